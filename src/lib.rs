@@ -1,0 +1,1 @@
+//! chunksweep: choose a RAG chunk size by measurement.
