@@ -1,1 +1,294 @@
-fn main() {}
+//! The `chunksweep` command line: parses flags, calls the library, prints.
+//!
+//! Exit codes: 0 success; 1 a failure while running (writing results, the search engine);
+//! 2 invalid input or usage (bad flags or config, missing corpus, golden-set errors, a grid
+//! such as overlap >= size or k = 0).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use chunksweep::chunking::Strategy;
+use chunksweep::config::{ConfigError, ConfigFile, Overrides, SweepConfig};
+use chunksweep::corpus::{self, CorpusError};
+use chunksweep::golden::{self, GoldenError, GoldenFormat, Severity};
+use chunksweep::report::{self, manifest};
+use chunksweep::sweep::{self, Overlap, SweepError, SweepRow};
+use chunksweep::tokenize::TokenizerKind;
+
+#[derive(Parser)]
+#[command(
+    name = "chunksweep",
+    version,
+    about = "Choose a RAG chunk size by measurement."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Chunk the corpus at every configuration, retrieve, score, and write CSVs.
+    Sweep(SweepArgs),
+    /// Check a golden set against a corpus and list every problem with its file and line.
+    Validate(InputArgs),
+}
+
+#[derive(Args)]
+struct InputArgs {
+    /// TOML config file (flags override it).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Folder of documents (.md .markdown .txt .rst), read recursively.
+    #[arg(long, value_name = "DIR")]
+    corpus: Option<PathBuf>,
+    /// Golden set: JSONL, or Chroma's questions_df.csv.
+    #[arg(long, value_name = "FILE")]
+    golden: Option<PathBuf>,
+    /// Golden-set format (default: chroma for .csv, else jsonl).
+    #[arg(long, value_name = "FORMAT")]
+    golden_format: Option<GoldenFormat>,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    strategies: Option<Vec<Strategy>>,
+    /// Chunk sizes in tokens, comma-separated (default 64,128,256,512,1024).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    sizes: Option<Vec<usize>>,
+    /// Overlap: a ratio of the size below 1 (default 0.15) or a whole token count.
+    #[arg(long, value_name = "RATIO")]
+    overlap: Option<Overlap>,
+    /// Chunks retrieved per question (default 5).
+    #[arg(long, value_name = "N")]
+    k: Option<usize>,
+    /// Token unit: cl100k_base (default), o200k_base or words.
+    #[arg(long, value_name = "NAME")]
+    tokenizer: Option<TokenizerKind>,
+    /// Run folder (default results/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Also write chunks/<config_id>.jsonl for every configuration.
+    #[arg(long)]
+    dump_chunks: bool,
+    /// No progress bar and no summary table.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sweep(args) => run_sweep(args),
+        Command::Validate(args) => run_validate(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit_code(&err))
+        }
+    }
+}
+
+/// 2 for bad input or usage, 1 for anything else.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    let input = err.chain().any(|e| {
+        e.is::<ConfigError>()
+            || e.is::<CorpusError>()
+            || e.is::<GoldenError>()
+            || matches!(
+                e.downcast_ref::<SweepError>(),
+                Some(
+                    SweepError::Chunk { .. }
+                        | SweepError::ZeroK
+                        | SweepError::EmptyGrid
+                        | SweepError::BadOverlap(_)
+                        | SweepError::NoQuestions
+                )
+            )
+    });
+    if input { 2 } else { 1 }
+}
+
+fn resolve_config(input: &InputArgs, overrides: Overrides) -> Result<SweepConfig> {
+    let file = match &input.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    Ok(SweepConfig::resolve(
+        file,
+        Overrides {
+            corpus: input.corpus.clone(),
+            golden: input.golden.clone(),
+            golden_format: input.golden_format,
+            ..overrides
+        },
+    )?)
+}
+
+fn run_validate(args: InputArgs) -> Result<ExitCode> {
+    let cfg = resolve_config(&args, Overrides::default())?;
+    let corpus = corpus::load_corpus(&cfg.corpus)?;
+    let (set, problems) = golden::load_with_problems(&cfg.golden, cfg.golden_format, &corpus)?;
+    for p in &problems {
+        println!("{p}");
+    }
+    let errors = problems
+        .iter()
+        .filter(|p| p.kind.severity() == Severity::Error)
+        .count();
+    let spans: usize = set.questions.iter().map(|q| q.spans.len()).sum();
+    let ambiguous = set
+        .questions
+        .iter()
+        .flat_map(|q| &q.spans)
+        .filter(|s| s.locations.len() > 1)
+        .count();
+    println!(
+        "{}: {} questions, {} evidence spans ({} with several locations) against {} documents; {} error(s), {} warning(s)",
+        cfg.golden.display(),
+        set.questions.len(),
+        spans,
+        ambiguous,
+        corpus.docs.len(),
+        errors,
+        problems.len() - errors
+    );
+    Ok(if errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now();
+    let cfg = resolve_config(
+        &args.input,
+        Overrides {
+            out: args.out.clone(),
+            strategies: args.strategies.clone(),
+            sizes: args.sizes.clone(),
+            overlap: args.overlap,
+            top_k: args.k,
+            tokenizer: args.tokenizer,
+            dump_chunks: args.dump_chunks,
+            ..Overrides::default()
+        },
+    )?;
+    let configs = sweep::plan(&cfg.sweep)?;
+    let corpus = corpus::load_corpus(&cfg.corpus)?;
+    let golden = golden::load(&cfg.golden, cfg.golden_format, &corpus)?;
+    let out = match &cfg.out {
+        Some(dir) => dir.clone(),
+        None => new_run_dir(Path::new("results"), &started_at)?,
+    };
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create run folder {}", out.display()))?;
+
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(configs.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} sweep [{bar:30}] {pos}/{len} configurations {elapsed} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let outcomes = sweep::run_sweep(&corpus, &golden, &cfg.sweep, cfg.dump_chunks, |o| {
+        bar.set_message(o.row.config_id.clone());
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
+
+    report::csv::write_sweep(&out, &outcomes)?;
+    let mut outputs = vec!["sweep.csv".to_string(), "sweep_questions.csv".to_string()];
+    if cfg.dump_chunks {
+        report::csv::write_chunks(&out, &corpus, &outcomes)?;
+        outputs.push("chunks/".into());
+    }
+    outputs.push("manifest.json".into());
+    let m = manifest::Manifest {
+        tool: "chunksweep",
+        version: env!("CARGO_PKG_VERSION"),
+        started_at: started_at.to_string(),
+        command: std::env::args().collect(),
+        config: &cfg,
+        inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
+        bm25: manifest::Bm25Settings::default(),
+        wall_time_s: started.elapsed().as_secs_f64(),
+        outputs,
+    };
+    manifest::write(&out, &m)?;
+
+    if !args.quiet {
+        print_summary(&outcomes.iter().map(|o| &o.row).collect::<Vec<_>>());
+        println!(
+            "{} configurations × {} questions in {:.1} s; results in {}",
+            outcomes.len(),
+            golden.questions.len(),
+            started.elapsed().as_secs_f64(),
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `results/<UTC yyyymmdd-hhmmss>`, with `-2`, `-3`… appended if that folder exists.
+fn new_run_dir(root: &Path, at: &jiff::Timestamp) -> Result<PathBuf> {
+    let stamp = at.strftime("%Y%m%d-%H%M%S").to_string();
+    let mut dir = root.join(&stamp);
+    let mut n = 2;
+    while dir.exists() {
+        dir = root.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    Ok(dir)
+}
+
+fn print_summary(rows: &[&SweepRow]) {
+    println!(
+        "{:<34} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
+        "config",
+        "chunks",
+        "tok/query",
+        "recall@k",
+        "hit@k",
+        "coverage",
+        "margin",
+        "mrr",
+        "iou",
+        "unrch",
+        "ties"
+    );
+    for r in rows {
+        println!(
+            "{:<34} {:>7} {:>9.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
+            r.config_id,
+            r.n_chunks,
+            r.tokens_per_query,
+            r.span_recall,
+            r.hit_rate,
+            r.coverage,
+            r.margin,
+            r.mrr,
+            r.iou,
+            r.unreachable,
+            r.ties_at_k
+        );
+    }
+}

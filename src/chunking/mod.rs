@@ -1,0 +1,246 @@
+//! Chunking strategies. Each strategy turns one document's text into byte ranges; this module
+//! turns those into [`Chunk`]s that know their document, code-point range, heading path and
+//! token count.
+//!
+//! | strategy    | boundaries come from                                             | file            |
+//! |-------------|------------------------------------------------------------------|-----------------|
+//! | `fixed`     | windows of `chunk_size` tokens, stride `chunk_size - chunk_overlap` | [`windows`]  |
+//! | `words`     | the same windows over whitespace words (seed 000's harness)      | [`windows`]     |
+//! | `recursive` | text-splitter: paragraphs, then sentences, then words            | [`recursive`]   |
+//! | `markdown`  | a chunk per heading section, split inside by text-splitter's Markdown levels | [`markdown`] |
+//! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
+
+pub mod headings;
+pub mod markdown;
+pub mod recursive;
+pub mod sentence;
+pub mod windows;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::corpus::{Corpus, Document};
+use crate::tokenize::TokenCounter;
+
+/// A chunking strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Fixed windows of `chunk_size` tokens.
+    Fixed,
+    /// Fixed windows of `chunk_size` whitespace words (seed 000's `chunk()`).
+    Words,
+    /// Recursive splitting: paragraph, then sentence, then word (text-splitter's `TextSplitter`).
+    Recursive,
+    /// Structure-aware Markdown: headings start chunks; code fences and tables stay whole unless
+    /// one alone exceeds `chunk_size` (text-splitter's `MarkdownSplitter` inside each section).
+    Markdown,
+    /// Whole sentences packed up to `chunk_size`.
+    Sentence,
+}
+
+impl Strategy {
+    /// Every strategy, in the order used for reports.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Fixed,
+        Strategy::Words,
+        Strategy::Recursive,
+        Strategy::Markdown,
+        Strategy::Sentence,
+    ];
+
+    /// The name used on the command line and in CSVs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Fixed => "fixed",
+            Strategy::Words => "words",
+            Strategy::Recursive => "recursive",
+            Strategy::Markdown => "markdown",
+            Strategy::Sentence => "sentence",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Strategy::ALL
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or_else(|| {
+                format!("unknown strategy {s:?}: use fixed, words, recursive, markdown or sentence")
+            })
+    }
+}
+
+/// Parameters of one chunking run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkParams {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Maximum chunk length in tokens of the chosen unit (whitespace words for `words`).
+    pub chunk_size: usize,
+    /// Requested overlap with the previous chunk, same unit; must be below `chunk_size`.
+    /// Strategies other than the windows honour it only where a boundary allows (see
+    /// `realized_overlap` in the sweep).
+    pub chunk_overlap: usize,
+}
+
+/// Errors from [`chunk_corpus`].
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ChunkError {
+    /// chunk_size is zero.
+    #[error("chunk_size must be at least 1")]
+    ZeroSize,
+    /// chunk_overlap is not below chunk_size.
+    #[error(
+        "chunk_overlap {overlap} must be smaller than chunk_size {size}: lower --overlap (a ratio below 1, or a token count below the size)"
+    )]
+    OverlapTooLarge {
+        /// chunk_size.
+        size: usize,
+        /// chunk_overlap.
+        overlap: usize,
+    },
+}
+
+impl ChunkParams {
+    /// Checks chunk_size > 0 and chunk_overlap < chunk_size.
+    ///
+    /// # Errors
+    /// [`ChunkError::ZeroSize`] or [`ChunkError::OverlapTooLarge`].
+    pub fn validate(&self) -> Result<(), ChunkError> {
+        if self.chunk_size == 0 {
+            return Err(ChunkError::ZeroSize);
+        }
+        if self.chunk_overlap >= self.chunk_size {
+            return Err(ChunkError::OverlapTooLarge {
+                size: self.chunk_size,
+                overlap: self.chunk_overlap,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One chunk of one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Index of the document in [`Corpus::docs`].
+    pub doc: usize,
+    /// Position of the chunk within its document (0-based).
+    pub ordinal: usize,
+    /// First code point of the chunk in the document.
+    pub start: usize,
+    /// One past the last code point.
+    pub end: usize,
+    /// First byte (for slicing the document text).
+    pub byte_start: usize,
+    /// One past the last byte.
+    pub byte_end: usize,
+    /// Headings in effect where the chunk starts, outermost first (empty outside Markdown).
+    pub heading_path: Vec<String>,
+    /// Length in tokens of the counter's unit.
+    pub tokens: usize,
+}
+
+impl Chunk {
+    /// Stable id: `<document id>#<ordinal>`. The same corpus and configuration give the same ids.
+    pub fn id(&self, corpus: &Corpus) -> String {
+        format!("{}#{}", corpus.docs[self.doc].id, self.ordinal)
+    }
+
+    /// The chunk's text.
+    pub fn text<'a>(&self, corpus: &'a Corpus) -> &'a str {
+        &corpus.docs[self.doc].text[self.byte_start..self.byte_end]
+    }
+
+    /// Length in code points.
+    pub fn char_len(&self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// Byte ranges of one document's chunks, in order, as a strategy returns them.
+pub type Ranges = Vec<(usize, usize)>;
+
+/// Chunks one document. Ranges are trimmed of surrounding whitespace; empty ones are dropped.
+pub fn chunk_document(
+    doc: &Document,
+    doc_index: usize,
+    params: &ChunkParams,
+    counter: TokenCounter,
+) -> Vec<Chunk> {
+    let text = doc.text.as_str();
+    let ranges = match params.strategy {
+        Strategy::Fixed => windows::split(&counter.token_spans(text), params),
+        Strategy::Words => windows::split(&crate::tokenize::word_spans(text), params),
+        Strategy::Recursive => recursive::split(text, params, counter),
+        Strategy::Markdown => markdown::split(text, params, counter),
+        Strategy::Sentence => sentence::split(text, params, counter),
+    };
+    let heading_list = if doc.is_markdown() {
+        headings::headings(text)
+    } else {
+        Vec::new()
+    };
+    let mut paths = headings::PathTracker::new(&heading_list);
+    let mut chunks = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        let (s, e) = trim(text, s, e);
+        if s >= e {
+            continue;
+        }
+        chunks.push(Chunk {
+            doc: doc_index,
+            ordinal: chunks.len(),
+            start: doc.byte_to_char(s),
+            end: doc.byte_to_char(e),
+            byte_start: s,
+            byte_end: e,
+            heading_path: paths.path_at(s),
+            tokens: counter.count(&text[s..e]),
+        });
+    }
+    chunks
+}
+
+/// Chunks every document of the corpus, in document order.
+///
+/// # Errors
+/// [`ChunkError`] when the parameters are invalid (checked before any work).
+pub fn chunk_corpus(
+    corpus: &Corpus,
+    params: &ChunkParams,
+    counter: TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
+    params.validate()?;
+    Ok(corpus
+        .docs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, doc)| chunk_document(doc, i, params, counter))
+        .collect())
+}
+
+fn trim(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let slice = &text[start..end];
+    let lead = slice.len() - slice.trim_start().len();
+    let trail = slice.len() - slice.trim_end().len();
+    if lead == slice.len() {
+        return (start, start);
+    }
+    (start + lead, end - trail)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,243 @@
+//! The configuration file (TOML) and its merge with command-line flags.
+//!
+//! Every key can also be given as a flag; a flag wins over the file, the file over the defaults.
+//! Relative paths in the file are relative to the file's folder. Secrets never live here: API keys
+//! are read from the environment only.
+//!
+//! ```toml
+//! corpus = "datasets/handbook"
+//! golden = "datasets/handbook-golden.jsonl"
+//! golden_format = "jsonl"          # or "chroma"
+//! out = "results/handbook"
+//!
+//! [sweep]
+//! strategies = ["fixed", "recursive", "markdown"]
+//! sizes = [64, 128, 256, 512, 1024]
+//! overlap = 0.15                   # a ratio of chunk_size, or a whole token count such as 32
+//! top_k = 5
+//! tokenizer = "cl100k_base"        # or "o200k_base", "words"
+//! dump_chunks = false
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::chunking::Strategy;
+use crate::golden::GoldenFormat;
+use crate::sweep::{Overlap, SweepSpec};
+use crate::tokenize::TokenizerKind;
+
+/// Errors reading the configuration.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("config {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A required setting is missing.
+    #[error("no {0} given: pass --{0} or set `{0} = ...` in the config file")]
+    Missing(&'static str),
+}
+
+/// The `[sweep]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    /// Strategies to sweep.
+    pub strategies: Option<Vec<Strategy>>,
+    /// Chunk sizes.
+    pub sizes: Option<Vec<usize>>,
+    /// Overlap ratio or token count.
+    pub overlap: Option<Overlap>,
+    /// Chunks retrieved per question.
+    pub top_k: Option<usize>,
+    /// Token unit.
+    pub tokenizer: Option<TokenizerKind>,
+    /// Write chunks/<config_id>.jsonl.
+    pub dump_chunks: Option<bool>,
+}
+
+/// The whole file; every key optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Corpus folder.
+    pub corpus: Option<PathBuf>,
+    /// Golden-set file.
+    pub golden: Option<PathBuf>,
+    /// Golden-set format.
+    pub golden_format: Option<GoldenFormat>,
+    /// Run folder.
+    pub out: Option<PathBuf>,
+    /// Sweep settings.
+    #[serde(default)]
+    pub sweep: SweepSection,
+}
+
+impl ConfigFile {
+    /// Reads a TOML file; relative paths in it become relative to the file's folder.
+    ///
+    /// # Errors
+    /// [`ConfigError::Io`] or [`ConfigError::Parse`] (with line and column).
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        for p in [&mut file.corpus, &mut file.golden, &mut file.out]
+            .into_iter()
+            .flatten()
+        {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        }
+        Ok(file)
+    }
+}
+
+/// Settings given on the command line (each overrides the file).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// --corpus
+    pub corpus: Option<PathBuf>,
+    /// --golden
+    pub golden: Option<PathBuf>,
+    /// --golden-format
+    pub golden_format: Option<GoldenFormat>,
+    /// --out
+    pub out: Option<PathBuf>,
+    /// --strategies
+    pub strategies: Option<Vec<Strategy>>,
+    /// --sizes
+    pub sizes: Option<Vec<usize>>,
+    /// --overlap
+    pub overlap: Option<Overlap>,
+    /// --k
+    pub top_k: Option<usize>,
+    /// --tokenizer
+    pub tokenizer: Option<TokenizerKind>,
+    /// --dump-chunks
+    pub dump_chunks: bool,
+}
+
+/// The resolved configuration of a sweep, as recorded in the manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepConfig {
+    /// Corpus folder.
+    pub corpus: PathBuf,
+    /// Golden-set file.
+    pub golden: PathBuf,
+    /// Golden-set format.
+    pub golden_format: GoldenFormat,
+    /// Run folder, if chosen (otherwise `results/<run-id>`).
+    pub out: Option<PathBuf>,
+    /// The grid.
+    pub sweep: SweepSpec,
+    /// Whether chunks are dumped.
+    pub dump_chunks: bool,
+}
+
+impl SweepConfig {
+    /// Merges defaults, the file (if any) and the flags.
+    ///
+    /// # Errors
+    /// [`ConfigError::Missing`] when no corpus or golden set is given.
+    pub fn resolve(file: ConfigFile, flags: Overrides) -> Result<Self, ConfigError> {
+        let defaults = SweepSpec::default();
+        let golden = flags
+            .golden
+            .or(file.golden)
+            .ok_or(ConfigError::Missing("golden"))?;
+        let golden_format = flags
+            .golden_format
+            .or(file.golden_format)
+            .unwrap_or_else(|| GoldenFormat::from_path(&golden));
+        Ok(SweepConfig {
+            corpus: flags
+                .corpus
+                .or(file.corpus)
+                .ok_or(ConfigError::Missing("corpus"))?,
+            golden,
+            golden_format,
+            out: flags.out.or(file.out),
+            sweep: SweepSpec {
+                strategies: flags
+                    .strategies
+                    .or(file.sweep.strategies)
+                    .unwrap_or(defaults.strategies),
+                sizes: flags.sizes.or(file.sweep.sizes).unwrap_or(defaults.sizes),
+                overlap: flags
+                    .overlap
+                    .or(file.sweep.overlap)
+                    .unwrap_or(defaults.overlap),
+                top_k: flags.top_k.or(file.sweep.top_k).unwrap_or(defaults.top_k),
+                tokenizer: flags
+                    .tokenizer
+                    .or(file.sweep.tokenizer)
+                    .unwrap_or(defaults.tokenizer),
+                retriever: defaults.retriever,
+            },
+            dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_paths_are_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "corpus = \"docs\"\ngolden = \"g.csv\"\n[sweep]\nsizes = [32, 64]\noverlap = 8\ntop_k = 3\n",
+        )
+        .unwrap();
+        let file = ConfigFile::load(&path).unwrap();
+        let cfg = SweepConfig::resolve(
+            file,
+            Overrides {
+                top_k: Some(7),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(cfg.corpus, dir.path().join("docs"));
+        assert_eq!(cfg.golden_format, GoldenFormat::Chroma);
+        assert_eq!(cfg.sweep.sizes, vec![32, 64]);
+        assert_eq!(cfg.sweep.overlap, Overlap::Tokens(8));
+        assert_eq!(cfg.sweep.top_k, 7);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[sweep]\nsize = [32]\n").unwrap();
+        let err = ConfigFile::load(&path).unwrap_err().to_string();
+        assert!(err.contains("unknown field `size`"), "{err}");
+    }
+}

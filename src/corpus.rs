@@ -1,0 +1,272 @@
+//! The corpus: a directory of UTF-8 text documents, read recursively.
+//!
+//! Document ids are paths relative to the corpus root with `/` separators, and documents are kept
+//! sorted by id, so "document order" (id, then position) is the same on every machine. Offsets
+//! that leave this module are Unicode code points (chars); byte offsets are used only to slice.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// File extensions read as documents (lower case, without the dot).
+pub const EXTENSIONS: &[&str] = &["md", "markdown", "txt", "rst"];
+
+/// Every this many code points, a [`Document`] remembers the byte offset, so converting an offset
+/// costs at most this many steps.
+const CHECKPOINT_CHARS: usize = 256;
+
+/// Errors from [`load_corpus`].
+#[derive(Debug, Error)]
+pub enum CorpusError {
+    /// The corpus path does not exist.
+    #[error(
+        "corpus directory {0} does not exist: pass the folder that holds your documents with --corpus"
+    )]
+    NotFound(PathBuf),
+    /// The corpus path is not a directory.
+    #[error(
+        "corpus path {0} is not a directory: --corpus takes a folder of .md/.markdown/.txt/.rst files"
+    )]
+    NotADirectory(PathBuf),
+    /// A file or directory could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A document is not valid UTF-8.
+    #[error(
+        "{path} is not valid UTF-8 (first bad byte at offset {byte}, line {line}): re-encode it as UTF-8 or move it out of the corpus"
+    )]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the first invalid byte.
+        byte: usize,
+        /// 1-based line of the first invalid byte.
+        line: usize,
+    },
+    /// No document with a known extension was found.
+    #[error("corpus directory {0} holds no .md, .markdown, .txt or .rst file")]
+    Empty(PathBuf),
+}
+
+/// One document of the corpus.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Path relative to the corpus root, `/`-separated (for example `guide/install.md`).
+    pub id: String,
+    /// The full text, UTF-8, without a leading byte-order mark.
+    pub text: String,
+    char_len: usize,
+    /// Byte offset of every `CHECKPOINT_CHARS`-th code point; empty when the text is ASCII.
+    checkpoints: Vec<usize>,
+}
+
+impl Document {
+    /// Builds a document from its id and text (a leading BOM is removed).
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        let mut text = text.into();
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        let mut checkpoints = Vec::new();
+        let mut char_len = text.len();
+        if !text.is_ascii() {
+            char_len = 0;
+            for (i, (byte, _)) in text.char_indices().enumerate() {
+                if i % CHECKPOINT_CHARS == 0 {
+                    checkpoints.push(byte);
+                }
+                char_len += 1;
+            }
+        }
+        Document {
+            id: id.into(),
+            text,
+            char_len,
+            checkpoints,
+        }
+    }
+
+    /// Length of the text in code points.
+    pub fn char_len(&self) -> usize {
+        self.char_len
+    }
+
+    /// Whether the document is Markdown, judged by its extension (`.md` or `.markdown`).
+    pub fn is_markdown(&self) -> bool {
+        let lower = self.id.to_ascii_lowercase();
+        lower.ends_with(".md") || lower.ends_with(".markdown")
+    }
+
+    /// Converts a byte offset (on a char boundary, at most the text length) to a code-point offset.
+    pub fn byte_to_char(&self, byte: usize) -> usize {
+        if self.checkpoints.is_empty() {
+            return byte;
+        }
+        let slot = self.checkpoints.partition_point(|&b| b <= byte) - 1;
+        let from = self.checkpoints[slot];
+        slot * CHECKPOINT_CHARS + self.text[from..byte].chars().count()
+    }
+
+    /// Converts a code-point offset (at most [`Document::char_len`]) to a byte offset.
+    pub fn char_to_byte(&self, ch: usize) -> usize {
+        if self.checkpoints.is_empty() {
+            return ch;
+        }
+        let slot = ch / CHECKPOINT_CHARS;
+        let from = self.checkpoints[slot];
+        let rest = ch - slot * CHECKPOINT_CHARS;
+        match self.text[from..].char_indices().nth(rest) {
+            Some((b, _)) => from + b,
+            None => self.text.len(),
+        }
+    }
+
+    /// The text between two code-point offsets (end exclusive).
+    pub fn slice_chars(&self, start: usize, end: usize) -> &str {
+        &self.text[self.char_to_byte(start)..self.char_to_byte(end)]
+    }
+}
+
+/// All documents of a corpus, sorted by id.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// The directory the documents were read from.
+    pub root: PathBuf,
+    /// The documents, sorted by id.
+    pub docs: Vec<Document>,
+}
+
+impl Corpus {
+    /// Builds a corpus from documents already in memory (sorted here by id).
+    pub fn from_documents(root: impl Into<PathBuf>, mut docs: Vec<Document>) -> Self {
+        docs.sort_by(|a, b| a.id.cmp(&b.id));
+        Corpus {
+            root: root.into(),
+            docs,
+        }
+    }
+
+    /// Index of the document with this id. A bare name also matches a document whose id is that
+    /// name plus `.md` (Chroma's `corpus_id` convention).
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.docs
+            .binary_search_by(|d| d.id.as_str().cmp(id))
+            .ok()
+            .or_else(|| {
+                let with_ext = format!("{id}.md");
+                self.docs
+                    .binary_search_by(|d| d.id.as_str().cmp(&with_ext))
+                    .ok()
+            })
+    }
+
+    /// Total size of all texts in bytes.
+    pub fn total_bytes(&self) -> usize {
+        self.docs.iter().map(|d| d.text.len()).sum()
+    }
+}
+
+/// Reads every `.md`, `.markdown`, `.txt` and `.rst` file under `root` (recursively, hidden files
+/// and folders skipped, symbolic links not followed).
+///
+/// # Errors
+/// [`CorpusError`] when the directory is missing or empty, a file cannot be read, or a file is not
+/// UTF-8 (the error names the file, the byte offset and the line).
+pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
+    if !root.exists() {
+        return Err(CorpusError::NotFound(root.to_path_buf()));
+    }
+    if !root.is_dir() {
+        return Err(CorpusError::NotADirectory(root.to_path_buf()));
+    }
+    let mut docs = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = entry.map_err(|e| CorpusError::Io {
+            path: e.path().unwrap_or(root).to_path_buf(),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() || !has_known_extension(entry.path()) {
+            continue;
+        }
+        let path = entry.path();
+        let bytes = std::fs::read(path).map_err(|source| CorpusError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let byte = e.utf8_error().valid_up_to();
+            let line = 1 + e.as_bytes()[..byte].iter().filter(|&&b| b == b'\n').count();
+            CorpusError::NotUtf8 {
+                path: path.to_path_buf(),
+                byte,
+                line,
+            }
+        })?;
+        let id = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        docs.push(Document::new(id, text));
+    }
+    if docs.is_empty() {
+        return Err(CorpusError::Empty(root.to_path_buf()));
+    }
+    Ok(Corpus::from_documents(root, docs))
+}
+
+fn has_known_extension(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| EXTENSIONS.contains(&e.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_trip_on_non_ascii_text() {
+        let text = "“Café” — 🙂 ok".repeat(100);
+        let doc = Document::new("a.md", text.clone());
+        assert_eq!(doc.char_len(), text.chars().count());
+        for (ch, (byte, _)) in text.char_indices().enumerate() {
+            assert_eq!(doc.char_to_byte(ch), byte);
+            assert_eq!(doc.byte_to_char(byte), ch);
+        }
+        assert_eq!(doc.char_to_byte(doc.char_len()), text.len());
+        assert_eq!(doc.byte_to_char(text.len()), doc.char_len());
+        assert_eq!(doc.slice_chars(1, 5), "Café");
+    }
+
+    #[test]
+    fn bom_is_dropped() {
+        let doc = Document::new("a.txt", "\u{feff}hello");
+        assert_eq!(doc.text, "hello");
+        assert_eq!(doc.char_len(), 5);
+    }
+
+    #[test]
+    fn find_accepts_chroma_corpus_ids() {
+        let corpus = Corpus::from_documents(
+            "x",
+            vec![Document::new("b.md", "b"), Document::new("a.md", "a")],
+        );
+        assert_eq!(corpus.docs[0].id, "a.md");
+        assert_eq!(corpus.find("b.md"), Some(1));
+        assert_eq!(corpus.find("b"), Some(1));
+        assert_eq!(corpus.find("c"), None);
+    }
+}

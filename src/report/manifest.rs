@@ -1,0 +1,121 @@
+//! manifest.json: what a run was (tool version, resolved configuration, input hashes, timings),
+//! so a reviewer can reproduce it. Secrets are never part of it: the configuration holds only the
+//! names of environment variables, never their values.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::ReportError;
+use crate::corpus::Corpus;
+
+/// Fingerprint of the inputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inputs {
+    /// Corpus folder.
+    pub corpus_dir: PathBuf,
+    /// Documents read.
+    pub n_documents: usize,
+    /// Total corpus size in bytes.
+    pub corpus_bytes: usize,
+    /// SHA-256 over every document's id and text, in document order.
+    pub corpus_sha256: String,
+    /// Golden-set file.
+    pub golden_path: PathBuf,
+    /// SHA-256 of the golden-set file's bytes.
+    pub golden_sha256: String,
+    /// Questions in the golden set.
+    pub n_questions: usize,
+}
+
+impl Inputs {
+    /// Fingerprints a loaded corpus and a golden-set file.
+    ///
+    /// # Errors
+    /// [`ReportError::Io`] if the golden file cannot be read.
+    pub fn new(
+        corpus: &Corpus,
+        golden_path: &Path,
+        n_questions: usize,
+    ) -> Result<Self, ReportError> {
+        let mut h = Sha256::new();
+        for doc in &corpus.docs {
+            h.update(doc.id.as_bytes());
+            h.update([0u8]);
+            h.update((doc.text.len() as u64).to_le_bytes());
+            h.update(doc.text.as_bytes());
+        }
+        let golden = std::fs::read(golden_path).map_err(|source| ReportError::Io {
+            path: golden_path.to_path_buf(),
+            source,
+        })?;
+        Ok(Inputs {
+            corpus_dir: corpus.root.clone(),
+            n_documents: corpus.docs.len(),
+            corpus_bytes: corpus.total_bytes(),
+            corpus_sha256: hex::encode(h.finalize()),
+            golden_path: golden_path.to_path_buf(),
+            golden_sha256: hex::encode(Sha256::digest(&golden)),
+            n_questions,
+        })
+    }
+}
+
+/// The manifest of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest<C: Serialize> {
+    /// Always "chunksweep".
+    pub tool: &'static str,
+    /// The tool's version (Cargo package version).
+    pub version: &'static str,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The command line, as given.
+    pub command: Vec<String>,
+    /// The resolved configuration.
+    pub config: C,
+    /// Input fingerprints.
+    pub inputs: Inputs,
+    /// Fixed retriever settings (BM25 k1, b and analyzer pattern).
+    pub bm25: Bm25Settings,
+    /// Wall time of the whole run, in seconds.
+    pub wall_time_s: f64,
+    /// Files written, relative to the run folder.
+    pub outputs: Vec<String>,
+}
+
+/// BM25 settings recorded in the manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bm25Settings {
+    /// Term saturation.
+    pub k1: f32,
+    /// Length normalisation.
+    pub b: f32,
+    /// Analyzer pattern (applied before lower-casing).
+    pub term_pattern: &'static str,
+}
+
+impl Default for Bm25Settings {
+    fn default() -> Self {
+        use crate::retrieval::bm25::{B, K1, TERM_PATTERN};
+        Bm25Settings {
+            k1: K1,
+            b: B,
+            term_pattern: TERM_PATTERN,
+        }
+    }
+}
+
+/// Writes `manifest` as pretty JSON to `dir/manifest.json`.
+///
+/// # Errors
+/// [`ReportError`] naming the file.
+pub fn write<C: Serialize>(dir: &Path, manifest: &Manifest<C>) -> Result<(), ReportError> {
+    let path = dir.join("manifest.json");
+    let text = serde_json::to_string_pretty(manifest).map_err(|source| ReportError::Json {
+        path: path.clone(),
+        source,
+    })?;
+    std::fs::write(&path, text + "\n").map_err(|source| ReportError::Io { path, source })
+}

@@ -1,0 +1,81 @@
+//! Top-k ranking of a dense score vector, with ties broken by chunk order and a flag when the
+//! top-k cut falls inside a group of tied scores.
+
+/// Scores closer than this are a tie for `ties_at_k`. The BM25 scores are `f32`, whose spacing
+/// near the usual scores (1 to 30) is about 1e-7 to 2e-6, so an absolute 1e-9 means "bitwise
+/// equal" in practice; equal statistics give bitwise-equal scores.
+pub const TIE_EPSILON: f64 = 1e-9;
+
+/// The top-k of one query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    /// Chunk indices, best first; `min(k, number of chunks)` of them.
+    pub top: Vec<usize>,
+    /// Their scores.
+    pub scores: Vec<f32>,
+    /// Whether the score at rank k equals (within [`TIE_EPSILON`]) the score at rank k + 1, so the
+    /// tie-break, not the retriever, decided which chunk made the cut.
+    pub tie_at_k: bool,
+}
+
+/// Ranks `scores` (one per chunk) and keeps the best `k`: higher score first, equal scores in
+/// chunk order (lower index first). Chunks with score 0 are ranked too, as the seed harness does.
+pub fn rank_top_k(scores: &[f32], k: usize) -> Ranking {
+    let n = scores.len();
+    let want = (k + 1).min(n);
+    let mut idx: Vec<usize> = (0..n).collect();
+    let order = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
+    if want < n && want > 0 {
+        idx.select_nth_unstable_by(want - 1, order);
+        idx.truncate(want);
+    }
+    idx.sort_unstable_by(order);
+    let tie_at_k = k < n
+        && k > 0
+        && (f64::from(scores[idx[k - 1]]) - f64::from(scores[idx[k]])).abs() <= TIE_EPSILON;
+    idx.truncate(k.min(n));
+    Ranking {
+        scores: idx.iter().map(|&i| scores[i]).collect(),
+        top: idx,
+        tie_at_k,
+    }
+}
+
+/// 1-based rank of chunk `target` in the full ranking of `scores` (same order as [`rank_top_k`]).
+pub fn full_rank(scores: &[f32], target: usize) -> usize {
+    let t = scores[target];
+    1 + scores
+        .iter()
+        .enumerate()
+        .filter(|&(i, &s)| s > t || (s == t && i < target))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_are_broken_by_chunk_order_and_flagged_at_the_cut() {
+        let scores = [1.0, 3.0, 2.0, 3.0, 2.0];
+        let r = rank_top_k(&scores, 3);
+        assert_eq!(r.top, vec![1, 3, 2]);
+        assert_eq!(r.scores, vec![3.0, 3.0, 2.0]);
+        assert!(
+            r.tie_at_k,
+            "rank 3 (chunk 2) and rank 4 (chunk 4) both score 2"
+        );
+        let r = rank_top_k(&scores, 2);
+        assert_eq!(r.top, vec![1, 3]);
+        assert!(!r.tie_at_k);
+        assert_eq!(full_rank(&scores, 4), 4);
+        assert_eq!(full_rank(&scores, 0), 5);
+    }
+
+    #[test]
+    fn k_larger_than_the_index_returns_everything() {
+        let r = rank_top_k(&[0.5, 0.5], 5);
+        assert_eq!(r.top, vec![0, 1]);
+        assert!(!r.tie_at_k);
+    }
+}

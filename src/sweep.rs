@@ -1,0 +1,536 @@
+//! The sweep: every configuration of the grid (strategy × chunk_size × overlap × prefix ×
+//! retriever × top_k) is chunked, indexed, queried with every question and scored, in parallel
+//! across configurations (rayon). Each configuration is independent and its result is plain data.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::chunking::{self, Chunk, ChunkError, ChunkParams, Strategy};
+use crate::corpus::Corpus;
+use crate::golden::GoldenSet;
+use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
+use crate::retrieval::{Bm25Index, RetrievalError, rank_top_k};
+use crate::tokenize::{TokenCounter, TokenizerKind};
+
+/// Requested overlap: a ratio of chunk_size, or a token count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Overlap {
+    /// A token count (the same for every size).
+    Tokens(usize),
+    /// A ratio of chunk_size in [0, 1): `floor(ratio × chunk_size)` tokens.
+    Ratio(f64),
+}
+
+impl Default for Overlap {
+    fn default() -> Self {
+        Overlap::Ratio(0.15)
+    }
+}
+
+impl Overlap {
+    /// The overlap in tokens for a chunk size.
+    pub fn tokens_for(&self, chunk_size: usize) -> usize {
+        match *self {
+            Overlap::Tokens(n) => n,
+            Overlap::Ratio(r) => (r * chunk_size as f64).floor() as usize,
+        }
+    }
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Overlap::Tokens(n) => write!(f, "{n}"),
+            Overlap::Ratio(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+impl FromStr for Overlap {
+    type Err = String;
+    /// `"0.15"` is a ratio (must be below 1); `"32"` is a token count.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if let Ok(n) = s.parse::<usize>() {
+            return Ok(Overlap::Tokens(n));
+        }
+        match s.parse::<f64>() {
+            Ok(r) if (0.0..1.0).contains(&r) => Ok(Overlap::Ratio(r)),
+            Ok(r) => Err(format!(
+                "overlap ratio {r} must be at least 0 and below 1 (or give a whole token count)"
+            )),
+            Err(_) => Err(format!(
+                "overlap {s:?} is neither a ratio such as 0.15 nor a token count such as 32"
+            )),
+        }
+    }
+}
+
+/// The retriever of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrieverKind {
+    /// BM25 over the chunks (tantivy).
+    #[default]
+    Bm25,
+}
+
+impl RetrieverKind {
+    /// Name used in CSVs.
+    pub fn name(self) -> &'static str {
+        match self {
+            RetrieverKind::Bm25 => "bm25",
+        }
+    }
+}
+
+/// What to sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepSpec {
+    /// Chunking strategies.
+    pub strategies: Vec<Strategy>,
+    /// Chunk sizes, in tokens of `tokenizer` (words for the `words` strategy).
+    pub sizes: Vec<usize>,
+    /// Overlap, a ratio of the size or a token count.
+    pub overlap: Overlap,
+    /// Chunks retrieved per question.
+    pub top_k: usize,
+    /// Unit of sizes and costs.
+    pub tokenizer: TokenizerKind,
+    /// The retriever.
+    pub retriever: RetrieverKind,
+}
+
+impl Default for SweepSpec {
+    fn default() -> Self {
+        SweepSpec {
+            strategies: vec![Strategy::Fixed, Strategy::Recursive, Strategy::Markdown],
+            sizes: vec![64, 128, 256, 512, 1024],
+            overlap: Overlap::default(),
+            top_k: 5,
+            tokenizer: TokenizerKind::default(),
+            retriever: RetrieverKind::default(),
+        }
+    }
+}
+
+/// One configuration of the grid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigSpec {
+    /// Chunking parameters (overlap resolved to tokens).
+    #[serde(skip)]
+    pub params: ChunkParams,
+    /// Contextual prefix added to each chunk (`none` for now).
+    pub prefix: String,
+    /// The retriever.
+    pub retriever: RetrieverKind,
+    /// Chunks retrieved per question.
+    pub top_k: usize,
+}
+
+impl ConfigSpec {
+    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`.
+    pub fn id(&self) -> String {
+        format!(
+            "{}-{}-o{}-{}-{}-k{}",
+            self.params.strategy,
+            self.params.chunk_size,
+            self.params.chunk_overlap,
+            self.prefix,
+            self.retriever.name(),
+            self.top_k
+        )
+    }
+}
+
+/// Errors of the sweep.
+#[derive(Debug, Error)]
+pub enum SweepError {
+    /// A configuration's chunking parameters are invalid.
+    #[error("{strategy} at chunk_size {size}: {source}")]
+    Chunk {
+        /// The strategy.
+        strategy: Strategy,
+        /// The size.
+        size: usize,
+        /// What is wrong.
+        #[source]
+        source: ChunkError,
+    },
+    /// top_k is zero.
+    #[error("top_k (--k) must be at least 1")]
+    ZeroK,
+    /// Nothing to sweep.
+    #[error("nothing to sweep: give at least one strategy and one size")]
+    EmptyGrid,
+    /// An overlap ratio outside [0, 1).
+    #[error("overlap ratio {0} must be at least 0 and below 1 (or give a whole token count)")]
+    BadOverlap(f64),
+    /// The golden set has no question.
+    #[error("the golden set has no question to score")]
+    NoQuestions,
+    /// The retriever failed.
+    #[error(transparent)]
+    Retrieval(#[from] RetrievalError),
+}
+
+/// Expands and validates the grid (strategies in the given order, then sizes), before any work.
+///
+/// # Errors
+/// [`SweepError::ZeroK`], [`SweepError::EmptyGrid`], or [`SweepError::Chunk`] for a size of 0 or
+/// an overlap not below the size.
+pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
+    if spec.top_k == 0 {
+        return Err(SweepError::ZeroK);
+    }
+    if spec.strategies.is_empty() || spec.sizes.is_empty() {
+        return Err(SweepError::EmptyGrid);
+    }
+    if let Overlap::Ratio(r) = spec.overlap
+        && !(0.0..1.0).contains(&r)
+    {
+        return Err(SweepError::BadOverlap(r));
+    }
+    let mut out = Vec::new();
+    for &strategy in &spec.strategies {
+        for &size in &spec.sizes {
+            let params = ChunkParams {
+                strategy,
+                chunk_size: size,
+                chunk_overlap: spec.overlap.tokens_for(size),
+            };
+            params.validate().map_err(|source| SweepError::Chunk {
+                strategy,
+                size,
+                source,
+            })?;
+            let config = ConfigSpec {
+                params,
+                prefix: "none".into(),
+                retriever: spec.retriever,
+                top_k: spec.top_k,
+            };
+            if !out.contains(&config) {
+                out.push(config);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One row of sweep.csv: a configuration with its cost and aggregate metrics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRow {
+    /// Configuration id.
+    pub config_id: String,
+    /// Chunking strategy.
+    pub strategy: String,
+    /// chunk_size in `tokenizer` units.
+    pub chunk_size: usize,
+    /// Requested chunk_overlap in `tokenizer` units.
+    pub chunk_overlap: usize,
+    /// Mean tokens shared with the previous chunk of the same document.
+    pub realized_overlap: f64,
+    /// Contextual prefix.
+    pub prefix: String,
+    /// Retriever.
+    pub retriever: String,
+    /// top_k.
+    pub top_k: usize,
+    /// Token unit.
+    pub tokenizer: String,
+    /// Number of chunks.
+    pub n_chunks: usize,
+    /// Mean tokens per chunk.
+    pub mean_chunk_tokens: f64,
+    /// Tokens over all chunks (what indexing or embedding reads once).
+    pub index_tokens: usize,
+    /// `top_k × mean_chunk_tokens`: context tokens sent per query.
+    pub tokens_per_query: f64,
+    /// Questions scored.
+    pub n_questions: usize,
+    /// Macro span recall@k.
+    pub span_recall: f64,
+    /// Micro span recall@k.
+    pub span_recall_micro: f64,
+    /// hit@k.
+    pub hit_rate: f64,
+    /// Macro coverage@k.
+    pub coverage: f64,
+    /// Micro coverage@k.
+    pub coverage_micro: f64,
+    /// Mean normalised margin.
+    pub margin: f64,
+    /// MRR@k.
+    pub mrr: f64,
+    /// Macro token-level IoU.
+    pub iou: f64,
+    /// Micro token-level IoU.
+    pub iou_micro: f64,
+    /// Macro token-level precision.
+    pub precision: f64,
+    /// Macro token-level recall.
+    pub token_recall: f64,
+    /// Questions with no chunk holding a span whole.
+    pub unreachable: usize,
+    /// Questions whose top-k cut fell inside tied scores.
+    pub ties_at_k: usize,
+    /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// One row of sweep_questions.csv: a configuration × question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionRow {
+    /// Configuration id.
+    pub config_id: String,
+    /// Question id.
+    pub question_id: String,
+    /// Question type tag (empty if none).
+    pub question_type: String,
+    /// Evidence spans.
+    pub n_spans: usize,
+    /// 1 when a span lies wholly in a top-k chunk.
+    pub hit: u8,
+    /// Span recall@k.
+    pub span_recall: f64,
+    /// Coverage@k.
+    pub coverage: f64,
+    /// Normalised margin (−1 when unreachable).
+    pub margin: f64,
+    /// 1 when no chunk holds a span whole.
+    pub unreachable: u8,
+    /// Rank of the first correct chunk in the whole ranking (empty when unreachable).
+    pub first_correct_rank: Option<usize>,
+    /// Reciprocal rank at k.
+    pub reciprocal_rank: f64,
+    /// Token-level IoU.
+    pub iou: f64,
+    /// Token-level precision.
+    pub precision: f64,
+    /// Token-level recall.
+    pub token_recall: f64,
+    /// 1 when the top-k cut fell inside tied scores.
+    pub tie_at_k: u8,
+    /// Retrieved chunk ids, best first, `|`-separated.
+    pub retrieved_chunk_ids: String,
+    /// Their scores, `|`-separated.
+    pub retrieved_scores: String,
+}
+
+/// Everything one configuration produced.
+#[derive(Debug, Clone)]
+pub struct ConfigOutcome {
+    /// The configuration.
+    pub config: ConfigSpec,
+    /// Its sweep.csv row.
+    pub row: SweepRow,
+    /// Its sweep_questions.csv rows, in golden-set order.
+    pub questions: Vec<QuestionRow>,
+    /// Per-question metrics, in golden-set order.
+    pub metrics: Vec<QuestionMetrics>,
+    /// The chunks (kept for `--dump-chunks`; empty otherwise).
+    pub chunks: Vec<Chunk>,
+}
+
+/// Mean tokens shared by each chunk with the previous chunk of the same document (0 when no
+/// document has two chunks).
+pub fn realized_overlap(corpus: &Corpus, chunks: &[Chunk], counter: TokenCounter) -> f64 {
+    let mut pairs = 0usize;
+    let mut shared = 0usize;
+    for w in chunks.windows(2) {
+        let (prev, cur) = (&w[0], &w[1]);
+        if prev.doc != cur.doc {
+            continue;
+        }
+        pairs += 1;
+        if prev.byte_end > cur.byte_start {
+            let end = prev.byte_end.min(cur.byte_end);
+            shared += counter.count(&corpus.docs[cur.doc].text[cur.byte_start..end]);
+        }
+    }
+    if pairs == 0 {
+        0.0
+    } else {
+        shared as f64 / pairs as f64
+    }
+}
+
+/// Runs one configuration: chunk, index, retrieve top-k for every question, score.
+///
+/// # Errors
+/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if the index fails.
+pub fn run_config(
+    corpus: &Corpus,
+    golden: &GoldenSet,
+    config: &ConfigSpec,
+    tokenizer: TokenizerKind,
+    keep_chunks: bool,
+) -> Result<ConfigOutcome, SweepError> {
+    let started = Instant::now();
+    let counter = TokenCounter::new(tokenizer);
+    let params = config.params;
+    let chunks =
+        chunking::chunk_corpus(corpus, &params, counter).map_err(|source| SweepError::Chunk {
+            strategy: params.strategy,
+            size: params.chunk_size,
+            source,
+        })?;
+    let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
+    let table = ChunkTable::new(&chunks, corpus.docs.len());
+    let config_id = config.id();
+    let mut metrics = Vec::with_capacity(golden.questions.len());
+    let mut rows = Vec::with_capacity(golden.questions.len());
+    for q in &golden.questions {
+        let scores = index.scores(&q.text)?;
+        let ranking = rank_top_k(&scores, config.top_k);
+        let m = metrics::score_question(q, &table, &scores, &ranking);
+        rows.push(QuestionRow {
+            config_id: config_id.clone(),
+            question_id: q.id.clone(),
+            question_type: q.question_type.clone().unwrap_or_default(),
+            n_spans: m.n_spans,
+            hit: u8::from(m.hit),
+            span_recall: m.span_recall,
+            coverage: m.coverage,
+            margin: m.margin,
+            unreachable: u8::from(m.unreachable),
+            first_correct_rank: m.first_correct_rank,
+            reciprocal_rank: m.reciprocal_rank,
+            iou: m.iou,
+            precision: m.precision,
+            token_recall: m.token_recall,
+            tie_at_k: u8::from(m.tie_at_k),
+            retrieved_chunk_ids: ranking
+                .top
+                .iter()
+                .map(|&i| chunks[i].id(corpus))
+                .collect::<Vec<_>>()
+                .join("|"),
+            retrieved_scores: ranking
+                .scores
+                .iter()
+                .map(|s| format!("{s:.4}"))
+                .collect::<Vec<_>>()
+                .join("|"),
+        });
+        metrics.push(m);
+    }
+    let agg: Aggregate = metrics::aggregate(&metrics);
+    let index_tokens: usize = chunks.iter().map(|c| c.tokens).sum();
+    let mean_chunk_tokens = if chunks.is_empty() {
+        0.0
+    } else {
+        index_tokens as f64 / chunks.len() as f64
+    };
+    let row = SweepRow {
+        config_id,
+        strategy: params.strategy.name().into(),
+        chunk_size: params.chunk_size,
+        chunk_overlap: params.chunk_overlap,
+        realized_overlap: realized_overlap(corpus, &chunks, counter),
+        prefix: config.prefix.clone(),
+        retriever: config.retriever.name().into(),
+        top_k: config.top_k,
+        tokenizer: tokenizer.name().into(),
+        n_chunks: chunks.len(),
+        mean_chunk_tokens,
+        index_tokens,
+        tokens_per_query: config.top_k as f64 * mean_chunk_tokens,
+        n_questions: agg.n_questions,
+        span_recall: agg.span_recall,
+        span_recall_micro: agg.span_recall_micro,
+        hit_rate: agg.hit_rate,
+        coverage: agg.coverage,
+        coverage_micro: agg.coverage_micro,
+        margin: agg.margin,
+        mrr: agg.mrr,
+        iou: agg.iou,
+        iou_micro: agg.iou_micro,
+        precision: agg.precision,
+        token_recall: agg.token_recall,
+        unreachable: agg.unreachable,
+        ties_at_k: agg.ties_at_k,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    };
+    Ok(ConfigOutcome {
+        config: config.clone(),
+        row,
+        questions: rows,
+        metrics,
+        chunks: if keep_chunks { chunks } else { Vec::new() },
+    })
+}
+
+/// Runs every configuration of `spec` (in parallel), calling `on_done` as each finishes.
+/// Results come back in plan order whatever the finishing order.
+///
+/// # Errors
+/// Any error of [`plan`] (before any work), [`SweepError::NoQuestions`], or the first error of
+/// [`run_config`].
+pub fn run_sweep(
+    corpus: &Corpus,
+    golden: &GoldenSet,
+    spec: &SweepSpec,
+    keep_chunks: bool,
+    on_done: impl Fn(&ConfigOutcome) + Sync,
+) -> Result<Vec<ConfigOutcome>, SweepError> {
+    let configs = plan(spec)?;
+    if golden.questions.is_empty() {
+        return Err(SweepError::NoQuestions);
+    }
+    configs
+        .par_iter()
+        .map(|config| {
+            let outcome = run_config(corpus, golden, config, spec.tokenizer, keep_chunks)?;
+            on_done(&outcome);
+            Ok(outcome)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_parses_ratios_and_counts() {
+        assert_eq!("0.15".parse::<Overlap>(), Ok(Overlap::Ratio(0.15)));
+        assert_eq!("32".parse::<Overlap>(), Ok(Overlap::Tokens(32)));
+        assert!("1.5".parse::<Overlap>().is_err());
+        assert!("x".parse::<Overlap>().is_err());
+        assert_eq!(Overlap::Ratio(0.25).tokens_for(12), 3);
+        assert_eq!(Overlap::Ratio(0.15).tokens_for(64), 9);
+    }
+
+    #[test]
+    fn plan_rejects_overlap_not_below_size_and_zero_k() {
+        let spec = SweepSpec {
+            sizes: vec![64, 16],
+            overlap: Overlap::Tokens(16),
+            ..SweepSpec::default()
+        };
+        let err = plan(&spec).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("chunk_overlap 16 must be smaller than chunk_size 16"),
+            "{err}"
+        );
+        let spec = SweepSpec {
+            top_k: 0,
+            ..SweepSpec::default()
+        };
+        assert!(matches!(plan(&spec), Err(SweepError::ZeroK)));
+        assert_eq!(plan(&SweepSpec::default()).unwrap().len(), 15);
+        assert_eq!(
+            plan(&SweepSpec::default()).unwrap()[0].id(),
+            "fixed-64-o9-none-bm25-k5"
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! Token counting: a real BPE tokenizer (tiktoken's `cl100k_base` or `o200k_base`) or
+//! whitespace-separated words (the unit of seed 000's harness).
+//!
+//! Every chunk size, overlap and cost column is counted in the unit chosen here.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use tiktoken_rs::CoreBPE;
+
+/// The unit chunk sizes and costs are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenizerKind {
+    /// OpenAI's `cl100k_base` BPE (GPT-4, GPT-3.5, text-embedding-3).
+    #[default]
+    Cl100kBase,
+    /// OpenAI's `o200k_base` BPE (GPT-4o and later).
+    O200kBase,
+    /// Whitespace-separated words, as `str.split()` counts them.
+    Words,
+}
+
+impl TokenizerKind {
+    /// The name used on the command line, in configs and in CSVs.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenizerKind::Cl100kBase => "cl100k_base",
+            TokenizerKind::O200kBase => "o200k_base",
+            TokenizerKind::Words => "words",
+        }
+    }
+}
+
+impl fmt::Display for TokenizerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TokenizerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "cl100k_base" => Ok(TokenizerKind::Cl100kBase),
+            "o200k_base" => Ok(TokenizerKind::O200kBase),
+            "words" => Ok(TokenizerKind::Words),
+            other => Err(format!(
+                "unknown tokenizer {other:?}: use cl100k_base, o200k_base or words"
+            )),
+        }
+    }
+}
+
+/// Counts tokens in the chosen unit. Cheap to copy; the BPE tables are loaded once per process.
+#[derive(Clone, Copy)]
+pub struct TokenCounter {
+    kind: TokenizerKind,
+    bpe: Option<&'static CoreBPE>,
+}
+
+impl fmt::Debug for TokenCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenCounter")
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl TokenCounter {
+    /// A counter for `kind` (loading a BPE table takes about 0.1 s the first time).
+    pub fn new(kind: TokenizerKind) -> Self {
+        let bpe = match kind {
+            TokenizerKind::Cl100kBase => Some(tiktoken_rs::cl100k_base_singleton()),
+            TokenizerKind::O200kBase => Some(tiktoken_rs::o200k_base_singleton()),
+            TokenizerKind::Words => None,
+        };
+        TokenCounter { kind, bpe }
+    }
+
+    /// The unit this counter counts.
+    pub fn kind(&self) -> TokenizerKind {
+        self.kind
+    }
+
+    /// Number of tokens (or words) in `text`.
+    pub fn count(&self, text: &str) -> usize {
+        match self.bpe {
+            Some(bpe) => bpe.encode_ordinary(text).len(),
+            None => text.split_whitespace().count(),
+        }
+    }
+
+    /// Byte ranges of the tokens of `text`, in order. For BPE, a token that ends inside a
+    /// multi-byte character is widened to the character's end, and the next token starts there,
+    /// so every range lies on char boundaries (ranges may be empty). For words, each range is one
+    /// whitespace-separated word.
+    pub fn token_spans(&self, text: &str) -> Vec<(usize, usize)> {
+        match self.bpe {
+            Some(bpe) => {
+                let tokens = bpe.encode_ordinary(text);
+                let mut spans = Vec::with_capacity(tokens.len());
+                let (mut raw, mut prev_end) = (0, 0);
+                for token in tokens {
+                    raw += bpe.decode_bytes(&[token]).map(|b| b.len()).unwrap_or(0);
+                    let mut end = raw.min(text.len()).max(prev_end);
+                    while !text.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    spans.push((prev_end, end));
+                    prev_end = end;
+                }
+                spans
+            }
+            None => word_spans(text),
+        }
+    }
+}
+
+impl text_splitter::ChunkSizer for TokenCounter {
+    fn size(&self, chunk: &str) -> usize {
+        self.count(chunk)
+    }
+}
+
+/// Byte ranges of the whitespace-separated words of `text`.
+pub fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                spans.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, text.len()));
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_whitespace_separated() {
+        let c = TokenCounter::new(TokenizerKind::Words);
+        assert_eq!(c.count("  a b\tc\n\nd  "), 4);
+        assert_eq!(word_spans(" ab  c"), vec![(1, 3), (5, 6)]);
+    }
+
+    #[test]
+    fn cl100k_counts_a_known_sentence() {
+        // "An apple a" is 3 tokens in cl100k_base (text-splitter's own test agrees).
+        let c = TokenCounter::new(TokenizerKind::Cl100kBase);
+        assert_eq!(c.count("An apple a"), 3);
+    }
+
+    #[test]
+    fn bpe_spans_cover_text_on_char_boundaries() {
+        let text = "Zoë paid €12 🙂 for “Café” — ok";
+        let c = TokenCounter::new(TokenizerKind::Cl100kBase);
+        let spans = c.token_spans(text);
+        assert_eq!(spans.first().unwrap().0, 0);
+        assert_eq!(spans.last().unwrap().1, text.len());
+        for w in spans.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "spans are contiguous");
+        }
+        for (s, e) in &spans {
+            assert!(text.is_char_boundary(*s) && text.is_char_boundary(*e));
+        }
+    }
+}
