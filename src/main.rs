@@ -231,6 +231,10 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
         bm25: manifest::Bm25Settings::default(),
         wall_time_s: started.elapsed().as_secs_f64(),
+        config_time_ms: outcomes
+            .iter()
+            .map(|o| (o.row.config_id.clone(), o.elapsed_ms))
+            .collect(),
         outputs,
     };
     manifest::write(&out, &m)?;

@@ -281,8 +281,6 @@ pub struct SweepRow {
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
     pub ties_at_k: usize,
-    /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds.
-    pub elapsed_ms: u64,
 }
 
 /// One row of sweep_questions.csv: a configuration × question.
@@ -337,6 +335,9 @@ pub struct ConfigOutcome {
     pub metrics: Vec<QuestionMetrics>,
     /// The chunks (kept for `--dump-chunks`; empty otherwise).
     pub chunks: Vec<Chunk>,
+    /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds (kept
+    /// out of sweep.csv so that equal inputs give byte-identical CSVs).
+    pub elapsed_ms: u64,
 }
 
 /// Mean tokens shared by each chunk with the previous chunk of the same document (0 when no
@@ -457,7 +458,6 @@ pub fn run_config(
         token_recall: agg.token_recall,
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
-        elapsed_ms: started.elapsed().as_millis() as u64,
     };
     Ok(ConfigOutcome {
         config: config.clone(),
@@ -465,6 +465,7 @@ pub fn run_config(
         questions: rows,
         metrics,
         chunks: if keep_chunks { chunks } else { Vec::new() },
+        elapsed_ms: started.elapsed().as_millis() as u64,
     })
 }
 

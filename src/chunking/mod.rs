@@ -173,7 +173,9 @@ impl Chunk {
 /// Byte ranges of one document's chunks, in order, as a strategy returns them.
 pub type Ranges = Vec<(usize, usize)>;
 
-/// Chunks one document. Ranges are trimmed of surrounding whitespace; empty ones are dropped.
+/// Chunks one document. Ranges are trimmed of surrounding whitespace (except `fixed` windows,
+/// which keep their exact token boundaries, since trimming a leading space can make BPE count one
+/// token more); empty ones are dropped.
 pub fn chunk_document(
     doc: &Document,
     doc_index: usize,
@@ -196,7 +198,11 @@ pub fn chunk_document(
     let mut paths = headings::PathTracker::new(&heading_list);
     let mut chunks = Vec::with_capacity(ranges.len());
     for (s, e) in ranges {
-        let (s, e) = trim(text, s, e);
+        let (s, e) = if params.strategy == Strategy::Fixed {
+            (s, e)
+        } else {
+            trim(text, s, e)
+        };
         if s >= e {
             continue;
         }

@@ -81,6 +81,8 @@ pub struct Manifest<C: Serialize> {
     pub bm25: Bm25Settings,
     /// Wall time of the whole run, in seconds.
     pub wall_time_s: f64,
+    /// Wall time per configuration (chunk, index, retrieve, score), in milliseconds.
+    pub config_time_ms: std::collections::BTreeMap<String, u64>,
     /// Files written, relative to the run folder.
     pub outputs: Vec<String>,
 }
