@@ -1,1 +1,3 @@
 //! chunksweep: choose a RAG chunk size by measurement.
+
+pub mod llm;
