@@ -17,7 +17,9 @@ fn base(s: &MockServer) -> String {
 async fn repeated_chat_is_served_from_disk() {
     let s = MockServer::start().await;
     Mock::given(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_body("cached answer", Some((30, 4)))))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(chat_body("cached answer", Some((30, 4)))),
+        )
         .expect(1)
         .mount(&s)
         .await;
@@ -111,7 +113,10 @@ async fn chat_json_and_embeddings_are_cached() {
     let hits: Vec<bool> = c.records().iter().map(|r| r.cache_hit).collect();
     assert_eq!(hits, vec![false, true, false, true]);
     let json_hit = &c.records()[1];
-    assert_eq!(json_hit.response_format, Some(ResponseFormatKind::JsonSchema));
+    assert_eq!(
+        json_hit.response_format,
+        Some(ResponseFormatKind::JsonSchema)
+    );
 }
 
 #[test]
@@ -147,7 +152,10 @@ fn config_from_toml_section() {
     assert_eq!(c.retry.base_delay_ms, 250);
     assert_eq!(c.retry.max_delay_s, 60.0);
     let m = c.model("judge-model");
-    assert_eq!((m.rpm, m.tpm, m.max_in_flight, m.max_attempts), (600, 90000, 16, 6));
+    assert_eq!(
+        (m.rpm, m.tpm, m.max_in_flight, m.max_attempts),
+        (600, 90000, 16, 6)
+    );
     assert_eq!(m.output_usd_per_mtok, Some(0.6));
     // unknown models use the defaults
     assert_eq!(c.model("other").rpm, 60);

@@ -56,7 +56,10 @@ async fn slow_server_latency_is_measured() {
     assert!(r.latency_ms_first_byte.unwrap() >= 300.0, "{r:?}");
     assert!(r.latency_ms_total.unwrap() >= r.latency_ms_first_byte.unwrap());
     assert!(r.wall_ms >= 300.0);
-    assert_eq!((r.attempts, r.cache_hit, r.http_status), (1, false, Some(200)));
+    assert_eq!(
+        (r.attempts, r.cache_hit, r.http_status),
+        (1, false, Some(200))
+    );
     assert_eq!(r.stage, "gen");
     assert_eq!(c.records(), vec![r.clone()]);
 }
@@ -204,12 +207,18 @@ async fn persistent_503_ends_as_recorded_error_after_max_attempts() {
     match &err {
         LlmError::Exhausted { attempts, last, .. } => {
             assert_eq!(*attempts, 3);
-            assert!(last.contains("503") && last.contains("overloaded"), "{last}");
+            assert!(
+                last.contains("503") && last.contains("overloaded"),
+                "{last}"
+            );
         }
         other => panic!("{other:?}"),
     }
     let r = &c.records()[0];
-    assert_eq!((r.attempts, r.http_status, r.cost_usd), (3, Some(503), None));
+    assert_eq!(
+        (r.attempts, r.http_status, r.cost_usd),
+        (3, Some(503), None)
+    );
     assert_eq!(r.error.as_deref(), Some(err.to_string().as_str()));
 }
 
@@ -226,7 +235,10 @@ async fn timeout_is_retried() {
     assert_eq!(out.content, "fine"); // not the late reply
     assert_eq!(out.record.attempts, 2);
     let e = t.elapsed();
-    assert!(e >= Duration::from_millis(300) && e < Duration::from_secs(2), "{e:?}");
+    assert!(
+        e >= Duration::from_millis(300) && e < Duration::from_secs(2),
+        "{e:?}"
+    );
 }
 
 #[tokio::test]
@@ -267,7 +279,10 @@ async fn dropped_connections_exhaust_attempts() {
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&url, dir.path()));
     let err = c.chat("gen", req("q")).await.unwrap_err();
-    assert!(matches!(err, LlmError::Exhausted { attempts: 4, .. }), "{err:?}");
+    assert!(
+        matches!(err, LlmError::Exhausted { attempts: 4, .. }),
+        "{err:?}"
+    );
     assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 4);
 }
 
@@ -335,7 +350,10 @@ async fn usage_gives_exact_tokens_and_cost() {
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&base(&s), dir.path()));
     let r = c.chat("gen", req("q")).await.unwrap().record;
-    assert_eq!((r.prompt_tokens, r.completion_tokens, r.tokens_estimated), (1000, 200, false));
+    assert_eq!(
+        (r.prompt_tokens, r.completion_tokens, r.tokens_estimated),
+        (1000, 200, false)
+    );
     // 1000 * 2.5/1e6 + 200 * 10/1e6
     assert!((r.cost_usd.unwrap() - 0.0045).abs() < 1e-12, "{r:?}");
 }
@@ -364,7 +382,12 @@ async fn bad_request_is_not_retried_and_its_message_is_shown() {
     assert!(err.to_string().contains("maximum context length is 8192"));
     let r = &c.records()[0];
     assert_eq!((r.attempts, r.http_status), (1, Some(400)));
-    assert!(r.error.as_deref().unwrap().contains("maximum context length"));
+    assert!(
+        r.error
+            .as_deref()
+            .unwrap()
+            .contains("maximum context length")
+    );
 }
 
 #[tokio::test]
@@ -388,7 +411,10 @@ async fn tolerant_to_non_openai_replies() {
     let out = c.chat("gen", req("q")).await.unwrap();
     assert_eq!(out.content, "ok");
     assert_eq!(out.finish_reason.as_deref(), Some("eos"));
-    assert_eq!((out.record.prompt_tokens, out.record.completion_tokens), (5, 1));
+    assert_eq!(
+        (out.record.prompt_tokens, out.record.completion_tokens),
+        (5, 1)
+    );
 }
 
 #[tokio::test]
@@ -450,7 +476,10 @@ async fn embeddings_in_input_order_and_estimated_without_usage() {
         .await;
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&base(&s), dir.path()));
-    let inputs = vec!["first text".to_string(), "second, longer text here".to_string()];
+    let inputs = vec![
+        "first text".to_string(),
+        "second, longer text here".to_string(),
+    ];
     let out = c
         .embed(
             "embed",

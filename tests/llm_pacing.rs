@@ -38,8 +38,14 @@ async fn requests_are_spaced_by_the_rpm_limit() {
     assert!(elapsed >= Duration::from_millis(950), "{elapsed:?}");
     assert!(elapsed < Duration::from_millis(1800), "{elapsed:?}");
     // no burst: never two requests in the same 50 ms slot
-    assert!(max_in_window(&arrivals, Duration::from_millis(40)) <= 1, "{arrivals:?}");
-    assert!(max_in_window(&arrivals, Duration::from_millis(500)) <= 11, "{arrivals:?}");
+    assert!(
+        max_in_window(&arrivals, Duration::from_millis(40)) <= 1,
+        "{arrivals:?}"
+    );
+    assert!(
+        max_in_window(&arrivals, Duration::from_millis(500)) <= 11,
+        "{arrivals:?}"
+    );
 }
 
 #[tokio::test]

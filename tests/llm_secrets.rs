@@ -47,7 +47,9 @@ async fn api_key_never_written() {
     // a good request must carry the key...
     Mock::given(path("/v1/chat/completions"))
         .and(header("authorization", bearer.as_str()))
-        .and(wiremock::matchers::body_partial_json(json!({"messages": [{"role": "system"}, {"content": "good"}]})))
+        .and(wiremock::matchers::body_partial_json(
+            json!({"messages": [{"role": "system"}, {"content": "good"}]}),
+        ))
         .respond_with(ok_chat("hello"))
         .mount(&s)
         .await;
@@ -60,8 +62,12 @@ async fn api_key_never_written() {
         .mount(&s)
         .await;
     Mock::given(path("/v1/chat/completions"))
-        .and(wiremock::matchers::body_partial_json(json!({"messages": [{"role": "system"}, {"content": "echo503"}]})))
-        .respond_with(ResponseTemplate::new(503).set_body_string(format!("upstream rejected key {KEY}")))
+        .and(wiremock::matchers::body_partial_json(
+            json!({"messages": [{"role": "system"}, {"content": "echo503"}]}),
+        ))
+        .respond_with(
+            ResponseTemplate::new(503).set_body_string(format!("upstream rejected key {KEY}")),
+        )
         .mount(&s)
         .await;
 
@@ -76,7 +82,10 @@ async fn api_key_never_written() {
     assert!(c.chat("gen", req("good")).await.unwrap().record.cache_hit);
     let e401 = c.chat("gen", req("echo")).await.unwrap_err();
     let e503 = c.chat("gen", req("echo503")).await.unwrap_err();
-    let ejson = c.chat_json("judge", req("echo"), &json!({"type": "object"})).await.unwrap_err();
+    let ejson = c
+        .chat_json("judge", req("echo"), &json!({"type": "object"}))
+        .await
+        .unwrap_err();
 
     let mut texts = vec![
         format!("{c:?}"),
@@ -91,8 +100,15 @@ async fn api_key_never_written() {
     assert_eq!(records.len(), 5);
     texts.push(format!("{records:?}"));
     // the scrubbing left the rest of the server's message intact
-    assert!(e401.to_string().contains("Incorrect API key provided: ***."), "{e401}");
-    assert!(e503.to_string().contains("upstream rejected key ***"), "{e503}");
+    assert!(
+        e401.to_string()
+            .contains("Incorrect API key provided: ***."),
+        "{e401}"
+    );
+    assert!(
+        e503.to_string().contains("upstream rejected key ***"),
+        "{e503}"
+    );
     for t in &texts {
         assert!(!t.contains(KEY), "key leaked in: {t}");
     }
@@ -101,7 +117,10 @@ async fn api_key_never_written() {
     write_csv(&records, std::fs::File::create(&csv_path).unwrap()).unwrap();
     drop(c); // close the cache (WAL checkpoint)
     let (scanned, hits) = files_containing(dir.path(), KEY.as_bytes());
-    assert!(scanned >= 2, "expected the cache and the CSV, scanned {scanned}");
+    assert!(
+        scanned >= 2,
+        "expected the cache and the CSV, scanned {scanned}"
+    );
     assert!(hits.is_empty(), "key found in {hits:?}");
     // and a sanity check that the scan would have found it
     std::fs::write(dir.path().join("canary"), KEY).unwrap();

@@ -52,7 +52,9 @@ async fn schema_refused_with_500_falls_back_to_json_object_and_remembers() {
         .await;
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_object"))
-        .respond_with(ok_chat(r#"{"verdict": "pass", "reason": "supported by [2]"}"#))
+        .respond_with(ok_chat(
+            r#"{"verdict": "pass", "reason": "supported by [2]"}"#,
+        ))
         .expect(2)
         .mount(&s)
         .await;
@@ -61,10 +63,16 @@ async fn schema_refused_with_500_falls_back_to_json_object_and_remembers() {
     assert_eq!(c.format_for(MODEL).await, ResponseFormatKind::JsonSchema);
 
     let first = c.chat_json("judge", req("q1"), &schema()).await.unwrap();
-    assert_eq!(first.value, json!({"verdict": "pass", "reason": "supported by [2]"}));
+    assert_eq!(
+        first.value,
+        json!({"verdict": "pass", "reason": "supported by [2]"})
+    );
     assert_eq!(first.format, ResponseFormatKind::JsonObject);
     assert_eq!(first.record.attempts, 2); // the refusal + the json_object request
-    assert_eq!(first.record.response_format, Some(ResponseFormatKind::JsonObject));
+    assert_eq!(
+        first.record.response_format,
+        Some(ResponseFormatKind::JsonObject)
+    );
     assert_eq!(c.format_for(MODEL).await, ResponseFormatKind::JsonObject);
 
     let second = c.chat_json("judge", req("q2"), &schema()).await.unwrap();
@@ -107,7 +115,10 @@ async fn refusals_down_to_text_with_fenced_reply() {
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&base(&s), dir.path()));
     let out = c.chat_json("judge", req("q"), &schema()).await.unwrap();
-    assert_eq!(out.value, json!({"verdict": "fail", "reason": "not in context"}));
+    assert_eq!(
+        out.value,
+        json!({"verdict": "fail", "reason": "not in context"})
+    );
     assert_eq!(out.format, ResponseFormatKind::Text);
     assert_eq!(out.record.attempts, 3);
     assert_eq!(c.format_for(MODEL).await, ResponseFormatKind::Text);
@@ -162,17 +173,20 @@ async fn unrelated_400_in_every_mode_teaches_nothing() {
     );
     assert_eq!(c.format_for(MODEL).await, ResponseFormatKind::JsonSchema);
     let r = &c.records()[0];
-    assert_eq!((r.attempts, r.response_format), (3, Some(ResponseFormatKind::Text)));
+    assert_eq!(
+        (r.attempts, r.response_format),
+        (3, Some(ResponseFormatKind::Text))
+    );
 }
 
 #[tokio::test]
 async fn unreadable_verdict_is_an_error_never_a_pass_and_not_cached() {
     let s = MockServer::start().await;
     Mock::given(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_body(
-            "I think it passes, mostly.",
-            Some((50, 7)),
-        )))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_body("I think it passes, mostly.", Some((50, 7)))),
+        )
         .expect(2)
         .mount(&s)
         .await;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::LlmError;
 use super::structured::ResponseFormatKind;
@@ -12,8 +12,9 @@ use super::structured::ResponseFormatKind;
 /// OpenAI's API, used when neither the config nor `OPENAI_BASE_URL` names a server.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Client-wide settings. Deserialises from TOML with a default for every field.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+/// Client-wide settings. Deserialises from TOML with a default for every field; serialises
+/// (for a run's manifest) without any secret, since it holds only the key's variable name.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClientConfig {
     /// Base URL of the OpenAI-compatible API, including `/v1`. `None`: the `OPENAI_BASE_URL`
@@ -98,7 +99,7 @@ fn non_negative(x: f64) -> bool {
 }
 
 /// Limits, timeout and prices of one model.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
     /// Requests per minute; 0 means no limit. Default 60.
@@ -156,7 +157,7 @@ impl ModelConfig {
 }
 
 /// Backoff settings shared by all models.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetryConfig {
     /// First backoff ceiling in milliseconds; attempt n waits a uniform random time in

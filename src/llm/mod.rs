@@ -67,6 +67,8 @@
 //! The API key is only ever read from the environment variable the config names, is held in an
 //! [`ApiKey`] whose `Debug` prints `***`, and is scrubbed from any server message we show.
 
+#![warn(missing_docs)]
+
 pub mod cache;
 pub mod client;
 pub mod config;
