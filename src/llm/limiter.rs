@@ -15,7 +15,8 @@
 //! lets the next request through at once either way. The TPM limiter has a burst of one tenth of
 //! the per-minute quota (six seconds' worth): token counts vary per request, so it needs room for
 //! one large request, but not for a whole minute at once. A request estimated above that burst is
-//! debited in burst-sized pieces, so nothing is under-counted.
+//! debited in pieces, so nothing is under-counted; pieces are taken greedily as cells free up,
+//! because governor reserves nothing for a caller waiting on `until_n_ready`.
 //!
 //! **Correction.** governor can debit but not refund. The estimate (prompt tokens plus
 //! `max_tokens`) is debited before sending; when the response's usage shows more, the difference
@@ -54,15 +55,29 @@ struct Tpm {
 }
 
 impl Tpm {
-    /// Debits `tokens`, waiting as needed, in pieces no larger than the burst.
+    /// Debits `tokens`, waiting as needed. governor's `until_n_ready(n)` reserves nothing while
+    /// it waits, so a large debit would be starved by small ones taking the cells as they come
+    /// back. Instead take whatever is free now (pieces halved down to 1/64 of the burst) and
+    /// wait only for the smallest piece; what is taken is gone for everyone else.
     async fn debit(&self, tokens: u64) {
+        let burst = u64::from(self.burst.get());
+        let min_piece = (burst / 64).max(1);
         let mut left = tokens;
         while left > 0 {
-            let piece = left.min(u64::from(self.burst.get())) as u32;
-            let n = NonZeroU32::new(piece).expect("piece > 0");
-            // cannot fail: piece <= burst
-            let _ = self.limiter.until_n_ready(n).await;
-            left -= u64::from(piece);
+            let mut piece = left.min(burst);
+            loop {
+                let n = NonZeroU32::new(piece as u32).expect("piece > 0");
+                match self.limiter.check_n(n) {
+                    Ok(Ok(())) => break,
+                    Ok(Err(_)) if piece > min_piece => piece = (piece / 2).max(min_piece),
+                    // piece <= burst, so capacity is never insufficient; wait for this piece
+                    _ => {
+                        let _ = self.limiter.until_n_ready(n).await;
+                        break;
+                    }
+                }
+            }
+            left -= piece;
         }
     }
 }
@@ -192,6 +207,29 @@ mod tests {
         let e = start.elapsed();
         assert!(e >= Duration::from_millis(1400), "{e:?}");
         assert!(e < Duration::from_millis(2500), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn usage_above_the_estimate_is_debited_afterwards() {
+        // 6000 tokens/min = 100/s, burst 600
+        let lim = ModelLimiter::new(&ModelConfig {
+            rpm: 0,
+            tpm: 6000,
+            ..Default::default()
+        });
+        let a = lim.admit(100).await;
+        // the reply used 700 tokens: 600 more than debited, i.e. the whole remaining bucket
+        // plus 100 that must be waited for
+        lim.correct(a.debited_tokens, 700);
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(20)).await; // let the correction run
+        let start = std::time::Instant::now();
+        let _b = lim.admit(100).await;
+        let e = start.elapsed();
+        // without the correction this would be immediate (500 tokens left in the bucket)
+        // 100 tokens of the correction and 100 of this request are missing at 100/s
+        assert!(e >= Duration::from_millis(900), "{e:?}");
+        assert!(e < Duration::from_millis(3000), "{e:?}");
     }
 
     #[tokio::test]
