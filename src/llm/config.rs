@@ -1,0 +1,226 @@
+//! Configuration of the LLM client, readable from a `[llm]` TOML section.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::LlmError;
+use super::structured::ResponseFormatKind;
+
+/// OpenAI's API, used when neither the config nor `OPENAI_BASE_URL` names a server.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Client-wide settings. Deserialises from TOML with a default for every field; serialises
+/// (for a run's manifest) without any secret, since it holds only the key's variable name.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClientConfig {
+    /// Base URL of the OpenAI-compatible API, including `/v1`. `None`: the `OPENAI_BASE_URL`
+    /// environment variable, else [`DEFAULT_BASE_URL`].
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key (default `OPENAI_API_KEY`). If the
+    /// variable is unset or empty, requests go without an `Authorization` header (local servers).
+    pub api_key_env: String,
+    /// Whether the response cache is used (default `true`).
+    pub cache: bool,
+    /// Location of the SQLite cache file (default `results/llm_cache.sqlite`).
+    pub cache_path: PathBuf,
+    /// Structured-output mode to try first for models with nothing remembered (default
+    /// `json_schema`). Set `json_object` or `text` for servers known not to support schemas.
+    pub json_mode: ResponseFormatKind,
+    /// Retry and backoff settings.
+    pub retry: RetryConfig,
+    /// Limits and prices for models that have no entry in `models`.
+    pub defaults: ModelConfig,
+    /// Limits and prices per model name (as sent in the request's `model` field).
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            base_url: None,
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            cache: true,
+            cache_path: PathBuf::from("results/llm_cache.sqlite"),
+            json_mode: ResponseFormatKind::JsonSchema,
+            retry: RetryConfig::default(),
+            defaults: ModelConfig::default(),
+            models: BTreeMap::new(),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The settings for `model`: its own entry, else `defaults`.
+    pub fn model(&self, model: &str) -> &ModelConfig {
+        self.models.get(model).unwrap_or(&self.defaults)
+    }
+
+    /// The base URL this config resolves to (without a trailing slash): `base_url`, else
+    /// `OPENAI_BASE_URL`, else [`DEFAULT_BASE_URL`].
+    pub fn resolved_base_url(&self) -> String {
+        let raw = match &self.base_url {
+            Some(url) => url.clone(),
+            None => std::env::var("OPENAI_BASE_URL")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
+        };
+        raw.trim().trim_end_matches('/').to_string()
+    }
+
+    /// Checks that every limit can be enforced.
+    ///
+    /// # Errors
+    /// [`LlmError::Config`] naming the first bad field.
+    pub fn validate(&self) -> Result<(), LlmError> {
+        self.defaults.validate("defaults")?;
+        for (name, m) in &self.models {
+            m.validate(name)?;
+        }
+        if !positive(self.retry.max_delay_s) || !non_negative(self.retry.max_retry_after_s) {
+            return Err(LlmError::Config(
+                "retry.max_delay_s must be > 0 and retry.max_retry_after_s >= 0".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+fn non_negative(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
+/// Limits, timeout and prices of one model.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Requests per minute; 0 means no limit. Default 60.
+    pub rpm: u32,
+    /// Tokens (prompt + completion) per minute; 0 means no limit. Default 0.
+    pub tpm: u32,
+    /// Maximum requests in flight at once. Default 4.
+    pub max_in_flight: u32,
+    /// Timeout of one attempt, from sending until the whole body is read, in seconds. Default 60.
+    pub timeout_s: f64,
+    /// Maximum attempts per call (first try included). Default 6.
+    pub max_attempts: u32,
+    /// Price in USD per million input (prompt) tokens. `None`: unknown, cost is not reported.
+    pub input_usd_per_mtok: Option<f64>,
+    /// Price in USD per million output (completion) tokens. `None`: unknown.
+    pub output_usd_per_mtok: Option<f64>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            rpm: 60,
+            tpm: 0,
+            max_in_flight: 4,
+            timeout_s: 60.0,
+            max_attempts: 6,
+            input_usd_per_mtok: None,
+            output_usd_per_mtok: None,
+        }
+    }
+}
+
+impl ModelConfig {
+    fn validate(&self, name: &str) -> Result<(), LlmError> {
+        let bad = |what: &str| Err(LlmError::Config(format!("model {name}: {what}")));
+        if self.max_in_flight == 0 {
+            return bad("max_in_flight must be at least 1");
+        }
+        if self.max_attempts == 0 {
+            return bad("max_attempts must be at least 1");
+        }
+        if !positive(self.timeout_s) {
+            return bad("timeout_s must be > 0");
+        }
+        for p in [self.input_usd_per_mtok, self.output_usd_per_mtok]
+            .into_iter()
+            .flatten()
+        {
+            if !non_negative(p) {
+                return bad("prices must be >= 0");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Backoff settings shared by all models.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryConfig {
+    /// First backoff ceiling in milliseconds; attempt n waits a uniform random time in
+    /// `[0, min(max_delay, base * 2^(n-1))]` (full jitter). Default 500.
+    pub base_delay_ms: u64,
+    /// Largest computed backoff in seconds. Default 60.
+    pub max_delay_s: f64,
+    /// Longest server-requested wait (`Retry-After` and friends) we honour, in seconds; a longer
+    /// request ends the call with [`LlmError::RetryAfterTooLong`]. Default 300.
+    pub max_retry_after_s: f64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            base_delay_ms: 500,
+            max_delay_s: 60.0,
+            max_retry_after_s: 300.0,
+        }
+    }
+}
+
+/// An API key. Its `Debug` prints `***`; it has no `Display` and no `Serialize`, so it cannot
+/// reach a log, a record or the cache by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// Reads the key from environment variable `var`. Unset or empty gives `Ok(None)`.
+    ///
+    /// # Errors
+    /// [`LlmError::Config`] if the variable is set but not valid Unicode.
+    pub fn from_env(var: &str) -> Result<Option<Self>, LlmError> {
+        match std::env::var(var) {
+            Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) => Ok(Some(ApiKey(v.trim().to_string()))),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(LlmError::Config(format!(
+                "environment variable {var} is not valid Unicode"
+            ))),
+        }
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Replaces every occurrence of the key in `text` with `***`.
+    pub fn scrub(&self, text: &str) -> String {
+        if self.0.len() < 4 {
+            return text.to_string();
+        }
+        text.replace(&self.0, "***")
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}

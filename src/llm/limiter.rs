@@ -1,0 +1,246 @@
+//! Per-model pacing: requests in flight, tokens per minute, requests per minute.
+//!
+//! Order of acquisition for each attempt: an in-flight permit (tokio `Semaphore`), then any pause a
+//! server imposed (`Retry-After` on a 429 pauses the whole model, so the other tasks do not keep
+//! hitting a throttled server), then the estimated tokens from the TPM limiter, and last a cell
+//! from the RPM limiter. The RPM limiter comes last so that the moment it releases is the moment
+//! the request leaves: waiting for it while holding the permit means no queue forms behind a
+//! released slot and releases all at once.
+//!
+//! **Burst size.** The RPM limiter is a GCRA with a burst of 1: one request every 60/R seconds,
+//! never two at once. A larger burst (the in-flight cap, say) would let up to that many requests go
+//! together after any idle moment, which a provider that enforces its per-minute quota over
+//! one-second windows (as OpenAI documents it may) counts as a violation. A burst of 1 costs no
+//! throughput while requests are waiting, which is the only time pacing matters; an idle limiter
+//! lets the next request through at once either way. The TPM limiter has a burst of one tenth of
+//! the per-minute quota (six seconds' worth): token counts vary per request, so it needs room for
+//! one large request, but not for a whole minute at once. A request estimated above that burst is
+//! debited in pieces, so nothing is under-counted; pieces are taken greedily as cells free up,
+//! because governor reserves nothing for a caller waiting on `until_n_ready`.
+//!
+//! **Correction.** governor can debit but not refund. The estimate (prompt tokens plus
+//! `max_tokens`) is debited before sending; when the response's usage shows more, the difference
+//! is debited afterwards in a background task; when it shows less, the surplus is lost (the
+//! limiter errs on the slow side).
+//!
+//! governor sleeps with futures-timer, so `tokio::time::pause` does not speed it up.
+
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use governor::clock::DefaultClock;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+use super::config::ModelConfig;
+
+type Direct = RateLimiter<NotKeyed, InMemoryState, DefaultClock>;
+
+/// The limits of one model, shared by every call to it.
+#[derive(Debug)]
+pub struct ModelLimiter {
+    in_flight: Arc<Semaphore>,
+    rpm: Option<Direct>,
+    tpm: Option<Arc<Tpm>>,
+    paused_until: Mutex<Option<Instant>>,
+}
+
+#[derive(Debug)]
+struct Tpm {
+    limiter: Direct,
+    burst: NonZeroU32,
+}
+
+impl Tpm {
+    /// Debits `tokens`, waiting as needed. governor's `until_n_ready(n)` reserves nothing while
+    /// it waits, so a large debit would be starved by small ones taking the cells as they come
+    /// back. Instead take whatever is free now (pieces halved down to 1/64 of the burst) and
+    /// wait only for the smallest piece; what is taken is gone for everyone else.
+    async fn debit(&self, tokens: u64) {
+        let burst = u64::from(self.burst.get());
+        let min_piece = (burst / 64).max(1);
+        let mut left = tokens;
+        while left > 0 {
+            let mut piece = left.min(burst);
+            loop {
+                let n = NonZeroU32::new(piece as u32).expect("piece > 0");
+                match self.limiter.check_n(n) {
+                    Ok(Ok(())) => break,
+                    Ok(Err(_)) if piece > min_piece => piece = (piece / 2).max(min_piece),
+                    // piece <= burst, so capacity is never insufficient; wait for this piece
+                    _ => {
+                        let _ = self.limiter.until_n_ready(n).await;
+                        break;
+                    }
+                }
+            }
+            left -= piece;
+        }
+    }
+}
+
+/// Proof that an attempt may be sent; holding it keeps one in-flight slot.
+#[derive(Debug)]
+pub struct Admission {
+    _permit: OwnedSemaphorePermit,
+    /// Tokens debited from the TPM budget for this attempt.
+    pub debited_tokens: u64,
+}
+
+impl ModelLimiter {
+    /// Builds the limiters for a model (`rpm`/`tpm` of 0 mean unlimited).
+    pub fn new(cfg: &ModelConfig) -> Self {
+        let rpm = NonZeroU32::new(cfg.rpm).map(|rpm| {
+            let per = Duration::from_secs_f64(60.0 / f64::from(rpm.get()));
+            let quota = Quota::with_period(per)
+                .expect("period > 0")
+                .allow_burst(NonZeroU32::MIN);
+            RateLimiter::direct(quota)
+        });
+        let tpm = NonZeroU32::new(cfg.tpm).map(|tpm| {
+            let burst = NonZeroU32::new((tpm.get() / 10).max(1)).expect(">= 1");
+            let quota = Quota::per_minute(tpm).allow_burst(burst);
+            Arc::new(Tpm {
+                limiter: RateLimiter::direct(quota),
+                burst,
+            })
+        });
+        ModelLimiter {
+            in_flight: Arc::new(Semaphore::new(cfg.max_in_flight.max(1) as usize)),
+            rpm,
+            tpm,
+            paused_until: Mutex::new(None),
+        }
+    }
+
+    /// Waits until one attempt estimated at `est_tokens` tokens may be sent.
+    pub async fn admit(&self, est_tokens: u64) -> Admission {
+        let permit = Arc::clone(&self.in_flight)
+            .acquire_owned()
+            .await
+            .expect("semaphore never closed");
+        loop {
+            let until = *self.paused_until.lock().expect("lock");
+            match until {
+                Some(t) if t > Instant::now() => tokio::time::sleep_until(t).await,
+                _ => break,
+            }
+        }
+        let mut debited = 0;
+        if let Some(tpm) = &self.tpm {
+            tpm.debit(est_tokens).await;
+            debited = est_tokens;
+        }
+        if let Some(rpm) = &self.rpm {
+            rpm.until_ready().await;
+        }
+        Admission {
+            _permit: permit,
+            debited_tokens: debited,
+        }
+    }
+
+    /// Holds back every attempt to this model for `wait` (a server's `Retry-After`).
+    pub fn pause_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut p = self.paused_until.lock().expect("lock");
+        if p.is_none_or(|cur| cur < until) {
+            *p = Some(until);
+        }
+    }
+
+    /// Debits tokens the estimate missed (`actual - debited`, if positive) without blocking the
+    /// caller.
+    pub fn correct(&self, debited: u64, actual: u64) {
+        if let Some(tpm) = &self.tpm
+            && actual > debited
+        {
+            let tpm = Arc::clone(tpm);
+            tokio::spawn(async move { tpm.debit(actual - debited).await });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn rpm_spaces_requests_evenly_with_burst_one() {
+        let lim = ModelLimiter::new(&ModelConfig {
+            rpm: 1200, // one every 50 ms
+            max_in_flight: 8,
+            ..Default::default()
+        });
+        let start = std::time::Instant::now();
+        let mut times = Vec::new();
+        for _ in 0..6 {
+            let _a = lim.admit(0).await;
+            times.push(start.elapsed());
+        }
+        // first is immediate, no second request in the same slot
+        assert!(times[0] < Duration::from_millis(20), "{times:?}");
+        for w in times.windows(2) {
+            let gap = w[1] - w[0];
+            assert!(gap >= Duration::from_millis(45), "gap {gap:?} in {times:?}");
+        }
+        assert!(times[5] >= Duration::from_millis(240), "{times:?}");
+    }
+
+    #[tokio::test]
+    async fn tpm_debits_large_requests_in_pieces() {
+        // 6000 tokens/min = 100/s, burst 600
+        let lim = ModelLimiter::new(&ModelConfig {
+            rpm: 0,
+            tpm: 6000,
+            ..Default::default()
+        });
+        let start = std::time::Instant::now();
+        let a = lim.admit(600).await; // the full burst: immediate
+        assert!(start.elapsed() < Duration::from_millis(50));
+        assert_eq!(a.debited_tokens, 600);
+        drop(a);
+        let _b = lim.admit(150).await; // 150 tokens at 100/s: about 1.5 s
+        let e = start.elapsed();
+        assert!(e >= Duration::from_millis(1400), "{e:?}");
+        assert!(e < Duration::from_millis(2500), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn usage_above_the_estimate_is_debited_afterwards() {
+        // 6000 tokens/min = 100/s, burst 600
+        let lim = ModelLimiter::new(&ModelConfig {
+            rpm: 0,
+            tpm: 6000,
+            ..Default::default()
+        });
+        let a = lim.admit(100).await;
+        // the reply used 700 tokens: 600 more than debited, i.e. the whole remaining bucket
+        // plus 100 that must be waited for
+        lim.correct(a.debited_tokens, 700);
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(20)).await; // let the correction run
+        let start = std::time::Instant::now();
+        let _b = lim.admit(100).await;
+        let e = start.elapsed();
+        // without the correction this would be immediate (500 tokens left in the bucket)
+        // 100 tokens of the correction and 100 of this request are missing at 100/s
+        assert!(e >= Duration::from_millis(900), "{e:?}");
+        assert!(e < Duration::from_millis(3000), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn pause_holds_everyone() {
+        let lim = ModelLimiter::new(&ModelConfig {
+            rpm: 0,
+            ..Default::default()
+        });
+        lim.pause_for(Duration::from_millis(300));
+        let start = std::time::Instant::now();
+        let _a = lim.admit(0).await;
+        assert!(start.elapsed() >= Duration::from_millis(290));
+    }
+}

@@ -1,0 +1,155 @@
+//! One flat accounting record per call, writable as CSV.
+
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::structured::ResponseFormatKind;
+
+/// Which endpoint a call used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// `POST /chat/completions` without structured output.
+    Chat,
+    /// `POST /chat/completions` asking for JSON ([`LlmClient::chat_json`](super::LlmClient::chat_json)).
+    ChatJson,
+    /// `POST /embeddings`.
+    Embed,
+}
+
+/// What one call cost and how it went. Flat (no maps, no nesting) so it is one CSV row; the
+/// column order is the field order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Caller-chosen pipeline stage, e.g. `"judge"`, `"generate"`, `"embed"`.
+    pub stage: String,
+    /// Endpoint kind.
+    pub kind: CallKind,
+    /// Model name as requested.
+    pub model: String,
+    /// When the call started (RFC 3339, UTC, milliseconds).
+    pub started_at: String,
+    /// Time from sending the last attempt to its response headers, in ms. Empty for cache hits
+    /// and for calls that got no response.
+    pub latency_ms_first_byte: Option<f64>,
+    /// Time from sending the last attempt to the end of its body, in ms. Empty for cache hits and
+    /// calls that got no response.
+    pub latency_ms_total: Option<f64>,
+    /// Wall time of the whole call in ms: queueing for limits, every attempt and every backoff.
+    pub wall_ms: f64,
+    /// Prompt (input) tokens: the server's usage, or our estimate if `tokens_estimated`.
+    pub prompt_tokens: u64,
+    /// Completion (output) tokens: the server's usage, or our estimate if `tokens_estimated`.
+    pub completion_tokens: u64,
+    /// True when the server sent no usage and the token counts are tiktoken (cl100k) estimates.
+    pub tokens_estimated: bool,
+    /// Cost in USD from the price table; 0 for cache hits; empty when the model has no price or
+    /// the call failed.
+    pub cost_usd: Option<f64>,
+    /// HTTP attempts made (0 for a cache hit), including format fallbacks and retries.
+    pub attempts: u32,
+    /// True when the answer came from the response cache and nothing was sent.
+    pub cache_hit: bool,
+    /// Structured-output mode used (`json_schema`, `json_object`, `text`); empty for plain chat and
+    /// embeddings.
+    pub response_format: Option<ResponseFormatKind>,
+    /// HTTP status of the last response, if any.
+    pub http_status: Option<u16>,
+    /// Why the call failed; empty on success.
+    pub error: Option<String>,
+}
+
+/// Writes records as CSV with a header row.
+///
+/// # Errors
+/// Any I/O or serialisation error from the csv writer.
+pub fn write_csv<W: Write>(records: &[CallRecord], out: W) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_writer(out);
+    for r in records {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T21:30:05.123Z`.
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, dd) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day); H. Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        // 2024-02-29T12:34:56.789Z = 1709210096.789
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789);
+        assert_eq!(rfc3339_utc(t), "2024-02-29T12:34:56.789Z");
+    }
+
+    #[test]
+    fn csv_is_flat_with_header() {
+        let r = CallRecord {
+            stage: "judge".into(),
+            kind: CallKind::ChatJson,
+            model: "m".into(),
+            started_at: "t".into(),
+            latency_ms_first_byte: None,
+            latency_ms_total: Some(12.5),
+            wall_ms: 13.0,
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            tokens_estimated: true,
+            cost_usd: None,
+            attempts: 1,
+            cache_hit: false,
+            response_format: Some(ResponseFormatKind::JsonObject),
+            http_status: Some(200),
+            error: None,
+        };
+        let mut buf = Vec::new();
+        write_csv(&[r], &mut buf).unwrap();
+        let s = String::from_utf8(buf).unwrap();
+        let mut lines = s.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "stage,kind,model,started_at,latency_ms_first_byte,latency_ms_total,wall_ms,\
+             prompt_tokens,completion_tokens,tokens_estimated,cost_usd,attempts,cache_hit,\
+             response_format,http_status,error"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "judge,chat_json,m,t,,12.5,13.0,10,2,true,,1,false,json_object,200,"
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! Pacing: requests leave evenly spaced at the configured rate, with no burst, even with many
+//! tasks waiting and a generous in-flight cap. (The full 300-request measurement is the
+//! `llm_pacing` example; this is a short check with loose bounds.)
+
+mod llm_support;
+
+use std::time::{Duration, Instant};
+
+use llm_support::*;
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer};
+
+#[tokio::test]
+async fn requests_are_spaced_by_the_rpm_limit() {
+    let s = MockServer::start().await;
+    let rec = Recording::new(ok_chat("x").set_delay(Duration::from_millis(50)));
+    Mock::given(path("/v1/chat/completions"))
+        .respond_with(rec.clone())
+        .mount(&s)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&format!("{}/v1", s.uri()), dir.path());
+    cfg.cache = false;
+    model_mut(&mut cfg).rpm = 1200; // one per 50 ms
+    model_mut(&mut cfg).max_in_flight = 16;
+    let c = client(cfg);
+    let t = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let c = c.clone();
+        set.spawn(async move { c.chat("gen", req(&format!("q{i}"))).await.unwrap() });
+    }
+    while set.join_next().await.is_some() {}
+    let elapsed = t.elapsed();
+    let arrivals = rec.arrivals();
+    assert_eq!(arrivals.len(), 20);
+    // 20 requests at 20/s: the last leaves at about 0.95 s
+    assert!(elapsed >= Duration::from_millis(950), "{elapsed:?}");
+    assert!(elapsed < Duration::from_millis(1800), "{elapsed:?}");
+    // no burst: never two requests in the same 50 ms slot
+    assert!(
+        max_in_window(&arrivals, Duration::from_millis(40)) <= 1,
+        "{arrivals:?}"
+    );
+    assert!(
+        max_in_window(&arrivals, Duration::from_millis(500)) <= 11,
+        "{arrivals:?}"
+    );
+}
+
+#[tokio::test]
+async fn in_flight_cap_is_respected() {
+    let s = MockServer::start().await;
+    Mock::given(path("/v1/chat/completions"))
+        .respond_with(ok_chat("x").set_delay(Duration::from_millis(200)))
+        .mount(&s)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&format!("{}/v1", s.uri()), dir.path());
+    cfg.cache = false;
+    model_mut(&mut cfg).rpm = 0;
+    model_mut(&mut cfg).max_in_flight = 2;
+    let c = client(cfg);
+    let t = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..6 {
+        let c = c.clone();
+        set.spawn(async move { c.chat("gen", req(&format!("q{i}"))).await.unwrap() });
+    }
+    while set.join_next().await.is_some() {}
+    // 6 requests of 200 ms, 2 at a time: 3 rounds
+    let e = t.elapsed();
+    assert!(e >= Duration::from_millis(600), "{e:?}");
+    assert!(e < Duration::from_millis(1000), "{e:?}");
+}

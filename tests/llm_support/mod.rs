@@ -1,0 +1,192 @@
+//! Shared helpers for the LLM client's integration tests: a wiremock-backed fake
+//! OpenAI-compatible server, canned bodies, and a raw TCP server that drops connections.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chunksweep::llm::{ChatMessage, ChatRequest, ClientConfig, LlmClient, ModelConfig};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use wiremock::{Request, Respond, ResponseTemplate};
+
+pub const MODEL: &str = "test-model";
+
+/// A chat-completion body in OpenAI's shape, with usage when given.
+pub fn chat_body(content: &str, usage: Option<(u64, u64)>) -> Value {
+    let mut b = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": MODEL,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"
+        }]
+    });
+    if let Some((p, c)) = usage {
+        b["usage"] = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+    }
+    b
+}
+
+pub fn ok_chat(content: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(chat_body(content, Some((10, 2))))
+}
+
+/// Config for tests: the given server, cache under `dir`, fast backoff, model limits that do
+/// not slow tests down, prices $2.50 / $10 per million tokens.
+pub fn config(base_url: &str, dir: &Path) -> ClientConfig {
+    let mut cfg = ClientConfig {
+        base_url: Some(base_url.to_string()),
+        api_key_env: "CHUNKSWEEP_TEST_NO_SUCH_KEY".into(),
+        cache_path: dir.join("cache.sqlite"),
+        ..Default::default()
+    };
+    cfg.retry.base_delay_ms = 10;
+    cfg.retry.max_delay_s = 0.2;
+    cfg.models.insert(
+        MODEL.to_string(),
+        ModelConfig {
+            rpm: 0,
+            tpm: 0,
+            max_in_flight: 16,
+            timeout_s: 5.0,
+            max_attempts: 4,
+            input_usd_per_mtok: Some(2.5),
+            output_usd_per_mtok: Some(10.0),
+        },
+    );
+    cfg
+}
+
+pub fn model_mut(cfg: &mut ClientConfig) -> &mut ModelConfig {
+    cfg.models.get_mut(MODEL).unwrap()
+}
+
+pub fn client(cfg: ClientConfig) -> LlmClient {
+    LlmClient::with_api_key(cfg, None).expect("client builds")
+}
+
+pub fn req(question: &str) -> ChatRequest {
+    let mut r = ChatRequest::new(
+        MODEL,
+        vec![
+            ChatMessage::system("You are terse."),
+            ChatMessage::user(question),
+        ],
+    );
+    r.temperature = Some(0.0);
+    r
+}
+
+/// A responder that records when each request arrived, then answers with `template`.
+#[derive(Clone)]
+pub struct Recording {
+    pub start: Instant,
+    pub arrivals: Arc<Mutex<Vec<Duration>>>,
+    pub template: ResponseTemplate,
+}
+
+impl Recording {
+    pub fn new(template: ResponseTemplate) -> Self {
+        Recording {
+            start: Instant::now(),
+            arrivals: Arc::new(Mutex::new(Vec::new())),
+            template,
+        }
+    }
+    pub fn arrivals(&self) -> Vec<Duration> {
+        let mut v = self.arrivals.lock().unwrap().clone();
+        v.sort();
+        v
+    }
+}
+
+impl Respond for Recording {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        self.arrivals.lock().unwrap().push(self.start.elapsed());
+        self.template.clone()
+    }
+}
+
+/// Largest number of arrivals in any window of length `w`.
+pub fn max_in_window(sorted: &[Duration], w: Duration) -> usize {
+    let mut best = 0;
+    let mut lo = 0;
+    for hi in 0..sorted.len() {
+        while sorted[hi] - sorted[lo] >= w {
+            lo += 1;
+        }
+        best = best.max(hi - lo + 1);
+    }
+    best
+}
+
+/// A raw HTTP server on 127.0.0.1 that reads each request and closes the first `drops`
+/// connections without answering, then answers `body` with 200. Returns the base URL (with
+/// `/v1`) and the connection counter.
+pub async fn dropping_server(drops: usize, body: Value) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    let body = body.to_string();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let body = body.clone();
+            tokio::spawn(async move {
+                read_request(&mut sock).await;
+                if n < drops {
+                    drop(sock); // connection closed with no response
+                    return;
+                }
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
+                    body.len(),
+                    body
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), count)
+}
+
+async fn read_request(sock: &mut tokio::net::TcpStream) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let Ok(n) = sock.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = find(&buf, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return;
+            }
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
