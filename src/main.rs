@@ -34,6 +34,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Chunk the corpus at every configuration, retrieve, score, and write CSVs.
+    #[command(args_override_self = true)]
     Sweep(SweepArgs),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
