@@ -21,7 +21,14 @@ fn sweep_seed(out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
         .arg(fixture().join("corpus"))
         .arg("--golden")
         .arg(fixture().join("golden.jsonl"))
-        .args(["--strategies", "words,recursive", "--sizes", "16,24", "--overlap", "0.25"])
+        .args([
+            "--strategies",
+            "words,recursive",
+            "--sizes",
+            "16,24",
+            "--overlap",
+            "0.25",
+        ])
         .args(["--k", "2", "--tokenizer", "words", "--quiet", "--out"])
         .arg(out)
         .args(extra)
@@ -37,16 +44,41 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
     let sweep = std::fs::read_to_string(a.join("sweep.csv")).unwrap();
     let header = sweep.lines().next().unwrap();
     for column in [
-        "config_id", "strategy", "chunk_size", "chunk_overlap", "realized_overlap", "prefix",
-        "retriever", "top_k", "n_chunks", "mean_chunk_tokens", "index_tokens", "tokens_per_query",
-        "n_questions", "span_recall", "hit_rate", "coverage", "margin", "mrr", "iou", "precision",
-        "token_recall", "unreachable", "ties_at_k",
+        "config_id",
+        "strategy",
+        "chunk_size",
+        "chunk_overlap",
+        "realized_overlap",
+        "prefix",
+        "retriever",
+        "top_k",
+        "n_chunks",
+        "mean_chunk_tokens",
+        "index_tokens",
+        "tokens_per_query",
+        "n_questions",
+        "span_recall",
+        "hit_rate",
+        "coverage",
+        "margin",
+        "mrr",
+        "iou",
+        "precision",
+        "token_recall",
+        "unreachable",
+        "ties_at_k",
     ] {
-        assert!(header.split(',').any(|c| c == column), "sweep.csv lacks {column}");
+        assert!(
+            header.split(',').any(|c| c == column),
+            "sweep.csv lacks {column}"
+        );
     }
     assert_eq!(sweep.lines().count(), 1 + 4);
     // words at 16 reproduces seed 000's row: 20 chunks, recall 0.625, one tie at k.
-    let row = sweep.lines().find(|l| l.starts_with("words-16-o4-")).unwrap();
+    let row = sweep
+        .lines()
+        .find(|l| l.starts_with("words-16-o4-"))
+        .unwrap();
     assert!(row.contains(",20,"), "{row}");
     assert!(row.contains(",0.625,"), "{row}");
     // Equal inputs give byte-identical per-question CSVs, chunk ids included.
@@ -65,7 +97,10 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["inputs"]["n_documents"], 3);
     assert_eq!(manifest["config"]["sweep"]["top_k"], 2);
-    assert_eq!(manifest["inputs"]["corpus_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(
+        manifest["inputs"]["corpus_sha256"].as_str().unwrap().len(),
+        64
+    );
 }
 
 #[test]
@@ -101,9 +136,12 @@ fn span_not_found_names_file_and_line_and_validate_lists_every_problem() {
     std::fs::write(
         &golden,
         concat!(
-            r#"{"id":"a","question":"ok?","evidence":["600 API requests per minute"]}"#, "\n",
-            r#"{"id":"b","question":"where?","evidence":["this sentence is in no document"]}"#, "\n",
-            r#"{"id":"a","question":"","evidence":[{"doc":"nope.md","text":"x"}]}"#, "\n",
+            r#"{"id":"a","question":"ok?","evidence":["600 API requests per minute"]}"#,
+            "\n",
+            r#"{"id":"b","question":"where?","evidence":["this sentence is in no document"]}"#,
+            "\n",
+            r#"{"id":"a","question":"","evidence":[{"doc":"nope.md","text":"x"}]}"#,
+            "\n",
         ),
     )
     .unwrap();
@@ -116,7 +154,9 @@ fn span_not_found_names_file_and_line_and_validate_lists_every_problem() {
         .arg(&golden)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains(format!("{g}:2: error: question \"b\"")))
+        .stderr(predicate::str::contains(format!(
+            "{g}:2: error: question \"b\""
+        )))
         .stderr(predicate::str::contains("not found in any document"));
     chunksweep()
         .arg("validate")
@@ -127,8 +167,12 @@ fn span_not_found_names_file_and_line_and_validate_lists_every_problem() {
         .assert()
         .code(2)
         .stdout(predicate::str::contains(format!("{g}:2: error:")))
-        .stdout(predicate::str::contains(format!("{g}:3: error: duplicate question id")))
-        .stdout(predicate::str::contains(format!("{g}:3: error: question \"a\" has empty text")))
+        .stdout(predicate::str::contains(format!(
+            "{g}:3: error: duplicate question id"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "{g}:3: error: question \"a\" has empty text"
+        )))
         .stdout(predicate::str::contains("\"nope.md\" is not in the corpus"))
         .stdout(predicate::str::contains("4 error(s)"));
 }
@@ -139,7 +183,9 @@ fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
     let out = dir.path().join("run");
     sweep_seed(&out, &["--overlap", "16"])
         .code(2)
-        .stderr(predicate::str::contains("chunk_overlap 16 must be smaller than chunk_size 16"));
+        .stderr(predicate::str::contains(
+            "chunk_overlap 16 must be smaller than chunk_size 16",
+        ));
     sweep_seed(&out, &["--k", "0"])
         .code(2)
         .stderr(predicate::str::contains("top_k (--k) must be at least 1"));
@@ -189,5 +235,8 @@ fn config_file_is_read_and_flags_win() {
         .success();
     let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(sweep.contains("words-24-o6-none-bm25-k2,"), "{sweep}");
-    assert!(sweep.contains(",1.0,"), "recall@2 at 24 words is 1.00 in seed 000");
+    assert!(
+        sweep.contains(",1.0,"),
+        "recall@2 at 24 words is 1.00 in seed 000"
+    );
 }
