@@ -107,7 +107,7 @@ cmd_setup() {
     log "llama-cpp-python $LLAMA_VERSION [server] already installed (build $LLAMA_KEY)"
   else
     local wheel
-    wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1)"
+    wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1 || true)"
     if [[ -z "$wheel" ]]; then
       log "building llama-cpp-python $LLAMA_VERSION from source (~10 min on 2 cores, once per machine)"
       log "  CMAKE_ARGS=$LLAMA_CMAKE_ARGS"

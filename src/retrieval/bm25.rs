@@ -36,7 +36,7 @@ pub const TERM_PATTERN: &str = "[A-Za-z0-9_.~/-]+";
 
 const ANALYZER: &str = "chunksweep";
 /// Indexing memory per index; tantivy needs at least 15 MB per writer thread.
-const WRITER_BUDGET_BYTES: usize = 64_000_000;
+const WRITER_BUDGET_BYTES: usize = 20_000_000;
 
 /// An in-memory BM25 index over a list of texts; scores come back in text order.
 pub struct Bm25Index {
