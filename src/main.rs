@@ -16,8 +16,10 @@ use chunksweep::chunking::Strategy;
 use chunksweep::config::{ConfigError, ConfigFile, Overrides, SweepConfig};
 use chunksweep::corpus::{self, CorpusError};
 use chunksweep::golden::{self, GoldenError, GoldenFormat, Severity};
+use chunksweep::report::decision::{self, Decision, DecisionError};
 use chunksweep::report::{self, manifest};
-use chunksweep::sweep::{self, Overlap, SweepError, SweepRow};
+use chunksweep::select::{SelectionSettings, StabilityStatus};
+use chunksweep::sweep::{self, Overlap, QuestionRow, SweepError, SweepRow};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[derive(Parser)]
@@ -38,6 +40,30 @@ enum Command {
     Sweep(SweepArgs),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
+    /// Regenerate selection.csv, report.md and sweep.svg from a run folder's CSVs (no re-run).
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Run folder holding sweep.csv, sweep_questions.csv and manifest.json.
+    #[arg(value_name = "RUN_DIR")]
+    run_dir: PathBuf,
+    /// Keep margins >= best − this × |best| (relative; default 0.03 = 3%).
+    #[arg(long, value_name = "RATIO", default_value_t = 0.03)]
+    margin_tolerance: f64,
+    /// Keep span recall@k >= best − this (absolute; default 0.02).
+    #[arg(long, value_name = "RECALL", default_value_t = 0.02)]
+    recall_tolerance: f64,
+    /// Judge candidates, cheapest first (default 3).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    candidates: usize,
+    /// Random halves for the stability check (default 200).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    halves: usize,
+    /// Seed of the halves and the bootstrap (default 42).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -91,6 +117,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sweep(args) => run_sweep(args),
         Command::Validate(args) => run_validate(args),
+        Command::Report(args) => run_report(args),
     };
     match result {
         Ok(code) => code,
@@ -116,6 +143,10 @@ fn exit_code(err: &anyhow::Error) -> u8 {
                         | SweepError::BadOverlap(_)
                         | SweepError::NoQuestions
                 )
+            )
+            || matches!(
+                e.downcast_ref::<DecisionError>(),
+                Some(DecisionError::Read(_) | DecisionError::Select(_))
             )
     });
     if input { 2 } else { 1 }
@@ -240,6 +271,7 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     }
     phases.write_ms = ms_since(t);
     outputs.push("manifest.json".into());
+    outputs.extend(decision::output_names().map(String::from));
     let m = manifest::Manifest {
         tool: "chunksweep",
         version: env!("CARGO_PKG_VERSION"),
@@ -257,6 +289,15 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         outputs,
     };
     manifest::write(&out, &m)?;
+    let rows: Vec<SweepRow> = outcomes.iter().map(|o| o.row.clone()).collect();
+    let questions: Vec<QuestionRow> = outcomes.iter().flat_map(|o| o.questions.clone()).collect();
+    let decided = decision::write_decision(
+        &out,
+        &rows,
+        &questions,
+        Some(&m.command),
+        &SelectionSettings::default(),
+    )?;
 
     if !args.quiet {
         print_summary(&outcomes.iter().map(|o| &o.row).collect::<Vec<_>>());
@@ -267,12 +308,51 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
             started.elapsed().as_secs_f64(),
             out.display()
         );
+        print_decision(&decided);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+fn run_report(args: ReportArgs) -> Result<ExitCode> {
+    let settings = SelectionSettings {
+        margin_tolerance: args.margin_tolerance,
+        recall_tolerance: args.recall_tolerance,
+        candidates: args.candidates,
+        halves: args.halves,
+        seed: args.seed,
+        ..SelectionSettings::default()
+    };
+    let decided = decision::regenerate(&args.run_dir, &settings)?;
+    print_decision(&decided);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_decision(d: &Decision) {
+    let sel = &d.selection;
+    let w = sel.winner();
+    let stability = match sel.stability.status {
+        StabilityStatus::Stable => "stable",
+        StabilityStatus::Indistinguishable => {
+            "indistinguishable from its neighbours; picked on cost"
+        }
+        StabilityStatus::HalvesDisagree => "halves disagree; see the report",
+    };
+    println!(
+        "pick: {} ({:.0} tokens/query, span recall@k {:.3}); won {:.0}% of {} halves: {}",
+        w.config_id,
+        w.tokens_per_query,
+        w.span_recall,
+        sel.stability.winner_share * 100.0,
+        sel.stability.halves,
+        stability
+    );
+    for f in &d.files {
+        println!("wrote {}", f.display());
+    }
 }
 
 /// `results/<UTC yyyymmdd-hhmmss>`, with `-2`, `-3`… appended if that folder exists.

@@ -1,7 +1,12 @@
-//! Run outputs: CSV tables, the chunk dump and the manifest, written into one run folder.
+//! Run outputs: CSV tables, the chunk dump and the manifest, written into one run folder; and
+//! the decision files (selection.csv, report.md, sweep.svg), also regenerated from a run folder.
 
 pub mod csv;
+pub mod decision;
 pub mod manifest;
+pub mod markdown;
+pub mod plot;
+pub mod read;
 
 use std::path::PathBuf;
 

@@ -28,9 +28,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::stats::{self, Interval, McNemar};
+use crate::stats::{self, McNemar};
 use crate::sweep::{QuestionRow, SweepRow};
-use diagnose::{Diagnosis, DiagnosisKind};
+use diagnose::Diagnosis;
 use halves::{QuestionScores, mean_at, split_halves};
 use plateau::{Plateau, PlateauInput, plateau};
 

@@ -1,6 +1,7 @@
 //! Hand-made sweeps where the right pick is known.
 
 use super::*;
+use diagnose::DiagnosisKind;
 
 /// A configuration given by its per-question values.
 pub(crate) struct Fake {

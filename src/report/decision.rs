@@ -1,0 +1,102 @@
+//! Writes the decision files of a run: selection.csv, report.md and the figure (sweep.svg),
+//! either from a sweep just run or from a run folder's CSVs (`chunksweep report`).
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::ReportError;
+use super::plot::{self, PlotError};
+use super::read::{self, ReadError};
+use crate::select::{self, SelectError, Selection, SelectionSettings};
+use crate::sweep::{QuestionRow, SweepRow};
+
+/// File name of the selection table.
+pub const SELECTION_FILE: &str = "selection.csv";
+/// File name of the Markdown report.
+pub const REPORT_FILE: &str = "report.md";
+
+/// Names of the files [`write_decision`] writes, relative to the run folder.
+pub fn output_names() -> [&'static str; 3] {
+    [SELECTION_FILE, REPORT_FILE, plot::PLOT_FILE]
+}
+
+/// Errors while writing the decision.
+#[derive(Debug, Error)]
+pub enum DecisionError {
+    /// The run folder could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The selection could not be made.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// A file could not be written.
+    #[error(transparent)]
+    Write(#[from] ReportError),
+    /// The figure could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// The selection and the files written.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The selection.
+    pub selection: Selection,
+    /// Files written (selection.csv, report.md, sweep.svg).
+    pub files: Vec<PathBuf>,
+}
+
+/// Selects from `rows` and `questions` and writes selection.csv, report.md and sweep.svg into
+/// `dir`. `command` is the sweep's command line (shown under "Reproduce").
+///
+/// # Errors
+/// [`DecisionError`] when the selection fails or a file cannot be written.
+pub fn write_decision(
+    dir: &Path,
+    rows: &[SweepRow],
+    questions: &[QuestionRow],
+    command: Option<&[String]>,
+    settings: &SelectionSettings,
+) -> Result<Decision, DecisionError> {
+    let selection = select::select(rows, questions, settings)?;
+    let csv_path = dir.join(SELECTION_FILE);
+    super::csv::write_rows(&csv_path, &selection.configs)?;
+    let run_name = dir
+        .file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
+    let plot_path = plot::write_plot(dir, &selection, &run_name)?;
+    let md = super::markdown::render(
+        &selection,
+        &run_name,
+        &dir.display().to_string(),
+        command,
+        Some(plot::PLOT_FILE),
+    );
+    let md_path = dir.join(REPORT_FILE);
+    std::fs::write(&md_path, md).map_err(|source| ReportError::Io {
+        path: md_path.clone(),
+        source,
+    })?;
+    Ok(Decision {
+        selection,
+        files: vec![csv_path, md_path, plot_path],
+    })
+}
+
+/// Reads a run folder (sweep.csv, sweep_questions.csv, manifest.json) and rewrites its decision
+/// files without recomputing the sweep.
+///
+/// # Errors
+/// [`DecisionError`] naming the file that is missing, malformed or unwritable.
+pub fn regenerate(dir: &Path, settings: &SelectionSettings) -> Result<Decision, DecisionError> {
+    let run = read::read_run(dir)?;
+    let command = run.command();
+    write_decision(
+        dir,
+        &run.sweep,
+        &run.questions,
+        command.as_deref(),
+        settings,
+    )
+}

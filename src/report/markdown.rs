@@ -1,0 +1,395 @@
+//! report.md: the decision first, then the rule, the table of every configuration, the
+//! diagnoses, the statistics and how to reproduce the run.
+
+use std::fmt::Write as _;
+
+use crate::select::{ConfigSelection, Selection, StabilityStatus, Status};
+
+/// Renders report.md. `run_name` heads the report; `command` is the sweep's command line from
+/// manifest.json (its first element, the program path, is shown as `chunksweep`); `run_dir` is
+/// the folder as the reader should type it; `plot_file` is the figure's file name next to
+/// report.md, if one was drawn.
+pub fn render(
+    sel: &Selection,
+    run_name: &str,
+    run_dir: &str,
+    command: Option<&[String]>,
+    plot_file: Option<&str>,
+) -> String {
+    let mut md = String::new();
+    let s = &sel.settings;
+    let w = sel.winner();
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+
+    let _ = writeln!(md, "# chunksweep report: {run_name}\n");
+    let _ = writeln!(md, "## Decision\n");
+    let _ = writeln!(
+        md,
+        "**Use `{}`: {} chunking at chunk size {} (overlap {}), k = {}, about {:.0} tokens per \
+         query.**\n",
+        w.config_id, w.strategy, w.chunk_size, w.chunk_overlap, w.top_k, w.tokens_per_query
+    );
+    let kept = sel.configs.iter().filter(|c| c.kept).count();
+    if sel.plateau_fallback {
+        let _ = writeln!(
+            md,
+            "- **Plateau:** no configuration had both margin ≥ {:.3} and span recall@k ≥ {:.3}, \
+             so the rule fell back to span recall alone: {} of {} configurations pass the test \
+             (within {} of the best span recall {:.3}), and this is the cheapest of them.",
+            sel.margin_floor,
+            sel.recall_floor,
+            kept,
+            sel.configs.len(),
+            fmt_num(s.recall_tolerance),
+            sel.best_span_recall
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "- **Plateau:** {} of {} configurations pass both tests, margin ≥ {:.3} (best {:.3} − \
+             {}% of |best|) and span recall@k ≥ {:.3} (best {:.3} − {}); this is the cheapest of \
+             them in tokens per query.",
+            kept,
+            sel.configs.len(),
+            sel.margin_floor,
+            sel.best_margin,
+            fmt_num(s.margin_tolerance * 100.0),
+            sel.recall_floor,
+            sel.best_span_recall,
+            fmt_num(s.recall_tolerance)
+        );
+    }
+    if let Some(peak) = peak(sel)
+        && peak.config_id != w.config_id
+    {
+        let _ = writeln!(
+            md,
+            "- **Not the peak:** the best margin is `{}` ({:.3}, span recall@k {:.3}) at {:.0} \
+             tokens per query, {:.1}× the pick's cost.",
+            peak.config_id,
+            peak.margin,
+            peak.span_recall,
+            peak.tokens_per_query,
+            peak.tokens_per_query / w.tokens_per_query.max(f64::MIN_POSITIVE)
+        );
+    }
+    let st = &sel.stability;
+    let other = &sel.configs[st.most_wins];
+    match st.status {
+        StabilityStatus::Stable => {
+            let _ = writeln!(
+                md,
+                "- **Stable:** the same rule picks it on {} of {} random halves of the golden set \
+                 ({} questions each; at least {} needed).",
+                pct(st.winner_share),
+                st.halves,
+                st.half_size,
+                pct(s.stable_share)
+            );
+        }
+        StabilityStatus::Indistinguishable => {
+            let _ = writeln!(
+                md,
+                "- **Indistinguishable at this sample size:** no configuration is picked on at \
+                 least {} of {} random halves ({} questions each): this pick wins {}{}. The \
+                 configurations inside the plateau cannot be told apart with {} questions, so \
+                 the pick is made on cost: the cheapest inside the plateau.",
+                pct(s.stable_share),
+                st.halves,
+                st.half_size,
+                pct(st.winner_share),
+                if st.most_wins != sel.winner {
+                    format!(", `{}` wins {}", other.config_id, pct(st.most_wins_share))
+                } else {
+                    String::new()
+                },
+                sel.n_questions
+            );
+        }
+        StabilityStatus::HalvesDisagree => {
+            let _ = writeln!(
+                md,
+                "- **Halves disagree with the full set:** `{}` is picked on {} of {} random \
+                 halves, this configuration on only {}. The full set's pick is kept, but treat \
+                 the two as indistinguishable and let the judge stage decide.",
+                other.config_id,
+                pct(st.most_wins_share),
+                st.halves,
+                pct(st.winner_share)
+            );
+        }
+    }
+    let _ = writeln!(
+        md,
+        "- **Quality of the pick [{}% CI]:** span recall@k {}, hit@k {}, coverage@k {}, \
+         margin {}.",
+        fmt_num(s.confidence * 100.0),
+        with_ci(w.span_recall, w.span_recall_lo, w.span_recall_hi),
+        with_ci(w.hit_rate, w.hit_rate_lo, w.hit_rate_hi),
+        with_ci(w.coverage, w.coverage_lo, w.coverage_hi),
+        with_ci(w.margin, w.margin_lo, w.margin_hi)
+    );
+    let cands: Vec<String> = sel
+        .candidates
+        .iter()
+        .map(|&i| {
+            let c = &sel.configs[i];
+            format!("`{}` ({:.0} tokens/query)", c.config_id, c.tokens_per_query)
+        })
+        .collect();
+    let _ = writeln!(
+        md,
+        "- **Judge candidates** (cheapest first): {}.",
+        cands.join(", ")
+    );
+    if sel.diagnoses.is_empty() {
+        let _ = writeln!(md, "- **Diagnoses:** none.");
+    } else {
+        let names: Vec<&str> = sel.diagnoses.iter().map(|d| d.kind.title()).collect();
+        let _ = writeln!(
+            md,
+            "- **Diagnoses:** {} (see below).",
+            names.join("; ").to_lowercase()
+        );
+    }
+    md.push('\n');
+    if let Some(file) = plot_file {
+        let _ = writeln!(
+            md,
+            "![span recall@k, coverage@k, margin and tokens per query against chunk size]({file})\n"
+        );
+    }
+
+    let _ = writeln!(md, "## The rule\n");
+    let _ = writeln!(
+        md,
+        "1. **Plateau, not the peak.** Keep every configuration whose margin ≥ best margin − \
+         {m}% × |best margin| (relative to the magnitude, since margins can be negative) **and** \
+         whose span recall@k ≥ best span recall@k − {r} (both inclusive; bests over all {n} \
+         configurations). If none passes both, keep those that pass the recall test.\n\
+         2. **Cheapest first.** Rank the kept configurations by tokens per query (k × mean chunk \
+         tokens), then by smaller chunk size, then by id. Rank 1 is the pick; ranks 1–{c} are \
+         the judge stage's candidates.\n\
+         3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), recompute \
+         every configuration's span recall@k and margin on each half from sweep_questions.csv, \
+         and apply rules 1–2 to all configurations. The pick is stable when it wins at least \
+         {stable} of the halves; otherwise the sizes are indistinguishable at this sample size \
+         and the pick stands on cost alone.\n",
+        m = fmt_num(s.margin_tolerance * 100.0),
+        r = fmt_num(s.recall_tolerance),
+        n = sel.configs.len(),
+        c = s.candidates,
+        h = s.halves,
+        seed = s.seed,
+        stable = pct(s.stable_share),
+    );
+
+    let _ = writeln!(md, "## Configurations\n");
+    let _ = writeln!(
+        md,
+        "Intervals are {conf}%: bootstrap over questions for span recall@k, coverage@k and the \
+         margin; Wilson for hit@k. *Wins* is the share of random halves on which the \
+         configuration is the pick. *vs pick* is the exact McNemar test on hit@k against the \
+         pick, paired on the same questions: b = pick hit and this missed, c = this hit and the \
+         pick missed; p ≥ 0.05 means the sweep cannot tell the two apart on hit@k.\n",
+        conf = fmt_num(s.confidence * 100.0)
+    );
+    let _ = writeln!(
+        md,
+        "| rank | configuration | tokens/query | span recall@k | hit@k | coverage@k | margin | \
+         wins | vs pick (b/c, p) | verdict |"
+    );
+    let _ = writeln!(md, "|---:|---|---:|---|---|---|---|---:|---|---|");
+    let mut rows: Vec<&ConfigSelection> = sel.configs.iter().collect();
+    rows.sort_by_key(|c| (c.rank.is_none(), c.rank));
+    for c in rows {
+        let status = match c.status {
+            Status::Winner => "**pick**",
+            Status::Candidate => "candidate",
+            Status::Kept => "kept",
+            Status::Dropped => "dropped",
+        };
+        let vs = match (c.mcnemar_b, c.mcnemar_c, c.mcnemar_p) {
+            (Some(b), Some(cc), Some(p)) => format!("{b}/{cc}, p {}", fmt_p(p)),
+            _ => "—".into(),
+        };
+        let reason = c
+            .reason
+            .strip_prefix("dropped: ")
+            .unwrap_or(&c.reason)
+            .replace('|', "\\|");
+        let _ = writeln!(
+            md,
+            "| {} | `{}` | {:.0} | {} | {} | {} | {} | {} | {} | {}: {} |",
+            c.rank.map_or("—".into(), |r| r.to_string()),
+            c.config_id,
+            c.tokens_per_query,
+            with_ci(c.span_recall, c.span_recall_lo, c.span_recall_hi),
+            with_ci(c.hit_rate, c.hit_rate_lo, c.hit_rate_hi),
+            with_ci(c.coverage, c.coverage_lo, c.coverage_hi),
+            with_ci(c.margin, c.margin_lo, c.margin_hi),
+            pct(c.win_share),
+            vs,
+            status,
+            reason
+        );
+    }
+    md.push('\n');
+
+    let _ = writeln!(md, "## Diagnoses\n");
+    if sel.diagnoses.is_empty() {
+        let _ = writeln!(
+            md,
+            "None triggered: at least {} questions, no configuration with coverage − span recall \
+             > {}, the curve is not flat within the pick's intervals, and the pick does not \
+             change with the question type.\n",
+            s.min_questions,
+            fmt_num(s.boundary_gap)
+        );
+    }
+    for d in &sel.diagnoses {
+        let _ = writeln!(md, "### {}\n", d.kind.title());
+        let _ = writeln!(md, "{}.\n", capitalise(&d.evidence));
+        let _ = writeln!(md, "**What to do:** {}.\n", d.advice);
+    }
+
+    if !sel.by_type.is_empty() {
+        let _ = writeln!(md, "## Pick by question type\n");
+        let _ = writeln!(
+            md,
+            "The same rule applied to each question type with at least {} questions \
+             (halves are not drawn per type).\n",
+            s.min_type_questions
+        );
+        let _ = writeln!(
+            md,
+            "| question type | questions | pick | its span recall@k | its margin | overall pick's span recall@k |"
+        );
+        let _ = writeln!(md, "|---|---:|---|---:|---:|---:|");
+        for t in &sel.by_type {
+            let _ = writeln!(
+                md,
+                "| {} | {} | `{}` | {:.3} | {:.3} | {:.3} |",
+                t.question_type,
+                t.n_questions,
+                sel.configs[t.winner].config_id,
+                t.span_recall,
+                t.margin,
+                t.overall_pick_span_recall
+            );
+        }
+        md.push('\n');
+    }
+
+    let _ = writeln!(md, "## Reproduce\n");
+    let _ = writeln!(md, "```sh");
+    match command {
+        Some(args) if !args.is_empty() => {
+            let line: Vec<String> = std::iter::once("chunksweep".to_string())
+                .chain(args[1..].iter().map(|a| shell_quote(a)))
+                .collect();
+            let _ = writeln!(md, "{}", line.join(" "));
+        }
+        _ => {
+            let _ = writeln!(md, "# (no manifest.json: the sweep command is unknown)");
+        }
+    }
+    let _ = writeln!(
+        md,
+        "# regenerate selection.csv, report.md and the figure from the CSVs, without re-running:"
+    );
+    let _ = writeln!(md, "chunksweep report {}", shell_quote(run_dir));
+    let _ = writeln!(md, "```\n");
+    let _ = writeln!(
+        md,
+        "Selection settings: margin tolerance {}%, recall tolerance {}, {} candidates, {} halves, \
+         seed {}, stable at {}, {}% intervals with {} bootstrap resamples, diagnoses at < {} \
+         questions and coverage − recall > {}.",
+        fmt_num(s.margin_tolerance * 100.0),
+        fmt_num(s.recall_tolerance),
+        s.candidates,
+        s.halves,
+        s.seed,
+        pct(s.stable_share),
+        fmt_num(s.confidence * 100.0),
+        s.bootstrap_resamples,
+        s.min_questions,
+        fmt_num(s.boundary_gap)
+    );
+    md
+}
+
+/// The configuration with the best margin (ties: higher span recall, then cheaper).
+fn peak(sel: &Selection) -> Option<&ConfigSelection> {
+    sel.configs.iter().max_by(|a, b| {
+        a.margin
+            .total_cmp(&b.margin)
+            .then(a.span_recall.total_cmp(&b.span_recall))
+            .then(b.tokens_per_query.total_cmp(&a.tokens_per_query))
+    })
+}
+
+/// A number with up to four decimals, trailing zeros dropped.
+fn fmt_num(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A p-value with its relation: "= 0.039", or "< 0.001".
+fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
+/// A value with its interval: `0.950 [0.875, 1.000]`.
+fn with_ci(x: f64, lo: f64, hi: f64) -> String {
+    format!("{x:.3} [{lo:.3}, {hi:.3}]")
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Quotes `arg` for a POSIX shell when it holds anything but plain path characters.
+fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./,:=@+-".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting_only_when_needed() {
+        assert_eq!(shell_quote("--sizes"), "--sizes");
+        assert_eq!(shell_quote("64,128"), "64,128");
+        assert_eq!(shell_quote("my corpus"), "'my corpus'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn numbers_drop_trailing_zeros() {
+        assert_eq!(fmt_num(3.0000000000000004), "3");
+        assert_eq!(fmt_num(0.02), "0.02");
+        assert_eq!(fmt_num(2.5), "2.5");
+        assert_eq!(fmt_p(0.0386), "= 0.039");
+        assert_eq!(with_ci(-0.4, -0.59, -0.3), "-0.400 [-0.590, -0.300]");
+        assert_eq!(fmt_p(0.0001), "< 0.001");
+    }
+}

@@ -1,0 +1,248 @@
+//! The sweep figure (plotters, SVG backend): four panels against chunk size, one line per
+//! strategy: span recall@k with its 95% bootstrap interval, coverage@k, the margin (with its
+//! interval), and tokens per query, so quality and cost are read off one figure. The pick is
+//! ringed in black.
+//!
+//! Only SVG is written: the SVG backend needs no font files (text stays text), while PNG would
+//! need the `ttf` feature and system fonts (see notes/crates.md). Convert with
+//! `rsvg-convert -o sweep.png sweep.svg` when a raster is needed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use thiserror::Error;
+
+use crate::select::{ConfigSelection, Selection};
+
+/// File name of the figure, next to report.md.
+pub const PLOT_FILE: &str = "sweep.svg";
+
+/// Figure size in pixels (width, height).
+pub const FIGURE_SIZE: (u32, u32) = (1280, 900);
+
+/// A figure could not be drawn or written.
+#[derive(Debug, Error)]
+#[error("cannot draw {path}: {message}")]
+pub struct PlotError {
+    /// The file.
+    pub path: PathBuf,
+    /// What plotters reported.
+    pub message: String,
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// One panel: a title, a y-axis label, the value and its optional interval.
+struct Panel {
+    title: &'static str,
+    y_desc: &'static str,
+    value: fn(&ConfigSelection) -> f64,
+    interval: Option<fn(&ConfigSelection) -> (f64, f64)>,
+    /// Fixed y range, or None to fit the data.
+    range: Option<(f64, f64)>,
+    /// Where the legend goes (away from where the curves usually are).
+    legend: SeriesLabelPosition,
+}
+
+fn panels() -> [Panel; 4] {
+    [
+        Panel {
+            title: "span recall@k (95% bootstrap CI)",
+            y_desc: "span recall@k",
+            value: |c| c.span_recall,
+            interval: Some(|c| (c.span_recall_lo, c.span_recall_hi)),
+            range: Some((0.0, 1.0)),
+            legend: SeriesLabelPosition::LowerRight,
+        },
+        Panel {
+            title: "coverage@k (95% bootstrap CI)",
+            y_desc: "coverage@k",
+            value: |c| c.coverage,
+            interval: Some(|c| (c.coverage_lo, c.coverage_hi)),
+            range: Some((0.0, 1.0)),
+            legend: SeriesLabelPosition::LowerRight,
+        },
+        Panel {
+            title: "margin (95% bootstrap CI)",
+            y_desc: "normalised margin",
+            value: |c| c.margin,
+            interval: Some(|c| (c.margin_lo, c.margin_hi)),
+            range: None,
+            legend: SeriesLabelPosition::LowerRight,
+        },
+        Panel {
+            title: "cost: tokens per query (k × mean chunk tokens)",
+            y_desc: "tokens per query",
+            value: |c| c.tokens_per_query,
+            interval: None,
+            range: None,
+            legend: SeriesLabelPosition::UpperLeft,
+        },
+    ]
+}
+
+fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
+    PlotError {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Draws the figure for `selection` into `dir/sweep.svg` and returns its path.
+/// `title` heads the figure (e.g. the run folder's name).
+///
+/// # Errors
+/// [`PlotError`] when plotters cannot draw or write the file.
+pub fn write_plot(dir: &Path, selection: &Selection, title: &str) -> Result<PathBuf, PlotError> {
+    let path = dir.join(PLOT_FILE);
+    draw(&path, selection, title)?;
+    Ok(path)
+}
+
+fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
+    // Strategies in first-appearance order, each with its configurations sorted by size.
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_strategy: BTreeMap<&str, Vec<&ConfigSelection>> = BTreeMap::new();
+    for c in &sel.configs {
+        if !order.contains(&c.strategy.as_str()) {
+            order.push(&c.strategy);
+        }
+        by_strategy.entry(&c.strategy).or_default().push(c);
+    }
+    for v in by_strategy.values_mut() {
+        v.sort_by_key(|c| c.chunk_size);
+    }
+    let sizes: Vec<f64> = {
+        let mut s: Vec<usize> = sel.configs.iter().map(|c| c.chunk_size.max(1)).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.into_iter().map(|x| (x as f64).log2()).collect()
+    };
+    let (x_lo, x_hi) = (sizes[0] - 0.35, sizes[sizes.len() - 1] + 0.35);
+    // Strategies are offset slightly along x so their intervals do not hide each other.
+    let n_strat = order.len() as f64;
+    let offset = |j: usize| 0.06 * (j as f64 - (n_strat - 1.0) / 2.0);
+
+    let root = SVGBackend::new(path, FIGURE_SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(path, e))?;
+    let w = sel.winner();
+    let heading = format!(
+        "{title}: pick {} ({} tokens/query), {} questions",
+        w.config_id,
+        w.tokens_per_query.round(),
+        sel.n_questions
+    );
+    let root = root
+        .titled(&heading, ("sans-serif", 22))
+        .map_err(|e| err(path, e))?;
+    let areas = root.split_evenly((2, 2));
+    for (area, panel) in areas.iter().zip(panels()) {
+        let (y_lo, y_hi) = match panel.range {
+            Some(r) => r,
+            None => {
+                let mut lo = f64::INFINITY;
+                let mut hi = f64::NEG_INFINITY;
+                for c in &sel.configs {
+                    let (a, b) = panel
+                        .interval
+                        .map_or(((panel.value)(c), (panel.value)(c)), |f| f(c));
+                    lo = lo.min(a).min((panel.value)(c));
+                    hi = hi.max(b).max((panel.value)(c));
+                }
+                if panel.interval.is_none() {
+                    lo = lo.min(0.0);
+                }
+                let pad = ((hi - lo) * 0.08).max(1e-3);
+                (lo - pad, hi + pad)
+            }
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(panel.title, ("sans-serif", 17))
+            .margin(14)
+            .x_label_area_size(42)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+            .map_err(|e| err(path, e))?;
+        chart
+            .configure_mesh()
+            .x_desc("chunk size (tokens, log scale)")
+            .x_labels(sizes.len() + 2)
+            .y_desc(panel.y_desc)
+            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .y_label_formatter(&|y| {
+                if y_hi - y_lo > 50.0 {
+                    format!("{y:.0}")
+                } else if y.abs() < 5e-3 {
+                    "0.00".to_string()
+                } else {
+                    format!("{y:.2}")
+                }
+            })
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(|e| err(path, e))?;
+        for (j, strategy) in order.iter().enumerate() {
+            let color = COLORS[j % COLORS.len()];
+            let points: Vec<(f64, f64)> = by_strategy[strategy]
+                .iter()
+                .map(|c| {
+                    (
+                        (c.chunk_size.max(1) as f64).log2() + offset(j),
+                        (panel.value)(c),
+                    )
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                .map_err(|e| err(path, e))?
+                .label(*strategy)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(|e| err(path, e))?;
+            if let Some(interval) = panel.interval {
+                chart
+                    .draw_series(by_strategy[strategy].iter().map(|c| {
+                        let x = (c.chunk_size.max(1) as f64).log2() + offset(j);
+                        let (lo, hi) = interval(c);
+                        PathElement::new(vec![(x, lo), (x, hi)], color.mix(0.7).stroke_width(1))
+                    }))
+                    .map_err(|e| err(path, e))?;
+            }
+        }
+        // Ring the pick.
+        let j = order
+            .iter()
+            .position(|s| *s == w.strategy)
+            .unwrap_or_default();
+        let pick = (
+            (w.chunk_size.max(1) as f64).log2() + offset(j),
+            (panel.value)(w),
+        );
+        chart
+            .draw_series(std::iter::once(Circle::new(pick, 9, BLACK.stroke_width(2))))
+            .map_err(|e| err(path, e))?
+            .label("pick")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .position(panel.legend)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(|e| err(path, e))?;
+    }
+    root.present().map_err(|e| err(path, e))?;
+    Ok(())
+}

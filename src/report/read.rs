@@ -1,0 +1,111 @@
+//! Reading a run folder back: sweep.csv, sweep_questions.csv and manifest.json, so the decision
+//! can be regenerated without recomputing the sweep (`chunksweep report results/<run-id>`).
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+use crate::sweep::{QuestionRow, SweepRow};
+
+/// Errors while reading a run folder.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    /// A required file is missing.
+    #[error("{path} not found: is this a chunksweep run folder?")]
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A CSV file could not be read or a row did not parse.
+    #[error("cannot read {path}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error (it names the line).
+        #[source]
+        source: ::csv::Error,
+    },
+    /// manifest.json could not be read or parsed.
+    #[error("cannot read {path}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A file could not be opened.
+    #[error("cannot read {path}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a run folder holds for the decision.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// Rows of sweep.csv.
+    pub sweep: Vec<SweepRow>,
+    /// Rows of sweep_questions.csv.
+    pub questions: Vec<QuestionRow>,
+    /// manifest.json, when present.
+    pub manifest: Option<serde_json::Value>,
+}
+
+impl RunData {
+    /// The command line recorded in the manifest (`command`, one string per argument).
+    pub fn command(&self) -> Option<Vec<String>> {
+        let args = self.manifest.as_ref()?.get("command")?.as_array()?;
+        args.iter()
+            .map(|a| a.as_str().map(str::to_string))
+            .collect()
+    }
+}
+
+/// Reads every row of the CSV file at `path`.
+///
+/// # Errors
+/// [`ReadError::Missing`] when the file does not exist, [`ReadError::Csv`] naming the file (and
+/// the csv crate's line) otherwise.
+pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReadError> {
+    if !path.exists() {
+        return Err(ReadError::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    let err = |source| ReadError::Csv {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = ::csv::Reader::from_path(path).map_err(err)?;
+    reader.deserialize().collect::<Result<_, _>>().map_err(err)
+}
+
+/// Reads `dir/sweep.csv`, `dir/sweep_questions.csv` and, if present, `dir/manifest.json`.
+///
+/// # Errors
+/// [`ReadError`] naming the file that is missing or malformed.
+pub fn read_run(dir: &Path) -> Result<RunData, ReadError> {
+    let sweep = read_rows(&dir.join("sweep.csv"))?;
+    let questions = read_rows(&dir.join("sweep_questions.csv"))?;
+    let path = dir.join("manifest.json");
+    let manifest = if path.exists() {
+        let text = std::fs::read_to_string(&path).map_err(|source| ReadError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Some(serde_json::from_str(&text).map_err(|source| ReadError::Json { path, source })?)
+    } else {
+        None
+    };
+    Ok(RunData {
+        sweep,
+        questions,
+        manifest,
+    })
+}
