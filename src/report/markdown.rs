@@ -91,18 +91,14 @@ pub fn render(
             let _ = writeln!(
                 md,
                 "- **Indistinguishable at this sample size:** no configuration is picked on at \
-                 least {} of {} random halves ({} questions each): this pick wins {}{}. The \
-                 configurations inside the plateau cannot be told apart with {} questions, so \
-                 the pick is made on cost: the cheapest inside the plateau.",
+                 least {} of {} random halves ({} questions each): this pick wins {}{}. With {} \
+                 questions the sweep cannot separate these configurations, so the pick rests on \
+                 cost: it is the cheapest configuration inside the full set's plateau.",
                 pct(s.stable_share),
                 st.halves,
                 st.half_size,
                 pct(st.winner_share),
-                if st.most_wins != sel.winner {
-                    format!(", `{}` wins {}", other.config_id, pct(st.most_wins_share))
-                } else {
-                    String::new()
-                },
+                runners_up(sel),
                 sel.n_questions
             );
         }
@@ -317,6 +313,23 @@ pub fn render(
         fmt_num(s.boundary_gap)
     );
     md
+}
+
+/// ", `a` wins 30%, `b` wins 12%": the other configurations that won at least 5% of the halves,
+/// most wins first.
+fn runners_up(sel: &Selection) -> String {
+    let mut others: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i != sel.winner && c.win_share >= 0.05)
+        .map(|(_, c)| c)
+        .collect();
+    others.sort_by(|a, b| b.win_share.total_cmp(&a.win_share));
+    others
+        .iter()
+        .map(|c| format!(", `{}` wins {:.0}%", c.config_id, c.win_share * 100.0))
+        .collect()
 }
 
 /// The configuration with the best margin (ties: higher span recall, then cheaper).

@@ -40,12 +40,15 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
+/// Reads a value's interval `(lo, hi)` from a configuration.
+type IntervalOf = fn(&ConfigSelection) -> (f64, f64);
+
 /// One panel: a title, a y-axis label, the value and its optional interval.
 struct Panel {
     title: &'static str,
     y_desc: &'static str,
     value: fn(&ConfigSelection) -> f64,
-    interval: Option<fn(&ConfigSelection) -> (f64, f64)>,
+    interval: Option<IntervalOf>,
     /// Fixed y range, or None to fit the data.
     range: Option<(f64, f64)>,
     /// Where the legend goes (away from where the curves usually are).

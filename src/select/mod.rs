@@ -284,12 +284,16 @@ struct Columns {
     spans: u64,
 }
 
+/// Question ids and types in the shared order, and each configuration's columns in that order.
+struct Aligned {
+    ids: Vec<String>,
+    types: Vec<String>,
+    columns: Vec<Columns>,
+}
+
 /// Groups the per-question rows by configuration and aligns them on the first configuration's
 /// question order.
-fn align(
-    rows: &[SweepRow],
-    questions: &[QuestionRow],
-) -> Result<(Vec<String>, Vec<String>, Vec<Columns>), SelectError> {
+fn align(rows: &[SweepRow], questions: &[QuestionRow]) -> Result<Aligned, SelectError> {
     let mut by_config: HashMap<&str, Vec<&QuestionRow>> = HashMap::new();
     for q in questions {
         by_config.entry(q.config_id.as_str()).or_default().push(q);
@@ -348,7 +352,11 @@ fn align(
             spans: qs.iter().map(|q| q.n_spans as u64).sum(),
         });
     }
-    Ok((ids, types, columns))
+    Ok(Aligned {
+        ids,
+        types,
+        columns,
+    })
 }
 
 fn fmt3(x: f64) -> String {
@@ -379,7 +387,11 @@ pub fn select(
     if rows.is_empty() {
         return Err(SelectError::NoConfigurations);
     }
-    let (ids, types, columns) = align(rows, questions)?;
+    let Aligned {
+        ids,
+        types,
+        columns,
+    } = align(rows, questions)?;
     let n = ids.len();
     let all: Vec<usize> = (0..n).collect();
 

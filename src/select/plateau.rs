@@ -162,8 +162,8 @@ mod tests {
         assert_eq!(p.rank_of(1), None);
         assert!(!p.fallback);
         // 128 fails on margin only; 64 on both.
-        assert_eq!(p.margin_ok[1], false);
-        assert_eq!(p.recall_ok[1], true);
+        assert!(!p.margin_ok[1]);
+        assert!(p.recall_ok[1]);
     }
 
     #[test]

@@ -1,0 +1,179 @@
+//! The decision files end to end: `chunksweep sweep` writes selection.csv, report.md and
+//! sweep.svg; `chunksweep report` regenerates the same bytes from the run's CSVs; settings given
+//! to `report` show in the report; a folder that is not a run is a usage error.
+//!
+//! The run is seed 000's toy corpus (8 questions, `words` strategy, overlap 25%, k = 2). There,
+//! sizes 24, 48 and 64 all reach recall 1.00, but only 48 (margin 0.442) and 64 (0.398) are near
+//! the best margin, and 64's 0.398 is below the 3% floor 0.429, so the pick is 48.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000")
+}
+
+fn chunksweep() -> Command {
+    Command::cargo_bin("chunksweep").unwrap()
+}
+
+fn sweep(out: &Path) {
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args(["--strategies", "words", "--sizes", "8,12,16,24,32,48,64"])
+        .args(["--overlap", "0.25", "--k", "2", "--tokenizer", "words"])
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "pick: words-48-o12-none-bm25-k2 (91 tokens/query, span recall@k 1.000)",
+        ));
+}
+
+fn records(path: &Path) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let rows = reader.records().map(Result::unwrap).collect();
+    (header, rows)
+}
+
+#[test]
+fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    sweep(&run);
+
+    // selection.csv: one row per configuration, flat columns, exactly one winner.
+    let (header, rows) = records(&run.join("selection.csv"));
+    for column in [
+        "config_id",
+        "status",
+        "kept",
+        "rank",
+        "reason",
+        "win_share",
+        "span_recall_lo",
+        "span_recall_hi",
+        "hit_rate_lo",
+        "hit_rate_hi",
+        "coverage_lo",
+        "margin_hi",
+        "mcnemar_p",
+    ] {
+        assert!(header.iter().any(|h| h == column), "no column {column}");
+    }
+    assert_eq!(rows.len(), 7);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let winners: Vec<&str> = rows
+        .iter()
+        .filter(|r| &r[col("status")] == "winner")
+        .map(|r| &r[col("config_id")])
+        .collect();
+    assert_eq!(winners, ["words-48-o12-none-bm25-k2"]);
+    // 24 reaches recall 1.00 but is dropped on the margin, with its numbers.
+    let r24 = &rows[3];
+    assert_eq!(&r24[col("status")], "dropped");
+    assert!(
+        r24[col("reason")].starts_with("dropped: margin 0.128 < floor 0.429 (best 0.442"),
+        "{}",
+        &r24[col("reason")]
+    );
+    // Win shares are shares of the same 200 halves.
+    let total: f64 = rows
+        .iter()
+        .map(|r| r[col("win_share")].parse::<f64>().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-9, "{total}");
+
+    // report.md: the decision first, and the command from the manifest.
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let decision = md.find("## Decision").unwrap();
+    let table = md.find("## Configurations").unwrap();
+    assert!(decision < table);
+    assert!(md[decision..table].contains("**Use `words-48-o12-none-bm25-k2`"));
+    // 8 questions: the pick wins only about half of the halves, and the report says so.
+    assert!(md.contains("**Indistinguishable at this sample size:**"));
+    assert!(md.contains("### Too few questions\n\n8 questions (< 30)"));
+    assert!(md.contains("chunksweep sweep --corpus "));
+    assert!(md.contains("![span recall@k, coverage@k, margin and tokens per query"));
+
+    // The figure is SVG text with the panel titles in it.
+    let svg = std::fs::read_to_string(run.join("sweep.svg")).unwrap();
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains("span recall@k (95% bootstrap CI)"));
+    assert!(svg.contains("tokens per query"));
+
+    // The manifest lists the decision files.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    let outputs = manifest["outputs"].as_array().unwrap();
+    for f in ["selection.csv", "report.md", "sweep.svg"] {
+        assert!(outputs.iter().any(|o| o == f), "manifest lacks {f}");
+    }
+
+    // `report` regenerates the same bytes without the sweep.
+    let before: Vec<Vec<u8>> = ["selection.csv", "report.md", "sweep.svg"]
+        .iter()
+        .map(|f| std::fs::read(run.join(f)).unwrap())
+        .collect();
+    for f in ["selection.csv", "report.md", "sweep.svg"] {
+        std::fs::remove_file(run.join(f)).unwrap();
+    }
+    chunksweep()
+        .arg("report")
+        .arg(&run)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pick: words-48-o12-none-bm25-k2"));
+    let after: Vec<Vec<u8>> = ["selection.csv", "report.md", "sweep.svg"]
+        .iter()
+        .map(|f| std::fs::read(run.join(f)).unwrap())
+        .collect();
+    assert!(
+        before == after,
+        "report did not reproduce the sweep's files"
+    );
+}
+
+#[test]
+fn report_settings_show_in_the_report_and_can_change_the_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    sweep(&run);
+    // An 80% margin tolerance (floor 0.088) and a 0.3 recall tolerance (floor 0.7) let 24
+    // (margin 0.128, recall 1.0, 43 tokens/query) and 32 (0.129, 0.75, 59) in: 24 is cheapest.
+    chunksweep()
+        .args([
+            "report",
+            "--margin-tolerance",
+            "0.8",
+            "--recall-tolerance",
+            "0.3",
+        ])
+        .args(["--halves", "50", "--seed", "7"])
+        .arg(&run)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pick: words-24-o6-none-bm25-k2"));
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("Draw 50 random halves of the questions (seed 7)"));
+    assert!(md.contains("margin tolerance 80%, recall tolerance 0.3"));
+}
+
+#[test]
+fn report_on_a_folder_without_a_sweep_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    chunksweep()
+        .arg("report")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sweep.csv not found"));
+}
