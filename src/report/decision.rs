@@ -59,20 +59,38 @@ pub fn write_decision(
     command: Option<&[String]>,
     settings: &SelectionSettings,
 ) -> Result<Decision, DecisionError> {
+    write_labelled(
+        dir,
+        &dir.display().to_string(),
+        rows,
+        questions,
+        command,
+        settings,
+    )
+}
+
+/// [`write_decision`] with the run folder shown as `label` in the report (the folder's name
+/// heads the report; `label` appears in the `chunksweep report` line), so a report regenerated
+/// from another working directory is byte-identical.
+fn write_labelled(
+    dir: &Path,
+    label: &str,
+    rows: &[SweepRow],
+    questions: &[QuestionRow],
+    command: Option<&[String]>,
+    settings: &SelectionSettings,
+) -> Result<Decision, DecisionError> {
     let selection = select::select(rows, questions, settings)?;
     let csv_path = dir.join(SELECTION_FILE);
     super::csv::write_rows(&csv_path, &selection.configs)?;
-    let run_name = dir
+    let named = Path::new(label);
+    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let run_name = named
         .file_name()
-        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
+        .or_else(|| absolute.file_name())
+        .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into());
     let plot_path = plot::write_plot(dir, &selection, &run_name)?;
-    let md = super::markdown::render(
-        &selection,
-        &run_name,
-        &dir.display().to_string(),
-        command,
-        Some(plot::PLOT_FILE),
-    );
+    let md = super::markdown::render(&selection, &run_name, label, command, Some(plot::PLOT_FILE));
     let md_path = dir.join(REPORT_FILE);
     std::fs::write(&md_path, md).map_err(|source| ReportError::Io {
         path: md_path.clone(),
@@ -85,15 +103,22 @@ pub fn write_decision(
 }
 
 /// Reads a run folder (sweep.csv, sweep_questions.csv, manifest.json) and rewrites its decision
-/// files without recomputing the sweep.
+/// files without recomputing the sweep. The folder is shown as the sweep's `--out` recorded in the
+/// manifest when there is one, so the result does not depend on how `dir` was typed.
 ///
 /// # Errors
 /// [`DecisionError`] naming the file that is missing, malformed or unwritable.
 pub fn regenerate(dir: &Path, settings: &SelectionSettings) -> Result<Decision, DecisionError> {
     let run = read::read_run(dir)?;
     let command = run.command();
-    write_decision(
+    let label = run
+        .manifest
+        .as_ref()
+        .and_then(|m| m.get("config")?.get("out")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| dir.display().to_string());
+    write_labelled(
         dir,
+        &label,
         &run.sweep,
         &run.questions,
         command.as_deref(),

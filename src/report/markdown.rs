@@ -237,7 +237,8 @@ pub fn render(
         let _ = writeln!(
             md,
             "None triggered: at least {} questions, no configuration with coverage − span recall \
-             > {}, the curve is not flat within the pick's intervals, and the pick does not \
+             > {}, the pick is not at an edge of the grid with the curve still improving, the \
+             curve is not flat within the pick's intervals, and the pick's chunk size does not \
              change with the question type.\n",
             s.min_questions,
             fmt_num(s.boundary_gap)

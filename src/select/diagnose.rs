@@ -15,6 +15,9 @@
 //!   the differences seen are likely noise.
 //! - **plateau fallback**: no configuration passed both plateau tests (see
 //!   [`super::plateau`]).
+//! - **edge of the grid**: the pick is at the largest (or smallest) chunk size swept while its
+//!   strategy's span recall or margin still improves towards that edge: the best size may lie
+//!   outside the grid, so extend `--sizes` before trusting the pick.
 
 use serde::Serialize;
 
@@ -32,6 +35,8 @@ pub enum DiagnosisKind {
     TooFewQuestions,
     /// The plateau's two tests had no configuration in common.
     PlateauFallback,
+    /// The pick is at the edge of the swept sizes and the curve still improves towards it.
+    EdgeOfGrid,
 }
 
 impl DiagnosisKind {
@@ -43,6 +48,7 @@ impl DiagnosisKind {
             DiagnosisKind::WinnerByQuestionType => "Winner differs by question type",
             DiagnosisKind::TooFewQuestions => "Too few questions",
             DiagnosisKind::PlateauFallback => "Margin and recall disagree",
+            DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
         }
     }
 }
@@ -84,7 +90,8 @@ fn f3(x: f64) -> String {
 }
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
-/// too few questions, plateau fallback, flat curve, boundary damage, winner by question type.
+/// too few questions, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
+/// question type.
 pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
@@ -117,6 +124,10 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
             ),
             advice: FALLBACK_ADVICE.into(),
         });
+    }
+
+    if let Some(d) = edge_of_grid(sel) {
+        out.push(d);
     }
 
     if sel.configs.len() > 1 {
@@ -236,5 +247,57 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
 fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
         (lo.min(x), hi.max(x))
+    })
+}
+
+/// The pick at the largest or smallest size of the grid while its strategy's neighbour (the next
+/// size inwards) has a lower span recall or margin.
+fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
+    let w = sel.winner();
+    let mut sizes: Vec<usize> = sel.configs.iter().map(|c| c.chunk_size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.len() < 2 {
+        return None;
+    }
+    let (edge, inward, which, advice) = if w.chunk_size == sizes[sizes.len() - 1] {
+        (
+            w.chunk_size,
+            sizes[sizes.len() - 2],
+            "largest",
+            "sweep larger sizes before trusting the pick, and weigh its cost per query",
+        )
+    } else if w.chunk_size == sizes[0] {
+        (
+            w.chunk_size,
+            sizes[1],
+            "smallest",
+            "sweep smaller sizes before trusting the pick",
+        )
+    } else {
+        return None;
+    };
+    // Same strategy and k at the next size inwards (overlap scales with size, so it differs).
+    let neighbour = sel
+        .configs
+        .iter()
+        .find(|c| c.strategy == w.strategy && c.chunk_size == inward && c.top_k == w.top_k)?;
+    let neighbour = if neighbour.span_recall < w.span_recall || neighbour.margin < w.margin {
+        neighbour
+    } else {
+        return None;
+    };
+    Some(Diagnosis {
+        kind: DiagnosisKind::EdgeOfGrid,
+        evidence: format!(
+            "the pick's chunk size {edge} is the {which} swept, and {} still improves towards it: \
+             from {inward} to {edge}, span recall@k {} → {} and margin {} → {}",
+            w.strategy,
+            f3(neighbour.span_recall),
+            f3(w.span_recall),
+            f3(neighbour.margin),
+            f3(w.margin)
+        ),
+        advice: format!("the best size may lie outside the grid: {advice}"),
     })
 }

@@ -265,14 +265,16 @@ fn boundary_damage_and_too_few_questions_carry_their_numbers() {
     let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
     assert_eq!(sel.winner().config_id, "fixed-512");
     let kinds: Vec<DiagnosisKind> = sel.diagnoses.iter().map(|d| d.kind).collect();
+    // 512 is also the largest size swept, with 64 worse: the edge of the grid is flagged too.
     assert_eq!(
         kinds,
         [
             DiagnosisKind::TooFewQuestions,
+            DiagnosisKind::EdgeOfGrid,
             DiagnosisKind::BoundaryDamage
         ]
     );
-    let boundary = &sel.diagnoses[1];
+    let boundary = &sel.diagnoses[2];
     assert_eq!(
         boundary.evidence,
         "coverage − span recall > 0.15 in 1 of 2 configurations: fixed-64 (coverage 0.800 − \
@@ -390,4 +392,34 @@ fn configurations_scored_on_different_questions_are_refused() {
         select(&[], &qs, &SelectionSettings::default()),
         Err(SelectError::NoConfigurations)
     ));
+}
+
+#[test]
+fn a_pick_at_the_largest_size_with_a_rising_curve_is_flagged() {
+    let n = 40;
+    let fakes = vec![
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 30), vec![0.2; n]),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 36), vec![0.3; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.winner().config_id, "fixed-512");
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::EdgeOfGrid)
+        .expect("flagged");
+    assert_eq!(
+        d.evidence,
+        "the pick's chunk size 512 is the largest swept, and fixed still improves towards it: \
+         from 256 to 512, span recall@k 0.750 → 0.900 and margin 0.200 → 0.300"
+    );
+    // The cheapest-inside-the-plateau curve picks 128, an inner size: no flag.
+    let (rows, qs) = tables(&curve());
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert!(
+        sel.diagnoses
+            .iter()
+            .all(|d| d.kind != DiagnosisKind::EdgeOfGrid)
+    );
 }
