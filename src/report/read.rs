@@ -109,3 +109,52 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReadError> {
         manifest,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(rank: Option<usize>, recall: f64) -> QuestionRow {
+        QuestionRow {
+            config_id: "fixed-64-o9-none-bm25-k5".into(),
+            question_id: "q, \"quoted\"".into(),
+            question_type: String::new(),
+            n_spans: 3,
+            hit: 1,
+            span_recall: recall,
+            coverage: 0.1 + 0.2,
+            margin: -1.0,
+            unreachable: u8::from(rank.is_none()),
+            first_correct_rank: rank,
+            reciprocal_rank: 1.0 / 3.0,
+            iou: 0.0,
+            precision: 0.0,
+            token_recall: 0.0,
+            tie_at_k: 0,
+            retrieved_chunk_ids: "a|b".into(),
+            retrieved_scores: "1.0000|0.5000".into(),
+        }
+    }
+
+    #[test]
+    fn question_rows_survive_a_round_trip_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sweep_questions.csv");
+        // An empty rank (unreachable), awkward text and floats that are not short decimals.
+        let rows = vec![question(None, 2.0 / 3.0), question(Some(4), 1.0 / 7.0)];
+        crate::report::csv::write_rows(&path, &rows).unwrap();
+        let back: Vec<QuestionRow> = read_rows(&path).unwrap();
+        assert_eq!(back, rows);
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_run(dir.path()).unwrap_err();
+        assert!(matches!(err, ReadError::Missing { .. }));
+        assert!(
+            err.to_string()
+                .ends_with("sweep.csv not found: is this a chunksweep run folder?")
+        );
+    }
+}
