@@ -13,5 +13,7 @@ pub mod golden;
 pub mod metrics;
 pub mod report;
 pub mod retrieval;
+pub mod select;
+pub mod stats;
 pub mod sweep;
 pub mod tokenize;
