@@ -15,5 +15,7 @@ pub mod llm;
 pub mod metrics;
 pub mod report;
 pub mod retrieval;
+pub mod select;
+pub mod stats;
 pub mod sweep;
 pub mod tokenize;

@@ -270,7 +270,7 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
 }
 
 /// One row of sweep.csv: a configuration with its cost and aggregate metrics.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     /// Configuration id.
     pub config_id: String,
@@ -329,7 +329,7 @@ pub struct SweepRow {
 }
 
 /// One row of sweep_questions.csv: a configuration × question.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionRow {
     /// Configuration id.
     pub config_id: String,

@@ -1,0 +1,179 @@
+//! Split-half stability (seed 001): re-run the selection rule on many seeded random halves of the
+//! golden set and count how often each configuration is the pick.
+//!
+//! Each draw shuffles the question indices with ChaCha8 (seeded once with the run's seed, so the
+//! sequence of halves is reproducible) and keeps the first `⌊n/2⌋`. On that half every
+//! configuration's macro span recall@k and mean margin are recomputed from the per-question rows
+//! (no re-retrieval: a question's metrics do not depend on which other questions are scored), and
+//! the [plateau rule](super::plateau) is applied to **all** configurations with the same
+//! tolerances; its rank-1 configuration wins the half. Tokens per query is a property of the
+//! chunks, not of the questions, so it does not change between halves.
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use super::plateau::{PlateauInput, plateau};
+
+/// Per-question values of one configuration, in a question order shared by all configurations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionScores {
+    /// Per-question span recall@k.
+    pub span_recall: Vec<f64>,
+    /// Per-question normalised margin.
+    pub margin: Vec<f64>,
+}
+
+/// Win counts over the halves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HalfWins {
+    /// Halves drawn.
+    pub halves: usize,
+    /// Questions in each half, `⌊n/2⌋`.
+    pub half_size: usize,
+    /// Per configuration: halves won.
+    pub wins: Vec<usize>,
+}
+
+impl HalfWins {
+    /// Share of the halves configuration `i` won, in [0, 1] (0 when no half was drawn).
+    pub fn share(&self, i: usize) -> f64 {
+        if self.halves == 0 {
+            0.0
+        } else {
+            self.wins[i] as f64 / self.halves as f64
+        }
+    }
+}
+
+/// Mean of `values` at `idx`.
+pub(crate) fn mean_at(values: &[f64], idx: &[usize]) -> f64 {
+    if idx.is_empty() {
+        0.0
+    } else {
+        idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64
+    }
+}
+
+/// Runs the plateau rule on `halves` random halves. `configs[i]` supplies the cost and tie-break
+/// fields (its recall and margin are ignored and replaced by the half's means of `scores[i]`).
+///
+/// # Panics
+/// If `configs` and `scores` differ in length or the score vectors differ in length.
+pub fn split_halves(
+    configs: &[PlateauInput<'_>],
+    scores: &[QuestionScores],
+    margin_tolerance: f64,
+    recall_tolerance: f64,
+    halves: usize,
+    seed: u64,
+) -> HalfWins {
+    assert_eq!(configs.len(), scores.len());
+    let n = scores.first().map_or(0, |s| s.span_recall.len());
+    assert!(
+        scores
+            .iter()
+            .all(|s| s.span_recall.len() == n && s.margin.len() == n)
+    );
+    let half_size = n / 2;
+    let mut wins = vec![0; configs.len()];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut items = configs.to_vec();
+    let mut drawn = 0;
+    if half_size > 0 && !configs.is_empty() {
+        for _ in 0..halves {
+            idx.sort_unstable();
+            idx.shuffle(&mut rng);
+            let half = &idx[..half_size];
+            for (item, s) in items.iter_mut().zip(scores) {
+                item.span_recall = mean_at(&s.span_recall, half);
+                item.margin = mean_at(&s.margin, half);
+            }
+            if let Some(w) = plateau(&items, margin_tolerance, recall_tolerance).winner() {
+                wins[w] += 1;
+            }
+            drawn += 1;
+        }
+    }
+    HalfWins {
+        halves: drawn,
+        half_size,
+        wins,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(id: &str, size: usize, tpq: f64) -> PlateauInput<'_> {
+        PlateauInput {
+            config_id: id,
+            chunk_size: size,
+            tokens_per_query: tpq,
+            span_recall: 0.0,
+            margin: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_clear_winner_wins_every_half() {
+        // "small" is cheaper and, question by question, as good as "large": it must win all.
+        let configs = [input("small", 128, 640.0), input("large", 512, 2560.0)];
+        let same = QuestionScores {
+            span_recall: (0..40).map(|i| f64::from(i % 2)).collect(),
+            margin: (0..40).map(|i| 0.2 + 0.01 * f64::from(i % 5)).collect(),
+        };
+        let scores = [same.clone(), same];
+        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
+        assert_eq!(w.halves, 200);
+        assert_eq!(w.half_size, 20);
+        assert_eq!(w.wins, vec![200, 0]);
+        assert_eq!(w.share(0), 1.0);
+    }
+
+    #[test]
+    fn a_winner_that_flips_splits_the_halves() {
+        // On the full set both have recall 0.5 and margin 0.5, so the cheaper "small" is picked.
+        // But "small" is right exactly where "large" is wrong, so on any half one of them is
+        // ahead by much more than 0.02 recall, and the pick follows the half.
+        let n = 60;
+        let small: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 2 == 0))).collect();
+        let large: Vec<f64> = small.iter().map(|x| 1.0 - x).collect();
+        let scores = [
+            QuestionScores {
+                span_recall: small.clone(),
+                margin: vec![0.5; n],
+            },
+            QuestionScores {
+                span_recall: large,
+                margin: vec![0.5; n],
+            },
+        ];
+        let configs = [input("small", 128, 640.0), input("large", 512, 2560.0)];
+        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
+        assert_eq!(w.wins.iter().sum::<usize>(), 200);
+        // Neither reaches 90%; each wins a sizeable share.
+        assert!(w.share(0) < 0.9 && w.share(1) < 0.9, "{:?}", w.wins);
+        assert!(w.share(0) > 0.3 && w.share(1) > 0.3, "{:?}", w.wins);
+        // Reproducible with the same seed, different with another.
+        assert_eq!(split_halves(&configs, &scores, 0.03, 0.02, 200, 42), w);
+        assert_ne!(
+            split_halves(&configs, &scores, 0.03, 0.02, 200, 7).wins,
+            w.wins
+        );
+    }
+
+    #[test]
+    fn fewer_than_two_questions_draw_no_half() {
+        let configs = [input("a", 64, 10.0)];
+        let scores = [QuestionScores {
+            span_recall: vec![1.0],
+            margin: vec![0.1],
+        }];
+        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
+        assert_eq!(w.halves, 0);
+        assert_eq!(w.share(0), 0.0);
+    }
+}

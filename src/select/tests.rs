@@ -1,0 +1,393 @@
+//! Hand-made sweeps where the right pick is known.
+
+use super::*;
+
+/// A configuration given by its per-question values.
+pub(crate) struct Fake {
+    pub id: &'static str,
+    pub strategy: &'static str,
+    pub size: usize,
+    pub tpq: f64,
+    pub recall: Vec<f64>,
+    pub coverage: Vec<f64>,
+    pub margin: Vec<f64>,
+    pub types: Vec<&'static str>,
+}
+
+impl Fake {
+    pub fn new(
+        id: &'static str,
+        size: usize,
+        tpq: f64,
+        recall: Vec<f64>,
+        margin: Vec<f64>,
+    ) -> Self {
+        let n = recall.len();
+        Fake {
+            id,
+            strategy: "fixed",
+            size,
+            tpq,
+            coverage: recall.clone(),
+            recall,
+            margin,
+            types: vec![""; n],
+        }
+    }
+}
+
+pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
+    let mut rows = Vec::new();
+    let mut qs = Vec::new();
+    for f in fakes {
+        let n = f.recall.len();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / n as f64;
+        rows.push(SweepRow {
+            config_id: f.id.into(),
+            strategy: f.strategy.into(),
+            chunk_size: f.size,
+            chunk_overlap: 0,
+            realized_overlap: 0.0,
+            prefix: "none".into(),
+            retriever: "bm25".into(),
+            top_k: 5,
+            tokenizer: "cl100k_base".into(),
+            n_chunks: 100,
+            mean_chunk_tokens: f.tpq / 5.0,
+            index_tokens: 10_000,
+            tokens_per_query: f.tpq,
+            n_questions: n,
+            span_recall: mean(&f.recall),
+            span_recall_micro: mean(&f.recall),
+            hit_rate: f.recall.iter().filter(|&&r| r > 0.0).count() as f64 / n as f64,
+            coverage: mean(&f.coverage),
+            coverage_micro: mean(&f.coverage),
+            margin: mean(&f.margin),
+            mrr: 0.0,
+            iou: 0.0,
+            iou_micro: 0.0,
+            precision: 0.0,
+            token_recall: 0.0,
+            unreachable: 0,
+            ties_at_k: 0,
+            elapsed_ms: 1,
+        });
+        for i in 0..n {
+            qs.push(QuestionRow {
+                config_id: f.id.into(),
+                question_id: format!("q{i:03}"),
+                question_type: f.types[i].into(),
+                n_spans: 1,
+                hit: u8::from(f.recall[i] > 0.0),
+                span_recall: f.recall[i],
+                coverage: f.coverage[i],
+                margin: f.margin[i],
+                unreachable: 0,
+                first_correct_rank: Some(1),
+                reciprocal_rank: 1.0,
+                iou: 0.0,
+                precision: 0.0,
+                token_recall: 0.0,
+                tie_at_k: 0,
+                retrieved_chunk_ids: String::new(),
+                retrieved_scores: String::new(),
+            });
+        }
+    }
+    (rows, qs)
+}
+
+/// 1 for the first `ones` of `n` questions, else 0.
+fn ones(n: usize, ones: usize) -> Vec<f64> {
+    (0..n).map(|i| if i < ones { 1.0 } else { 0.0 }).collect()
+}
+
+/// A typical curve over 60 questions: 64 cuts evidence, 128 is just inside the plateau, 256 is the
+/// margin peak, 512 and 1024 dilute.
+fn curve() -> Vec<Fake> {
+    let n = 60;
+    let m = |base: f64| -> Vec<f64> { (0..n).map(|i| base + 0.002 * (i % 5) as f64).collect() };
+    vec![
+        Fake::new("fixed-64", 64, 320.0, ones(n, 30), m(0.20)),
+        Fake::new("fixed-128", 128, 640.0, ones(n, 48), m(0.392)),
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 49), m(0.40)),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 49), m(0.396)),
+        Fake::new("fixed-1024", 1024, 5120.0, ones(n, 45), m(0.30)),
+    ]
+}
+
+#[test]
+fn the_cheapest_inside_the_plateau_is_chosen_not_the_peak() {
+    let (rows, qs) = tables(&curve());
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    // Best margin 0.404 (256), floor 0.404 − 0.03 × 0.404 = 0.39188; best recall 49/60 = 0.8167,
+    // floor 0.7967. 128 (margin 0.396, recall 0.8) is inside; 256 is the peak but costs double.
+    assert!(
+        (sel.best_margin - 0.404).abs() < 1e-12,
+        "{}",
+        sel.best_margin
+    );
+    assert!(
+        (sel.margin_floor - 0.39188).abs() < 1e-9,
+        "{}",
+        sel.margin_floor
+    );
+    assert!((sel.recall_floor - (49.0 / 60.0 - 0.02)).abs() < 1e-12);
+    assert_eq!(sel.winner().config_id, "fixed-128");
+    let status: Vec<Status> = sel.configs.iter().map(|c| c.status).collect();
+    assert_eq!(
+        status,
+        [
+            Status::Dropped,
+            Status::Winner,
+            Status::Candidate,
+            Status::Candidate,
+            Status::Dropped
+        ]
+    );
+    assert_eq!(sel.candidates, vec![1, 2, 3]);
+    assert_eq!(sel.configs[3].rank, Some(3));
+    // The reasons carry the numbers.
+    assert_eq!(
+        sel.configs[0].reason,
+        "dropped: margin 0.204 < floor 0.392 (best 0.404 − 3% of |best|); \
+         span recall 0.500 < floor 0.797 (best 0.817 − 0.02)"
+    );
+    assert_eq!(
+        sel.configs[4].reason,
+        "dropped: margin 0.304 < floor 0.392 (best 0.404 − 3% of |best|); \
+         span recall 0.750 < floor 0.797 (best 0.817 − 0.02)"
+    );
+    assert!(sel.configs[1].reason.contains("cheapest kept"));
+    // Recomputed means equal sweep.csv's.
+    for (c, r) in sel.configs.iter().zip(&rows) {
+        assert!((c.span_recall - r.span_recall).abs() < 1e-12);
+        assert!((c.margin - r.margin).abs() < 1e-12);
+    }
+    // Only 2 spans of 60 separate 128 from 256 (48 vs 49): an exact McNemar cannot tell them apart.
+    let vs256 = &sel.configs[2];
+    assert_eq!((vs256.mcnemar_b, vs256.mcnemar_c), (Some(0), Some(1)));
+    assert_eq!(vs256.mcnemar_p, Some(1.0));
+    assert_eq!(sel.configs[1].mcnemar_p, None);
+    // 128 hits 48 of 60: Wilson 0.6822–0.8818.
+    assert!((sel.configs[1].hit_rate_lo - 0.6822).abs() < 5e-4);
+    assert!((sel.configs[1].hit_rate_hi - 0.8818).abs() < 5e-4);
+    // 64 and 1024 are dropped on both tests, so they never win a half.
+    assert_eq!(sel.configs[0].win_share, 0.0);
+    assert_eq!(sel.configs[4].win_share, 0.0);
+    let total: f64 = sel.configs.iter().map(|c| c.win_share).sum();
+    assert!((total - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_winner_that_flips_between_halves_is_indistinguishable() {
+    // "small" and "large" have the same recall and margin on the full set, but get opposite
+    // questions right: on a half one of them leads by far more than 0.02.
+    let n = 60;
+    let small: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 2 == 0))).collect();
+    let large: Vec<f64> = small.iter().map(|x| 1.0 - x).collect();
+    let fakes = vec![
+        Fake::new("fixed-128", 128, 640.0, small, vec![0.5; n]),
+        Fake::new("fixed-512", 512, 2560.0, large, vec![0.5; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.winner().config_id, "fixed-128", "picked on cost");
+    assert_eq!(sel.stability.status, StabilityStatus::Indistinguishable);
+    assert_eq!(sel.stability.halves, 200);
+    assert_eq!(sel.stability.half_size, 30);
+    assert!(sel.stability.winner_share < 0.9);
+    assert!(
+        sel.configs[1].win_share > 0.1,
+        "{}",
+        sel.configs[1].win_share
+    );
+    // Fully discordant on hit@k: b = 30, c = 30, p = 1.
+    assert_eq!(sel.configs[1].mcnemar_b, Some(30));
+    assert_eq!(sel.configs[1].mcnemar_p, Some(1.0));
+}
+
+#[test]
+fn a_stable_pick_is_reported_stable() {
+    // 128 is as good as 512 on every question and cheaper: it wins every half.
+    let n = 40;
+    let r: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 3 != 0))).collect();
+    let fakes = vec![
+        Fake::new("fixed-128", 128, 640.0, r.clone(), vec![0.3; n]),
+        Fake::new("fixed-512", 512, 2560.0, r, vec![0.3; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.stability.status, StabilityStatus::Stable);
+    assert_eq!(sel.stability.winner_share, 1.0);
+    assert_eq!(sel.configs[1].win_share, 0.0);
+}
+
+#[test]
+fn mcnemar_against_the_pick_counts_paired_discordance() {
+    // The pick (cheap) hits 2 questions the other misses; the other hits 10 the pick misses.
+    // The pick is still chosen because the plateau is wide (recall tolerance 0.5 here).
+    let n = 40;
+    let mut a = vec![0.0; n];
+    let mut b = vec![0.0; n];
+    for i in 0..20 {
+        a[i] = 1.0;
+        b[i] = 1.0;
+    }
+    a[20] = 1.0;
+    a[21] = 1.0;
+    for v in b.iter_mut().skip(22).take(10) {
+        *v = 1.0;
+    }
+    let fakes = vec![
+        Fake::new("fixed-128", 128, 640.0, a, vec![0.3; n]),
+        Fake::new("fixed-512", 512, 2560.0, b, vec![0.3; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let settings = SelectionSettings {
+        recall_tolerance: 0.5,
+        ..SelectionSettings::default()
+    };
+    let sel = select(&rows, &qs, &settings).unwrap();
+    assert_eq!(sel.winner, 0);
+    let other = &sel.configs[1];
+    assert_eq!((other.mcnemar_b, other.mcnemar_c), (Some(2), Some(10)));
+    assert!((other.mcnemar_p.unwrap() - 0.0386).abs() < 1e-4);
+}
+
+#[test]
+fn boundary_damage_and_too_few_questions_carry_their_numbers() {
+    let n = 20;
+    let mut small = Fake::new("fixed-64", 64, 320.0, ones(n, 8), vec![0.2; n]);
+    small.coverage = vec![0.8; n]; // coverage 0.8 vs recall 0.4: gap 0.4
+    let big = Fake::new("fixed-512", 512, 2560.0, ones(n, 16), vec![0.4; n]);
+    let (rows, qs) = tables(&[small, big]);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.winner().config_id, "fixed-512");
+    let kinds: Vec<DiagnosisKind> = sel.diagnoses.iter().map(|d| d.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            DiagnosisKind::TooFewQuestions,
+            DiagnosisKind::BoundaryDamage
+        ]
+    );
+    let boundary = &sel.diagnoses[1];
+    assert_eq!(
+        boundary.evidence,
+        "coverage − span recall > 0.15 in 1 of 2 configurations: fixed-64 (coverage 0.800 − \
+         span recall 0.400 = 0.400); the pick is not (gap 0.000)"
+    );
+    assert!(
+        boundary
+            .advice
+            .starts_with("boundaries cut the evidence: switch to structure-aware")
+    );
+    // 16 of 20: Wilson 0.5840–0.9193.
+    assert!(
+        sel.diagnoses[0]
+            .evidence
+            .starts_with("20 questions (< 30): the pick's 95% interval for hit@k is 0.584–0.919"),
+        "{}",
+        sel.diagnoses[0].evidence
+    );
+}
+
+#[test]
+fn a_flat_curve_is_diagnosed_only_when_every_configuration_is_inside_the_noise() {
+    let n = 40;
+    let r = |k: usize| ones(n, k);
+    let noisy_margin: Vec<f64> = (0..n).map(|i| 0.1 + 0.4 * (i % 2) as f64).collect();
+    let flat = vec![
+        Fake::new("fixed-64", 64, 320.0, r(24), noisy_margin.clone()),
+        Fake::new("fixed-256", 256, 1280.0, r(25), noisy_margin.clone()),
+        Fake::new("fixed-1024", 1024, 5120.0, r(26), noisy_margin.clone()),
+    ];
+    let (rows, qs) = tables(&flat);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert!(
+        sel.diagnoses
+            .iter()
+            .any(|d| d.kind == DiagnosisKind::FlatCurve),
+        "{:?}",
+        sel.diagnoses
+    );
+    // One size far outside the pick's interval: not flat.
+    let steep = vec![
+        Fake::new("fixed-64", 64, 320.0, r(5), noisy_margin.clone()),
+        Fake::new("fixed-256", 256, 1280.0, r(25), noisy_margin.clone()),
+        Fake::new("fixed-1024", 1024, 5120.0, r(26), noisy_margin),
+    ];
+    let (rows, qs) = tables(&steep);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert!(
+        !sel.diagnoses
+            .iter()
+            .any(|d| d.kind == DiagnosisKind::FlatCurve)
+    );
+}
+
+#[test]
+fn a_winner_that_differs_by_question_type_suggests_parent_documents() {
+    // Facts (first 20 questions) are found by small chunks only; explanations (last 20) by big
+    // chunks only.
+    let n = 40;
+    let facts: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i < 20))).collect();
+    let explanations: Vec<f64> = facts.iter().map(|x| 1.0 - x).collect();
+    let types: Vec<&'static str> = (0..n)
+        .map(|i| if i < 20 { "fact" } else { "explain" })
+        .collect();
+    let mut small = Fake::new("fixed-64", 64, 320.0, facts.clone(), facts.clone());
+    let mut big = Fake::new(
+        "fixed-1024",
+        1024,
+        5120.0,
+        explanations.clone(),
+        explanations,
+    );
+    small.types = types.clone();
+    big.types = types;
+    let (rows, qs) = tables(&[small, big]);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.by_type.len(), 2);
+    // BTreeMap order: "explain" then "fact".
+    assert_eq!(sel.by_type[0].question_type, "explain");
+    assert_eq!(sel.configs[sel.by_type[0].winner].config_id, "fixed-1024");
+    assert_eq!(sel.configs[sel.by_type[1].winner].config_id, "fixed-64");
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WinnerByQuestionType)
+        .expect("diagnosed");
+    assert!(
+        d.evidence
+            .contains("explain (20 questions) → fixed-1024 (span recall 1.000")
+    );
+    assert!(d.advice.contains("parent-document retrieval"));
+}
+
+#[test]
+fn configurations_scored_on_different_questions_are_refused() {
+    let n = 10;
+    let (rows, mut qs) = tables(&[
+        Fake::new("a", 64, 1.0, ones(n, 5), vec![0.1; n]),
+        Fake::new("b", 128, 2.0, ones(n, 5), vec![0.1; n]),
+    ]);
+    qs.last_mut().unwrap().question_id = "other".into();
+    let err = select(&rows, &qs, &SelectionSettings::default()).unwrap_err();
+    assert!(
+        err.to_string().contains("question other is not in both"),
+        "{err}"
+    );
+    let (rows, qs) = tables(&[Fake::new("a", 64, 1.0, ones(n, 5), vec![0.1; n])]);
+    let mut rows2 = rows.clone();
+    rows2[0].config_id = "zzz".into();
+    assert!(matches!(
+        select(&rows2, &qs, &SelectionSettings::default()),
+        Err(SelectError::MissingQuestions(_))
+    ));
+    assert!(matches!(
+        select(&[], &qs, &SelectionSettings::default()),
+        Err(SelectError::NoConfigurations)
+    ));
+}

@@ -1,0 +1,270 @@
+//! Small-sample statistics for the decision: Wilson score intervals for proportions, a seeded
+//! percentile bootstrap over questions for means, and the exact McNemar test for paired
+//! pass/fail outcomes.
+//!
+//! Sources:
+//! - E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
+//!   inference", *Journal of the American Statistical Association* 22(158): 209–212.
+//! - Q. McNemar (1947), "Note on the sampling error of the difference between correlated
+//!   proportions or percentages", *Psychometrika* 12(2): 153–157. The exact form used here is the
+//!   two-sided binomial test on the discordant pairs with p = 0.5.
+//! - B. Efron and R. Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile
+//!   intervals).
+
+use rand::RngExt;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
+
+/// A two-sided confidence interval `[lo, hi]`, in the unit of the statistic it bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+impl Interval {
+    /// Whether `x` lies inside the interval (bounds included, with a 1e-12 tolerance for rounding).
+    pub fn contains(&self, x: f64) -> bool {
+        x >= self.lo - 1e-12 && x <= self.hi + 1e-12
+    }
+}
+
+/// The two-sided standard-normal quantile for a confidence level, e.g. 1.959964 for 0.95.
+///
+/// # Panics
+/// If `confidence` is not strictly between 0 and 1.
+pub fn z_for(confidence: f64) -> f64 {
+    assert!(
+        confidence > 0.0 && confidence < 1.0,
+        "confidence {confidence} must be strictly between 0 and 1"
+    );
+    Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+}
+
+/// Wilson score interval (Wilson 1927) for `successes` out of `n` at the given confidence
+/// (e.g. 0.95). With `p = successes / n` and `z` the two-sided normal quantile:
+///
+/// `centre = (p + z²/2n) / (1 + z²/n)`, `half = z / (1 + z²/n) · sqrt(p(1 − p)/n + z²/4n²)`.
+///
+/// Unlike the normal (Wald) interval it stays inside [0, 1] and does not collapse at 0 or n
+/// successes. `n = 0` gives the uninformative `[0, 1]`.
+///
+/// # Panics
+/// If `successes > n` or `confidence` is not strictly between 0 and 1.
+pub fn wilson(successes: u64, n: u64, confidence: f64) -> Interval {
+    assert!(successes <= n, "{successes} successes out of {n} trials");
+    if n == 0 {
+        return Interval { lo: 0.0, hi: 1.0 };
+    }
+    let z = z_for(confidence);
+    let n_f = n as f64;
+    let p = successes as f64 / n_f;
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n_f;
+    let centre = (p + z2 / (2.0 * n_f)) / denom;
+    let half = z / denom * (p * (1.0 - p) / n_f + z2 / (4.0 * n_f * n_f)).sqrt();
+    // At 0 and n successes the bounds are exactly 0 and 1; the closed form leaves a rounding
+    // residue of about 1e-17 there.
+    Interval {
+        lo: if successes == 0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        hi: if successes == n {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
+    }
+}
+
+/// Result of an exact McNemar test on paired binary outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct McNemar {
+    /// Pairs where the first system succeeded and the second failed.
+    pub b: u64,
+    /// Pairs where the first system failed and the second succeeded.
+    pub c: u64,
+    /// Two-sided exact p-value.
+    pub p_value: f64,
+}
+
+/// Exact McNemar test (McNemar 1947, exact binomial form): under the null hypothesis the
+/// `b + c` discordant pairs split as Binomial(b + c, 0.5), and the two-sided p-value is
+/// `min(1, 2 · P(X ≤ min(b, c)))`. No discordant pair gives p = 1.
+///
+/// Example: b = 2, c = 10 gives p = 2 · 79/4096 = 0.0386.
+pub fn mcnemar_exact(b: u64, c: u64) -> McNemar {
+    let n = b + c;
+    let p_value = if n == 0 {
+        1.0
+    } else {
+        let binom = Binomial::new(0.5, n).expect("p = 0.5 is a valid probability");
+        let p = 2.0 * binom.cdf(b.min(c));
+        // statrs evaluates the cdf through the regularised incomplete beta function, which
+        // leaves residues of about 1e-15; a p-value that close to 1 is 1.
+        if p > 1.0 - 1e-12 { 1.0 } else { p }
+    };
+    McNemar { b, c, p_value }
+}
+
+/// Paired McNemar on two equally long 0/1 outcome vectors (one entry per question, same order):
+/// `b` counts `first[i] && !second[i]`, `c` counts `!first[i] && second[i]`.
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn mcnemar_paired(first: &[bool], second: &[bool]) -> McNemar {
+    assert_eq!(
+        first.len(),
+        second.len(),
+        "paired outcomes differ in length"
+    );
+    let b = first
+        .iter()
+        .zip(second)
+        .filter(|(a, b)| **a && !**b)
+        .count() as u64;
+    let c = first
+        .iter()
+        .zip(second)
+        .filter(|(a, b)| !**a && **b)
+        .count() as u64;
+    mcnemar_exact(b, c)
+}
+
+/// Seeded bootstrap resamples of `n` items: `resamples` vectors of `n` indices drawn with
+/// replacement (ChaCha8 seeded with `seed`). Sharing one set of resamples across configurations
+/// keeps their intervals paired on the same question draws and makes them reproducible.
+pub fn bootstrap_indices(n: usize, resamples: usize, seed: u64) -> Vec<Vec<u32>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..resamples)
+        .map(|_| {
+            (0..n)
+                .map(|_| rng.random_range(0..n.max(1)) as u32)
+                .collect()
+        })
+        .collect()
+}
+
+/// Percentile bootstrap interval (Efron and Tibshirani 1993) of the mean of `values`, over the
+/// given resamples of their indices (see [`bootstrap_indices`]): the `(1 − confidence)/2` and
+/// `(1 + confidence)/2` quantiles of the resampled means (linear interpolation between order
+/// statistics). No values give `[0, 0]`; no resamples give the point estimate twice.
+///
+/// # Panics
+/// If an index in `resamples` is out of range for `values`.
+pub fn bootstrap_mean(values: &[f64], resamples: &[Vec<u32>], confidence: f64) -> Interval {
+    if values.is_empty() {
+        return Interval { lo: 0.0, hi: 0.0 };
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    if resamples.is_empty() {
+        return Interval { lo: mean, hi: mean };
+    }
+    let mut means: Vec<f64> = resamples
+        .iter()
+        .map(|idx| idx.iter().map(|&i| values[i as usize]).sum::<f64>() / idx.len() as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let alpha = (1.0 - confidence) / 2.0;
+    Interval {
+        lo: quantile_sorted(&means, alpha),
+        hi: quantile_sorted(&means, 1.0 - alpha),
+    }
+}
+
+/// Quantile `q` in [0, 1] of sorted values, interpolating linearly between order statistics
+/// (type 7 of Hyndman and Fan 1996, the default of R and NumPy).
+fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn z_is_the_familiar_quantile() {
+        assert!(close(z_for(0.95), 1.959964, 1e-6), "{}", z_for(0.95));
+        assert!(close(z_for(0.90), 1.644854, 1e-6));
+    }
+
+    #[test]
+    fn wilson_matches_published_values() {
+        // 8 of 10 at 95%: 0.490 to 0.943 (the value quoted in issue 3).
+        let ci = wilson(8, 10, 0.95);
+        assert!(close(ci.lo, 0.4902, 5e-4), "{ci:?}");
+        assert!(close(ci.hi, 0.9433, 5e-4), "{ci:?}");
+        // Newcombe (1998), Statistics in Medicine 17: 857–872, worked examples, score method:
+        // 81/263 → 0.2553–0.3662, 1/29 → 0.0061–0.1718, 0/20 → 0–0.1611 (no collapse at 0).
+        let ci = wilson(81, 263, 0.95);
+        assert!(close(ci.lo, 0.2553, 5e-4), "{ci:?}");
+        assert!(close(ci.hi, 0.3662, 5e-4), "{ci:?}");
+        let ci = wilson(1, 29, 0.95);
+        assert!(close(ci.lo, 0.0061, 5e-4), "{ci:?}");
+        assert!(close(ci.hi, 0.1718, 5e-4), "{ci:?}");
+        let ci = wilson(0, 20, 0.95);
+        assert_eq!(ci.lo, 0.0);
+        assert!(close(ci.hi, 0.1611, 5e-4), "{ci:?}");
+        // n = 0 is uninformative rather than a division by zero.
+        assert_eq!(wilson(0, 0, 0.95), Interval { lo: 0.0, hi: 1.0 });
+    }
+
+    #[test]
+    fn wilson_is_symmetric_in_successes_and_failures() {
+        let a = wilson(3, 17, 0.95);
+        let b = wilson(14, 17, 0.95);
+        assert!(close(a.lo, 1.0 - b.hi, 1e-12) && close(a.hi, 1.0 - b.lo, 1e-12));
+    }
+
+    #[test]
+    fn exact_mcnemar_matches_the_binomial_tail() {
+        // b = 2, c = 10: 2 · (1 + 12 + 66) / 4096 = 0.038574.
+        let t = mcnemar_exact(2, 10);
+        assert!(close(t.p_value, 0.038574, 1e-6), "{t:?}");
+        assert_eq!(mcnemar_exact(10, 2).p_value, t.p_value);
+        // Balanced discordance is capped at 1, and no discordant pair means no evidence.
+        assert_eq!(mcnemar_exact(5, 5).p_value, 1.0);
+        assert_eq!(mcnemar_exact(0, 0).p_value, 1.0);
+        // b = 0, c = 6: 2 / 64 = 0.03125.
+        assert!(close(mcnemar_exact(0, 6).p_value, 0.03125, 1e-12));
+    }
+
+    #[test]
+    fn paired_mcnemar_counts_discordant_pairs_in_order() {
+        let a = [true, true, false, false, true];
+        let b = [false, true, true, false, false];
+        let t = mcnemar_paired(&a, &b);
+        assert_eq!((t.b, t.c), (2, 1));
+    }
+
+    #[test]
+    fn bootstrap_is_seeded_and_brackets_the_mean() {
+        let values: Vec<f64> = (0..40).map(|i| f64::from(i % 4) / 3.0).collect();
+        let r1 = bootstrap_indices(values.len(), 2000, 42);
+        let r2 = bootstrap_indices(values.len(), 2000, 42);
+        assert_eq!(r1, r2);
+        let ci = bootstrap_mean(&values, &r1, 0.95);
+        let mean = values.iter().sum::<f64>() / 40.0;
+        assert!(ci.lo < mean && mean < ci.hi, "{ci:?} vs {mean}");
+        // Standard error of the mean is sd/sqrt(n) = 0.3727/6.32 = 0.059; the 95% half-width
+        // should be about 1.96 × 0.059 = 0.115 (generous tolerance for resampling noise).
+        let half = (ci.hi - ci.lo) / 2.0;
+        assert!(close(half, 0.115, 0.02), "half-width {half}");
+        // A constant has a zero-width interval.
+        let ci = bootstrap_mean(&[0.7; 40], &r1, 0.95);
+        assert!(close(ci.lo, 0.7, 1e-12) && close(ci.hi, 0.7, 1e-12));
+    }
+}
