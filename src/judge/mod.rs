@@ -18,6 +18,7 @@
 
 pub mod pipeline;
 pub mod prompts;
+pub mod summary;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
