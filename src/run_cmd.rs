@@ -245,11 +245,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let (Some(max), Some(c)) = (settings.max_cost_usd, est.cost_usd)
         && c > max
     {
-        return Err(JudgeError::OverBudget {
-            estimate: c,
-            max,
-        }
-        .into());
+        return Err(JudgeError::OverBudget { estimate: c, max }.into());
     }
     Fingerprint::new(&settings, &prompts).check_and_store(&out)?;
 

@@ -630,8 +630,16 @@ mod tests {
         assert_eq!(c.params.chunk_size, 256);
         assert_eq!(c.params.chunk_overlap, 38);
         assert_eq!(c.top_k, 5);
-        assert!("recursive-256-o300-none-bm25-k5".parse::<ConfigSpec>().is_err());
-        assert!("recursive-256-o38-none-dense-k5".parse::<ConfigSpec>().is_err());
+        assert!(
+            "recursive-256-o300-none-bm25-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
+        assert!(
+            "recursive-256-o38-none-dense-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
         assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
     }
 }

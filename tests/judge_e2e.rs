@@ -60,10 +60,13 @@ impl Respond for Script {
             let id = &self.questions[q];
             // a chunk of more than 8 words can only come from the large configuration
             let docs = between(&text, "<documents>\n", "\n</documents>").unwrap();
-            let large = docs
-                .split("<document id=")
-                .skip(1)
-                .any(|d| between(d, ">\n", "\n</document>").unwrap().split_whitespace().count() > 8);
+            let large = docs.split("<document id=").skip(1).any(|d| {
+                between(d, ">\n", "\n</document>")
+                    .unwrap()
+                    .split_whitespace()
+                    .count()
+                    > 8
+            });
             format!("ANSWER {id} {}", if large { "large" } else { "small" })
         } else {
             let crit = if text.contains("Task: grade faithfulness.") {
@@ -102,9 +105,21 @@ const DOC_A: &str = "Larkspur needs two CPU cores and four gigabytes of memory t
 const DOC_B: &str = "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.";
 
 const QUESTIONS: [(&str, &str, Option<&str>); 4] = [
-    ("q1", "How many CPU cores does Larkspur need?", Some("Two CPU cores.")),
-    ("q2", "Which user does the container run as?", Some("User 1750.")),
-    ("q3", "How long are deleted files recoverable?", Some("Thirty days.")),
+    (
+        "q1",
+        "How many CPU cores does Larkspur need?",
+        Some("Two CPU cores."),
+    ),
+    (
+        "q2",
+        "Which user does the container run as?",
+        Some("User 1750."),
+    ),
+    (
+        "q3",
+        "How long are deleted files recoverable?",
+        Some("Thirty days."),
+    ),
     ("q4", "When are invoices sent?", None),
 ];
 
@@ -133,7 +148,12 @@ fn fixture(dir: &Path, base: &str, concurrency: usize) -> PathBuf {
     std::fs::create_dir_all(dir.join("corpus")).unwrap();
     std::fs::write(dir.join("corpus/a.md"), DOC_A).unwrap();
     std::fs::write(dir.join("corpus/b.md"), DOC_B).unwrap();
-    let evidence = ["two CPU cores", "user 1750", "recoverable for thirty days", "first day of each month"];
+    let evidence = [
+        "two CPU cores",
+        "user 1750",
+        "recoverable for thirty days",
+        "first day of each month",
+    ];
     let golden: String = QUESTIONS
         .iter()
         .zip(evidence)
@@ -274,15 +294,25 @@ fn assert_scripted_results(out: &Path) {
     let s3 = find(&q, SMALL, "q3");
     assert_eq!(s3["answer"], "ANSWER q3 small");
     assert_eq!(s3["faithfulness"], "error");
-    assert!(s3["faithfulness_reason"].contains("no usable JSON"), "{}", s3["faithfulness_reason"]);
+    assert!(
+        s3["faithfulness_reason"].contains("no usable JSON"),
+        "{}",
+        s3["faithfulness_reason"]
+    );
     assert_eq!(s3["errors"], "1");
     assert_eq!(s3["calls"], "5"); // generate, faithfulness twice, relevancy, correctness
     assert_eq!(s3["prompt_tokens"], "50");
     assert_eq!(s3["completion_tokens"], "10");
     let cost: f64 = s3["cost_usd"].parse().unwrap();
-    assert!((cost - (50.0 * 2.5 + 10.0 * 10.0) / 1e6).abs() < 1e-12, "{cost}");
+    assert!(
+        (cost - (50.0 * 2.5 + 10.0 * 10.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
     let s4 = find(&q, SMALL, "q4");
-    assert_eq!((s4["relevancy"].as_str(), s4["correctness"].as_str()), ("pass", "na"));
+    assert_eq!(
+        (s4["relevancy"].as_str(), s4["correctness"].as_str()),
+        ("pass", "na")
+    );
     assert_eq!(s4["calls"], "4");
     assert_eq!(find(&q, LARGE, "q2")["correctness"], "fail");
     assert_eq!(find(&q, LARGE, "q2")["answer"], "ANSWER q2 large");
@@ -307,12 +337,26 @@ fn assert_scripted_results(out: &Path) {
 
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     // 2/4 vs 4/4 on the same 4 questions: 2 discordant pairs, p = 0.5: not significant
-    assert!(report.contains(&format!("**Decision: `{SMALL}`.**")), "{report}");
+    assert!(
+        report.contains(&format!("**Decision: `{SMALL}`.**")),
+        "{report}"
+    );
     assert!(report.contains("do not differ significantly"), "{report}");
-    assert!(report.contains(&format!("| faithfulness | `{SMALL}` | `{LARGE}` | 4 | 0 | 2 | 0.500 |")), "{report}");
-    assert!(report.contains(&format!("`{SMALL}`: 1")), "errors per configuration: {report}");
+    assert!(
+        report.contains(&format!(
+            "| faithfulness | `{SMALL}` | `{LARGE}` | 4 | 0 | 2 | 0.500 |"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("`{SMALL}`: 1")),
+        "errors per configuration: {report}"
+    );
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-    assert!(manifest.contains("\"faithfulness.md\""), "prompt hashes in the manifest");
+    assert!(
+        manifest.contains("\"faithfulness.md\""),
+        "prompt hashes in the manifest"
+    );
 }
 
 /// Requests the scripted run must make: per row 1 generate + verdicts, plus a reminder for each
@@ -327,33 +371,57 @@ async fn scripted_pass_rates_errors_and_a_dry_run() {
     let out = dir.path().join("run");
 
     let dry = run_cmd(&cfg, &out).arg("--dry-run").output().unwrap();
-    assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
     let text = String::from_utf8_lossy(&dry.stdout);
     assert!(text.contains("30 chat calls"), "{text}"); // 8 generate + 8×2 + 6 correctness
     assert!(text.contains("estimated cost $"), "{text}");
-    assert_eq!(server.received_requests().await.unwrap().len(), 0, "a dry run sends nothing");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        0,
+        "a dry run sends nothing"
+    );
 
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(server.received_requests().await.unwrap().len(), EXPECTED_REQUESTS);
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        EXPECTED_REQUESTS
+    );
     assert_scripted_results(&out);
     let calls = read_csv(&out.join("calls.csv"));
     assert_eq!(calls.len(), EXPECTED_REQUESTS);
-    assert_eq!(calls.iter().filter(|c| !c["error"].is_empty()).count(), 3, "three unreadable replies");
+    assert_eq!(
+        calls.iter().filter(|c| !c["error"].is_empty()).count(),
+        3,
+        "three unreadable replies"
+    );
 
     // a second run is answered from the cache and the CSVs: only the unreadable replies, which
     // are never cached, could be sent again, and no question is left to run
     let again = run_cmd(&cfg, &out).output().unwrap();
     assert!(again.status.success());
-    assert_eq!(server.received_requests().await.unwrap().len(), EXPECTED_REQUESTS);
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        EXPECTED_REQUESTS
+    );
     assert_scripted_results(&out);
 
     // a budget below the estimate stops before anything is sent
     let out2 = dir.path().join("run2");
-    let capped = run_cmd(&cfg, &out2).args(["--max-cost", "0.00001"]).output().unwrap();
+    let capped = run_cmd(&cfg, &out2)
+        .args(["--max-cost", "0.00001"])
+        .output()
+        .unwrap();
     assert_eq!(capped.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&capped.stderr).contains("more than --max-cost"));
-    assert_eq!(server.received_requests().await.unwrap().len(), EXPECTED_REQUESTS);
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        EXPECTED_REQUESTS
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,8 +448,15 @@ async fn a_429_storm_loses_nothing() {
     assert_eq!(received.len(), EXPECTED_REQUESTS + 25);
     assert_scripted_results(&out);
     let calls = read_csv(&out.join("calls.csv"));
-    let attempts: usize = calls.iter().map(|c| c["attempts"].parse::<usize>().unwrap()).sum();
-    assert_eq!(attempts, EXPECTED_REQUESTS + 25, "every 429 is accounted to a call");
+    let attempts: usize = calls
+        .iter()
+        .map(|c| c["attempts"].parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(
+        attempts,
+        EXPECTED_REQUESTS + 25,
+        "every 429 is accounted to a call"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -412,13 +487,19 @@ async fn sigkill_midway_then_restart_equals_an_uninterrupted_run() {
         if lines >= 4 {
             break; // header + 3 finished questions
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "run made no progress");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run made no progress"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let at_kill = read_csv(&rows_file).len();
-    assert!((3..8).contains(&at_kill), "killed midway, with {at_kill} rows written");
+    assert!(
+        (3..8).contains(&at_kill),
+        "killed midway, with {at_kill} rows written"
+    );
     let before = server.received_requests().await.unwrap();
 
     let o = run_cmd(&cfg, &out).output().unwrap();
@@ -443,7 +524,17 @@ async fn sigkill_midway_then_restart_equals_an_uninterrupted_run() {
     }
     let repeated = seen.values().filter(|&&n| n > 1).count();
     assert!(seen.values().all(|&n| n <= 2));
-    assert!(repeated <= 3 + 2, "{repeated} request bodies were sent twice");
-    assert!(all.len() - before.len() < ref_requests, "the restart redid only the missing work");
-    assert!(all.len() <= ref_requests + 3 + 2, "{} requests in total", all.len());
+    assert!(
+        repeated <= 3 + 2,
+        "{repeated} request bodies were sent twice"
+    );
+    assert!(
+        all.len() - before.len() < ref_requests,
+        "the restart redid only the missing work"
+    );
+    assert!(
+        all.len() <= ref_requests + 3 + 2,
+        "{} requests in total",
+        all.len()
+    );
 }

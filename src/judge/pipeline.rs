@@ -404,7 +404,12 @@ async fn run_job(
         + u32::from(gen_error.is_some());
     let cfg = client.config();
     let cost = records.iter().try_fold(0.0, |acc, rec| {
-        cost_usd(cfg.model(&rec.model), rec.prompt_tokens, rec.completion_tokens).map(|c| acc + c)
+        cost_usd(
+            cfg.model(&rec.model),
+            rec.prompt_tokens,
+            rec.completion_tokens,
+        )
+        .map(|c| acc + c)
     });
     Ok(JudgeQuestionRow {
         config_id: job.config_id.clone(),
@@ -514,7 +519,9 @@ pub(crate) struct Appender {
 
 impl Appender {
     pub(crate) fn open(path: &Path) -> Result<Self, JudgeError> {
-        let fresh = std::fs::metadata(path).map(|m| m.len() == 0).unwrap_or(true);
+        let fresh = std::fs::metadata(path)
+            .map(|m| m.len() == 0)
+            .unwrap_or(true);
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -642,7 +649,11 @@ pub async fn run_judge(
                     question_id: job.question_id.clone(),
                     error: e.to_string(),
                 });
-                unfinished.push((job.config_id.clone(), job.question_id.clone(), e.to_string()));
+                unfinished.push((
+                    job.config_id.clone(),
+                    job.question_id.clone(),
+                    e.to_string(),
+                ));
             }
         }
     }

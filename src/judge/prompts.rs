@@ -285,6 +285,9 @@ mod tests {
         }
         std::fs::write(dir.path().join("faithfulness.md"), "Grade {answer}.").unwrap();
         let err = PromptSet::load(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("faithfulness.md has no {context} placeholder"), "{err}");
+        assert!(
+            err.contains("faithfulness.md has no {context} placeholder"),
+            "{err}"
+        );
     }
 }

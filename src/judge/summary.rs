@@ -122,7 +122,8 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
             let mine: Vec<&JudgeQuestionRow> =
                 rows.iter().filter(|r| r.config_id == c.config_id).collect();
             let n = mine.len();
-            let count = |cr: Criterion, v: Verdict| mine.iter().filter(|r| r.verdict(cr) == v).count();
+            let count =
+                |cr: Criterion, v: Verdict| mine.iter().filter(|r| r.verdict(cr) == v).count();
             let applicable = |cr: Criterion| {
                 mine.iter()
                     .filter(|r| r.verdict(cr) != Verdict::NotApplicable)
@@ -132,13 +133,19 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
                 let k = count(cr, Verdict::Pass);
                 let m = applicable(cr);
                 let ci = wilson(k as u64, m as u64, CONFIDENCE);
-                (k, if m == 0 { 0.0 } else { k as f64 / m as f64 }, ci.lo, ci.hi)
+                (
+                    k,
+                    if m == 0 { 0.0 } else { k as f64 / m as f64 },
+                    ci.lo,
+                    ci.hi,
+                )
             };
             let (fp, fr, flo, fhi) = rate(Criterion::Faithfulness);
             let (rp, rr, rlo, rhi) = rate(Criterion::Relevancy);
             let (cp, cr, clo, chi) = rate(Criterion::Correctness);
             let cn = applicable(Criterion::Correctness);
-            let col = |f: fn(&JudgeQuestionRow) -> f64| mine.iter().map(|r| f(r)).collect::<Vec<_>>();
+            let col =
+                |f: fn(&JudgeQuestionRow) -> f64| mine.iter().map(|r| f(r)).collect::<Vec<_>>();
             let (ret, gen_, jud) = (
                 col(|r| r.retrieve_ms),
                 col(|r| r.generate_ms),
@@ -307,7 +314,10 @@ pub fn decide(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow], alpha: f6
             c.criterion, c.p_value, c.a_only, c.b_only
         )
     };
-    for other in candidates.iter().filter(|o| o.config_id != chosen.config_id) {
+    for other in candidates
+        .iter()
+        .filter(|o| o.config_id != chosen.config_id)
+    {
         let ours = better(&chosen.config_id, &other.config_id);
         let theirs = better(&other.config_id, &chosen.config_id);
         let pair: Vec<&Comparison> = comparisons
@@ -328,11 +338,21 @@ pub fn decide(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow], alpha: f6
                 "`{}` and `{}` do not differ significantly at α = {alpha} ({}); {}",
                 chosen.config_id,
                 other.config_id,
-                if ps.is_empty() { "no paired questions".into() } else { ps.join("; ") },
-                if cheaper {
-                    format!("prefer `{}`, which needs fewer tokens per query ({tokens}).", chosen.config_id)
+                if ps.is_empty() {
+                    "no paired questions".into()
                 } else {
-                    format!("`{}` is kept because a cheaper candidate is beaten elsewhere ({tokens}).", chosen.config_id)
+                    ps.join("; ")
+                },
+                if cheaper {
+                    format!(
+                        "prefer `{}`, which needs fewer tokens per query ({tokens}).",
+                        chosen.config_id
+                    )
+                } else {
+                    format!(
+                        "`{}` is kept because a cheaper candidate is beaten elsewhere ({tokens}).",
+                        chosen.config_id
+                    )
                 }
             ));
         } else if !ours.is_empty() {
@@ -421,8 +441,16 @@ pub fn markdown(
             r.config_id,
             r.tokens_per_query,
             r.span_recall,
-            rate_cell(Some(r.faithfulness_rate), Some(r.faithfulness_lo), Some(r.faithfulness_hi)),
-            rate_cell(Some(r.relevancy_rate), Some(r.relevancy_lo), Some(r.relevancy_hi)),
+            rate_cell(
+                Some(r.faithfulness_rate),
+                Some(r.faithfulness_lo),
+                Some(r.faithfulness_hi)
+            ),
+            rate_cell(
+                Some(r.relevancy_rate),
+                Some(r.relevancy_lo),
+                Some(r.relevancy_hi)
+            ),
             rate_cell(r.correctness_rate, r.correctness_lo, r.correctness_hi),
             r.errors,
             r.tokens_per_question,
@@ -522,8 +550,20 @@ mod tests {
         // 10 questions: faithfulness 7 pass, 2 fail, 1 error; correctness only on 4
         let mut rows = Vec::new();
         for q in 0..10 {
-            let f = if q < 7 { "pass" } else if q < 9 { "fail" } else { "error" };
-            let c = if q < 3 { "pass" } else if q < 4 { "fail" } else { "na" };
+            let f = if q < 7 {
+                "pass"
+            } else if q < 9 {
+                "fail"
+            } else {
+                "error"
+            };
+            let c = if q < 3 {
+                "pass"
+            } else if q < 4 {
+                "fail"
+            } else {
+                "na"
+            };
             rows.push(row("A", q, f, "pass", c));
         }
         let s = summarise(&[info("A", 64, 320.0, 0.9)], &rows);
@@ -534,7 +574,11 @@ mod tests {
         assert_eq!(r.faithfulness_errors, 1);
         let ci = wilson(7, 10, 0.95);
         assert_eq!((r.faithfulness_lo, r.faithfulness_hi), (ci.lo, ci.hi));
-        assert!((r.faithfulness_lo - 0.3968).abs() < 1e-3, "{}", r.faithfulness_lo);
+        assert!(
+            (r.faithfulness_lo - 0.3968).abs() < 1e-3,
+            "{}",
+            r.faithfulness_lo
+        );
         assert_eq!(r.correctness_n, 4);
         assert_eq!(r.correctness_rate, Some(0.75));
         assert_eq!(r.errors, 1);
@@ -548,18 +592,42 @@ mod tests {
         // A passes 8/10, B 9/10: one discordant pair, p = 1
         let mut rows = Vec::new();
         for q in 0..10 {
-            rows.push(row("A", q, if q < 8 { "pass" } else { "fail" }, "pass", "na"));
-            rows.push(row("B", q, if q < 9 { "pass" } else { "fail" }, "pass", "na"));
+            rows.push(row(
+                "A",
+                q,
+                if q < 8 { "pass" } else { "fail" },
+                "pass",
+                "na",
+            ));
+            rows.push(row(
+                "B",
+                q,
+                if q < 9 { "pass" } else { "fail" },
+                "pass",
+                "na",
+            ));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
         let d = decide(&cands, &rows, 0.05);
         assert_eq!(d.chosen, "A");
         assert!(!d.larger_at_equal_recall);
-        let f = d.comparisons.iter().find(|c| c.criterion == "faithfulness").unwrap();
+        let f = d
+            .comparisons
+            .iter()
+            .find(|c| c.criterion == "faithfulness")
+            .unwrap();
         assert_eq!((f.n, f.a_only, f.b_only), (10, 0, 1));
         assert!((f.p_value - 1.0).abs() < 1e-12);
-        assert!(d.reasons[0].contains("do not differ significantly"), "{:?}", d.reasons);
-        assert!(d.reasons[0].contains("fewer tokens per query (320 vs 1280"), "{:?}", d.reasons);
+        assert!(
+            d.reasons[0].contains("do not differ significantly"),
+            "{:?}",
+            d.reasons
+        );
+        assert!(
+            d.reasons[0].contains("fewer tokens per query (320 vs 1280"),
+            "{:?}",
+            d.reasons
+        );
     }
 
     #[test]
@@ -567,20 +635,41 @@ mod tests {
         // 12 questions: B passes all, A fails 10 of them -> b=0, c=10, p = 2/1024
         let mut rows = Vec::new();
         for q in 0..12 {
-            rows.push(row("A", q, if q < 2 { "pass" } else { "fail" }, "pass", "na"));
+            rows.push(row(
+                "A",
+                q,
+                if q < 2 { "pass" } else { "fail" },
+                "pass",
+                "na",
+            ));
             rows.push(row("B", q, "pass", "pass", "na"));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
         let d = decide(&cands, &rows, 0.05);
         assert_eq!(d.chosen, "B");
         assert!(d.larger_at_equal_recall);
-        let f = d.comparisons.iter().find(|c| c.criterion == "faithfulness").unwrap();
+        let f = d
+            .comparisons
+            .iter()
+            .find(|c| c.criterion == "faithfulness")
+            .unwrap();
         assert!((f.p_value - 2.0 / 1024.0).abs() < 1e-12, "{}", f.p_value);
-        assert!(d.reasons.iter().any(|r| r.contains("contextual enrichment")));
-        assert!(d.reasons[0].contains("significantly better"), "{:?}", d.reasons);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.contains("contextual enrichment"))
+        );
+        assert!(
+            d.reasons[0].contains("significantly better"),
+            "{:?}",
+            d.reasons
+        );
         let md = markdown(&summarise(&cands, &rows), &d, "g", "j", None);
         assert!(md.contains("**Decision: `B`.**"));
-        assert!(md.contains("| faithfulness | `A` | `B` | 12 | 0 | 10 | 0.002 * |"), "{md}");
+        assert!(
+            md.contains("| faithfulness | `A` | `B` | 12 | 0 | 10 | 0.002 * |"),
+            "{md}"
+        );
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
         assert!(!decide(&cands, &rows, 0.05).larger_at_equal_recall);

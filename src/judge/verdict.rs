@@ -110,7 +110,13 @@ pub struct Graded {
 
 /// Reads `{"verdict", "reason"}` from a value the client accepted against the schema.
 fn read_verdict(v: &Value) -> Option<(Verdict, String)> {
-    let verdict = match v.get("verdict")?.as_str()?.trim().to_ascii_lowercase().as_str() {
+    let verdict = match v
+        .get("verdict")?
+        .as_str()?
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "pass" => Verdict::Pass,
         "fail" => Verdict::Fail,
         _ => return None,
@@ -133,7 +139,11 @@ pub fn is_final(e: &LlmError) -> bool {
 
 /// The last record the client logged for `stage` (the tag is unique per question and call).
 pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord> {
-    client.records().into_iter().rev().find(|r| r.stage == stage)
+    client
+        .records()
+        .into_iter()
+        .rev()
+        .find(|r| r.stage == stage)
 }
 
 /// Asks the judge for a verdict with `chat_json`; an unreadable reply is retried once with
@@ -193,7 +203,10 @@ mod tests {
             read_verdict(&json!({"verdict": " PASS ", "reason": " ok "})),
             Some((Verdict::Pass, "ok".into()))
         );
-        assert_eq!(read_verdict(&json!({"verdict": "maybe", "reason": "x"})), None);
+        assert_eq!(
+            read_verdict(&json!({"verdict": "maybe", "reason": "x"})),
+            None
+        );
         assert_eq!(read_verdict(&json!({"reason": "x"})), None);
         for v in [
             Verdict::Pass,
