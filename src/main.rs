@@ -21,7 +21,7 @@ use chunksweep::corpus::{self, CorpusError};
 use chunksweep::golden::{self, GoldenError, GoldenFormat, Severity};
 use chunksweep::report::{self, manifest};
 use chunksweep::sweep::{self, Overlap, SweepError, SweepRow};
-use chunksweep::tokenize::TokenizerKind;
+use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +37,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Chunk the corpus at every configuration, retrieve, score, and write CSVs.
+    #[command(args_override_self = true)]
     Sweep(SweepArgs),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
@@ -198,8 +199,11 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         },
     )?;
     let configs = sweep::plan(&cfg.sweep)?;
+    let mut phases = manifest::PhaseTimes::default();
+    let t = Instant::now();
     let corpus = corpus::load_corpus(&cfg.corpus)?;
     let golden = golden::load(&cfg.golden, cfg.golden_format, &corpus)?;
+    phases.load_ms = ms_since(t);
     let out = match &cfg.out {
         Some(dir) => dir.clone(),
         None => new_run_dir(Path::new("results"), &started_at)?,
@@ -219,18 +223,32 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let outcomes = sweep::run_sweep(&corpus, &golden, &cfg.sweep, cfg.dump_chunks, |o| {
-        bar.set_message(o.row.config_id.clone());
-        bar.inc(1);
-    })?;
+    let t = Instant::now();
+    let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
+    phases.tokenize_ms = ms_since(t);
+    let t = Instant::now();
+    let outcomes = sweep::run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &cfg.sweep,
+        cfg.dump_chunks,
+        |o| {
+            bar.set_message(o.row.config_id.clone());
+            bar.inc(1);
+        },
+    )?;
     bar.finish_and_clear();
+    phases.configs_ms = ms_since(t);
 
+    let t = Instant::now();
     report::csv::write_sweep(&out, &outcomes)?;
     let mut outputs = vec!["sweep.csv".to_string(), "sweep_questions.csv".to_string()];
     if cfg.dump_chunks {
         report::csv::write_chunks(&out, &corpus, &outcomes)?;
         outputs.push("chunks/".into());
     }
+    phases.write_ms = ms_since(t);
     outputs.push("manifest.json".into());
     let m = manifest::Manifest {
         tool: "chunksweep",
@@ -241,9 +259,10 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
         bm25: manifest::Bm25Settings::default(),
         wall_time_s: started.elapsed().as_secs_f64(),
+        phase_time_ms: phases,
         config_time_ms: outcomes
             .iter()
-            .map(|o| (o.row.config_id.clone(), o.elapsed_ms))
+            .map(|o| (o.row.config_id.clone(), o.times))
             .collect(),
         outputs,
     };
@@ -260,6 +279,10 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// `results/<UTC yyyymmdd-hhmmss>`, with `-2`, `-3`… appended if that folder exists.

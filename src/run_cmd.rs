@@ -23,7 +23,7 @@ use chunksweep::llm::{ClientConfig, LlmClient};
 use chunksweep::report::{self, manifest};
 use chunksweep::select::{self, SelectionSettings};
 use chunksweep::sweep::{self, ConfigSpec, SweepRow};
-use chunksweep::tokenize::TokenCounter;
+use chunksweep::tokenize::CorpusTokens;
 
 use crate::SweepArgs;
 
@@ -125,8 +125,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     )?;
     let prompts = PromptSet::load(&settings.prompts_dir).map_err(JudgeError::from)?;
     sweep::plan(&cfg.sweep)?;
+    let t = Instant::now();
     let corpus = corpus::load_corpus(&cfg.corpus)?;
     let golden = golden::load(&cfg.golden, cfg.golden_format, &corpus)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let out = match &cfg.out {
         Some(dir) => dir.clone(),
         None => crate::new_run_dir(Path::new("results"), &started_at)?,
@@ -144,10 +146,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         n_configs,
         "sweep  [{bar:30}] {pos}/{len} configurations {elapsed} {msg}",
     );
-    let outcomes = sweep::run_sweep(&corpus, &golden, &cfg.sweep, cfg.dump_chunks, |o| {
-        sweep_bar.set_message(o.row.config_id.clone());
-        sweep_bar.inc(1);
-    })?;
+    let t = Instant::now();
+    let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
+    let tokenize_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let outcomes = sweep::run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &cfg.sweep,
+        cfg.dump_chunks,
+        |o| {
+            sweep_bar.set_message(o.row.config_id.clone());
+            sweep_bar.inc(1);
+        },
+    )?;
+    let configs_ms = t.elapsed().as_secs_f64() * 1e3;
     sweep_bar.finish_with_message("done");
     report::csv::write_sweep(&out, &outcomes)?;
 
@@ -180,7 +194,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let id = c.id();
         let row = match outcomes.iter().find(|o| o.row.config_id == id) {
             Some(o) => o.row.clone(),
-            None => sweep::run_config(&corpus, &golden, c, cfg.sweep.tokenizer, false)?.row,
+            None => sweep::run_config(&corpus, &tokens, &golden, c, false)?.row,
         };
         infos.push(CandidateInfo {
             config_id: id,
@@ -200,12 +214,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     ));
 
     // judge
-    let jobs = judge::plan_jobs(
-        &corpus,
-        &golden,
-        &candidates,
-        TokenCounter::new(cfg.sweep.tokenizer),
-    )?;
+    let jobs = judge::plan_jobs(&corpus, &golden, &candidates, &tokens)?;
     let client = LlmClient::new(llm_cfg.clone()).map_err(JudgeError::from)?;
     let finished = judge::load_finished(&out)?;
     let done: std::collections::HashSet<(String, String)> = finished
@@ -342,9 +351,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
         bm25: manifest::Bm25Settings::default(),
         wall_time_s: started.elapsed().as_secs_f64(),
+        phase_time_ms: manifest::PhaseTimes {
+            load_ms,
+            tokenize_ms,
+            configs_ms,
+            write_ms: 0.0,
+        },
         config_time_ms: outcomes
             .iter()
-            .map(|o| (o.row.config_id.clone(), o.elapsed_ms))
+            .map(|o| (o.row.config_id.clone(), o.times))
             .collect(),
         outputs: [
             "sweep.csv",

@@ -15,7 +15,7 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
 use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
-use crate::tokenize::{TokenCounter, TokenizerKind};
+use crate::tokenize::{CorpusTokens, TokenizerKind};
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -383,11 +383,30 @@ pub struct ConfigOutcome {
     /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds (kept
     /// out of sweep.csv so that equal inputs give byte-identical CSVs).
     pub elapsed_ms: u64,
+    /// Where that time went.
+    pub times: StageTimes,
+}
+
+/// Wall time of one configuration's stages, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StageTimes {
+    /// Tokenizing and chunking the corpus (token counts, heading paths included).
+    pub chunk_ms: f64,
+    /// Building the BM25 index.
+    pub index_ms: f64,
+    /// Scoring every chunk for every question and taking the top k.
+    pub retrieve_ms: f64,
+    /// Computing the metrics (and realized overlap) from the rankings.
+    pub score_ms: f64,
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Mean tokens shared by each chunk with the previous chunk of the same document (0 when no
-/// document has two chunks).
-pub fn realized_overlap(corpus: &Corpus, chunks: &[Chunk], counter: TokenCounter) -> f64 {
+/// document has two chunks), counted in the documents' token streams.
+pub fn realized_overlap(tokens: &CorpusTokens, chunks: &[Chunk]) -> f64 {
     let mut pairs = 0usize;
     let mut shared = 0usize;
     for w in chunks.windows(2) {
@@ -398,7 +417,7 @@ pub fn realized_overlap(corpus: &Corpus, chunks: &[Chunk], counter: TokenCounter
         pairs += 1;
         if prev.byte_end > cur.byte_start {
             let end = prev.byte_end.min(cur.byte_end);
-            shared += counter.count(&corpus.docs[cur.doc].text[cur.byte_start..end]);
+            shared += tokens.doc(cur.doc).count_in(cur.byte_start, end);
         }
     }
     if pairs == 0 {
@@ -417,31 +436,41 @@ pub struct ConfigIndex {
     pub chunks: Vec<Chunk>,
     /// BM25 over the chunk texts (chunk order).
     pub index: Bm25Index,
+    /// Time spent chunking, in ms.
+    pub chunk_ms: f64,
+    /// Time spent indexing, in ms.
+    pub index_ms: f64,
 }
 
 impl ConfigIndex {
-    /// Chunks the corpus with `config` and indexes the chunks.
+    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]) and indexes
+    /// the chunks.
     ///
     /// # Errors
     /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if indexing fails.
     pub fn build(
         corpus: &Corpus,
+        tokens: &CorpusTokens,
         config: &ConfigSpec,
-        counter: TokenCounter,
     ) -> Result<Self, SweepError> {
+        let started = Instant::now();
         let params = config.params;
-        let chunks = chunking::chunk_corpus(corpus, &params, counter).map_err(|source| {
+        let chunks = chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| {
             SweepError::Chunk {
                 strategy: params.strategy,
                 size: params.chunk_size,
                 source,
             }
         })?;
+        let chunk_ms = ms_since(started);
+        let t = Instant::now();
         let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
         Ok(ConfigIndex {
             config: config.clone(),
             chunks,
             index,
+            chunk_ms,
+            index_ms: ms_since(t),
         })
     }
 
@@ -455,28 +484,43 @@ impl ConfigIndex {
     }
 }
 
-/// Runs one configuration: chunk, index, retrieve top-k for every question, score.
+/// Runs one configuration: chunk, index, retrieve top-k for every question, score. `tokens` is
+/// the corpus's token streams ([`CorpusTokens::new`]), shared by every configuration.
 ///
 /// # Errors
 /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if the index fails.
 pub fn run_config(
     corpus: &Corpus,
+    tokens: &CorpusTokens,
     golden: &GoldenSet,
     config: &ConfigSpec,
-    tokenizer: TokenizerKind,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
     let started = Instant::now();
-    let counter = TokenCounter::new(tokenizer);
+    let tokenizer = tokens.counter().kind();
     let params = config.params;
-    let ConfigIndex { chunks, index, .. } = ConfigIndex::build(corpus, config, counter)?;
+    let ConfigIndex {
+        chunks,
+        index,
+        chunk_ms,
+        index_ms,
+        ..
+    } = ConfigIndex::build(corpus, tokens, config)?;
+    let mut times = StageTimes {
+        chunk_ms,
+        index_ms,
+        ..StageTimes::default()
+    };
     let table = ChunkTable::new(&chunks, corpus.docs.len());
     let config_id = config.id();
     let mut metrics = Vec::with_capacity(golden.questions.len());
     let mut rows = Vec::with_capacity(golden.questions.len());
     for q in &golden.questions {
+        let t = Instant::now();
         let scores = index.scores(&q.text)?;
         let ranking = rank_top_k(&scores, config.top_k);
+        times.retrieve_ms += ms_since(t);
+        let t = Instant::now();
         let m = metrics::score_question(q, &table, &scores, &ranking);
         rows.push(QuestionRow {
             config_id: config_id.clone(),
@@ -508,7 +552,9 @@ pub fn run_config(
                 .join("|"),
         });
         metrics.push(m);
+        times.score_ms += ms_since(t);
     }
+    let t = Instant::now();
     let agg: Aggregate = metrics::aggregate(&metrics);
     let index_tokens: usize = chunks.iter().map(|c| c.tokens).sum();
     let mean_chunk_tokens = if chunks.is_empty() {
@@ -521,7 +567,7 @@ pub fn run_config(
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
-        realized_overlap: realized_overlap(corpus, &chunks, counter),
+        realized_overlap: realized_overlap(tokens, &chunks),
         prefix: config.prefix.clone(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
@@ -545,6 +591,7 @@ pub fn run_config(
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
     };
+    times.score_ms += ms_since(t);
     Ok(ConfigOutcome {
         config: config.clone(),
         row,
@@ -552,17 +599,21 @@ pub fn run_config(
         metrics,
         chunks: if keep_chunks { chunks } else { Vec::new() },
         elapsed_ms: started.elapsed().as_millis() as u64,
+        times,
     })
 }
 
 /// Runs every configuration of `spec` (in parallel), calling `on_done` as each finishes.
-/// Results come back in plan order whatever the finishing order.
+/// Results come back in plan order whatever the finishing order. `tokens` must be the corpus's
+/// token streams in `spec.tokenizer`'s unit ([`CorpusTokens::new`]); they are computed once and
+/// shared by every configuration.
 ///
 /// # Errors
 /// Any error of [`plan`] (before any work), [`SweepError::NoQuestions`], or the first error of
 /// [`run_config`].
 pub fn run_sweep(
     corpus: &Corpus,
+    tokens: &CorpusTokens,
     golden: &GoldenSet,
     spec: &SweepSpec,
     keep_chunks: bool,
@@ -572,10 +623,15 @@ pub fn run_sweep(
     if golden.questions.is_empty() {
         return Err(SweepError::NoQuestions);
     }
+    assert_eq!(
+        tokens.counter().kind(),
+        spec.tokenizer,
+        "token streams must be in the sweep's unit"
+    );
     configs
         .par_iter()
         .map(|config| {
-            let outcome = run_config(corpus, golden, config, spec.tokenizer, keep_chunks)?;
+            let outcome = run_config(corpus, tokens, golden, config, keep_chunks)?;
             on_done(&outcome);
             Ok(outcome)
         })

@@ -124,6 +124,133 @@ impl text_splitter::ChunkSizer for TokenCounter {
     }
 }
 
+/// A document's tokens, computed once and shared by every configuration of a sweep: the byte
+/// range of each token in order. Counting the tokens of any slice of the document is then a
+/// binary search instead of a new encoding.
+#[derive(Debug, Clone, Default)]
+pub struct TokenStream {
+    starts: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl TokenStream {
+    /// Tokenizes `text` (at most 4 GiB) with `counter`.
+    pub fn new(text: &str, counter: TokenCounter) -> Self {
+        assert!(
+            u32::try_from(text.len()).is_ok(),
+            "documents are limited to 4 GiB"
+        );
+        let spans = counter.token_spans(text);
+        TokenStream {
+            starts: spans.iter().map(|s| s.0 as u32).collect(),
+            ends: spans.iter().map(|s| s.1 as u32).collect(),
+        }
+    }
+
+    /// Number of tokens in the document.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether the document has no token.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Byte range of token `i`.
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        (self.starts[i] as usize, self.ends[i] as usize)
+    }
+
+    /// Number of tokens overlapping the byte range `[start, end)`. For a range on token
+    /// boundaries this is exactly its token count; a token cut by either end counts once.
+    pub fn count_in(&self, start: usize, end: usize) -> usize {
+        if start >= end {
+            return 0;
+        }
+        let first = self.ends.partition_point(|&e| (e as usize) <= start);
+        let last = self.starts.partition_point(|&s| (s as usize) < end);
+        last.saturating_sub(first)
+    }
+}
+
+/// Every document's [`TokenStream`], in corpus order, computed in parallel.
+#[derive(Debug, Clone)]
+pub struct CorpusTokens {
+    counter: TokenCounter,
+    docs: Vec<TokenStream>,
+}
+
+impl CorpusTokens {
+    /// Tokenizes every document of `corpus` in the unit `kind`.
+    pub fn new(corpus: &crate::corpus::Corpus, kind: TokenizerKind) -> Self {
+        use rayon::prelude::*;
+        let counter = TokenCounter::new(kind);
+        CorpusTokens {
+            counter,
+            docs: corpus
+                .docs
+                .par_iter()
+                .map(|d| TokenStream::new(&d.text, counter))
+                .collect(),
+        }
+    }
+
+    /// The counter the streams were made with.
+    pub fn counter(&self) -> TokenCounter {
+        self.counter
+    }
+
+    /// The stream of document `i`.
+    pub fn doc(&self, i: usize) -> &TokenStream {
+        &self.docs[i]
+    }
+
+    /// Tokens in the whole corpus.
+    pub fn total(&self) -> usize {
+        self.docs.iter().map(TokenStream::len).sum()
+    }
+}
+
+/// A text-splitter sizer for slices of one document: counts through the document's
+/// [`TokenStream`] (a binary search) instead of encoding each candidate chunk again. Text that is
+/// not a slice of the document is encoded as usual.
+#[derive(Clone, Copy)]
+pub struct DocSizer<'a> {
+    text: &'a str,
+    stream: &'a TokenStream,
+    counter: TokenCounter,
+}
+
+impl<'a> DocSizer<'a> {
+    /// A sizer for slices of `text`, whose stream is `stream`.
+    pub fn new(text: &'a str, stream: &'a TokenStream, counter: TokenCounter) -> Self {
+        DocSizer {
+            text,
+            stream,
+            counter,
+        }
+    }
+
+    /// Tokens in the byte range `[start, end)` of the document.
+    pub fn count_range(&self, start: usize, end: usize) -> usize {
+        self.stream.count_in(start, end)
+    }
+}
+
+impl text_splitter::ChunkSizer for DocSizer<'_> {
+    fn size(&self, chunk: &str) -> usize {
+        let base = self.text.as_ptr() as usize;
+        let at = chunk.as_ptr() as usize;
+        if at >= base && at + chunk.len() <= base + self.text.len() {
+            let start = at - base;
+            self.stream.count_in(start, start + chunk.len())
+        } else {
+            self.counter.count(chunk)
+        }
+    }
+}
+
 /// Byte ranges of the whitespace-separated words of `text`.
 pub fn word_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
@@ -160,6 +287,27 @@ mod tests {
         // "An apple a" is 3 tokens in cl100k_base (text-splitter's own test agrees).
         let c = TokenCounter::new(TokenizerKind::Cl100kBase);
         assert_eq!(c.count("An apple a"), 3);
+    }
+
+    #[test]
+    fn stream_counts_match_encoding_on_token_boundaries() {
+        let text = "Refunds take 14 days. Zoë paid €12 🙂 at ~/.config/larkspur.";
+        let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+        let stream = TokenStream::new(text, counter);
+        assert_eq!(stream.len(), counter.count(text));
+        assert_eq!(stream.count_in(0, text.len()), counter.count(text));
+        let (s, _) = stream.span(3);
+        let (_, e) = stream.span(7);
+        assert_eq!(stream.count_in(s, e), 5);
+        assert_eq!(stream.count_in(e, e), 0);
+        let sizer = DocSizer::new(text, &stream, counter);
+        use text_splitter::ChunkSizer;
+        assert_eq!(sizer.size(&text[s..e]), 5);
+        assert_eq!(sizer.size("An apple a"), 3, "foreign text is encoded");
+        let words = TokenStream::new(text, TokenCounter::new(TokenizerKind::Words));
+        assert_eq!(words.len(), 10);
+        // "take 14" plus the cut word "days." = 3 words overlap bytes 8..17.
+        assert_eq!(words.count_in(8, 17), 3);
     }
 
     #[test]

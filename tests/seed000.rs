@@ -13,7 +13,7 @@ use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
 use chunksweep::sweep::{Overlap, RetrieverKind, SweepSpec, run_sweep};
-use chunksweep::tokenize::TokenizerKind;
+use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[test]
 fn seed_000_table_is_reproduced() {
@@ -28,7 +28,8 @@ fn seed_000_table_is_reproduced() {
         tokenizer: TokenizerKind::Words,
         retriever: RetrieverKind::Bm25,
     };
-    let outcomes = run_sweep(&corpus, &golden, &spec, false, |_| {}).unwrap();
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let outcomes = run_sweep(&corpus, &tokens, &golden, &spec, false, |_| {}).unwrap();
     let overlaps: Vec<usize> = outcomes.iter().map(|o| o.row.chunk_overlap).collect();
     let chunks: Vec<usize> = outcomes.iter().map(|o| o.row.n_chunks).collect();
     let recall: Vec<String> = outcomes

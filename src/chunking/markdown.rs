@@ -10,12 +10,12 @@ use text_splitter::{ChunkConfig, MarkdownSplitter};
 
 use super::headings::headings;
 use super::{ChunkParams, Ranges};
-use crate::tokenize::TokenCounter;
+use crate::tokenize::DocSizer;
 
 /// Byte ranges of the Markdown chunks of `text`.
-pub fn split(text: &str, params: &ChunkParams, counter: TokenCounter) -> Ranges {
+pub fn split(text: &str, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
     let config = ChunkConfig::new(params.chunk_size)
-        .with_sizer(counter)
+        .with_sizer(sizer)
         .with_overlap(params.chunk_overlap)
         .expect("overlap below size is checked by ChunkParams::validate");
     let splitter = MarkdownSplitter::new(config);

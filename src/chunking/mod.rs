@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::corpus::{Corpus, Document};
-use crate::tokenize::TokenCounter;
+use crate::tokenize::{CorpusTokens, DocSizer, TokenStream};
 
 /// A chunking strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -176,19 +176,27 @@ pub type Ranges = Vec<(usize, usize)>;
 /// Chunks one document. Ranges are trimmed of surrounding whitespace (except `fixed` windows,
 /// which keep their exact token boundaries, since trimming a leading space can make BPE count one
 /// token more); empty ones are dropped.
+///
+/// `stream` is the document's token stream in the unit of `counter`; sizes are counted through it
+/// (see [`DocSizer`]), so a chunk's `tokens` is the number of the document's tokens it overlaps.
 pub fn chunk_document(
     doc: &Document,
     doc_index: usize,
+    stream: &TokenStream,
     params: &ChunkParams,
-    counter: TokenCounter,
+    counter: crate::tokenize::TokenCounter,
 ) -> Vec<Chunk> {
     let text = doc.text.as_str();
+    let sizer = DocSizer::new(text, stream, counter);
     let ranges = match params.strategy {
-        Strategy::Fixed => windows::split(&counter.token_spans(text), params),
+        Strategy::Fixed => {
+            let spans: Vec<(usize, usize)> = (0..stream.len()).map(|i| stream.span(i)).collect();
+            windows::split(&spans, params)
+        }
         Strategy::Words => windows::split(&crate::tokenize::word_spans(text), params),
-        Strategy::Recursive => recursive::split(text, params, counter),
-        Strategy::Markdown => markdown::split(text, params, counter),
-        Strategy::Sentence => sentence::split(text, params, counter),
+        Strategy::Recursive => recursive::split(text, params, sizer),
+        Strategy::Markdown => markdown::split(text, params, sizer),
+        Strategy::Sentence => sentence::split(text, params, sizer),
     };
     let heading_list = if doc.is_markdown() {
         headings::headings(text)
@@ -214,27 +222,28 @@ pub fn chunk_document(
             byte_start: s,
             byte_end: e,
             heading_path: paths.path_at(s),
-            tokens: counter.count(&text[s..e]),
+            tokens: sizer.count_range(s, e),
         });
     }
     chunks
 }
 
-/// Chunks every document of the corpus, in document order.
+/// Chunks every document of the corpus, in document order, with the token streams of `tokens`
+/// (computed once per sweep and shared by every configuration).
 ///
 /// # Errors
 /// [`ChunkError`] when the parameters are invalid (checked before any work).
 pub fn chunk_corpus(
     corpus: &Corpus,
+    tokens: &CorpusTokens,
     params: &ChunkParams,
-    counter: TokenCounter,
 ) -> Result<Vec<Chunk>, ChunkError> {
     params.validate()?;
     Ok(corpus
         .docs
         .iter()
         .enumerate()
-        .flat_map(|(i, doc)| chunk_document(doc, i, params, counter))
+        .flat_map(|(i, doc)| chunk_document(doc, i, tokens.doc(i), params, tokens.counter()))
         .collect())
 }
 

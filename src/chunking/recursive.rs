@@ -5,12 +5,12 @@
 use text_splitter::{ChunkConfig, TextSplitter};
 
 use super::{ChunkParams, Ranges};
-use crate::tokenize::TokenCounter;
+use crate::tokenize::DocSizer;
 
 /// Byte ranges of the recursive chunks of `text`.
-pub fn split(text: &str, params: &ChunkParams, counter: TokenCounter) -> Ranges {
+pub fn split(text: &str, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
     let config = ChunkConfig::new(params.chunk_size)
-        .with_sizer(counter)
+        .with_sizer(sizer)
         .with_overlap(params.chunk_overlap)
         .expect("overlap below size is checked by ChunkParams::validate");
     TextSplitter::new(config)

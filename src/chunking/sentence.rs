@@ -4,21 +4,22 @@
 //! text-splitter. Overlap repeats the previous chunk's last whole sentences, as many as fit in
 //! `chunk_overlap` tokens.
 //!
-//! Packing adds up the token counts of the sentences (each with its trailing whitespace); BPE
-//! merges across a sentence boundary rarely, so a chunk's own count is at most that sum.
+//! Packing adds up the token counts of the sentences (each with its trailing whitespace) from the
+//! document's token stream; a token that straddles two sentences counts in both, so a chunk's own
+//! count is at most that sum.
 
 use text_splitter::{ChunkConfig, TextSplitter};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::{ChunkParams, Ranges};
-use crate::tokenize::TokenCounter;
+use crate::tokenize::DocSizer;
 
 /// Byte ranges of the sentence chunks of `text`.
-pub fn split(text: &str, params: &ChunkParams, counter: TokenCounter) -> Ranges {
+pub fn split(text: &str, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
     let sentences: Vec<(usize, usize, usize)> = text
         .split_sentence_bound_indices()
         .filter(|(_, s)| !s.trim().is_empty())
-        .map(|(i, s)| (i, i + s.len(), counter.count(s)))
+        .map(|(i, s)| (i, i + s.len(), sizer.count_range(i, i + s.len())))
         .collect();
     let size = params.chunk_size;
     let mut out = Vec::new();
@@ -30,7 +31,7 @@ pub fn split(text: &str, params: &ChunkParams, counter: TokenCounter) -> Ranges 
             flush(&mut out, &current);
             current.clear();
             tokens = 0;
-            out.extend(split_long(&text[s..e], s, params, counter));
+            out.extend(split_long(&text[s..e], s, params, sizer));
             continue;
         }
         if tokens + n > size && !current.is_empty() {
@@ -67,14 +68,9 @@ fn flush(out: &mut Ranges, current: &[(usize, usize, usize)]) {
     }
 }
 
-fn split_long(
-    sentence: &str,
-    offset: usize,
-    params: &ChunkParams,
-    counter: TokenCounter,
-) -> Ranges {
+fn split_long(sentence: &str, offset: usize, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
     let config = ChunkConfig::new(params.chunk_size)
-        .with_sizer(counter)
+        .with_sizer(sizer)
         .with_overlap(params.chunk_overlap)
         .expect("overlap below size is checked by ChunkParams::validate");
     TextSplitter::new(config)

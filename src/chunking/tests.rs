@@ -3,7 +3,7 @@
 
 use super::headings::{PathTracker, headings};
 use super::*;
-use crate::tokenize::TokenizerKind;
+use crate::tokenize::{TokenCounter, TokenizerKind};
 
 const DOC: &str = "# Larkspur handbook
 
@@ -50,12 +50,9 @@ fn chunks_for(strategy: Strategy, size: usize, overlap: usize) -> Vec<Chunk> {
         chunk_overlap: overlap,
     };
     params.validate().unwrap();
-    chunk_document(
-        &doc(),
-        0,
-        &params,
-        TokenCounter::new(TokenizerKind::Cl100kBase),
-    )
+    let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+    let d = doc();
+    chunk_document(&d, 0, &TokenStream::new(&d.text, counter), &params, counter)
 }
 
 #[test]
@@ -80,7 +77,14 @@ fn every_strategy_keeps_offsets_order_coverage_and_size() {
                 if strategy != Strategy::Fixed {
                     assert_eq!(text, text.trim(), "{strategy} {size}: chunks are trimmed");
                 }
-                assert_eq!(c.tokens, counter.count(text));
+                // Counted in the document's token stream; encoding the chunk alone can differ
+                // by a token where a boundary cuts one.
+                let alone = counter.count(text);
+                assert!(
+                    alone.abs_diff(c.tokens) <= 1,
+                    "{strategy} {size}: {alone} vs {}",
+                    c.tokens
+                );
                 if strategy != Strategy::Words {
                     assert!(
                         c.tokens <= size,
@@ -117,7 +121,8 @@ fn words_windows_follow_the_seed_harness() {
         chunk_size: 4,
         chunk_overlap: 1,
     };
-    let chunks = chunk_document(&d, 0, &params, TokenCounter::new(TokenizerKind::Words));
+    let words = TokenCounter::new(TokenizerKind::Words);
+    let chunks = chunk_document(&d, 0, &TokenStream::new(&d.text, words), &params, words);
     let texts: Vec<&str> = chunks
         .iter()
         .map(|c| &d.text[c.byte_start..c.byte_end])
@@ -234,14 +239,14 @@ fn overlap_not_below_size_is_refused() {
 #[test]
 fn chunk_ids_are_stable() {
     let corpus = Corpus::from_documents("x", vec![doc()]);
-    let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
     let params = ChunkParams {
         strategy: Strategy::Recursive,
         chunk_size: 32,
         chunk_overlap: 4,
     };
-    let a = chunk_corpus(&corpus, &params, counter).unwrap();
-    let b = chunk_corpus(&corpus, &params, counter).unwrap();
+    let a = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let b = chunk_corpus(&corpus, &tokens, &params).unwrap();
     assert_eq!(a, b);
     assert_eq!(a[2].id(&corpus), "handbook.md#2");
 }

@@ -22,7 +22,7 @@ use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
 use crate::sweep::{ConfigIndex, ConfigSpec};
-use crate::tokenize::TokenCounter;
+use crate::tokenize::CorpusTokens;
 
 /// Separates the parts of the call tag carried in [`CallRecord::stage`].
 const TAG_SEP: char = '\u{1f}';
@@ -58,7 +58,8 @@ pub struct Job {
     pub retrieve_ms: f64,
 }
 
-/// Builds every candidate's index once and retrieves top-k for every question.
+/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]) and retrieves
+/// top-k for every question.
 ///
 /// # Errors
 /// [`JudgeError::Sweep`] if a configuration cannot be chunked or indexed.
@@ -66,11 +67,11 @@ pub fn plan_jobs(
     corpus: &Corpus,
     golden: &GoldenSet,
     candidates: &[ConfigSpec],
-    counter: TokenCounter,
+    tokens: &CorpusTokens,
 ) -> Result<Vec<Job>, JudgeError> {
     let mut jobs = Vec::new();
     for (ci, config) in candidates.iter().enumerate() {
-        let index = ConfigIndex::build(corpus, config, counter)?;
+        let index = ConfigIndex::build(corpus, tokens, config)?;
         let config_id = config.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();

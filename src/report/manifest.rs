@@ -81,10 +81,26 @@ pub struct Manifest<C: Serialize> {
     pub bm25: Bm25Settings,
     /// Wall time of the whole run, in seconds.
     pub wall_time_s: f64,
+    /// Wall time of each phase of the run, in milliseconds.
+    pub phase_time_ms: PhaseTimes,
     /// Wall time per configuration (chunk, index, retrieve, score), in milliseconds.
-    pub config_time_ms: std::collections::BTreeMap<String, u64>,
+    pub config_time_ms: std::collections::BTreeMap<String, crate::sweep::StageTimes>,
     /// Files written, relative to the run folder.
     pub outputs: Vec<String>,
+}
+
+/// Wall time of the phases of a sweep, in milliseconds. The configurations run in parallel, so
+/// `configs_ms` is the wall time of all of them, not the sum of `config_time_ms`.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct PhaseTimes {
+    /// Reading the corpus and resolving the golden set.
+    pub load_ms: f64,
+    /// Tokenizing the corpus once (shared by every configuration).
+    pub tokenize_ms: f64,
+    /// Chunking, indexing, retrieving and scoring every configuration.
+    pub configs_ms: f64,
+    /// Writing the CSVs (and chunk dumps).
+    pub write_ms: f64,
 }
 
 /// BM25 settings recorded in the manifest.

@@ -1,0 +1,209 @@
+//! Sweep throughput and memory at scale, beside a Python baseline.
+//!
+//! `cargo bench --bench sweep [-- --mb 1,10,100 --baseline-max-mb 10]`
+//!
+//! Builds corpora of about 1, 10 and 100 MB by repeating `datasets/chroma-general`'s documents
+//! under new ids (the 276 questions keep pointing at the originals), then times, as separate
+//! processes so that peak memory is each run's own (`wait4`'s `ru_maxrss`):
+//! - `chunksweep sweep` with fixed, recursive and markdown at 64 128 256 512 1024 tokens, BM25,
+//!   k = 5 (15 configurations), with the time of each phase and stage from its manifest;
+//! - on corpora up to `--baseline-max-mb`: the `words` strategy at the same sizes, and the same
+//!   sweep in plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their
+//!   ratio.
+//!
+//! Figures are printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const SIZES: &str = "64,128,256,512,1024";
+
+struct Run {
+    wall_s: f64,
+    peak_mb: f64,
+    stdout: String,
+}
+
+// The child is reaped by `wait4` (which also reports its peak memory), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run(cmd: &mut Command) -> Run {
+    let started = Instant::now();
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut out = child.stdout.expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    let mut status = 0;
+    // SAFETY: plain FFI call on our own child; `rusage` is fully written by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{cmd:?} failed with status {status}"
+    );
+    Run {
+        wall_s: started.elapsed().as_secs_f64(),
+        peak_mb: usage.ru_maxrss as f64 / 1024.0,
+        stdout: reader.join().unwrap_or_default(),
+    }
+}
+
+fn build_corpus(source: &Path, dir: &Path, target_bytes: u64) -> (u64, usize) {
+    let corpora = dir.join("corpora");
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(&corpora).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(source.join("corpora"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut total = 0;
+    let mut n = 0;
+    for f in &files {
+        total += std::fs::copy(f, corpora.join(f.file_name().unwrap())).unwrap();
+        n += 1;
+    }
+    let mut copy = 0;
+    while total < target_bytes {
+        for f in &files {
+            let name = format!("copy{copy:05}-{}", f.file_name().unwrap().to_string_lossy());
+            total += std::fs::copy(f, corpora.join(name)).unwrap();
+            n += 1;
+        }
+        copy += 1;
+    }
+    std::fs::copy(
+        source.join("questions_df.csv"),
+        dir.join("questions_df.csv"),
+    )
+    .unwrap();
+    (total, n)
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mbs: Vec<u64> = arg(&args, "--mb")
+        .unwrap_or_else(|| "1,10,100".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("--mb takes sizes in MB"))
+        .collect();
+    let baseline_max: u64 = arg(&args, "--baseline-max-mb")
+        .map(|s| s.parse().expect("--baseline-max-mb takes a number"))
+        .unwrap_or(10);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = root.join("datasets/chroma-general");
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-bench");
+    let bin = env!("CARGO_BIN_EXE_chunksweep");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    let mut table = vec![
+        format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores."),
+        String::new(),
+        "| corpus | docs | wall (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
+    ];
+    for &mb in &mbs {
+        let dir = work.join(format!("{mb}mb"));
+        let (bytes, docs) = build_corpus(&source, &dir, mb * 1_000_000);
+        let out = dir.join("run");
+        let main_run = run(Command::new(bin)
+            .args(["sweep", "--quiet", "--golden-format", "chroma"])
+            .arg("--corpus")
+            .arg(dir.join("corpora"))
+            .arg("--golden")
+            .arg(dir.join("questions_df.csv"))
+            .args([
+                "--strategies",
+                "fixed,recursive,markdown",
+                "--sizes",
+                SIZES,
+                "--k",
+                "5",
+            ])
+            .arg("--out")
+            .arg(&out));
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        let phase = |k: &str| manifest["phase_time_ms"][k].as_f64().unwrap_or(0.0) / 1e3;
+        let stage = |k: &str| {
+            manifest["config_time_ms"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v[k].as_f64().unwrap_or(0.0))
+                .sum::<f64>()
+                / 1e3
+        };
+        let configs = 15.0;
+        let mut row = format!(
+            "| {:.1} MB | {docs} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
+            bytes as f64 / 1e6,
+            main_run.wall_s,
+            main_run.peak_mb,
+            configs / main_run.wall_s,
+            configs * 276.0 / main_run.wall_s,
+            phase("load_ms"),
+            phase("tokenize_ms"),
+            stage("chunk_ms"),
+            stage("index_ms"),
+            stage("retrieve_ms"),
+            stage("score_ms"),
+            phase("write_ms"),
+        );
+        if mb <= baseline_max {
+            let words = run(Command::new(bin)
+                .args(["sweep", "--quiet", "--golden-format", "chroma"])
+                .arg("--corpus")
+                .arg(dir.join("corpora"))
+                .arg("--golden")
+                .arg(dir.join("questions_df.csv"))
+                .args([
+                    "--strategies",
+                    "words",
+                    "--tokenizer",
+                    "words",
+                    "--sizes",
+                    SIZES,
+                ])
+                .args(["--k", "5", "--out"])
+                .arg(dir.join("run-words")));
+            let py = run(Command::new("python3")
+                .arg(root.join("benches/baseline_seed000.py"))
+                .arg(dir.join("corpora"))
+                .arg(dir.join("questions_df.csv"))
+                .args(["--sizes", SIZES, "--overlap", "0.15", "--k", "5"]));
+            eprintln!("{mb} MB baseline: {}", py.stdout.trim().replace('\n', " "));
+            row.push_str(&format!(
+                " {:.2} | {:.1} | {:.0}× | {:.0} |",
+                words.wall_s,
+                py.wall_s,
+                py.wall_s / words.wall_s,
+                py.peak_mb
+            ));
+        } else {
+            row.push_str(" – | – | – | – |");
+        }
+        eprintln!("{row}");
+        table.push(row);
+    }
+    table.push(String::new());
+    table.push("Times in seconds. ᶜ: summed over the 15 configurations, which run in parallel (so they add up to more than the wall time). Peak RSS is each process's own (wait4).".into());
+    let text = table.join("\n");
+    println!("{text}");
+    std::fs::write(work.with_file_name("sweep-bench.md"), text + "\n").unwrap();
+}

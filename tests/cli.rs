@@ -1,0 +1,242 @@
+//! The command line on good and bad input: exit codes, messages naming the file and line, and
+//! the files a sweep writes.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000")
+}
+
+fn chunksweep() -> Command {
+    Command::cargo_bin("chunksweep").unwrap()
+}
+
+fn sweep_seed(out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args([
+            "--strategies",
+            "words,recursive",
+            "--sizes",
+            "16,24",
+            "--overlap",
+            "0.25",
+        ])
+        .args(["--k", "2", "--tokenizer", "words", "--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    sweep_seed(&a, &["--dump-chunks"]).success();
+    sweep_seed(&b, &[]).success();
+    let sweep = std::fs::read_to_string(a.join("sweep.csv")).unwrap();
+    let header = sweep.lines().next().unwrap();
+    for column in [
+        "config_id",
+        "strategy",
+        "chunk_size",
+        "chunk_overlap",
+        "realized_overlap",
+        "prefix",
+        "retriever",
+        "top_k",
+        "n_chunks",
+        "mean_chunk_tokens",
+        "index_tokens",
+        "tokens_per_query",
+        "n_questions",
+        "span_recall",
+        "hit_rate",
+        "coverage",
+        "margin",
+        "mrr",
+        "iou",
+        "precision",
+        "token_recall",
+        "unreachable",
+        "ties_at_k",
+    ] {
+        assert!(
+            header.split(',').any(|c| c == column),
+            "sweep.csv lacks {column}"
+        );
+    }
+    assert_eq!(sweep.lines().count(), 1 + 4);
+    // words at 16 reproduces seed 000's row: 20 chunks, recall 0.625, one tie at k.
+    let row = sweep
+        .lines()
+        .find(|l| l.starts_with("words-16-o4-"))
+        .unwrap();
+    assert!(row.contains(",20,"), "{row}");
+    assert!(row.contains(",0.625,"), "{row}");
+    // Equal inputs give byte-identical per-question CSVs, chunk ids included.
+    let qa = std::fs::read_to_string(a.join("sweep_questions.csv")).unwrap();
+    let qb = std::fs::read_to_string(b.join("sweep_questions.csv")).unwrap();
+    assert_eq!(qa, qb);
+    assert_eq!(qa.lines().count(), 1 + 4 * 8);
+    assert!(qa.contains("limits.md#"), "chunk ids name their document");
+    let chunks = std::fs::read_to_string(a.join("chunks/words-16-o4-none-bm25-k2.jsonl")).unwrap();
+    assert_eq!(chunks.lines().count(), 20);
+    let first: serde_json::Value = serde_json::from_str(chunks.lines().next().unwrap()).unwrap();
+    assert_eq!(first["id"], "config.md#0");
+    assert_eq!(first["start"], 0);
+    assert_eq!(first["tokens"], 16);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["inputs"]["n_documents"], 3);
+    assert_eq!(manifest["config"]["sweep"]["top_k"], 2);
+    assert_eq!(
+        manifest["inputs"]["corpus_sha256"].as_str().unwrap().len(),
+        64
+    );
+}
+
+#[test]
+fn missing_corpus_is_a_usage_error_naming_the_path() {
+    chunksweep()
+        .args(["sweep", "--corpus", "/nonexistent/docs", "--golden"])
+        .arg(fixture().join("golden.jsonl"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/docs does not exist"));
+}
+
+#[test]
+fn empty_golden_set_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.jsonl");
+    std::fs::write(&golden, "\n\n").unwrap();
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("holds no question"));
+}
+
+#[test]
+fn span_not_found_names_file_and_line_and_validate_lists_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.jsonl");
+    std::fs::write(
+        &golden,
+        concat!(
+            r#"{"id":"a","question":"ok?","evidence":["600 API requests per minute"]}"#,
+            "\n",
+            r#"{"id":"b","question":"where?","evidence":["this sentence is in no document"]}"#,
+            "\n",
+            r#"{"id":"a","question":"","evidence":[{"doc":"nope.md","text":"x"}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let g = golden.display().to_string();
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{g}:2: error: question \"b\""
+        )))
+        .stderr(predicate::str::contains("not found in any document"));
+    chunksweep()
+        .arg("validate")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(format!("{g}:2: error:")))
+        .stdout(predicate::str::contains(format!(
+            "{g}:3: error: duplicate question id"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "{g}:3: error: question \"a\" has empty text"
+        )))
+        .stdout(predicate::str::contains("\"nope.md\" is not in the corpus"))
+        .stdout(predicate::str::contains("4 error(s)"));
+}
+
+#[test]
+fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    sweep_seed(&out, &["--overlap", "16"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "chunk_overlap 16 must be smaller than chunk_size 16",
+        ));
+    sweep_seed(&out, &["--k", "0"])
+        .code(2)
+        .stderr(predicate::str::contains("top_k (--k) must be at least 1"));
+    sweep_seed(&out, &["--overlap", "1.5"]).code(2);
+    assert!(!out.exists(), "nothing is written for a refused grid");
+}
+
+#[test]
+fn non_utf8_document_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("docs");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(corpus.join("good.md"), "600 API requests per minute").unwrap();
+    std::fs::write(corpus.join("bad.txt"), b"line one\nlatin-1 caf\xe9\n").unwrap();
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.txt is not valid UTF-8"))
+        .stderr(predicate::str::contains("line 2"));
+}
+
+#[test]
+fn config_file_is_read_and_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sweep.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "corpus = {:?}\ngolden = {:?}\n[sweep]\nstrategies = [\"words\"]\nsizes = [24]\noverlap = 0.25\ntop_k = 3\ntokenizer = \"words\"\n",
+            fixture().join("corpus"),
+            fixture().join("golden.jsonl")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    chunksweep()
+        .args(["sweep", "--quiet", "--k", "2", "--config"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(sweep.contains("words-24-o6-none-bm25-k2,"), "{sweep}");
+    assert!(
+        sweep.contains(",1.0,"),
+        "recall@2 at 24 words is 1.00 in seed 000"
+    );
+}
