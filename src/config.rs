@@ -185,7 +185,7 @@ pub fn resolve_judge(
             s.alpha
         )));
     }
-    if s.max_cost_usd.is_some_and(|m| !(m >= 0.0)) {
+    if s.max_cost_usd.is_some_and(|m| m.is_nan() || m < 0.0) {
         return Err(ConfigError::Invalid(
             "--max-cost must be a non-negative number of USD".into(),
         ));
