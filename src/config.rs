@@ -26,6 +26,7 @@ use thiserror::Error;
 
 use crate::chunking::Strategy;
 use crate::golden::GoldenFormat;
+use crate::judge::JudgeSettings;
 use crate::sweep::{Overlap, SweepSpec};
 use crate::tokenize::TokenizerKind;
 
@@ -49,6 +50,9 @@ pub enum ConfigError {
         /// The parser's message, with line and column.
         message: String,
     },
+    /// A setting has an unusable value.
+    #[error("invalid setting: {0}")]
+    Invalid(String),
     /// A required setting is missing.
     #[error("no {0} given: pass --{0} or set `{0} = ...` in the config file")]
     Missing(&'static str),
@@ -87,6 +91,106 @@ pub struct ConfigFile {
     /// Sweep settings.
     #[serde(default)]
     pub sweep: SweepSection,
+    /// The LLM client (`chunksweep run`); defaults when absent.
+    pub llm: Option<crate::llm::ClientConfig>,
+    /// Judge settings (`chunksweep run`).
+    #[serde(default)]
+    pub judge: JudgeSection,
+}
+
+/// The `[judge]` section; every key optional (see [`JudgeSettings`] for the defaults).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSection {
+    /// Model that writes the answers.
+    pub generator_model: Option<String>,
+    /// Model that grades them.
+    pub judge_model: Option<String>,
+    /// Candidates taken from the selection.
+    pub candidates: Option<usize>,
+    /// Cap on an answer, tokens.
+    pub max_tokens: Option<u32>,
+    /// Cap on a verdict, tokens.
+    pub judge_max_tokens: Option<u32>,
+    /// Temperature.
+    pub temperature: Option<f32>,
+    /// Seed.
+    pub seed: Option<i64>,
+    /// Questions in progress at once.
+    pub concurrency: Option<usize>,
+    /// Budget, USD.
+    pub max_cost_usd: Option<f64>,
+    /// Significance level of the paired tests.
+    pub alpha: Option<f64>,
+    /// Prompt folder.
+    pub prompts: Option<PathBuf>,
+}
+
+/// Judge settings given on the command line (each overrides the file).
+#[derive(Debug, Clone, Default)]
+pub struct JudgeOverrides {
+    /// --generator-model
+    pub generator_model: Option<String>,
+    /// --judge-model
+    pub judge_model: Option<String>,
+    /// --max-cost
+    pub max_cost_usd: Option<f64>,
+    /// --prompts
+    pub prompts: Option<PathBuf>,
+    /// --n-candidates
+    pub candidates: Option<usize>,
+}
+
+/// Merges the defaults (models from `CHUNKSWEEP_CHAT_MODEL`, else `gpt-4o-mini`), the `[judge]`
+/// section and the flags.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] for a zero concurrency or candidate count, an alpha outside (0, 1) or
+/// a negative budget.
+pub fn resolve_judge(
+    file: &JudgeSection,
+    flags: JudgeOverrides,
+) -> Result<JudgeSettings, ConfigError> {
+    let d = JudgeSettings::default();
+    let s = JudgeSettings {
+        generator_model: flags
+            .generator_model
+            .or(file.generator_model.clone())
+            .unwrap_or(d.generator_model),
+        judge_model: flags
+            .judge_model
+            .or(file.judge_model.clone())
+            .unwrap_or(d.judge_model),
+        candidates: flags.candidates.or(file.candidates).unwrap_or(d.candidates),
+        max_tokens: file.max_tokens.unwrap_or(d.max_tokens),
+        judge_max_tokens: file.judge_max_tokens.unwrap_or(d.judge_max_tokens),
+        temperature: file.temperature.unwrap_or(d.temperature),
+        seed: file.seed.or(d.seed),
+        concurrency: file.concurrency.unwrap_or(d.concurrency),
+        max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
+        alpha: file.alpha.unwrap_or(d.alpha),
+        prompts_dir: flags
+            .prompts
+            .or(file.prompts.clone())
+            .unwrap_or(d.prompts_dir),
+    };
+    if s.concurrency == 0 || s.candidates == 0 {
+        return Err(ConfigError::Invalid(
+            "judge.concurrency and judge.candidates must be at least 1".into(),
+        ));
+    }
+    if !(s.alpha > 0.0 && s.alpha < 1.0) {
+        return Err(ConfigError::Invalid(format!(
+            "judge.alpha {} must be strictly between 0 and 1",
+            s.alpha
+        )));
+    }
+    if s.max_cost_usd.is_some_and(|m| m.is_nan() || m < 0.0) {
+        return Err(ConfigError::Invalid(
+            "--max-cost must be a non-negative number of USD".into(),
+        ));
+    }
+    Ok(s)
 }
 
 impl ConfigFile {
@@ -104,9 +208,12 @@ impl ConfigFile {
             message: e.to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
+        let cache = file.llm.as_mut().map(|l| &mut l.cache_path);
         for p in [&mut file.corpus, &mut file.golden, &mut file.out]
             .into_iter()
             .flatten()
+            .chain(file.judge.prompts.as_mut())
+            .chain(cache)
         {
             if p.is_relative() {
                 *p = base.join(&*p);

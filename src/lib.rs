@@ -10,6 +10,7 @@ pub mod chunking;
 pub mod config;
 pub mod corpus;
 pub mod golden;
+pub mod judge;
 pub mod llm;
 pub mod metrics;
 pub mod report;

@@ -2,7 +2,10 @@
 //!
 //! Exit codes: 0 success; 1 a failure while running (writing results, the search engine);
 //! 2 invalid input or usage (bad flags or config, missing corpus, golden-set errors, a grid
-//! such as overlap >= size or k = 0).
+//! such as overlap >= size or k = 0); 4 a `run` that left work unfinished (transient failures or
+//! the budget): rerun the same command to finish it.
+
+mod run_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,6 +45,8 @@ enum Command {
     Validate(InputArgs),
     /// Regenerate selection.csv, report.md and sweep.svg from a run folder's CSVs (no re-run).
     Report(ReportArgs),
+    /// Sweep, select, judge the candidates with an LLM, and write the report (resumable).
+    Run(run_cmd::RunArgs),
 }
 
 #[derive(Args)]
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => run_sweep(args),
         Command::Validate(args) => run_validate(args),
         Command::Report(args) => run_report(args),
+        Command::Run(args) => run_cmd::run(args),
     };
     match result {
         Ok(code) => code,
@@ -149,7 +155,11 @@ fn exit_code(err: &anyhow::Error) -> u8 {
                 Some(DecisionError::Read(_) | DecisionError::Select(_))
             )
     });
-    if input { 2 } else { 1 }
+    if input || run_cmd::is_input_error(err) {
+        2
+    } else {
+        1
+    }
 }
 
 fn resolve_config(input: &InputArgs, overrides: Overrides) -> Result<SweepConfig> {

@@ -14,7 +14,7 @@ use crate::chunking::{self, Chunk, ChunkError, ChunkParams, Strategy};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
-use crate::retrieval::{Bm25Index, RetrievalError, rank_top_k};
+use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
 use crate::tokenize::{CorpusTokens, TokenizerKind};
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
@@ -146,6 +146,51 @@ impl ConfigSpec {
             self.retriever.name(),
             self.top_k
         )
+    }
+}
+
+impl FromStr for ConfigSpec {
+    type Err = String;
+    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = |why: &str| {
+            format!(
+                "configuration id {s:?}: {why} (expected <strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>, e.g. recursive-256-o38-none-bm25-k5)"
+            )
+        };
+        let parts: Vec<&str> = s.trim().split('-').collect();
+        if parts.len() < 6 {
+            return Err(bad("too few parts"));
+        }
+        let n = parts.len();
+        let strategy: Strategy = parts[0].parse().map_err(|e: String| bad(&e))?;
+        let chunk_size: usize = parts[1].parse().map_err(|_| bad("size is not a number"))?;
+        let chunk_overlap: usize = parts[2]
+            .strip_prefix('o')
+            .and_then(|o| o.parse().ok())
+            .ok_or_else(|| bad("overlap must be o<tokens>"))?;
+        let prefix = parts[3..n - 2].join("-");
+        let retriever = match parts[n - 2] {
+            "bm25" => RetrieverKind::Bm25,
+            other => return Err(bad(&format!("unknown retriever {other:?}"))),
+        };
+        let top_k: usize = parts[n - 1]
+            .strip_prefix('k')
+            .and_then(|k| k.parse().ok())
+            .filter(|&k| k > 0)
+            .ok_or_else(|| bad("top_k must be k<n> with n >= 1"))?;
+        let params = ChunkParams {
+            strategy,
+            chunk_size,
+            chunk_overlap,
+        };
+        params.validate().map_err(|e| bad(&e.to_string()))?;
+        Ok(ConfigSpec {
+            params,
+            prefix,
+            retriever,
+            top_k,
+        })
     }
 }
 
@@ -382,6 +427,63 @@ pub fn realized_overlap(tokens: &CorpusTokens, chunks: &[Chunk]) -> f64 {
     }
 }
 
+/// A configuration's chunks and retriever, built once and queried per question. The sweep and
+/// the judge stage both retrieve through it, so they see the same top-k.
+pub struct ConfigIndex {
+    /// The configuration.
+    pub config: ConfigSpec,
+    /// Its chunks, in corpus order.
+    pub chunks: Vec<Chunk>,
+    /// BM25 over the chunk texts (chunk order).
+    pub index: Bm25Index,
+    /// Time spent chunking, in ms.
+    pub chunk_ms: f64,
+    /// Time spent indexing, in ms.
+    pub index_ms: f64,
+}
+
+impl ConfigIndex {
+    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]) and indexes
+    /// the chunks.
+    ///
+    /// # Errors
+    /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if indexing fails.
+    pub fn build(
+        corpus: &Corpus,
+        tokens: &CorpusTokens,
+        config: &ConfigSpec,
+    ) -> Result<Self, SweepError> {
+        let started = Instant::now();
+        let params = config.params;
+        let chunks = chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| {
+            SweepError::Chunk {
+                strategy: params.strategy,
+                size: params.chunk_size,
+                source,
+            }
+        })?;
+        let chunk_ms = ms_since(started);
+        let t = Instant::now();
+        let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
+        Ok(ConfigIndex {
+            config: config.clone(),
+            chunks,
+            index,
+            chunk_ms,
+            index_ms: ms_since(t),
+        })
+    }
+
+    /// The top-k (`config.top_k`) chunks for `query`, best first, ties in chunk order.
+    ///
+    /// # Errors
+    /// [`SweepError::Retrieval`] if the engine fails.
+    pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
+        let scores = self.index.scores(query)?;
+        Ok(rank_top_k(&scores, self.config.top_k))
+    }
+}
+
 /// Runs one configuration: chunk, index, retrieve top-k for every question, score. `tokens` is
 /// the corpus's token streams ([`CorpusTokens::new`]), shared by every configuration.
 ///
@@ -397,19 +499,18 @@ pub fn run_config(
     let started = Instant::now();
     let tokenizer = tokens.counter().kind();
     let params = config.params;
-    let chunks =
-        chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| SweepError::Chunk {
-            strategy: params.strategy,
-            size: params.chunk_size,
-            source,
-        })?;
+    let ConfigIndex {
+        chunks,
+        index,
+        chunk_ms,
+        index_ms,
+        ..
+    } = ConfigIndex::build(corpus, tokens, config)?;
     let mut times = StageTimes {
-        chunk_ms: ms_since(started),
+        chunk_ms,
+        index_ms,
         ..StageTimes::default()
     };
-    let t = Instant::now();
-    let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
-    times.index_ms = ms_since(t);
     let table = ChunkTable::new(&chunks, corpus.docs.len());
     let config_id = config.id();
     let mut metrics = Vec::with_capacity(golden.questions.len());
@@ -574,5 +675,27 @@ mod tests {
             plan(&SweepSpec::default()).unwrap()[0].id(),
             "fixed-64-o9-none-bm25-k5"
         );
+    }
+
+    #[test]
+    fn config_ids_parse_back() {
+        for c in plan(&SweepSpec::default()).unwrap() {
+            assert_eq!(c.id().parse::<ConfigSpec>().unwrap(), c);
+        }
+        let c: ConfigSpec = "recursive-256-o38-none-bm25-k5".parse().unwrap();
+        assert_eq!(c.params.chunk_size, 256);
+        assert_eq!(c.params.chunk_overlap, 38);
+        assert_eq!(c.top_k, 5);
+        assert!(
+            "recursive-256-o300-none-bm25-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
+        assert!(
+            "recursive-256-o38-none-dense-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
+        assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
     }
 }

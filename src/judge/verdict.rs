@@ -1,0 +1,222 @@
+//! Verdicts: the JSON schema the judge must follow, reading a verdict, and the one retry with a
+//! reminder of the format when the reply cannot be read.
+
+use serde_json::{Value, json};
+
+use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
+
+/// A criterion the judge grades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Criterion {
+    /// Every claim of the answer is supported by the retrieved context.
+    Faithfulness,
+    /// The answer addresses the question asked.
+    Relevancy,
+    /// The answer agrees with the golden set's reference answer (only when there is one).
+    Correctness,
+}
+
+impl Criterion {
+    /// Every criterion, in report order.
+    pub const ALL: [Criterion; 3] = [
+        Criterion::Faithfulness,
+        Criterion::Relevancy,
+        Criterion::Correctness,
+    ];
+
+    /// Name used in CSV columns and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Criterion::Faithfulness => "faithfulness",
+            Criterion::Relevancy => "relevancy",
+            Criterion::Correctness => "correctness",
+        }
+    }
+}
+
+/// The outcome of grading one criterion for one answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The judge said pass.
+    Pass,
+    /// The judge said fail.
+    Fail,
+    /// No readable verdict (after the client's fallbacks and one reminder), or the request was
+    /// rejected. Never counted as a pass; counted per configuration.
+    Error,
+    /// Not graded: correctness for a question without a reference answer.
+    NotApplicable,
+}
+
+impl Verdict {
+    /// `pass`, `fail`, `error` or `na`, as written in judge_questions.csv.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+            Verdict::NotApplicable => "na",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str) output.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pass" => Some(Verdict::Pass),
+            "fail" => Some(Verdict::Fail),
+            "error" => Some(Verdict::Error),
+            "na" => Some(Verdict::NotApplicable),
+            _ => None,
+        }
+    }
+
+    /// `Some(true)` for pass, `Some(false)` for fail, `None` otherwise (errors and n/a are not
+    /// outcomes of the paired test).
+    pub fn outcome(self) -> Option<bool> {
+        match self {
+            Verdict::Pass => Some(true),
+            Verdict::Fail => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// The JSON Schema of a verdict: `{"verdict": "pass" | "fail", "reason": string}`.
+pub fn verdict_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": ["pass", "fail"]},
+            "reason": {"type": "string"}
+        },
+        "required": ["verdict", "reason"],
+        "additionalProperties": false
+    })
+}
+
+/// The message appended when a verdict could not be read, before the one retry.
+pub const FORMAT_REMINDER: &str = "Your previous reply could not be read. Reply again with only a JSON object of the form {\"verdict\": \"pass\" or \"fail\", \"reason\": \"one sentence\"} and nothing else.";
+
+/// A graded criterion with the calls it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graded {
+    /// Pass, fail or error.
+    pub verdict: Verdict,
+    /// The judge's one-sentence reason, or why the verdict is an error.
+    pub reason: String,
+    /// Every call made (one, or two with the reminder), including failed ones.
+    pub records: Vec<CallRecord>,
+}
+
+/// Reads `{"verdict", "reason"}` from a value the client accepted against the schema.
+fn read_verdict(v: &Value) -> Option<(Verdict, String)> {
+    let verdict = match v
+        .get("verdict")?
+        .as_str()?
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "pass" => Verdict::Pass,
+        "fail" => Verdict::Fail,
+        _ => return None,
+    };
+    let reason = v
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    Some((verdict, reason))
+}
+
+/// Whether an error means "this verdict cannot be had from this request" (recorded as
+/// [`Verdict::Error`]) rather than "the server is unavailable for now" (the question stays
+/// unfinished and is redone on the next run).
+pub fn is_final(e: &LlmError) -> bool {
+    matches!(e, LlmError::NoJson { .. } | LlmError::Rejected { .. })
+}
+
+/// The last record the client logged for `stage` (the tag is unique per question and call).
+pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord> {
+    client
+        .records()
+        .into_iter()
+        .rev()
+        .find(|r| r.stage == stage)
+}
+
+/// Asks the judge for a verdict with `chat_json`; an unreadable reply is retried once with
+/// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`]. A rejected request (a
+/// non-retryable 4xx) is also an error verdict.
+///
+/// # Errors
+/// Transient failures (retries exhausted, a cache failure): the caller leaves the question
+/// unfinished so that a later run redoes it.
+pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<Graded, LlmError> {
+    let schema = verdict_schema();
+    let mut records = Vec::new();
+    let mut req = req;
+    let mut last_problem = String::new();
+    for attempt in 0..2 {
+        if attempt == 1 {
+            req.messages.push(ChatMessage::user(FORMAT_REMINDER));
+        }
+        match client.chat_json(stage, req.clone(), &schema).await {
+            Ok(out) => {
+                records.push(out.record);
+                match read_verdict(&out.value) {
+                    Some((verdict, reason)) => {
+                        return Ok(Graded {
+                            verdict,
+                            reason,
+                            records,
+                        });
+                    }
+                    None => last_problem = format!("unreadable verdict: {}", out.text),
+                }
+            }
+            Err(e) if is_final(&e) => {
+                records.extend(last_record(client, stage));
+                last_problem = e.to_string();
+                if matches!(e, LlmError::Rejected { .. }) {
+                    break;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Graded {
+        verdict: Verdict::Error,
+        reason: last_problem,
+        records,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_read_and_round_trip() {
+        assert_eq!(
+            read_verdict(&json!({"verdict": " PASS ", "reason": " ok "})),
+            Some((Verdict::Pass, "ok".into()))
+        );
+        assert_eq!(
+            read_verdict(&json!({"verdict": "maybe", "reason": "x"})),
+            None
+        );
+        assert_eq!(read_verdict(&json!({"reason": "x"})), None);
+        for v in [
+            Verdict::Pass,
+            Verdict::Fail,
+            Verdict::Error,
+            Verdict::NotApplicable,
+        ] {
+            assert_eq!(Verdict::parse(v.as_str()), Some(v));
+        }
+        assert_eq!(Verdict::Error.outcome(), None);
+        assert_eq!(Verdict::Fail.outcome(), Some(false));
+    }
+}
