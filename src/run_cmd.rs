@@ -21,7 +21,7 @@ use chunksweep::judge::{
 };
 use chunksweep::llm::{ClientConfig, LlmClient};
 use chunksweep::report::{self, manifest};
-use chunksweep::select::{self, SelectionSettings};
+use chunksweep::select::SelectionSettings;
 use chunksweep::sweep::{self, ConfigSpec, SweepRow};
 use chunksweep::tokenize::CorpusTokens;
 
@@ -169,15 +169,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let select_bar = bar(&mp, 1, "select [{bar:30}] {pos}/{len} {msg}");
     let rows: Vec<SweepRow> = outcomes.iter().map(|o| o.row.clone()).collect();
     let questions: Vec<_> = outcomes.iter().flat_map(|o| o.questions.clone()).collect();
-    let selection = select::select(
+    let command: Vec<String> = std::env::args().collect();
+    let selection_settings = SelectionSettings {
+        candidates: settings.candidates,
+        ..SelectionSettings::default()
+    };
+    // A judge section left by an earlier run in this folder is stale until the judge finishes.
+    let _ = std::fs::remove_file(out.join(report::decision::JUDGE_SECTION_FILE));
+    let selection = report::decision::write_decision(
+        &out,
         &rows,
         &questions,
-        &SelectionSettings {
-            candidates: settings.candidates,
-            ..SelectionSettings::default()
-        },
-    )?;
-    report::csv::write_rows(&out.join("selection.csv"), &selection.configs)?;
+        Some(&command),
+        &selection_settings,
+    )?
+    .selection;
     let candidates: Vec<ConfigSpec> = match &args.candidates {
         Some(list) => list.clone(),
         None => selection
@@ -318,29 +324,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         &settings.judge_model,
         incomplete.as_deref(),
     );
-    let winner = selection.winner();
-    let report_md = format!(
-        "# chunksweep run\n\nCorpus `{}` ({} documents), golden set `{}` ({} questions), {} configurations swept.\n\nSelection pick: `{}`; judged: {}.\n\n{}",
-        cfg.corpus.display(),
-        corpus.docs.len(),
-        cfg.golden.display(),
-        golden.questions.len(),
-        outcomes.len(),
-        winner.config_id,
-        infos
-            .iter()
-            .map(|i| format!("`{}`", i.config_id))
-            .collect::<Vec<_>>()
-            .join(", "),
-        section
-    );
-    std::fs::write(out.join("report.md"), &report_md)
-        .with_context(|| format!("cannot write {}", out.join("report.md").display()))?;
+    let section_path = out.join(report::decision::JUDGE_SECTION_FILE);
+    std::fs::write(&section_path, &section)
+        .with_context(|| format!("cannot write {}", section_path.display()))?;
+    report::decision::write_decision(&out, &rows, &questions, Some(&command), &selection_settings)?;
     let m = manifest::Manifest {
         tool: "chunksweep",
         version: env!("CARGO_PKG_VERSION"),
         started_at: started_at.to_string(),
-        command: std::env::args().collect(),
+        command,
         config: RunConfig {
             sweep: &cfg,
             llm: &llm_cfg,
@@ -368,7 +360,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             "judge_questions.csv",
             "judge.csv",
             "calls.csv",
+            report::decision::JUDGE_SECTION_FILE,
             "report.md",
+            "sweep.svg",
             "manifest.json",
         ]
         .map(String::from)

@@ -357,6 +357,22 @@ fn assert_scripted_results(out: &Path) {
         manifest.contains("\"faithfulness.md\""),
         "prompt hashes in the manifest"
     );
+    // One report: the sweep's decision first, the judge section after it, the figure beside it;
+    // regenerating it from the run's files keeps the judge section.
+    let decision_at = report.find("## Decision\n").expect("selection section");
+    let judge_at = report.find(&format!("**Decision: `{SMALL}`.**")).unwrap();
+    assert!(decision_at < judge_at, "{report}");
+    assert!(out.join("sweep.svg").exists());
+    let status = std::process::Command::new(bin())
+        .arg("report")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        report
+    );
 }
 
 /// Requests the scripted run must make: per row 1 generate + verdicts, plus a reminder for each

@@ -15,6 +15,9 @@ use crate::sweep::{QuestionRow, SweepRow};
 pub const SELECTION_FILE: &str = "selection.csv";
 /// File name of the Markdown report.
 pub const REPORT_FILE: &str = "report.md";
+/// File name of the judge stage's section of the report (written by `chunksweep run`); when it
+/// is in the run folder, report.md ends with it, also when regenerated.
+pub const JUDGE_SECTION_FILE: &str = "judge.md";
 
 /// Names of the files [`write_decision`] writes, relative to the run folder.
 pub fn output_names() -> [&'static str; 3] {
@@ -90,7 +93,12 @@ fn write_labelled(
         .or_else(|| absolute.file_name())
         .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into());
     let plot_path = plot::write_plot(dir, &selection, &run_name)?;
-    let md = super::markdown::render(&selection, &run_name, label, command, Some(plot::PLOT_FILE));
+    let mut md =
+        super::markdown::render(&selection, &run_name, label, command, Some(plot::PLOT_FILE));
+    if let Ok(section) = std::fs::read_to_string(dir.join(JUDGE_SECTION_FILE)) {
+        md.push('\n');
+        md.push_str(&section);
+    }
     let md_path = dir.join(REPORT_FILE);
     std::fs::write(&md_path, md).map_err(|source| ReportError::Io {
         path: md_path.clone(),
