@@ -365,7 +365,7 @@ fn assert_scripted_results(out: &Path) {
     assert!(out.join("sweep.svg").exists());
     let status = std::process::Command::new(bin())
         .arg("report")
-        .arg(&out)
+        .arg(out)
         .status()
         .unwrap();
     assert!(status.success());
