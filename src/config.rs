@@ -122,6 +122,8 @@ pub struct JudgeSection {
     pub max_cost_usd: Option<f64>,
     /// Significance level of the paired tests.
     pub alpha: Option<f64>,
+    /// Judge only the first this many questions.
+    pub max_questions: Option<usize>,
     /// Prompt folder.
     pub prompts: Option<PathBuf>,
 }
@@ -139,6 +141,8 @@ pub struct JudgeOverrides {
     pub prompts: Option<PathBuf>,
     /// --n-candidates
     pub candidates: Option<usize>,
+    /// --judge-questions
+    pub max_questions: Option<usize>,
 }
 
 /// Merges the defaults (models from `CHUNKSWEEP_CHAT_MODEL`, else `gpt-4o-mini`), the `[judge]`
@@ -169,14 +173,15 @@ pub fn resolve_judge(
         concurrency: file.concurrency.unwrap_or(d.concurrency),
         max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
         alpha: file.alpha.unwrap_or(d.alpha),
+        max_questions: flags.max_questions.or(file.max_questions),
         prompts_dir: flags
             .prompts
             .or(file.prompts.clone())
             .unwrap_or(d.prompts_dir),
     };
-    if s.concurrency == 0 || s.candidates == 0 {
+    if s.concurrency == 0 || s.candidates == 0 || s.max_questions == Some(0) {
         return Err(ConfigError::Invalid(
-            "judge.concurrency and judge.candidates must be at least 1".into(),
+            "judge.concurrency, judge.candidates and judge.max_questions must be at least 1".into(),
         ));
     }
     if !(s.alpha > 0.0 && s.alpha < 1.0) {

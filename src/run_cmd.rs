@@ -48,6 +48,9 @@ pub struct RunArgs {
     /// Stop cleanly before the estimate or the spend passes this many USD.
     #[arg(long, value_name = "USD")]
     max_cost: Option<f64>,
+    /// Judge only the first N questions of the golden set (the sweep still scores all).
+    #[arg(long, value_name = "N")]
+    pub judge_questions: Option<usize>,
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
     #[arg(long)]
     dry_run: bool,
@@ -107,6 +110,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             max_cost_usd: args.max_cost,
             prompts: args.prompts.clone(),
             candidates: args.n_candidates,
+            max_questions: args.judge_questions,
         },
     )?;
     let s = &args.sweep;
@@ -220,7 +224,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     ));
 
     // judge
-    let jobs = judge::plan_jobs(&corpus, &golden, &candidates, &tokens)?;
+    let judged = match settings.max_questions {
+        Some(n) if n < golden.questions.len() => golden::GoldenSet {
+            path: golden.path.clone(),
+            questions: golden.questions[..n].to_vec(),
+        },
+        _ => golden.clone(),
+    };
+    let jobs = judge::plan_jobs(&corpus, &judged, &candidates, &tokens)?;
     let client = LlmClient::new(llm_cfg.clone()).map_err(JudgeError::from)?;
     let finished = judge::load_finished(&out)?;
     let done: std::collections::HashSet<(String, String)> = finished
@@ -242,7 +253,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         println!(
             "dry run: {} candidate(s) × {} question(s); {} already done, {} to run",
             candidates.len(),
-            golden.questions.len(),
+            judged.questions.len(),
             jobs.len() - todo.len(),
             todo.len()
         );

@@ -59,6 +59,9 @@ pub struct JudgeSettings {
     pub max_cost_usd: Option<f64>,
     /// Significance level of the paired McNemar tests (default 0.05).
     pub alpha: f64,
+    /// Judge only the first this many questions of the golden set, in file order (`None`: all).
+    /// A cost control for smoke tests and slow local models; the sweep always scores all.
+    pub max_questions: Option<usize>,
     /// Folder of the prompt templates (default `prompts`).
     pub prompts_dir: PathBuf,
 }
@@ -79,6 +82,7 @@ impl Default for JudgeSettings {
             seed: Some(7),
             concurrency: 4,
             max_cost_usd: None,
+            max_questions: None,
             alpha: 0.05,
             prompts_dir: PathBuf::from("prompts"),
         }

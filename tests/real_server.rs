@@ -1,0 +1,137 @@
+//! The whole pipeline against real OpenAI-compatible servers: llama.cpp (llama-cpp-python)
+//! serving SmolLM2-135M, started by `scripts/local-models.sh start` (CI starts them in
+//! `.ci/run`). Without running servers the test is skipped with a message saying how to start
+//! them; with `CHUNKSWEEP_REQUIRE_REAL_SERVER=1` (set by CI) a missing server is a failure.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// KEY=VALUE lines of `.local-models/env`, if the servers are up.
+fn servers() -> Option<HashMap<String, String>> {
+    let up = Command::new(root().join("scripts/local-models.sh"))
+        .arg("status")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let env = std::fs::read_to_string(root().join(".local-models/env")).ok()?;
+    up.then(|| {
+        env.lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect()
+    })
+}
+
+fn rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn run(env: &HashMap<String, String>, config: &Path, out: &Path) {
+    let status = Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+        .args(["run", "--quiet", "--config"])
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .env_remove("OPENAI_API_KEY")
+        .envs(env)
+        .status()
+        .unwrap();
+    assert!(status.success(), "chunksweep run failed: {status}");
+}
+
+#[test]
+fn run_against_local_llama_cpp_server() {
+    let Some(env) = servers() else {
+        let msg = "real-server test SKIPPED: no local model server is running. Start them with \
+                   `scripts/local-models.sh start` (first time: builds llama-cpp-python, ~15 min), \
+                   then run the tests again.";
+        assert!(
+            std::env::var_os("CHUNKSWEEP_REQUIRE_REAL_SERVER").is_none(),
+            "{msg} (CHUNKSWEEP_REQUIRE_REAL_SERVER is set, so this is a failure)"
+        );
+        eprintln!("{msg}");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("datasets");
+    let config = dir.path().join("real.toml");
+    // Two questions, one candidate, short prompts: a handful of calls to a 135M model.
+    std::fs::write(
+        &config,
+        format!(
+            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 48\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
+            fixture.join("handbook"),
+            fixture.join("handbook-golden.jsonl"),
+            dir.path().join("cache.sqlite"),
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    run(&env, &config, &out);
+
+    let judged = rows(&out.join("judge_questions.csv"));
+    assert_eq!(judged.len(), 2, "two questions judged");
+    for row in &judged {
+        assert!(
+            !row["answer"].trim().is_empty(),
+            "the model answered: {row:?}"
+        );
+        for criterion in ["faithfulness", "relevancy", "correctness"] {
+            let v = &row[criterion];
+            assert!(
+                ["pass", "fail", "error"].contains(&v.as_str()),
+                "{criterion} verdict {v:?}"
+            );
+        }
+    }
+    let calls = rows(&out.join("calls.csv"));
+    let sent: Vec<_> = calls.iter().filter(|c| c["cache_hit"] == "false").collect();
+    assert!(
+        sent.len() >= 8,
+        "2 questions × (1 answer + 3 verdicts) at least"
+    );
+    for c in &sent {
+        assert_eq!(
+            c["tokens_estimated"], "false",
+            "the server reports usage: {c:?}"
+        );
+        assert!(c["prompt_tokens"].parse::<u64>().unwrap() > 0);
+    }
+    assert!(
+        calls.iter().any(|c| c["response_format"] == "json_object"),
+        "llama-cpp-python refuses json_schema; the client falls back to json_object"
+    );
+    assert!(
+        std::fs::read_to_string(out.join("judge.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            == 2
+    );
+
+    // The same command again is served from the cache: nothing is sent.
+    let before = calls.len();
+    std::fs::remove_file(out.join("judge_questions.csv")).unwrap();
+    run(&env, &config, &out);
+    let calls = rows(&out.join("calls.csv"));
+    assert!(
+        calls[before..].iter().all(|c| c["cache_hit"] == "true"),
+        "a rerun sends nothing"
+    );
+    assert_eq!(rows(&out.join("judge_questions.csv")), judged);
+}
