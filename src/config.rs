@@ -17,6 +17,20 @@
 //! top_k = 5
 //! tokenizer = "cl100k_base"        # or "o200k_base", "words"
 //! dump_chunks = false
+//! retrievers = ["bm25", "dense", "hybrid"]   # default ["bm25"]
+//!
+//! [sweep.hybrid]                   # reciprocal rank fusion (Cormack et al. 2009)
+//! rrf_k = 60
+//! bm25_weight = 1.0
+//! dense_weight = 1.0
+//!
+//! [sweep.semantic]
+//! percentile = 95                  # boundary where the sentence distance exceeds this percentile
+//!
+//! [embed]                          # dense, hybrid, semantic; see retrieval::embed::EmbedSettings
+//! base_url = "http://127.0.0.1:8092/v1"
+//! model = "e5-passage"
+//! query_model = "e5-query"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -26,8 +40,11 @@ use thiserror::Error;
 
 use crate::chunking::Strategy;
 use crate::golden::GoldenFormat;
+use crate::chunking::semantic::SemanticSettings;
 use crate::judge::JudgeSettings;
-use crate::sweep::{Overlap, SweepSpec};
+use crate::retrieval::embed::EmbedSettings;
+use crate::retrieval::hybrid::HybridSettings;
+use crate::sweep::{Overlap, RetrieverKind, SweepSpec};
 use crate::tokenize::TokenizerKind;
 
 /// Errors reading the configuration.
@@ -74,6 +91,12 @@ pub struct SweepSection {
     pub tokenizer: Option<TokenizerKind>,
     /// Write chunks/<config_id>.jsonl.
     pub dump_chunks: Option<bool>,
+    /// Retrievers to sweep.
+    pub retrievers: Option<Vec<RetrieverKind>>,
+    /// Fusion settings of `hybrid`.
+    pub hybrid: Option<HybridSettings>,
+    /// Settings of `semantic` chunking.
+    pub semantic: Option<SemanticSettings>,
 }
 
 /// The whole file; every key optional.
@@ -96,6 +119,8 @@ pub struct ConfigFile {
     /// Judge settings (`chunksweep run`).
     #[serde(default)]
     pub judge: JudgeSection,
+    /// Embedding settings (dense, hybrid, semantic); defaults and environment when absent.
+    pub embed: Option<EmbedSettings>,
 }
 
 /// The `[judge]` section; every key optional (see [`JudgeSettings`] for the defaults).
@@ -219,6 +244,7 @@ impl ConfigFile {
             .flatten()
             .chain(file.judge.prompts.as_mut())
             .chain(cache)
+            .chain(file.embed.as_mut().map(|e| &mut e.cache_path))
         {
             if p.is_relative() {
                 *p = base.join(&*p);
@@ -251,6 +277,16 @@ pub struct Overrides {
     pub tokenizer: Option<TokenizerKind>,
     /// --dump-chunks
     pub dump_chunks: bool,
+    /// --retrievers
+    pub retrievers: Option<Vec<RetrieverKind>>,
+    /// --embed-base-url
+    pub embed_base_url: Option<String>,
+    /// --embed-model
+    pub embed_model: Option<String>,
+    /// --embed-query-model
+    pub embed_query_model: Option<String>,
+    /// --semantic-percentile
+    pub semantic_percentile: Option<f64>,
 }
 
 /// The resolved configuration of a sweep, as recorded in the manifest.
@@ -268,6 +304,9 @@ pub struct SweepConfig {
     pub sweep: SweepSpec,
     /// Whether chunks are dumped.
     pub dump_chunks: bool,
+    /// Embedding settings, when the grid needs embeddings (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed: Option<EmbedSettings>,
 }
 
 impl SweepConfig {
@@ -277,6 +316,20 @@ impl SweepConfig {
     /// [`ConfigError::Missing`] when no corpus or golden set is given.
     pub fn resolve(file: ConfigFile, flags: Overrides) -> Result<Self, ConfigError> {
         let defaults = SweepSpec::default();
+        let mut semantic = file.sweep.semantic.unwrap_or_default();
+        if let Some(p) = flags.semantic_percentile {
+            semantic.percentile = p;
+        }
+        let mut embed = file.embed.clone().unwrap_or_default();
+        if let Some(url) = flags.embed_base_url {
+            embed.base_url = Some(url);
+        }
+        if let Some(m) = flags.embed_model {
+            embed.model = m;
+        }
+        if let Some(m) = flags.embed_query_model {
+            embed.query_model = Some(m);
+        }
         let golden = flags
             .golden
             .or(file.golden)
@@ -308,9 +361,21 @@ impl SweepConfig {
                     .tokenizer
                     .or(file.sweep.tokenizer)
                     .unwrap_or(defaults.tokenizer),
-                retriever: defaults.retriever,
+                retrievers: flags
+                    .retrievers
+                    .or(file.sweep.retrievers)
+                    .unwrap_or(defaults.retrievers),
+                hybrid: file.sweep.hybrid.unwrap_or_default(),
+                semantic,
             },
             dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
+            embed: None,
+        })
+        .map(|mut cfg: SweepConfig| {
+            if cfg.sweep.needs_embeddings() {
+                cfg.embed = Some(embed);
+            }
+            cfg
         })
     }
 }

@@ -18,4 +18,5 @@ pub mod retrieval;
 pub mod select;
 pub mod stats;
 pub mod sweep;
+pub mod sweep_embed;
 pub mod tokenize;

@@ -5,6 +5,7 @@
 //! such as overlap >= size or k = 0); 4 a `run` that left work unfinished (transient failures or
 //! the budget): rerun the same command to finish it.
 
+mod embed;
 mod run_cmd;
 
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use chunksweep::golden::{self, GoldenError, GoldenFormat, Severity};
 use chunksweep::report::decision::{self, Decision, DecisionError};
 use chunksweep::report::{self, manifest};
 use chunksweep::select::{SelectionSettings, StabilityStatus};
-use chunksweep::sweep::{self, Overlap, QuestionRow, SweepError, SweepRow};
+use chunksweep::sweep::{self, Overlap, QuestionRow, RetrieverKind, SweepError, SweepRow};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[derive(Parser)]
@@ -91,7 +92,8 @@ struct InputArgs {
 struct SweepArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence.
+    /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence,
+    /// semantic (needs an embeddings server, see [embed]).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     strategies: Option<Vec<Strategy>>,
     /// Chunk sizes in tokens, comma-separated (default 64,128,256,512,1024).
@@ -106,6 +108,22 @@ struct SweepArgs {
     /// Token unit: cl100k_base (default), o200k_base or words.
     #[arg(long, value_name = "NAME")]
     tokenizer: Option<TokenizerKind>,
+    /// Retrievers, comma-separated: bm25 (default), dense, hybrid (dense and hybrid need an
+    /// embeddings server, see [embed]).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    retrievers: Option<Vec<RetrieverKind>>,
+    /// Embeddings server (default $CHUNKSWEEP_EMBED_BASE_URL, else the [llm] server).
+    #[arg(long, value_name = "URL")]
+    embed_base_url: Option<String>,
+    /// Embedding model for documents (default $CHUNKSWEEP_EMBED_MODEL).
+    #[arg(long, value_name = "MODEL")]
+    embed_model: Option<String>,
+    /// Embedding model for queries (default $CHUNKSWEEP_EMBED_QUERY_MODEL, else --embed-model).
+    #[arg(long, value_name = "MODEL")]
+    embed_query_model: Option<String>,
+    /// Semantic chunking: boundary where the sentence distance exceeds this percentile (default 95).
+    #[arg(long, value_name = "P")]
+    semantic_percentile: Option<f64>,
     /// Run folder (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -226,6 +244,11 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
             top_k: args.k,
             tokenizer: args.tokenizer,
             dump_chunks: args.dump_chunks,
+            retrievers: args.retrievers.clone(),
+            embed_base_url: args.embed_base_url.clone(),
+            embed_model: args.embed_model.clone(),
+            embed_query_model: args.embed_query_model.clone(),
+            semantic_percentile: args.semantic_percentile,
             ..Overrides::default()
         },
     )?;
@@ -257,12 +280,15 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
+    let (retrieval, embed_outputs) =
+        embed::embed_step(&cfg, &args.input, &corpus, &tokens, &golden, &out, args.quiet)?;
     let t = Instant::now();
-    let outcomes = sweep::run_sweep(
+    let outcomes = sweep::run_sweep_with(
         &corpus,
         &tokens,
         &golden,
         &cfg.sweep,
+        &retrieval,
         cfg.dump_chunks,
         |o| {
             bar.set_message(o.row.config_id.clone());
@@ -280,6 +306,7 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         outputs.push("chunks/".into());
     }
     phases.write_ms = ms_since(t);
+    outputs.extend(embed_outputs);
     outputs.push("manifest.json".into());
     outputs.extend(decision::output_names().map(String::from));
     let m = manifest::Manifest {

@@ -8,7 +8,10 @@
 //!   chunks, each span at its best-covered location; partial credit for evidence a boundary cut.
 //! - **margin** (seed 001): score of the best correct chunk (one that wholly holds an evidence
 //!   span) minus the score of the best other chunk, over the whole index, divided by the query's
-//!   top score so it is comparable across sizes (0 when no chunk scores). When no chunk holds any
+//!   top score so it is comparable across sizes (0 when no chunk scores). That is BM25's scale
+//!   ([`MarginScale::TopScore`]); each retriever keeps its own scale ([`MarginScale`]): dense
+//!   cosines are used as they are, and the hybrid's fusion scores are divided by their maximum
+//!   possible value (see [`crate::retrieval::hybrid`]). When no chunk holds any
 //!   span whole (the splitter cut every span) the question is **unreachable** and its margin is
 //!   −1, the worst value on this scale.
 //! - **MRR@k**: 1 / rank of the first correct chunk when that rank is at most k, else 0.
@@ -147,12 +150,38 @@ fn union_len(parts: &mut [(usize, usize)]) -> usize {
     total + cur.map_or(0, |(s, e)| e - s)
 }
 
-/// Scores one question given the dense `scores` (one per chunk) and the top-k `ranking`.
+/// How a retriever's score difference becomes the margin, so that it is comparable across chunk
+/// sizes on that retriever's own scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MarginScale {
+    /// Divided by the query's top score (0 when no chunk scores above 0): BM25, whose raw
+    /// scores depend on the query and the index statistics.
+    TopScore,
+    /// As it is: cosine similarity (dense), already on a fixed scale.
+    Raw,
+    /// Divided by a fixed positive number: the reciprocal-rank-fusion maximum
+    /// `(w_bm25 + w_dense) / (k + 1)` for hybrid.
+    Divide(f64),
+}
+
+/// Scores one question given the dense `scores` (one per chunk) and the top-k `ranking`, with
+/// BM25's margin scale ([`MarginScale::TopScore`]).
 pub fn score_question(
     question: &Question,
     table: &ChunkTable<'_>,
     scores: &[f32],
     ranking: &Ranking,
+) -> QuestionMetrics {
+    score_question_scaled(question, table, scores, ranking, MarginScale::TopScore)
+}
+
+/// [`score_question`] with the retriever's margin scale.
+pub fn score_question_scaled(
+    question: &Question,
+    table: &ChunkTable<'_>,
+    scores: &[f32],
+    ranking: &Ranking,
+    scale: MarginScale,
 ) -> QuestionMetrics {
     let chunks = table.chunks();
     let k = ranking.top.len();
@@ -224,11 +253,12 @@ pub fn score_question(
             .fold(None, |acc: Option<f32>, s| {
                 Some(acc.map_or(s, |a| a.max(s)))
             });
-        m.margin = if top_score > 0.0 {
-            (f64::from(scores[best_correct]) - f64::from(best_wrong.unwrap_or(0.0)))
-                / f64::from(top_score)
-        } else {
-            0.0
+        let diff = f64::from(scores[best_correct]) - f64::from(best_wrong.unwrap_or(0.0));
+        m.margin = match scale {
+            MarginScale::TopScore if top_score > 0.0 => diff / f64::from(top_score),
+            MarginScale::TopScore => 0.0,
+            MarginScale::Raw => diff,
+            MarginScale::Divide(d) => diff / d,
         };
         let rank = full_rank(scores, best_correct);
         m.first_correct_rank = Some(rank);

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -15,6 +16,11 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
 use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
+use crate::retrieval::dense::{DenseError, DenseIndex};
+use crate::retrieval::embed::{EmbedError, Embeddings, Role};
+use crate::retrieval::hybrid::HybridSettings;
+use crate::chunking::semantic::SemanticSettings;
+use crate::metrics::MarginScale;
 use crate::tokenize::{CorpusTokens, TokenizerKind};
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
@@ -79,14 +85,42 @@ pub enum RetrieverKind {
     /// BM25 over the chunks (tantivy).
     #[default]
     Bm25,
+    /// Exact cosine over chunk embeddings ([`crate::retrieval::dense`]).
+    Dense,
+    /// Reciprocal rank fusion of BM25 and dense ([`crate::retrieval::hybrid`]).
+    Hybrid,
 }
 
 impl RetrieverKind {
+    /// Every retriever.
+    pub const ALL: [RetrieverKind; 3] = [
+        RetrieverKind::Bm25,
+        RetrieverKind::Dense,
+        RetrieverKind::Hybrid,
+    ];
+
     /// Name used in CSVs.
     pub fn name(self) -> &'static str {
         match self {
             RetrieverKind::Bm25 => "bm25",
+            RetrieverKind::Dense => "dense",
+            RetrieverKind::Hybrid => "hybrid",
         }
+    }
+
+    /// Whether it needs chunk and question embeddings.
+    pub fn needs_embeddings(self) -> bool {
+        self != RetrieverKind::Bm25
+    }
+}
+
+impl FromStr for RetrieverKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RetrieverKind::ALL
+            .into_iter()
+            .find(|r| r.name() == s.trim())
+            .ok_or_else(|| format!("unknown retriever {s:?}: use bm25, dense or hybrid"))
     }
 }
 
@@ -103,8 +137,23 @@ pub struct SweepSpec {
     pub top_k: usize,
     /// Unit of sizes and costs.
     pub tokenizer: TokenizerKind,
-    /// The retriever.
-    pub retriever: RetrieverKind,
+    /// The retrievers (default `[bm25]`); every strategy × size runs with each.
+    pub retrievers: Vec<RetrieverKind>,
+    /// Reciprocal rank fusion settings of the `hybrid` retriever.
+    #[serde(default)]
+    pub hybrid: HybridSettings,
+    /// Settings of the `semantic` strategy.
+    #[serde(default)]
+    pub semantic: SemanticSettings,
+}
+
+impl SweepSpec {
+    /// Whether any configuration needs embeddings (a dense or hybrid retriever, or semantic
+    /// chunking).
+    pub fn needs_embeddings(&self) -> bool {
+        self.retrievers.iter().any(|r| r.needs_embeddings())
+            || self.strategies.contains(&Strategy::Semantic)
+    }
 }
 
 impl Default for SweepSpec {
@@ -115,7 +164,9 @@ impl Default for SweepSpec {
             overlap: Overlap::default(),
             top_k: 5,
             tokenizer: TokenizerKind::default(),
-            retriever: RetrieverKind::default(),
+            retrievers: vec![RetrieverKind::default()],
+            hybrid: HybridSettings::default(),
+            semantic: SemanticSettings::default(),
         }
     }
 }
@@ -170,10 +221,7 @@ impl FromStr for ConfigSpec {
             .and_then(|o| o.parse().ok())
             .ok_or_else(|| bad("overlap must be o<tokens>"))?;
         let prefix = parts[3..n - 2].join("-");
-        let retriever = match parts[n - 2] {
-            "bm25" => RetrieverKind::Bm25,
-            other => return Err(bad(&format!("unknown retriever {other:?}"))),
-        };
+        let retriever: RetrieverKind = parts[n - 2].parse().map_err(|e: String| bad(&e))?;
         let top_k: usize = parts[n - 1]
             .strip_prefix('k')
             .and_then(|k| k.parse().ok())
@@ -223,6 +271,15 @@ pub enum SweepError {
     /// The retriever failed.
     #[error(transparent)]
     Retrieval(#[from] RetrievalError),
+    /// No retriever to sweep, or unusable hybrid or semantic settings.
+    #[error("{0}")]
+    Settings(String),
+    /// An embedding is missing or unusable.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// The dense index failed.
+    #[error(transparent)]
+    Dense(#[from] DenseError),
 }
 
 /// Expands and validates the grid (strategies in the given order, then sizes), before any work.
@@ -236,6 +293,18 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     }
     if spec.strategies.is_empty() || spec.sizes.is_empty() {
         return Err(SweepError::EmptyGrid);
+    }
+    if spec.retrievers.is_empty() {
+        return Err(SweepError::Settings(
+            "no retriever to sweep: give at least one of bm25, dense, hybrid".into(),
+        ));
+    }
+    spec.hybrid.validate().map_err(SweepError::Settings)?;
+    if !(0.0..=100.0).contains(&spec.semantic.percentile) {
+        return Err(SweepError::Settings(format!(
+            "semantic.percentile {} must be between 0 and 100",
+            spec.semantic.percentile
+        )));
     }
     if let Overlap::Ratio(r) = spec.overlap
         && !(0.0..1.0).contains(&r)
@@ -255,14 +324,16 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 size,
                 source,
             })?;
-            let config = ConfigSpec {
-                params,
-                prefix: "none".into(),
-                retriever: spec.retriever,
-                top_k: spec.top_k,
-            };
-            if !out.contains(&config) {
-                out.push(config);
+            for &retriever in &spec.retrievers {
+                let config = ConfigSpec {
+                    params,
+                    prefix: "none".into(),
+                    retriever,
+                    top_k: spec.top_k,
+                };
+                if !out.contains(&config) {
+                    out.push(config);
+                }
             }
         }
     }
@@ -326,6 +397,18 @@ pub struct SweepRow {
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
     pub ties_at_k: usize,
+    /// Tokens this configuration embeds (cl100k count of each distinct text as sent: chunks for
+    /// dense and hybrid, the corpus's sentences for semantic, and the questions; 0 for BM25 on
+    /// non-semantic chunks), whether or not the cache already held them.
+    #[serde(default)]
+    pub embed_tokens: usize,
+    /// Their cost in USD at the embedding models' input prices (empty when a price is unknown).
+    #[serde(default)]
+    pub embed_cost_usd: Option<f64>,
+    /// Embedding time of those texts, ms: each text's share (by tokens) of its batch's latency
+    /// when it was embedded, kept in the cache, so a cached rerun reports the same cost.
+    #[serde(default)]
+    pub embed_ms: f64,
 }
 
 /// One row of sweep_questions.csv: a configuration × question.
@@ -440,6 +523,43 @@ pub struct ConfigIndex {
     pub chunk_ms: f64,
     /// Time spent indexing, in ms.
     pub index_ms: f64,
+    /// Unit chunk vectors, for dense and hybrid.
+    pub dense: Option<DenseIndex>,
+    /// Embeddings and retriever settings.
+    pub context: Arc<RetrievalContext>,
+}
+
+/// What dense, hybrid and semantic configurations need beyond the corpus: the embeddings of
+/// every text (computed before the sweep, see [`crate::sweep_embed`]) and their settings.
+/// The default (no embeddings) serves BM25 configurations.
+#[derive(Debug, Clone, Default)]
+pub struct RetrievalContext {
+    /// Vectors of chunks, sentences and questions.
+    pub embeddings: Embeddings,
+    /// Fusion settings.
+    pub hybrid: HybridSettings,
+    /// Semantic chunking settings.
+    pub semantic: SemanticSettings,
+}
+
+impl RetrievalContext {
+    /// A context with `embeddings` and the spec's hybrid and semantic settings.
+    pub fn new(embeddings: Embeddings, spec: &SweepSpec) -> Self {
+        RetrievalContext {
+            embeddings,
+            hybrid: spec.hybrid,
+            semantic: spec.semantic,
+        }
+    }
+
+    /// The chunking context (sentence vectors when there are embeddings).
+    pub fn chunk_context(&self) -> chunking::ChunkContext<'_> {
+        chunking::ChunkContext {
+            sentence_vectors: (!self.embeddings.is_empty())
+                .then_some(&self.embeddings as &dyn chunking::semantic::SentenceVectors),
+            semantic: self.semantic,
+        }
+    }
 }
 
 impl ConfigIndex {
@@ -453,9 +573,24 @@ impl ConfigIndex {
         tokens: &CorpusTokens,
         config: &ConfigSpec,
     ) -> Result<Self, SweepError> {
+        Self::build_with(corpus, tokens, config, &Arc::default())
+    }
+
+    /// [`ConfigIndex::build`] with embeddings (dense, hybrid, semantic): the chunk vectors are
+    /// looked up in `context` and normalised once.
+    ///
+    /// # Errors
+    /// As [`ConfigIndex::build`]; [`SweepError::Embed`] for a chunk or sentence not embedded.
+    pub fn build_with(
+        corpus: &Corpus,
+        tokens: &CorpusTokens,
+        config: &ConfigSpec,
+        context: &Arc<RetrievalContext>,
+    ) -> Result<Self, SweepError> {
         let started = Instant::now();
         let params = config.params;
-        let chunks = chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| {
+        let chunks = chunking::chunk_corpus_with(corpus, tokens, &params, &context.chunk_context())
+            .map_err(|source| {
             SweepError::Chunk {
                 strategy: params.strategy,
                 size: params.chunk_size,
@@ -465,13 +600,60 @@ impl ConfigIndex {
         let chunk_ms = ms_since(started);
         let t = Instant::now();
         let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
+        let dense = if config.retriever.needs_embeddings() {
+            let mut vectors = Vec::with_capacity(chunks.len());
+            for c in &chunks {
+                vectors.push(
+                    context
+                        .embeddings
+                        .get(Role::Document, c.text(corpus))?
+                        .vector
+                        .clone(),
+                );
+            }
+            Some(DenseIndex::build(vectors.iter().map(|v| &v[..]))?)
+        } else {
+            None
+        };
         Ok(ConfigIndex {
             config: config.clone(),
             chunks,
             index,
             chunk_ms,
             index_ms: ms_since(t),
+            dense,
+            context: Arc::clone(context),
         })
+    }
+
+    /// One score per chunk for `query`, on the retriever's scale: BM25 scores, cosines, or
+    /// fused reciprocal-rank scores.
+    ///
+    /// # Errors
+    /// [`SweepError::Retrieval`], or [`SweepError::Embed`] for a question not embedded.
+    pub fn scores(&self, query: &str) -> Result<Vec<f32>, SweepError> {
+        let dense = |d: &DenseIndex| -> Result<Vec<f32>, SweepError> {
+            let q = self.context.embeddings.get(Role::Query, query)?;
+            Ok(d.scores(&q.vector)?)
+        };
+        match (self.config.retriever, &self.dense) {
+            (RetrieverKind::Bm25, _) => Ok(self.index.scores(query)?),
+            (RetrieverKind::Dense, Some(d)) => dense(d),
+            (RetrieverKind::Hybrid, Some(d)) => {
+                let bm25 = self.index.scores(query)?;
+                Ok(self.context.hybrid.fuse(&bm25, &dense(d)?))
+            }
+            (_, None) => unreachable!("dense and hybrid indexes are built with vectors"),
+        }
+    }
+
+    /// The margin's scale for this retriever.
+    pub fn margin_scale(&self) -> MarginScale {
+        match self.config.retriever {
+            RetrieverKind::Bm25 => MarginScale::TopScore,
+            RetrieverKind::Dense => MarginScale::Raw,
+            RetrieverKind::Hybrid => MarginScale::Divide(self.context.hybrid.max_score()),
+        }
     }
 
     /// The top-k (`config.top_k`) chunks for `query`, best first, ties in chunk order.
@@ -479,7 +661,7 @@ impl ConfigIndex {
     /// # Errors
     /// [`SweepError::Retrieval`] if the engine fails.
     pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
-        let scores = self.index.scores(query)?;
+        let scores = self.scores(query)?;
         Ok(rank_top_k(&scores, self.config.top_k))
     }
 }
@@ -496,32 +678,45 @@ pub fn run_config(
     config: &ConfigSpec,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
+    run_config_with(corpus, tokens, golden, config, &Arc::default(), keep_chunks)
+}
+
+/// [`run_config`] with embeddings, for dense, hybrid and semantic configurations.
+///
+/// # Errors
+/// As [`run_config`]; [`SweepError::Embed`] for a text not embedded beforehand.
+pub fn run_config_with(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    config: &ConfigSpec,
+    context: &Arc<RetrievalContext>,
+    keep_chunks: bool,
+) -> Result<ConfigOutcome, SweepError> {
     let started = Instant::now();
     let tokenizer = tokens.counter().kind();
     let params = config.params;
-    let ConfigIndex {
-        chunks,
-        index,
-        chunk_ms,
-        index_ms,
-        ..
-    } = ConfigIndex::build(corpus, tokens, config)?;
+    let built = ConfigIndex::build_with(corpus, tokens, config, context)?;
+    let scale = built.margin_scale();
+    let embed_cost = crate::sweep_embed::config_embed_cost(corpus, golden, config, &built)?;
+    let (chunk_ms, index_ms) = (built.chunk_ms, built.index_ms);
+    let chunks = &built.chunks;
     let mut times = StageTimes {
         chunk_ms,
         index_ms,
         ..StageTimes::default()
     };
-    let table = ChunkTable::new(&chunks, corpus.docs.len());
+    let table = ChunkTable::new(chunks, corpus.docs.len());
     let config_id = config.id();
     let mut metrics = Vec::with_capacity(golden.questions.len());
     let mut rows = Vec::with_capacity(golden.questions.len());
     for q in &golden.questions {
         let t = Instant::now();
-        let scores = index.scores(&q.text)?;
+        let scores = built.scores(&q.text)?;
         let ranking = rank_top_k(&scores, config.top_k);
         times.retrieve_ms += ms_since(t);
         let t = Instant::now();
-        let m = metrics::score_question(q, &table, &scores, &ranking);
+        let m = metrics::score_question_scaled(q, &table, &scores, &ranking, scale);
         rows.push(QuestionRow {
             config_id: config_id.clone(),
             question_id: q.id.clone(),
@@ -567,7 +762,7 @@ pub fn run_config(
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
-        realized_overlap: realized_overlap(tokens, &chunks),
+        realized_overlap: realized_overlap(tokens, chunks),
         prefix: config.prefix.clone(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
@@ -590,6 +785,9 @@ pub fn run_config(
         token_recall: agg.token_recall,
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
+        embed_tokens: embed_cost.tokens,
+        embed_cost_usd: embed_cost.cost_usd,
+        embed_ms: embed_cost.ms,
     };
     times.score_ms += ms_since(t);
     Ok(ConfigOutcome {
@@ -597,7 +795,11 @@ pub fn run_config(
         row,
         questions: rows,
         metrics,
-        chunks: if keep_chunks { chunks } else { Vec::new() },
+        chunks: if keep_chunks {
+            built.chunks.clone()
+        } else {
+            Vec::new()
+        },
         elapsed_ms: started.elapsed().as_millis() as u64,
         times,
     })
@@ -619,6 +821,23 @@ pub fn run_sweep(
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,
 ) -> Result<Vec<ConfigOutcome>, SweepError> {
+    let context = Arc::new(RetrievalContext::new(Embeddings::default(), spec));
+    run_sweep_with(corpus, tokens, golden, spec, &context, keep_chunks, on_done)
+}
+
+/// [`run_sweep`] with embeddings ([`crate::sweep_embed::embed_for_sweep`] makes the context).
+///
+/// # Errors
+/// As [`run_sweep`]; [`SweepError::Embed`] for a text not embedded beforehand.
+pub fn run_sweep_with(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    spec: &SweepSpec,
+    context: &Arc<RetrievalContext>,
+    keep_chunks: bool,
+    on_done: impl Fn(&ConfigOutcome) + Sync,
+) -> Result<Vec<ConfigOutcome>, SweepError> {
     let configs = plan(spec)?;
     if golden.questions.is_empty() {
         return Err(SweepError::NoQuestions);
@@ -631,7 +850,7 @@ pub fn run_sweep(
     configs
         .par_iter()
         .map(|config| {
-            let outcome = run_config(corpus, tokens, golden, config, keep_chunks)?;
+            let outcome = run_config_with(corpus, tokens, golden, config, context, keep_chunks)?;
             on_done(&outcome);
             Ok(outcome)
         })
@@ -691,8 +910,15 @@ mod tests {
                 .parse::<ConfigSpec>()
                 .is_err()
         );
+        assert_eq!(
+            "recursive-256-o38-none-hybrid-k5"
+                .parse::<ConfigSpec>()
+                .unwrap()
+                .retriever,
+            RetrieverKind::Hybrid
+        );
         assert!(
-            "recursive-256-o38-none-dense-k5"
+            "recursive-256-o38-none-colbert-k5"
                 .parse::<ConfigSpec>()
                 .is_err()
         );

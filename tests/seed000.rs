@@ -26,7 +26,8 @@ fn seed_000_table_is_reproduced() {
         overlap: Overlap::Ratio(0.25),
         top_k: 2,
         tokenizer: TokenizerKind::Words,
-        retriever: RetrieverKind::Bm25,
+        retrievers: vec![RetrieverKind::Bm25],
+        ..SweepSpec::default()
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
     let outcomes = run_sweep(&corpus, &tokens, &golden, &spec, false, |_| {}).unwrap();

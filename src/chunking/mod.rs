@@ -9,10 +9,12 @@
 //! | `recursive` | text-splitter: paragraphs, then sentences, then words            | [`recursive`]   |
 //! | `markdown`  | a chunk per heading section, split inside by text-splitter's Markdown levels | [`markdown`] |
 //! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
+//! | `semantic`  | sentence-embedding distance above a percentile, capped at `chunk_size` | [`semantic`] |
 
 pub mod headings;
 pub mod markdown;
 pub mod recursive;
+pub mod semantic;
 pub mod sentence;
 pub mod windows;
 
@@ -40,16 +42,20 @@ pub enum Strategy {
     Markdown,
     /// Whole sentences packed up to `chunk_size`.
     Sentence,
+    /// Boundaries where consecutive sentence embeddings are far apart, capped at `chunk_size`
+    /// (needs sentence embeddings; see [`semantic`]).
+    Semantic,
 }
 
 impl Strategy {
     /// Every strategy, in the order used for reports.
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::Fixed,
         Strategy::Words,
         Strategy::Recursive,
         Strategy::Markdown,
         Strategy::Sentence,
+        Strategy::Semantic,
     ];
 
     /// The name used on the command line and in CSVs.
@@ -60,6 +66,7 @@ impl Strategy {
             Strategy::Recursive => "recursive",
             Strategy::Markdown => "markdown",
             Strategy::Sentence => "sentence",
+            Strategy::Semantic => "semantic",
         }
     }
 }
@@ -77,7 +84,7 @@ impl FromStr for Strategy {
             .into_iter()
             .find(|st| st.name() == s)
             .ok_or_else(|| {
-                format!("unknown strategy {s:?}: use fixed, words, recursive, markdown or sentence")
+                format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence or semantic")
             })
     }
 }
@@ -110,6 +117,12 @@ pub enum ChunkError {
         size: usize,
         /// chunk_overlap.
         overlap: usize,
+    },
+    /// Semantic chunking met a sentence with no embedding.
+    #[error("semantic chunking: no embedding for the sentence {preview:?} (embed the sentences first)")]
+    MissingSentenceEmbedding {
+        /// The sentence's first characters.
+        preview: String,
     },
 }
 
@@ -179,6 +192,9 @@ pub type Ranges = Vec<(usize, usize)>;
 ///
 /// `stream` is the document's token stream in the unit of `counter`; sizes are counted through it
 /// (see [`DocSizer`]), so a chunk's `tokens` is the number of the document's tokens it overlaps.
+///
+/// # Panics
+/// For the `semantic` strategy, which needs sentence embeddings: use [`chunk_document_with`].
 pub fn chunk_document(
     doc: &Document,
     doc_index: usize,
@@ -186,6 +202,31 @@ pub fn chunk_document(
     params: &ChunkParams,
     counter: crate::tokenize::TokenCounter,
 ) -> Vec<Chunk> {
+    chunk_document_with(doc, doc_index, stream, params, counter, &ChunkContext::default())
+        .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
+}
+
+/// What strategies beyond text and tokens need: sentence embeddings for `semantic`.
+#[derive(Clone, Copy, Default)]
+pub struct ChunkContext<'a> {
+    /// Unit sentence vectors (required by `semantic`).
+    pub sentence_vectors: Option<&'a dyn semantic::SentenceVectors>,
+    /// Settings of `semantic`.
+    pub semantic: semantic::SemanticSettings,
+}
+
+/// [`chunk_document`] with a [`ChunkContext`].
+///
+/// # Errors
+/// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without a vector for a sentence.
+pub fn chunk_document_with(
+    doc: &Document,
+    doc_index: usize,
+    stream: &TokenStream,
+    params: &ChunkParams,
+    counter: crate::tokenize::TokenCounter,
+    ctx: &ChunkContext<'_>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let text = doc.text.as_str();
     let sizer = DocSizer::new(text, stream, counter);
     let ranges = match params.strategy {
@@ -197,6 +238,13 @@ pub fn chunk_document(
         Strategy::Recursive => recursive::split(text, params, sizer),
         Strategy::Markdown => markdown::split(text, params, sizer),
         Strategy::Sentence => sentence::split(text, params, sizer),
+        Strategy::Semantic => {
+            let none = || ChunkError::MissingSentenceEmbedding {
+                preview: text.chars().take(60).collect(),
+            };
+            let vectors = ctx.sentence_vectors.ok_or_else(none)?;
+            semantic::split(text, params, sizer, vectors, &ctx.semantic)?
+        }
     };
     let heading_list = if doc.is_markdown() {
         headings::headings(text)
@@ -225,7 +273,7 @@ pub fn chunk_document(
             tokens: sizer.count_range(s, e),
         });
     }
-    chunks
+    Ok(chunks)
 }
 
 /// Chunks every document of the corpus, in document order, with the token streams of `tokens`
@@ -238,13 +286,32 @@ pub fn chunk_corpus(
     tokens: &CorpusTokens,
     params: &ChunkParams,
 ) -> Result<Vec<Chunk>, ChunkError> {
+    chunk_corpus_with(corpus, tokens, params, &ChunkContext::default())
+}
+
+/// [`chunk_corpus`] with a [`ChunkContext`] (sentence embeddings for `semantic`).
+///
+/// # Errors
+/// [`ChunkError`] for invalid parameters or a missing sentence embedding.
+pub fn chunk_corpus_with(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    params: &ChunkParams,
+    ctx: &ChunkContext<'_>,
+) -> Result<Vec<Chunk>, ChunkError> {
     params.validate()?;
-    Ok(corpus
-        .docs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, doc)| chunk_document(doc, i, tokens.doc(i), params, tokens.counter()))
-        .collect())
+    let mut out = Vec::new();
+    for (i, doc) in corpus.docs.iter().enumerate() {
+        out.extend(chunk_document_with(
+            doc,
+            i,
+            tokens.doc(i),
+            params,
+            tokens.counter(),
+            ctx,
+        )?);
+    }
+    Ok(out)
 }
 
 fn trim(text: &str, start: usize, end: usize) -> (usize, usize) {

