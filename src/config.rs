@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::chunking::Strategy;
-use crate::golden::GoldenFormat;
 use crate::chunking::semantic::SemanticSettings;
+use crate::golden::GoldenFormat;
 use crate::judge::JudgeSettings;
 use crate::retrieval::embed::EmbedSettings;
 use crate::retrieval::hybrid::HybridSettings;

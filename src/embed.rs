@@ -59,8 +59,9 @@ pub(crate) fn embed_step(
         .enable_all()
         .build()
         .context("starting the async runtime for embeddings")?;
-    let (context, stats) =
-        runtime.block_on(embed_for_sweep(corpus, tokens, golden, &cfg.sweep, &embedder))?;
+    let (context, stats) = runtime.block_on(embed_for_sweep(
+        corpus, tokens, golden, &cfg.sweep, &embedder,
+    ))?;
     let records = embedder.records();
     let calls = out.join(EMBED_CALLS_FILE);
     let file = std::fs::File::create(&calls)

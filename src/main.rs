@@ -280,8 +280,15 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
-    let (retrieval, embed_outputs) =
-        embed::embed_step(&cfg, &args.input, &corpus, &tokens, &golden, &out, args.quiet)?;
+    let (retrieval, embed_outputs) = embed::embed_step(
+        &cfg,
+        &args.input,
+        &corpus,
+        &tokens,
+        &golden,
+        &out,
+        args.quiet,
+    )?;
     let t = Instant::now();
     let outcomes = sweep::run_sweep_with(
         &corpus,

@@ -11,16 +11,16 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{self, Chunk, ChunkError, ChunkParams, Strategy};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
+use crate::metrics::MarginScale;
 use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
-use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
 use crate::retrieval::dense::{DenseError, DenseIndex};
 use crate::retrieval::embed::{EmbedError, Embeddings, Role};
 use crate::retrieval::hybrid::HybridSettings;
-use crate::chunking::semantic::SemanticSettings;
-use crate::metrics::MarginScale;
+use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
 use crate::tokenize::{CorpusTokens, TokenizerKind};
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
@@ -590,13 +590,11 @@ impl ConfigIndex {
         let started = Instant::now();
         let params = config.params;
         let chunks = chunking::chunk_corpus_with(corpus, tokens, &params, &context.chunk_context())
-            .map_err(|source| {
-            SweepError::Chunk {
+            .map_err(|source| SweepError::Chunk {
                 strategy: params.strategy,
                 size: params.chunk_size,
                 source,
-            }
-        })?;
+            })?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
         let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;

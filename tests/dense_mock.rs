@@ -222,8 +222,15 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
     let (context2, stats2) = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb2)
         .await
         .unwrap();
-    assert_eq!((stats2.texts, stats2.cached, stats2.sent, stats2.requests), (5, 5, 0, 0));
-    assert_eq!(seen.requests.load(Ordering::SeqCst), 3, "no request on the rerun");
+    assert_eq!(
+        (stats2.texts, stats2.cached, stats2.sent, stats2.requests),
+        (5, 5, 0, 0)
+    );
+    assert_eq!(
+        seen.requests.load(Ordering::SeqCst),
+        3,
+        "no request on the rerun"
+    );
     assert!(emb2.records().is_empty());
     let again = run_sweep_with(
         &corpus,
@@ -236,7 +243,10 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
     )
     .unwrap();
     for (a, b) in outcomes.iter().zip(&again) {
-        assert_eq!(a.row, b.row, "a cached rerun gives the same row, embed_ms included");
+        assert_eq!(
+            a.row, b.row,
+            "a cached rerun gives the same row, embed_ms included"
+        );
     }
 }
 
@@ -247,7 +257,9 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
     let (corpus, golden) = write_inputs(
         dir.path(),
         doc,
-        &[json!({"id": "q1", "question": "Is the invoice late?", "evidence": ["The invoice is late."]})],
+        &[
+            json!({"id": "q1", "question": "Is the invoice late?", "evidence": ["The invoice is late."]}),
+        ],
     );
     let spec = SweepSpec {
         strategies: vec![Strategy::Semantic],
@@ -298,7 +310,10 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
         ]
     );
     assert_eq!(outcomes[0].row.strategy, "semantic");
-    assert!(outcomes[0].row.embed_tokens > 0, "sentences count as embedding cost");
+    assert!(
+        outcomes[0].row.embed_tokens > 0,
+        "sentences count as embedding cost"
+    );
     // At 8 tokens the hard cap splits each group further; no chunk exceeds 8 tokens.
     let small = &outcomes[1];
     assert!(small.chunks.iter().all(|c| c.tokens <= 8));

@@ -119,7 +119,9 @@ pub enum ChunkError {
         overlap: usize,
     },
     /// Semantic chunking met a sentence with no embedding.
-    #[error("semantic chunking: no embedding for the sentence {preview:?} (embed the sentences first)")]
+    #[error(
+        "semantic chunking: no embedding for the sentence {preview:?} (embed the sentences first)"
+    )]
     MissingSentenceEmbedding {
         /// The sentence's first characters.
         preview: String,
@@ -202,8 +204,15 @@ pub fn chunk_document(
     params: &ChunkParams,
     counter: crate::tokenize::TokenCounter,
 ) -> Vec<Chunk> {
-    chunk_document_with(doc, doc_index, stream, params, counter, &ChunkContext::default())
-        .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
+    chunk_document_with(
+        doc,
+        doc_index,
+        stream,
+        params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
 }
 
 /// What strategies beyond text and tokens need: sentence embeddings for `semantic`.

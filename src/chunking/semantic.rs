@@ -186,11 +186,17 @@ mod tests {
             chunk_size: size,
             chunk_overlap: 0,
         };
-        split(text, &params, sizer, map, &SemanticSettings { percentile: pct })
-            .unwrap()
-            .into_iter()
-            .map(|(s, e)| text[s..e].to_string())
-            .collect()
+        split(
+            text,
+            &params,
+            sizer,
+            map,
+            &SemanticSettings { percentile: pct },
+        )
+        .unwrap()
+        .into_iter()
+        .map(|(s, e)| text[s..e].to_string())
+        .collect()
     }
 
     #[test]

@@ -60,7 +60,10 @@ fn every_strategy_keeps_offsets_order_coverage_and_size() {
     let d = doc();
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     // `semantic` needs sentence embeddings; it has its own tests in semantic.rs.
-    for strategy in Strategy::ALL.into_iter().filter(|s| *s != Strategy::Semantic) {
+    for strategy in Strategy::ALL
+        .into_iter()
+        .filter(|s| *s != Strategy::Semantic)
+    {
         for (size, overlap) in [(8, 0), (16, 4), (48, 7), (200, 30)] {
             let chunks = chunks_for(strategy, size, overlap);
             assert!(!chunks.is_empty(), "{strategy} {size}");

@@ -113,7 +113,11 @@ impl DenseIndex {
         }
         let mut q = query.to_vec();
         normalise(&mut q)?;
-        Ok(self.data.chunks_exact(self.dim).map(|c| dot(c, &q)).collect())
+        Ok(self
+            .data
+            .chunks_exact(self.dim)
+            .map(|c| dot(c, &q))
+            .collect())
     }
 }
 
@@ -147,10 +151,7 @@ mod tests {
             }
         );
         let zero: [&[f32]; 1] = [&[0.0, 0.0]];
-        assert_eq!(
-            DenseIndex::build(zero).unwrap_err(),
-            DenseError::Degenerate
-        );
+        assert_eq!(DenseIndex::build(zero).unwrap_err(), DenseError::Degenerate);
         let idx = DenseIndex::build([&[1.0f32, 0.0][..]]).unwrap();
         assert!(idx.scores(&[1.0]).is_err());
     }

@@ -150,7 +150,8 @@ fn env(name: &str) -> Option<String> {
 
 impl Default for EmbedSettings {
     fn default() -> Self {
-        let model = env("CHUNKSWEEP_EMBED_MODEL").unwrap_or_else(|| "text-embedding-3-small".into());
+        let model =
+            env("CHUNKSWEEP_EMBED_MODEL").unwrap_or_else(|| "text-embedding-3-small".into());
         EmbedSettings {
             base_url: env("CHUNKSWEEP_EMBED_BASE_URL"),
             query_model: env("CHUNKSWEEP_EMBED_QUERY_MODEL"),
@@ -177,7 +178,9 @@ impl EmbedSettings {
             ));
         }
         if self.model.trim().is_empty() || self.model_for(Role::Query).trim().is_empty() {
-            return Err(EmbedError::Config("model and query_model must be named".into()));
+            return Err(EmbedError::Config(
+                "model and query_model must be named".into(),
+            ));
         }
         Ok(())
     }
@@ -253,7 +256,11 @@ pub struct Embeddings {
 impl Embeddings {
     /// An empty map for `settings`, with per-million-token input prices for documents and
     /// queries.
-    pub fn new(settings: EmbedSettings, doc_usd_per_mtok: Option<f64>, query_usd_per_mtok: Option<f64>) -> Self {
+    pub fn new(
+        settings: EmbedSettings,
+        doc_usd_per_mtok: Option<f64>,
+        query_usd_per_mtok: Option<f64>,
+    ) -> Self {
         let mut usd_per_token = HashMap::new();
         usd_per_token.insert(Role::Document, doc_usd_per_mtok.map(|p| p / 1e6));
         usd_per_token.insert(Role::Query, query_usd_per_mtok.map(|p| p / 1e6));
@@ -293,7 +300,13 @@ impl Embeddings {
     ///
     /// # Errors
     /// [`EmbedError::Vector`] for a zero vector.
-    pub fn insert(&mut self, role: Role, sent: &str, mut vector: Vec<f32>, ms: f64) -> Result<(), EmbedError> {
+    pub fn insert(
+        &mut self,
+        role: Role,
+        sent: &str,
+        mut vector: Vec<f32>,
+        ms: f64,
+    ) -> Result<(), EmbedError> {
         normalise(&mut vector)?;
         self.map.insert(
             (role, text_hash(sent)),
@@ -387,7 +400,11 @@ impl Embedder {
     /// # Errors
     /// [`EmbedError::Config`], [`EmbedError::Llm`] for an unusable client config,
     /// [`EmbedError::Cache`].
-    pub fn new(settings: EmbedSettings, mut llm: ClientConfig, use_cache: bool) -> Result<Self, EmbedError> {
+    pub fn new(
+        settings: EmbedSettings,
+        mut llm: ClientConfig,
+        use_cache: bool,
+    ) -> Result<Self, EmbedError> {
         settings.validate()?;
         if let Some(url) = &settings.base_url {
             llm.base_url = Some(url.clone());
@@ -407,7 +424,11 @@ impl Embedder {
     }
 
     /// An embedder over a given client and cache.
-    pub fn with_client(settings: EmbedSettings, client: LlmClient, cache: Option<EmbedCache>) -> Self {
+    pub fn with_client(
+        settings: EmbedSettings,
+        client: LlmClient,
+        cache: Option<EmbedCache>,
+    ) -> Self {
         Embedder {
             client,
             cache,
@@ -444,7 +465,8 @@ impl Embedder {
         let mut out = Embeddings::new(
             self.settings.clone(),
             llm.model(&self.settings.model).input_usd_per_mtok,
-            llm.model(self.settings.model_for(Role::Query)).input_usd_per_mtok,
+            llm.model(self.settings.model_for(Role::Query))
+                .input_usd_per_mtok,
         );
         let mut tasks = tokio::task::JoinSet::new();
         for (role, texts) in [(Role::Document, documents), (Role::Query, queries)] {
@@ -547,7 +569,9 @@ mod tests {
             overflow: Overflow::Truncate,
             ..s
         };
-        let (sent, cut) = t.prepare(Role::Document, "one two three four five").unwrap();
+        let (sent, cut) = t
+            .prepare(Role::Document, "one two three four five")
+            .unwrap();
         assert!(cut);
         assert!("passage: one two three four five".starts_with(&sent));
         assert_eq!(count_tokens(&sent), 4);

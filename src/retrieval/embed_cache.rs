@@ -42,8 +42,7 @@ impl EmbedCache {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
         }
-        let conn =
-            Connection::open(path).map_err(|e| err(format!("{}: {e}", path.display())))?;
+        let conn = Connection::open(path).map_err(|e| err(format!("{}: {e}", path.display())))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(err)?;
         let _mode: String = conn
@@ -155,7 +154,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = EmbedCache::open(&dir.path().join("e.sqlite")).unwrap();
         let h = [7u8; 32];
-        c.put_many("m", &[(h, &[1.5, -2.0, 0.25][..], 3.5)]).unwrap();
+        c.put_many("m", &[(h, &[1.5, -2.0, 0.25][..], 3.5)])
+            .unwrap();
         assert_eq!(
             c.get("m", &h).unwrap(),
             Some(CachedVector {

@@ -61,7 +61,10 @@ impl HybridSettings {
 
     /// Fused scores of BM25 scores and dense scores (each one per chunk, chunk order).
     pub fn fuse(&self, bm25: &[f32], dense: &[f32]) -> Vec<f32> {
-        rrf(&[(self.bm25_weight, bm25), (self.dense_weight, dense)], self.rrf_k)
+        rrf(
+            &[(self.bm25_weight, bm25), (self.dense_weight, dense)],
+            self.rrf_k,
+        )
     }
 }
 
