@@ -124,14 +124,27 @@ fn run_against_local_llama_cpp_server() {
             == 2
     );
 
-    // The same command again is served from the cache: nothing is sent.
+    // The same command again finds every question finished: nothing is sent.
     let before = calls.len();
-    std::fs::remove_file(out.join("judge_questions.csv")).unwrap();
     run(&env, &config, &out);
     let calls = rows(&out.join("calls.csv"));
     assert!(
         calls[before..].iter().all(|c| c["cache_hit"] == "true"),
-        "a rerun sends nothing"
+        "a rerun of a finished run sends nothing: {:?}",
+        &calls[before..]
     );
     assert_eq!(rows(&out.join("judge_questions.csv")), judged);
+
+    // A new run folder with the same cache: every answer comes from the cache. (A verdict the
+    // model wrote unreadably is not cached, by design, so only those calls may be sent again.)
+    let again = dir.path().join("again");
+    run(&env, &config, &again);
+    let calls = rows(&again.join("calls.csv"));
+    let generated: Vec<_> = calls.iter().filter(|c| c["stage"] == "generate").collect();
+    assert_eq!(generated.len(), 2);
+    assert!(generated.iter().all(|c| c["cache_hit"] == "true"), "{generated:?}");
+    let answers = |r: &[HashMap<String, String>]| -> Vec<String> {
+        r.iter().map(|row| row["answer"].clone()).collect()
+    };
+    assert_eq!(answers(&rows(&again.join("judge_questions.csv"))), answers(&judged));
 }
