@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::chunking::enrich::{self, ContextMap, EnrichError, Prefix};
 use crate::chunking::{self, Chunk, ChunkError, ChunkParams, Strategy};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
@@ -105,6 +106,13 @@ pub struct SweepSpec {
     pub tokenizer: TokenizerKind,
     /// The retriever.
     pub retriever: RetrieverKind,
+    /// Contextual prefixes (default `[none]`); every strategy × size runs with each.
+    #[serde(default = "default_prefixes")]
+    pub prefixes: Vec<Prefix>,
+}
+
+fn default_prefixes() -> Vec<Prefix> {
+    vec![Prefix::None]
 }
 
 impl Default for SweepSpec {
@@ -116,6 +124,7 @@ impl Default for SweepSpec {
             top_k: 5,
             tokenizer: TokenizerKind::default(),
             retriever: RetrieverKind::default(),
+            prefixes: default_prefixes(),
         }
     }
 }
@@ -126,8 +135,8 @@ pub struct ConfigSpec {
     /// Chunking parameters (overlap resolved to tokens).
     #[serde(skip)]
     pub params: ChunkParams,
-    /// Contextual prefix added to each chunk (`none` for now).
-    pub prefix: String,
+    /// Contextual prefix put before each chunk's text (indexed and shown to the generator).
+    pub prefix: Prefix,
     /// The retriever.
     pub retriever: RetrieverKind,
     /// Chunks retrieved per question.
@@ -169,7 +178,10 @@ impl FromStr for ConfigSpec {
             .strip_prefix('o')
             .and_then(|o| o.parse().ok())
             .ok_or_else(|| bad("overlap must be o<tokens>"))?;
-        let prefix = parts[3..n - 2].join("-");
+        let prefix: Prefix = parts[3..n - 2]
+            .join("-")
+            .parse()
+            .map_err(|e: String| bad(&e))?;
         let retriever = match parts[n - 2] {
             "bm25" => RetrieverKind::Bm25,
             other => return Err(bad(&format!("unknown retriever {other:?}"))),
@@ -223,6 +235,14 @@ pub enum SweepError {
     /// The retriever failed.
     #[error(transparent)]
     Retrieval(#[from] RetrievalError),
+    /// A prefix could not be made (an `llm_context` chunk without its context).
+    #[error(transparent)]
+    Enrich(#[from] EnrichError),
+    /// No prefix to sweep.
+    #[error(
+        "no prefix to sweep: give at least one (none, title, heading_path, title_heading, llm_context)"
+    )]
+    NoPrefix,
 }
 
 /// Expands and validates the grid (strategies in the given order, then sizes), before any work.
@@ -236,6 +256,9 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     }
     if spec.strategies.is_empty() || spec.sizes.is_empty() {
         return Err(SweepError::EmptyGrid);
+    }
+    if spec.prefixes.is_empty() {
+        return Err(SweepError::NoPrefix);
     }
     if let Overlap::Ratio(r) = spec.overlap
         && !(0.0..1.0).contains(&r)
@@ -255,14 +278,16 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 size,
                 source,
             })?;
-            let config = ConfigSpec {
-                params,
-                prefix: "none".into(),
-                retriever: spec.retriever,
-                top_k: spec.top_k,
-            };
-            if !out.contains(&config) {
-                out.push(config);
+            for &prefix in &spec.prefixes {
+                let config = ConfigSpec {
+                    params,
+                    prefix,
+                    retriever: spec.retriever,
+                    top_k: spec.top_k,
+                };
+                if !out.contains(&config) {
+                    out.push(config);
+                }
             }
         }
     }
@@ -292,11 +317,14 @@ pub struct SweepRow {
     pub tokenizer: String,
     /// Number of chunks.
     pub n_chunks: usize,
-    /// Mean tokens per chunk.
+    /// Mean tokens per chunk, prefix included.
     pub mean_chunk_tokens: f64,
-    /// Tokens over all chunks (what indexing or embedding reads once).
+    /// Mean tokens per chunk that the prefix adds (separator included; 0 for `none`).
+    #[serde(default)]
+    pub mean_prefix_tokens: f64,
+    /// Tokens over all chunks, prefixes included (what indexing or embedding reads once).
     pub index_tokens: usize,
-    /// `top_k × mean_chunk_tokens`: context tokens sent per query.
+    /// `top_k × mean_chunk_tokens`: context tokens sent per query, prefixes included.
     pub tokens_per_query: f64,
     /// Questions scored.
     pub n_questions: usize,
@@ -432,9 +460,9 @@ pub fn realized_overlap(tokens: &CorpusTokens, chunks: &[Chunk]) -> f64 {
 pub struct ConfigIndex {
     /// The configuration.
     pub config: ConfigSpec,
-    /// Its chunks, in corpus order.
+    /// Its chunks, in corpus order, with their prefixes set.
     pub chunks: Vec<Chunk>,
-    /// BM25 over the chunk texts (chunk order).
+    /// BM25 over the chunks' indexed texts (prefix + text; chunk order).
     pub index: Bm25Index,
     /// Time spent chunking, in ms.
     pub chunk_ms: f64,
@@ -443,28 +471,39 @@ pub struct ConfigIndex {
 }
 
 impl ConfigIndex {
-    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]) and indexes
-    /// the chunks.
+    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]), puts the
+    /// configuration's prefix on each chunk (model-written ones from `contexts`, for
+    /// `llm_context`) and indexes the prefixed texts.
     ///
     /// # Errors
-    /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if indexing fails.
+    /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for an
+    /// `llm_context` chunk missing from `contexts`, [`SweepError::Retrieval`] if indexing fails.
     pub fn build(
         corpus: &Corpus,
         tokens: &CorpusTokens,
         config: &ConfigSpec,
+        contexts: &ContextMap,
     ) -> Result<Self, SweepError> {
         let started = Instant::now();
         let params = config.params;
-        let chunks = chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| {
+        let mut chunks = chunking::chunk_corpus(corpus, tokens, &params).map_err(|source| {
             SweepError::Chunk {
                 strategy: params.strategy,
                 size: params.chunk_size,
                 source,
             }
         })?;
+        enrich::enrich(
+            corpus,
+            tokens.counter(),
+            config.prefix,
+            &mut chunks,
+            contexts,
+        )?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
-        let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
+        let texts: Vec<_> = chunks.iter().map(|c| c.indexed_text(corpus)).collect();
+        let index = Bm25Index::build(texts.iter().map(|t| t.as_ref()))?;
         Ok(ConfigIndex {
             config: config.clone(),
             chunks,
@@ -484,16 +523,20 @@ impl ConfigIndex {
     }
 }
 
-/// Runs one configuration: chunk, index, retrieve top-k for every question, score. `tokens` is
-/// the corpus's token streams ([`CorpusTokens::new`]), shared by every configuration.
+/// Runs one configuration: chunk, prefix, index, retrieve top-k for every question, score.
+/// `tokens` is the corpus's token streams ([`CorpusTokens::new`]), shared by every
+/// configuration; `contexts` holds the model-written contexts of `llm_context` configurations
+/// (empty otherwise). Spans are scored on the chunks' original ranges, whatever the prefix.
 ///
 /// # Errors
-/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if the index fails.
+/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for a missing context,
+/// [`SweepError::Retrieval`] if the index fails.
 pub fn run_config(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     config: &ConfigSpec,
+    contexts: &ContextMap,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
     let started = Instant::now();
@@ -505,7 +548,7 @@ pub fn run_config(
         chunk_ms,
         index_ms,
         ..
-    } = ConfigIndex::build(corpus, tokens, config)?;
+    } = ConfigIndex::build(corpus, tokens, config, contexts)?;
     let mut times = StageTimes {
         chunk_ms,
         index_ms,
@@ -556,24 +599,30 @@ pub fn run_config(
     }
     let t = Instant::now();
     let agg: Aggregate = metrics::aggregate(&metrics);
-    let index_tokens: usize = chunks.iter().map(|c| c.tokens).sum();
-    let mean_chunk_tokens = if chunks.is_empty() {
-        0.0
-    } else {
-        index_tokens as f64 / chunks.len() as f64
+    let index_tokens: usize = chunks.iter().map(Chunk::total_tokens).sum();
+    let prefix_tokens: usize = chunks.iter().map(|c| c.prefix_tokens).sum();
+    let per_chunk = |total: usize| {
+        if chunks.is_empty() {
+            0.0
+        } else {
+            total as f64 / chunks.len() as f64
+        }
     };
+    let mean_chunk_tokens = per_chunk(index_tokens);
+    let mean_prefix_tokens = per_chunk(prefix_tokens);
     let row = SweepRow {
         config_id,
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
         realized_overlap: realized_overlap(tokens, &chunks),
-        prefix: config.prefix.clone(),
+        prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
         mean_chunk_tokens,
+        mean_prefix_tokens,
         index_tokens,
         tokens_per_query: config.top_k as f64 * mean_chunk_tokens,
         n_questions: agg.n_questions,
@@ -606,7 +655,9 @@ pub fn run_config(
 /// Runs every configuration of `spec` (in parallel), calling `on_done` as each finishes.
 /// Results come back in plan order whatever the finishing order. `tokens` must be the corpus's
 /// token streams in `spec.tokenizer`'s unit ([`CorpusTokens::new`]); they are computed once and
-/// shared by every configuration.
+/// shared by every configuration. `contexts` holds the model-written contexts when
+/// `spec.prefixes` has `llm_context` (see [`crate::llm_context::generate_contexts`]), else it
+/// may be empty.
 ///
 /// # Errors
 /// Any error of [`plan`] (before any work), [`SweepError::NoQuestions`], or the first error of
@@ -616,6 +667,7 @@ pub fn run_sweep(
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     spec: &SweepSpec,
+    contexts: &ContextMap,
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,
 ) -> Result<Vec<ConfigOutcome>, SweepError> {
@@ -631,7 +683,7 @@ pub fn run_sweep(
     configs
         .par_iter()
         .map(|config| {
-            let outcome = run_config(corpus, tokens, golden, config, keep_chunks)?;
+            let outcome = run_config(corpus, tokens, golden, config, contexts, keep_chunks)?;
             on_done(&outcome);
             Ok(outcome)
         })
@@ -697,5 +749,260 @@ mod tests {
                 .is_err()
         );
         assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    //! The prefix is indexed but never moves a range: the same configuration with and without a
+    //! prefix has the same chunks (ranges, token counts of the text) and its spans are scored on
+    //! the original text.
+    use super::*;
+    use crate::corpus::Document;
+    use crate::golden::{EvidenceSpan, Location, Question};
+
+    const A: &str = "# Billing\n\n## Refunds\n\nIt takes fourteen days to arrive.\n\n## Invoices\n\nIt is sent on the first of the month.\n";
+    const Z: &str = "# Sync\n\n## Conflicts\n\nIt keeps both copies side by side.\n";
+
+    fn setup() -> (Corpus, CorpusTokens, GoldenSet) {
+        let corpus = Corpus::from_documents(
+            "t",
+            vec![Document::new("a.md", A), Document::new("z.md", Z)],
+        );
+        let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+        let span = |doc: usize, text: &str, needle: &str| {
+            let start = text.find(needle).unwrap();
+            EvidenceSpan {
+                locations: vec![Location {
+                    doc,
+                    start,
+                    end: start + needle.len(),
+                }],
+            }
+        };
+        let q = |id: &str, text: &str, spans| Question {
+            line: 1,
+            id: id.into(),
+            text: text.into(),
+            spans,
+            answer: None,
+            question_type: None,
+        };
+        let golden = GoldenSet {
+            path: "g.jsonl".into(),
+            questions: vec![
+                q(
+                    "conflicts",
+                    "conflicts",
+                    vec![span(1, Z, "It keeps both copies side by side.")],
+                ),
+                q(
+                    "refunds",
+                    "how many days",
+                    vec![span(0, A, "It takes fourteen days to arrive.")],
+                ),
+            ],
+        };
+        (corpus, tokens, golden)
+    }
+
+    fn config(prefix: Prefix, top_k: usize) -> ConfigSpec {
+        ConfigSpec {
+            params: ChunkParams {
+                strategy: Strategy::Recursive,
+                chunk_size: 12,
+                chunk_overlap: 0,
+            },
+            prefix,
+            retriever: RetrieverKind::Bm25,
+            top_k,
+        }
+    }
+
+    #[test]
+    fn the_prefix_never_shifts_ranges_and_spans_are_scored_on_the_original_text() {
+        let (corpus, tokens, golden) = setup();
+        let none = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::None, 2),
+            &ContextMap::new(),
+            true,
+        )
+        .unwrap();
+        let head = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::HeadingPath, 2),
+            &ContextMap::new(),
+            true,
+        )
+        .unwrap();
+        let ranges = |o: &ConfigOutcome| -> Vec<(usize, usize, usize, usize, usize)> {
+            o.chunks
+                .iter()
+                .map(|c| (c.doc, c.start, c.end, c.byte_start, c.tokens))
+                .collect()
+        };
+        assert_eq!(ranges(&none), ranges(&head));
+        // The body of the Conflicts section is its own chunk; its prefix is the heading path and
+        // its indexed text is the prefix, a blank line, then the untouched text.
+        let body = head
+            .chunks
+            .iter()
+            .find(|c| c.text(&corpus) == "It keeps both copies side by side.")
+            .expect("the section body is one chunk");
+        assert_eq!(body.prefix, "Sync > Conflicts");
+        assert_eq!(
+            body.indexed_text(&corpus),
+            "Sync > Conflicts\n\nIt keeps both copies side by side."
+        );
+        assert_eq!(
+            &Z[body.byte_start..body.byte_end],
+            "It keeps both copies side by side."
+        );
+        assert!(
+            none.chunks
+                .iter()
+                .all(|c| c.prefix.is_empty() && c.prefix_tokens == 0)
+        );
+        // Costs include the prefix tokens: "Sync > Conflicts\n\n" is 5 cl100k tokens.
+        assert_eq!(body.prefix_tokens, 5);
+        let extra: usize = head.chunks.iter().map(|c| c.prefix_tokens).sum();
+        assert_eq!(head.row.index_tokens, none.row.index_tokens + extra);
+        assert!(
+            (head.row.tokens_per_query
+                - none.row.tokens_per_query
+                - 2.0 * extra as f64 / head.chunks.len() as f64)
+                .abs()
+                < 1e-9
+        );
+        // Only the heading names "conflicts": without the prefix the body is not retrieved, with
+        // it the body is, and the span (on the original text) is found whole.
+        assert_eq!(none.questions[0].hit, 0, "{:?}", none.questions[0]);
+        assert_eq!(head.questions[0].hit, 1, "{:?}", head.questions[0]);
+        assert_eq!(head.questions[0].coverage, 1.0);
+
+        // Retrieving every chunk, every metric computed from ranges is the same with and without
+        // the prefix (a shifted range would change coverage and token precision).
+        let all = none.chunks.len();
+        let none = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::None, all),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap();
+        let title = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::TitleHeading, all),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap();
+        for (a, b) in none.metrics.iter().zip(&title.metrics) {
+            assert_eq!(a.span_recall, 1.0);
+            assert_eq!(
+                (
+                    a.span_recall,
+                    a.coverage,
+                    a.iou,
+                    a.precision,
+                    a.token_recall,
+                    a.unreachable
+                ),
+                (
+                    b.span_recall,
+                    b.coverage,
+                    b.iou,
+                    b.precision,
+                    b.token_recall,
+                    b.unreachable
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn llm_context_without_its_context_is_an_error_and_with_it_is_the_prefix() {
+        let (corpus, tokens, golden) = setup();
+        let err = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::LlmContext, 2),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, SweepError::Enrich(EnrichError::MissingContext { .. })),
+            "{err}"
+        );
+        let chunks =
+            chunking::chunk_corpus(&corpus, &tokens, &config(Prefix::None, 2).params).unwrap();
+        let contexts: ContextMap = chunks
+            .iter()
+            .map(|c| {
+                (
+                    enrich::ChunkKey::of(c),
+                    format!("From {}.", corpus.docs[c.doc].id),
+                )
+            })
+            .collect();
+        let o = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::LlmContext, 2),
+            &contexts,
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.chunks.len(), chunks.len());
+        assert_eq!(
+            o.chunks[0].indexed_text(&corpus).split("\n\n").next(),
+            Some("From a.md.")
+        );
+        assert_eq!(o.row.prefix, "llm_context");
+        assert_eq!(o.row.config_id, "recursive-12-o0-llm_context-bm25-k2");
+        assert_eq!(
+            "recursive-12-o0-llm_context-bm25-k2"
+                .parse::<ConfigSpec>()
+                .unwrap()
+                .prefix,
+            Prefix::LlmContext
+        );
+    }
+
+    #[test]
+    fn the_grid_crosses_prefixes_with_strategies_and_sizes() {
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Fixed],
+            sizes: vec![64, 128],
+            prefixes: vec![Prefix::None, Prefix::Title],
+            ..SweepSpec::default()
+        };
+        let ids: Vec<String> = plan(&spec).unwrap().iter().map(ConfigSpec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "fixed-64-o9-none-bm25-k5",
+                "fixed-64-o9-title-bm25-k5",
+                "fixed-128-o19-none-bm25-k5",
+                "fixed-128-o19-title-bm25-k5"
+            ]
+        );
+        let spec = SweepSpec {
+            prefixes: vec![],
+            ..SweepSpec::default()
+        };
+        assert!(matches!(plan(&spec), Err(SweepError::NoPrefix)));
     }
 }
