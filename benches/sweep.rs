@@ -21,6 +21,8 @@ const SIZES: &str = "64,128,256,512,1024";
 
 struct Run {
     wall_s: f64,
+    /// User + system CPU time of the process, which a busy machine inflates less than wall time.
+    cpu_s: f64,
     peak_mb: f64,
     stdout: String,
 }
@@ -49,8 +51,10 @@ fn run(cmd: &mut Command) -> Run {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "{cmd:?} failed with status {status}"
     );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Run {
         wall_s: started.elapsed().as_secs_f64(),
+        cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
         peak_mb: usage.ru_maxrss as f64 / 1024.0,
         stdout: reader.join().unwrap_or_default(),
     }
@@ -113,8 +117,8 @@ fn main() {
     let mut table = vec![
         format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores."),
         String::new(),
-        "| corpus | docs | wall (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
+        "| corpus | docs | wall (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
     ];
     for &mb in &mbs {
         let dir = work.join(format!("{mb}mb"));
@@ -151,9 +155,10 @@ fn main() {
         };
         let configs = 15.0;
         let mut row = format!(
-            "| {:.1} MB | {docs} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
+            "| {:.1} MB | {docs} | {:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
             bytes as f64 / 1e6,
             main_run.wall_s,
+            main_run.cpu_s,
             main_run.peak_mb,
             configs / main_run.wall_s,
             configs * 276.0 / main_run.wall_s,
@@ -202,6 +207,14 @@ fn main() {
         table.push(row);
     }
     table.push(String::new());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    table.push(format!(
+        "Load average when the benchmark ended (1, 5, 15 min): {}.",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     table.push("Times in seconds. ᶜ: summed over the 15 configurations, which run in parallel (so they add up to more than the wall time). Peak RSS is each process's own (wait4).".into());
     let text = table.join("\n");
     println!("{text}");

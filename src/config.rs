@@ -245,7 +245,18 @@ impl ConfigFile {
             message: e.to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        let cache = file.llm.as_mut().map(|l| &mut l.cache_path);
+        // Only a cache path written in the file is relative to it; the default stays under the
+        // working directory's results/.
+        let cache_given = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("llm")?.get("cache_path").cloned())
+            .is_some();
+        let cache = file
+            .llm
+            .as_mut()
+            .filter(|_| cache_given)
+            .map(|l| &mut l.cache_path);
         for p in [&mut file.corpus, &mut file.golden, &mut file.out]
             .into_iter()
             .flatten()
@@ -445,6 +456,24 @@ mod tests {
         assert_eq!(c.model, "small");
         assert_eq!(c.window_tokens, 512);
         assert_eq!(c.prompt, dir.path().join("p/context.md"));
+    }
+
+    #[test]
+    fn only_a_cache_path_written_in_the_file_is_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[llm.defaults]\ntimeout_s = 5.0\n").unwrap();
+        let file = ConfigFile::load(&path).unwrap();
+        assert_eq!(
+            file.llm.unwrap().cache_path,
+            PathBuf::from("results/llm_cache.sqlite")
+        );
+        std::fs::write(&path, "[llm]\ncache_path = \"cache.sqlite\"\n").unwrap();
+        let file = ConfigFile::load(&path).unwrap();
+        assert_eq!(
+            file.llm.unwrap().cache_path,
+            dir.path().join("cache.sqlite")
+        );
     }
 
     #[test]
