@@ -16,6 +16,7 @@
 //! overlap = 0.15                   # a ratio of chunk_size, or a whole token count such as 32
 //! top_k = 5
 //! tokenizer = "cl100k_base"        # or "o200k_base", "words"
+//! prefixes = ["none", "title", "heading_path"]   # also title_heading, llm_context
 //! dump_chunks = false
 //! retrievers = ["bm25", "dense", "hybrid"]   # default ["bm25"]
 //!
@@ -31,6 +32,13 @@
 //! base_url = "http://127.0.0.1:8092/v1"
 //! model = "e5-passage"
 //! query_model = "e5-query"
+//!
+//! [context]                        # llm_context prefixes (the model's server is in [llm])
+//! model = "gpt-4o-mini"            # default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini
+//! window_tokens = 2048             # longer documents are cut to this window around the chunk
+//! max_tokens = 100
+//! concurrency = 4
+//! prompt = "prompts/context.md"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -39,9 +47,11 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::chunking::Strategy;
+use crate::chunking::enrich::Prefix;
 use crate::chunking::semantic::SemanticSettings;
 use crate::golden::GoldenFormat;
 use crate::judge::JudgeSettings;
+use crate::llm_context::ContextSettings;
 use crate::retrieval::embed::EmbedSettings;
 use crate::retrieval::hybrid::HybridSettings;
 use crate::sweep::{Overlap, RetrieverKind, SweepSpec};
@@ -89,6 +99,8 @@ pub struct SweepSection {
     pub top_k: Option<usize>,
     /// Token unit.
     pub tokenizer: Option<TokenizerKind>,
+    /// Contextual prefixes.
+    pub prefixes: Option<Vec<Prefix>>,
     /// Write chunks/<config_id>.jsonl.
     pub dump_chunks: Option<bool>,
     /// Retrievers to sweep.
@@ -97,6 +109,23 @@ pub struct SweepSection {
     pub hybrid: Option<HybridSettings>,
     /// Settings of `semantic` chunking.
     pub semantic: Option<SemanticSettings>,
+}
+
+/// The `[context]` section (model-written `llm_context` prefixes); every key optional (see
+/// [`ContextSettings`] for the defaults).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSection {
+    /// Model that writes the contexts.
+    pub model: Option<String>,
+    /// Window around the chunk, in tokens.
+    pub window_tokens: Option<usize>,
+    /// Cap on a context, in tokens.
+    pub max_tokens: Option<u32>,
+    /// Requests in progress at once.
+    pub concurrency: Option<usize>,
+    /// Prompt template (relative to the config file's folder).
+    pub prompt: Option<PathBuf>,
 }
 
 /// The whole file; every key optional.
@@ -121,6 +150,9 @@ pub struct ConfigFile {
     pub judge: JudgeSection,
     /// Embedding settings (dense, hybrid, semantic); defaults and environment when absent.
     pub embed: Option<EmbedSettings>,
+    /// Context generation for `llm_context` prefixes.
+    #[serde(default)]
+    pub context: ContextSection,
 }
 
 /// The `[judge]` section; every key optional (see [`JudgeSettings`] for the defaults).
@@ -254,6 +286,7 @@ impl ConfigFile {
             .into_iter()
             .flatten()
             .chain(file.judge.prompts.as_mut())
+            .chain(file.context.prompt.as_mut())
             .chain(cache)
             .chain(file.embed.as_mut().map(|e| &mut e.cache_path))
         {
@@ -286,6 +319,12 @@ pub struct Overrides {
     pub top_k: Option<usize>,
     /// --tokenizer
     pub tokenizer: Option<TokenizerKind>,
+    /// --prefixes
+    pub prefixes: Option<Vec<Prefix>>,
+    /// --context-model
+    pub context_model: Option<String>,
+    /// --context-window
+    pub context_window: Option<usize>,
     /// --dump-chunks
     pub dump_chunks: bool,
     /// --retrievers
@@ -318,13 +357,17 @@ pub struct SweepConfig {
     /// Embedding settings, when the grid needs embeddings (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed: Option<EmbedSettings>,
+    /// Context generation, when the grid has `llm_context` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextSettings>,
 }
 
 impl SweepConfig {
     /// Merges defaults, the file (if any) and the flags.
     ///
     /// # Errors
-    /// [`ConfigError::Missing`] when no corpus or golden set is given.
+    /// [`ConfigError::Missing`] when no corpus or golden set is given; [`ConfigError::Invalid`]
+    /// for a zero context window or concurrency.
     pub fn resolve(file: ConfigFile, flags: Overrides) -> Result<Self, ConfigError> {
         let defaults = SweepSpec::default();
         let mut semantic = file.sweep.semantic.unwrap_or_default();
@@ -341,6 +384,34 @@ impl SweepConfig {
         if let Some(m) = flags.embed_query_model {
             embed.query_model = Some(m);
         }
+        let prefixes = flags
+            .prefixes
+            .or(file.sweep.prefixes)
+            .unwrap_or(defaults.prefixes);
+        let context = if prefixes.contains(&Prefix::LlmContext) {
+            let d = ContextSettings::default();
+            let c = &file.context;
+            let s = ContextSettings {
+                model: flags.context_model.or(c.model.clone()).unwrap_or(d.model),
+                window_tokens: flags
+                    .context_window
+                    .or(c.window_tokens)
+                    .unwrap_or(d.window_tokens),
+                max_tokens: c.max_tokens.unwrap_or(d.max_tokens),
+                concurrency: c.concurrency.unwrap_or(d.concurrency),
+                prompt: c.prompt.clone().unwrap_or(d.prompt),
+                ..d
+            };
+            if s.window_tokens == 0 || s.concurrency == 0 {
+                return Err(ConfigError::Invalid(
+                    "context.window_tokens (--context-window) and context.concurrency must be at least 1"
+                        .into(),
+                ));
+            }
+            Some(s)
+        } else {
+            None
+        };
         let golden = flags
             .golden
             .or(file.golden)
@@ -378,9 +449,11 @@ impl SweepConfig {
                     .unwrap_or(defaults.retrievers),
                 hybrid: file.sweep.hybrid.unwrap_or_default(),
                 semantic,
+                prefixes,
             },
             dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
             embed: None,
+            context,
         })
         .map(|mut cfg: SweepConfig| {
             if cfg.sweep.needs_embeddings() {
@@ -418,6 +491,36 @@ mod tests {
         assert_eq!(cfg.sweep.sizes, vec![32, 64]);
         assert_eq!(cfg.sweep.overlap, Overlap::Tokens(8));
         assert_eq!(cfg.sweep.top_k, 7);
+        assert_eq!(cfg.sweep.prefixes, vec![Prefix::None]);
+        assert!(cfg.context.is_none());
+    }
+
+    #[test]
+    fn prefixes_and_context_settings_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "corpus = \"docs\"\ngolden = \"g.jsonl\"\n[sweep]\nprefixes = [\"none\", \"heading_path\"]\n[context]\nwindow_tokens = 512\nprompt = \"p/context.md\"\n",
+        )
+        .unwrap();
+        let cfg =
+            SweepConfig::resolve(ConfigFile::load(&path).unwrap(), Overrides::default()).unwrap();
+        assert_eq!(cfg.sweep.prefixes, vec![Prefix::None, Prefix::HeadingPath]);
+        assert!(cfg.context.is_none(), "no llm_context, no context settings");
+        let cfg = SweepConfig::resolve(
+            ConfigFile::load(&path).unwrap(),
+            Overrides {
+                prefixes: Some(vec![Prefix::LlmContext]),
+                context_model: Some("small".into()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        let c = cfg.context.unwrap();
+        assert_eq!(c.model, "small");
+        assert_eq!(c.window_tokens, 512);
+        assert_eq!(c.prompt, dir.path().join("p/context.md"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod corpus;
 pub mod golden;
 pub mod judge;
 pub mod llm;
+pub mod llm_context;
 pub mod metrics;
 pub mod report;
 pub mod retrieval;

@@ -17,9 +17,12 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use chunksweep::chunking::Strategy;
+use chunksweep::chunking::enrich::{ContextMap, Prefix};
 use chunksweep::config::{ConfigError, ConfigFile, Overrides, SweepConfig};
 use chunksweep::corpus::{self, CorpusError};
 use chunksweep::golden::{self, GoldenError, GoldenFormat, Severity};
+use chunksweep::llm::{ClientConfig, LlmClient};
+use chunksweep::llm_context::{self, ContextError, ContextPrompt, ContextSummary};
 use chunksweep::report::decision::{self, Decision, DecisionError};
 use chunksweep::report::{self, manifest};
 use chunksweep::select::{SelectionSettings, StabilityStatus};
@@ -124,6 +127,16 @@ struct SweepArgs {
     /// Semantic chunking: boundary where the sentence distance exceeds this percentile (default 95).
     #[arg(long, value_name = "P")]
     semantic_percentile: Option<f64>,
+    /// Contextual prefixes, comma-separated: none (default), title, heading_path, title_heading,
+    /// llm_context (a model-written context per chunk; uses [llm] and [context], cached).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    prefixes: Option<Vec<Prefix>>,
+    /// Model that writes llm_context prefixes (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
+    #[arg(long, value_name = "MODEL")]
+    context_model: Option<String>,
+    /// Most document tokens shown with a chunk when writing its llm_context (default 2048).
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<usize>,
     /// Run folder (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -166,7 +179,12 @@ fn exit_code(err: &anyhow::Error) -> u8 {
                         | SweepError::EmptyGrid
                         | SweepError::BadOverlap(_)
                         | SweepError::NoQuestions
+                        | SweepError::NoPrefix
                 )
+            )
+            || matches!(
+                e.downcast_ref::<ContextError>(),
+                Some(ContextError::Prompt { .. } | ContextError::Placeholder { .. })
             )
             || matches!(
                 e.downcast_ref::<DecisionError>(),
@@ -243,6 +261,9 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
             overlap: args.overlap,
             top_k: args.k,
             tokenizer: args.tokenizer,
+            prefixes: args.prefixes.clone(),
+            context_model: args.context_model.clone(),
+            context_window: args.context_window,
             dump_chunks: args.dump_chunks,
             retrievers: args.retrievers.clone(),
             embed_base_url: args.embed_base_url.clone(),
@@ -280,6 +301,8 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
+    let (contexts, context_summary) =
+        llm_contexts(&cfg, &args.input, &corpus, &tokens, &out, args.quiet)?;
     let (retrieval, embed_outputs) = embed::embed_step(
         &cfg,
         &args.input,
@@ -289,6 +312,10 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         &out,
         args.quiet,
     )?;
+    let retrieval = std::sync::Arc::new(chunksweep::sweep::RetrievalContext {
+        contexts,
+        ..std::sync::Arc::unwrap_or_clone(retrieval)
+    });
     let t = Instant::now();
     let outcomes = sweep::run_sweep_with(
         &corpus,
@@ -314,6 +341,9 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     }
     phases.write_ms = ms_since(t);
     outputs.extend(embed_outputs);
+    if context_summary.is_some() {
+        outputs.push(CONTEXT_CALLS_FILE.into());
+    }
     outputs.push("manifest.json".into());
     outputs.extend(decision::output_names().map(String::from));
     let m = manifest::Manifest {
@@ -321,7 +351,10 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         version: env!("CARGO_PKG_VERSION"),
         started_at: started_at.to_string(),
         command: std::env::args().collect(),
-        config: &cfg,
+        config: SweepRunConfig {
+            sweep: &cfg,
+            llm_context: context_summary.as_ref(),
+        },
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
         bm25: manifest::Bm25Settings::default(),
         wall_time_s: started.elapsed().as_secs_f64(),
@@ -355,6 +388,94 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         print_decision(&decided);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// File of the llm_context calls (one [`chunksweep::llm::CallRecord`] per distinct chunk).
+pub(crate) const CONTEXT_CALLS_FILE: &str = "context_calls.csv";
+
+/// What a sweep's manifest records as its configuration: the resolved settings and, when the
+/// grid has llm_context, what generating the contexts did and cost.
+#[derive(serde::Serialize)]
+struct SweepRunConfig<'a> {
+    #[serde(flatten)]
+    sweep: &'a SweepConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_context: Option<&'a ContextSummary>,
+}
+
+/// Writes the model-written contexts of every llm_context configuration of the grid (once per
+/// distinct chunk, through the cached LLM client), records the calls in context_calls.csv in
+/// `out`, and prints what was sent. Without llm_context in the grid: nothing, an empty map.
+pub(crate) fn llm_contexts(
+    cfg: &SweepConfig,
+    input: &InputArgs,
+    corpus: &corpus::Corpus,
+    tokens: &CorpusTokens,
+    out: &Path,
+    quiet: bool,
+) -> Result<(ContextMap, Option<ContextSummary>)> {
+    let Some(settings) = &cfg.context else {
+        return Ok((ContextMap::new(), None));
+    };
+    let llm: ClientConfig = match &input.config {
+        Some(path) => ConfigFile::load(path)?.llm.unwrap_or_default(),
+        None => ClientConfig::default(),
+    };
+    let prompt = ContextPrompt::load(&settings.prompt)?;
+    let configs = sweep::plan(&cfg.sweep)?;
+    let (keys, _) = llm_context::needed_chunks(corpus, tokens, &configs)?;
+    let client = LlmClient::new(llm)?;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(keys.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} llm_context [{bar:30}] {pos}/{len} chunks {elapsed} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let on_call = |r: &chunksweep::llm::CallRecord| {
+        bar.inc(1);
+        bar.set_message(if r.cache_hit { "cached" } else { "sent" });
+    };
+    let run = runtime.block_on(llm_context::generate_contexts(
+        &client, corpus, tokens, &configs, &prompt, settings, &on_call,
+    ));
+    bar.finish_and_clear();
+    let path = out.join(CONTEXT_CALLS_FILE);
+    let records = match &run {
+        Ok(r) => r.records.clone(),
+        Err(_) => client.records(),
+    };
+    let file =
+        std::fs::File::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+    chunksweep::llm::record::write_csv(&records, file)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let run = run?;
+    let s = &run.summary;
+    if !quiet {
+        println!(
+            "llm_context: {} distinct chunks ({} over the configurations), {} calls sent, {} from the cache; {} prompt + {} completion tokens; cost {}",
+            s.chunks,
+            s.chunk_occurrences,
+            s.calls_sent,
+            s.cache_hits,
+            s.prompt_tokens,
+            s.completion_tokens,
+            s.cost_usd.map_or_else(
+                || "unknown (no price in [llm.models])".into(),
+                |c| format!("${c:.4}")
+            )
+        );
+    }
+    Ok((run.contexts, Some(run.summary)))
 }
 
 fn ms_since(t: Instant) -> f64 {

@@ -12,6 +12,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use chunksweep::chunking::enrich::Prefix;
 use chunksweep::config::{ConfigFile, JudgeOverrides, Overrides, SweepConfig, resolve_judge};
 use chunksweep::corpus;
 use chunksweep::golden;
@@ -57,6 +58,12 @@ pub struct RunArgs {
     /// Folder of prompt templates (default prompts).
     #[arg(long, value_name = "DIR")]
     prompts: Option<PathBuf>,
+    /// Judge the selection's pick with and without a prefix, on the same questions: its
+    /// strategy, size and overlap with prefix none and with PREFIX, or, given without a value,
+    /// with the prefix whose span recall@k gained most at that strategy and size in the sweep.
+    /// Replaces the selection's candidates.
+    #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "best")]
+    compare_prefix: Option<String>,
 }
 
 /// What the manifest of a run records as its configuration.
@@ -68,6 +75,8 @@ struct RunConfig<'a> {
     judge: &'a JudgeSettings,
     prompt_sha256: BTreeMap<String, String>,
     candidates: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_context: Option<&'a chunksweep::llm_context::ContextSummary>,
 }
 
 fn bar(mp: &MultiProgress, len: u64, template: &str) -> ProgressBar {
@@ -123,6 +132,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             overlap: s.overlap,
             top_k: s.k,
             tokenizer: s.tokenizer,
+            prefixes: s.prefixes.clone(),
+            context_model: s.context_model.clone(),
+            context_window: s.context_window,
             dump_chunks: s.dump_chunks,
             ..Overrides::default()
         },
@@ -153,12 +165,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, cfg.sweep.tokenizer);
     let tokenize_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (contexts, context_summary) =
+        mp.suspend(|| crate::llm_contexts(&cfg, &s.input, &corpus, &tokens, &out, s.quiet))?;
     let t = Instant::now();
     let outcomes = sweep::run_sweep(
         &corpus,
         &tokens,
         &golden,
         &cfg.sweep,
+        &contexts,
         cfg.dump_chunks,
         |o| {
             sweep_bar.set_message(o.row.config_id.clone());
@@ -180,17 +195,49 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     // A judge section left by an earlier run in this folder is stale until the judge finishes.
     let _ = std::fs::remove_file(out.join(report::decision::JUDGE_SECTION_FILE));
-    let selection = report::decision::write_decision(
+    let decided = report::decision::write_decision(
         &out,
         &rows,
         &questions,
         Some(&command),
         &selection_settings,
-    )?
-    .selection;
-    let candidates: Vec<ConfigSpec> = match &args.candidates {
-        Some(list) => list.clone(),
-        None => selection
+    )?;
+    let selection = &decided.selection;
+    let candidates: Vec<ConfigSpec> = match (&args.candidates, &args.compare_prefix) {
+        (Some(list), _) => list.clone(),
+        (None, Some(choice)) => {
+            let pick = &outcomes[selection.winner].config;
+            let prefix = if choice == "best" {
+                let best = report::prefix::best_prefix(
+                    &decided.prefixes,
+                    pick.params.strategy.name(),
+                    pick.params.chunk_size,
+                )
+                .with_context(|| {
+                    format!(
+                        "--compare-prefix: the sweep has no prefixed configuration at {} {}; add --prefixes none,heading_path (say) or name the prefix (--compare-prefix heading_path)",
+                        pick.params.strategy, pick.params.chunk_size
+                    )
+                })?;
+                best.prefix.parse::<Prefix>().map_err(anyhow::Error::msg)?
+            } else {
+                choice.parse::<Prefix>().map_err(anyhow::Error::msg)?
+            };
+            if prefix == Prefix::None {
+                bail!("--compare-prefix needs a prefix other than none");
+            }
+            vec![
+                ConfigSpec {
+                    prefix: Prefix::None,
+                    ..pick.clone()
+                },
+                ConfigSpec {
+                    prefix,
+                    ..pick.clone()
+                },
+            ]
+        }
+        (None, None) => selection
             .candidates
             .iter()
             .map(|&i| outcomes[i].config.clone())
@@ -204,7 +251,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         let id = c.id();
         let row = match outcomes.iter().find(|o| o.row.config_id == id) {
             Some(o) => o.row.clone(),
-            None => sweep::run_config(&corpus, &tokens, &golden, c, false)?.row,
+            None => sweep::run_config(&corpus, &tokens, &golden, c, &contexts, false)?.row,
         };
         infos.push(CandidateInfo {
             config_id: id,
@@ -231,7 +278,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         },
         _ => golden.clone(),
     };
-    let jobs = judge::plan_jobs(&corpus, &judged, &candidates, &tokens)?;
+    let jobs = judge::plan_jobs(&corpus, &judged, &candidates, &tokens, &contexts)?;
     let client = LlmClient::new(llm_cfg.clone()).map_err(JudgeError::from)?;
     let finished = judge::load_finished(&out)?;
     let done: std::collections::HashSet<(String, String)> = finished
@@ -256,6 +303,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             judged.questions.len(),
             jobs.len() - todo.len(),
             todo.len()
+        );
+        println!(
+            "candidates: {}",
+            candidates
+                .iter()
+                .map(ConfigSpec::id)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         println!(
             "{} chat calls (generator {}, judge {}); about {} prompt tokens and at most {} completion tokens; estimated cost {} (cache hits would cost nothing)",
@@ -350,6 +405,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             judge: &settings,
             prompt_sha256: prompts.hashes(),
             candidates: infos.iter().map(|i| i.config_id.clone()).collect(),
+            llm_context: context_summary.as_ref(),
         },
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
         bm25: manifest::Bm25Settings::default(),

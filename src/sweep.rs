@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::chunking::enrich::{self, ContextMap, EnrichError, Prefix};
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{self, Chunk, ChunkError, ChunkParams, Strategy};
 use crate::corpus::Corpus;
@@ -145,6 +146,13 @@ pub struct SweepSpec {
     /// Settings of the `semantic` strategy.
     #[serde(default)]
     pub semantic: SemanticSettings,
+    /// Contextual prefixes (default `[none]`); every strategy × size runs with each.
+    #[serde(default = "default_prefixes")]
+    pub prefixes: Vec<Prefix>,
+}
+
+fn default_prefixes() -> Vec<Prefix> {
+    vec![Prefix::None]
 }
 
 impl SweepSpec {
@@ -167,6 +175,7 @@ impl Default for SweepSpec {
             retrievers: vec![RetrieverKind::default()],
             hybrid: HybridSettings::default(),
             semantic: SemanticSettings::default(),
+            prefixes: default_prefixes(),
         }
     }
 }
@@ -177,8 +186,8 @@ pub struct ConfigSpec {
     /// Chunking parameters (overlap resolved to tokens).
     #[serde(skip)]
     pub params: ChunkParams,
-    /// Contextual prefix added to each chunk (`none` for now).
-    pub prefix: String,
+    /// Contextual prefix put before each chunk's text (indexed and shown to the generator).
+    pub prefix: Prefix,
     /// The retriever.
     pub retriever: RetrieverKind,
     /// Chunks retrieved per question.
@@ -220,7 +229,10 @@ impl FromStr for ConfigSpec {
             .strip_prefix('o')
             .and_then(|o| o.parse().ok())
             .ok_or_else(|| bad("overlap must be o<tokens>"))?;
-        let prefix = parts[3..n - 2].join("-");
+        let prefix: Prefix = parts[3..n - 2]
+            .join("-")
+            .parse()
+            .map_err(|e: String| bad(&e))?;
         let retriever: RetrieverKind = parts[n - 2].parse().map_err(|e: String| bad(&e))?;
         let top_k: usize = parts[n - 1]
             .strip_prefix('k')
@@ -280,6 +292,14 @@ pub enum SweepError {
     /// The dense index failed.
     #[error(transparent)]
     Dense(#[from] DenseError),
+    /// A prefix could not be made (an `llm_context` chunk without its context).
+    #[error(transparent)]
+    Enrich(#[from] EnrichError),
+    /// No prefix to sweep.
+    #[error(
+        "no prefix to sweep: give at least one (none, title, heading_path, title_heading, llm_context)"
+    )]
+    NoPrefix,
 }
 
 /// Expands and validates the grid (strategies in the given order, then sizes), before any work.
@@ -298,6 +318,9 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         return Err(SweepError::Settings(
             "no retriever to sweep: give at least one of bm25, dense, hybrid".into(),
         ));
+    }
+    if spec.prefixes.is_empty() {
+        return Err(SweepError::NoPrefix);
     }
     spec.hybrid.validate().map_err(SweepError::Settings)?;
     if !(0.0..=100.0).contains(&spec.semantic.percentile) {
@@ -324,15 +347,17 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 size,
                 source,
             })?;
-            for &retriever in &spec.retrievers {
-                let config = ConfigSpec {
-                    params,
-                    prefix: "none".into(),
-                    retriever,
-                    top_k: spec.top_k,
-                };
-                if !out.contains(&config) {
-                    out.push(config);
+            for &prefix in &spec.prefixes {
+                for &retriever in &spec.retrievers {
+                    let config = ConfigSpec {
+                        params,
+                        prefix,
+                        retriever,
+                        top_k: spec.top_k,
+                    };
+                    if !out.contains(&config) {
+                        out.push(config);
+                    }
                 }
             }
         }
@@ -363,11 +388,14 @@ pub struct SweepRow {
     pub tokenizer: String,
     /// Number of chunks.
     pub n_chunks: usize,
-    /// Mean tokens per chunk.
+    /// Mean tokens per chunk, prefix included.
     pub mean_chunk_tokens: f64,
-    /// Tokens over all chunks (what indexing or embedding reads once).
+    /// Mean tokens per chunk that the prefix adds (separator included; 0 for `none`).
+    #[serde(default)]
+    pub mean_prefix_tokens: f64,
+    /// Tokens over all chunks, prefixes included (what indexing or embedding reads once).
     pub index_tokens: usize,
-    /// `top_k × mean_chunk_tokens`: context tokens sent per query.
+    /// `top_k × mean_chunk_tokens`: context tokens sent per query, prefixes included.
     pub tokens_per_query: f64,
     /// Questions scored.
     pub n_questions: usize,
@@ -515,9 +543,9 @@ pub fn realized_overlap(tokens: &CorpusTokens, chunks: &[Chunk]) -> f64 {
 pub struct ConfigIndex {
     /// The configuration.
     pub config: ConfigSpec,
-    /// Its chunks, in corpus order.
+    /// Its chunks, in corpus order, with their prefixes set.
     pub chunks: Vec<Chunk>,
-    /// BM25 over the chunk texts (chunk order).
+    /// BM25 over the chunks' indexed texts (prefix + text; chunk order).
     pub index: Bm25Index,
     /// Time spent chunking, in ms.
     pub chunk_ms: f64,
@@ -540,15 +568,19 @@ pub struct RetrievalContext {
     pub hybrid: HybridSettings,
     /// Semantic chunking settings.
     pub semantic: SemanticSettings,
+    /// Model-written contexts of the `llm_context` prefix (empty when not swept).
+    pub contexts: ContextMap,
 }
 
 impl RetrievalContext {
-    /// A context with `embeddings` and the spec's hybrid and semantic settings.
+    /// A context with `embeddings` and the spec's hybrid and semantic settings (no model-written
+    /// contexts; set `contexts` for `llm_context` prefixes).
     pub fn new(embeddings: Embeddings, spec: &SweepSpec) -> Self {
         RetrievalContext {
             embeddings,
             hybrid: spec.hybrid,
             semantic: spec.semantic,
+            contexts: ContextMap::default(),
         }
     }
 
@@ -563,17 +595,24 @@ impl RetrievalContext {
 }
 
 impl ConfigIndex {
-    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]) and indexes
-    /// the chunks.
+    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]), puts the
+    /// configuration's prefix on each chunk (model-written ones from `contexts`, for
+    /// `llm_context`) and indexes the prefixed texts.
     ///
     /// # Errors
-    /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if indexing fails.
+    /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for an
+    /// `llm_context` chunk missing from `contexts`, [`SweepError::Retrieval`] if indexing fails.
     pub fn build(
         corpus: &Corpus,
         tokens: &CorpusTokens,
         config: &ConfigSpec,
+        contexts: &ContextMap,
     ) -> Result<Self, SweepError> {
-        Self::build_with(corpus, tokens, config, &Arc::default())
+        let context = RetrievalContext {
+            contexts: contexts.clone(),
+            ..RetrievalContext::default()
+        };
+        Self::build_with(corpus, tokens, config, &Arc::new(context))
     }
 
     /// [`ConfigIndex::build`] with embeddings (dense, hybrid, semantic): the chunk vectors are
@@ -589,15 +628,26 @@ impl ConfigIndex {
     ) -> Result<Self, SweepError> {
         let started = Instant::now();
         let params = config.params;
-        let chunks = chunking::chunk_corpus_with(corpus, tokens, &params, &context.chunk_context())
-            .map_err(|source| SweepError::Chunk {
-                strategy: params.strategy,
-                size: params.chunk_size,
-                source,
-            })?;
+        let mut chunks =
+            chunking::chunk_corpus_with(corpus, tokens, &params, &context.chunk_context())
+                .map_err(|source| SweepError::Chunk {
+                    strategy: params.strategy,
+                    size: params.chunk_size,
+                    source,
+                })?;
+        enrich::enrich(
+            corpus,
+            tokens.counter(),
+            config.prefix,
+            &mut chunks,
+            &context.contexts,
+        )?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
-        let index = Bm25Index::build(chunks.iter().map(|c| c.text(corpus)))?;
+        let texts: Vec<_> = chunks.iter().map(|c| c.indexed_text(corpus)).collect();
+        let index = Bm25Index::build(texts.iter().map(|t| t.as_ref()))?;
+        // Dense vectors are of the chunk text alone: the embedding step does not know the
+        // prefixes (a known gap: prefixes reach BM25 and the generator, not the embeddings).
         let dense = if config.retriever.needs_embeddings() {
             let mut vectors = Vec::with_capacity(chunks.len());
             for c in &chunks {
@@ -664,19 +714,34 @@ impl ConfigIndex {
     }
 }
 
-/// Runs one configuration: chunk, index, retrieve top-k for every question, score. `tokens` is
-/// the corpus's token streams ([`CorpusTokens::new`]), shared by every configuration.
+/// Runs one configuration: chunk, prefix, index, retrieve top-k for every question, score.
+/// `tokens` is the corpus's token streams ([`CorpusTokens::new`]), shared by every
+/// configuration; `contexts` holds the model-written contexts of `llm_context` configurations
+/// (empty otherwise). Spans are scored on the chunks' original ranges, whatever the prefix.
 ///
 /// # Errors
-/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Retrieval`] if the index fails.
+/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for a missing context,
+/// [`SweepError::Retrieval`] if the index fails.
 pub fn run_config(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     config: &ConfigSpec,
+    contexts: &ContextMap,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
-    run_config_with(corpus, tokens, golden, config, &Arc::default(), keep_chunks)
+    let context = RetrievalContext {
+        contexts: contexts.clone(),
+        ..RetrievalContext::default()
+    };
+    run_config_with(
+        corpus,
+        tokens,
+        golden,
+        config,
+        &Arc::new(context),
+        keep_chunks,
+    )
 }
 
 /// [`run_config`] with embeddings, for dense, hybrid and semantic configurations.
@@ -749,24 +814,30 @@ pub fn run_config_with(
     }
     let t = Instant::now();
     let agg: Aggregate = metrics::aggregate(&metrics);
-    let index_tokens: usize = chunks.iter().map(|c| c.tokens).sum();
-    let mean_chunk_tokens = if chunks.is_empty() {
-        0.0
-    } else {
-        index_tokens as f64 / chunks.len() as f64
+    let index_tokens: usize = chunks.iter().map(Chunk::total_tokens).sum();
+    let prefix_tokens: usize = chunks.iter().map(|c| c.prefix_tokens).sum();
+    let per_chunk = |total: usize| {
+        if chunks.is_empty() {
+            0.0
+        } else {
+            total as f64 / chunks.len() as f64
+        }
     };
+    let mean_chunk_tokens = per_chunk(index_tokens);
+    let mean_prefix_tokens = per_chunk(prefix_tokens);
     let row = SweepRow {
         config_id,
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
         realized_overlap: realized_overlap(tokens, chunks),
-        prefix: config.prefix.clone(),
+        prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
         mean_chunk_tokens,
+        mean_prefix_tokens,
         index_tokens,
         tokens_per_query: config.top_k as f64 * mean_chunk_tokens,
         n_questions: agg.n_questions,
@@ -806,7 +877,9 @@ pub fn run_config_with(
 /// Runs every configuration of `spec` (in parallel), calling `on_done` as each finishes.
 /// Results come back in plan order whatever the finishing order. `tokens` must be the corpus's
 /// token streams in `spec.tokenizer`'s unit ([`CorpusTokens::new`]); they are computed once and
-/// shared by every configuration.
+/// shared by every configuration. `contexts` holds the model-written contexts when
+/// `spec.prefixes` has `llm_context` (see [`crate::llm_context::generate_contexts`]), else it
+/// may be empty.
 ///
 /// # Errors
 /// Any error of [`plan`] (before any work), [`SweepError::NoQuestions`], or the first error of
@@ -816,10 +889,14 @@ pub fn run_sweep(
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     spec: &SweepSpec,
+    contexts: &ContextMap,
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,
 ) -> Result<Vec<ConfigOutcome>, SweepError> {
-    let context = Arc::new(RetrievalContext::new(Embeddings::default(), spec));
+    let context = Arc::new(RetrievalContext {
+        contexts: contexts.clone(),
+        ..RetrievalContext::new(Embeddings::default(), spec)
+    });
     run_sweep_with(corpus, tokens, golden, spec, &context, keep_chunks, on_done)
 }
 
@@ -921,5 +998,260 @@ mod tests {
                 .is_err()
         );
         assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    //! The prefix is indexed but never moves a range: the same configuration with and without a
+    //! prefix has the same chunks (ranges, token counts of the text) and its spans are scored on
+    //! the original text.
+    use super::*;
+    use crate::corpus::Document;
+    use crate::golden::{EvidenceSpan, Location, Question};
+
+    const A: &str = "# Billing\n\n## Refunds\n\nIt takes fourteen days to arrive.\n\n## Invoices\n\nIt is sent on the first of the month.\n";
+    const Z: &str = "# Sync\n\n## Conflicts\n\nIt keeps both copies side by side.\n";
+
+    fn setup() -> (Corpus, CorpusTokens, GoldenSet) {
+        let corpus = Corpus::from_documents(
+            "t",
+            vec![Document::new("a.md", A), Document::new("z.md", Z)],
+        );
+        let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+        let span = |doc: usize, text: &str, needle: &str| {
+            let start = text.find(needle).unwrap();
+            EvidenceSpan {
+                locations: vec![Location {
+                    doc,
+                    start,
+                    end: start + needle.len(),
+                }],
+            }
+        };
+        let q = |id: &str, text: &str, spans| Question {
+            line: 1,
+            id: id.into(),
+            text: text.into(),
+            spans,
+            answer: None,
+            question_type: None,
+        };
+        let golden = GoldenSet {
+            path: "g.jsonl".into(),
+            questions: vec![
+                q(
+                    "conflicts",
+                    "conflicts",
+                    vec![span(1, Z, "It keeps both copies side by side.")],
+                ),
+                q(
+                    "refunds",
+                    "how many days",
+                    vec![span(0, A, "It takes fourteen days to arrive.")],
+                ),
+            ],
+        };
+        (corpus, tokens, golden)
+    }
+
+    fn config(prefix: Prefix, top_k: usize) -> ConfigSpec {
+        ConfigSpec {
+            params: ChunkParams {
+                strategy: Strategy::Recursive,
+                chunk_size: 12,
+                chunk_overlap: 0,
+            },
+            prefix,
+            retriever: RetrieverKind::Bm25,
+            top_k,
+        }
+    }
+
+    #[test]
+    fn the_prefix_never_shifts_ranges_and_spans_are_scored_on_the_original_text() {
+        let (corpus, tokens, golden) = setup();
+        let none = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::None, 2),
+            &ContextMap::new(),
+            true,
+        )
+        .unwrap();
+        let head = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::HeadingPath, 2),
+            &ContextMap::new(),
+            true,
+        )
+        .unwrap();
+        let ranges = |o: &ConfigOutcome| -> Vec<(usize, usize, usize, usize, usize)> {
+            o.chunks
+                .iter()
+                .map(|c| (c.doc, c.start, c.end, c.byte_start, c.tokens))
+                .collect()
+        };
+        assert_eq!(ranges(&none), ranges(&head));
+        // The body of the Conflicts section is its own chunk; its prefix is the heading path and
+        // its indexed text is the prefix, a blank line, then the untouched text.
+        let body = head
+            .chunks
+            .iter()
+            .find(|c| c.text(&corpus) == "It keeps both copies side by side.")
+            .expect("the section body is one chunk");
+        assert_eq!(body.prefix, "Sync > Conflicts");
+        assert_eq!(
+            body.indexed_text(&corpus),
+            "Sync > Conflicts\n\nIt keeps both copies side by side."
+        );
+        assert_eq!(
+            &Z[body.byte_start..body.byte_end],
+            "It keeps both copies side by side."
+        );
+        assert!(
+            none.chunks
+                .iter()
+                .all(|c| c.prefix.is_empty() && c.prefix_tokens == 0)
+        );
+        // Costs include the prefix tokens: "Sync > Conflicts\n\n" is 5 cl100k tokens.
+        assert_eq!(body.prefix_tokens, 5);
+        let extra: usize = head.chunks.iter().map(|c| c.prefix_tokens).sum();
+        assert_eq!(head.row.index_tokens, none.row.index_tokens + extra);
+        assert!(
+            (head.row.tokens_per_query
+                - none.row.tokens_per_query
+                - 2.0 * extra as f64 / head.chunks.len() as f64)
+                .abs()
+                < 1e-9
+        );
+        // Only the heading names "conflicts": without the prefix the body is not retrieved, with
+        // it the body is, and the span (on the original text) is found whole.
+        assert_eq!(none.questions[0].hit, 0, "{:?}", none.questions[0]);
+        assert_eq!(head.questions[0].hit, 1, "{:?}", head.questions[0]);
+        assert_eq!(head.questions[0].coverage, 1.0);
+
+        // Retrieving every chunk, every metric computed from ranges is the same with and without
+        // the prefix (a shifted range would change coverage and token precision).
+        let all = none.chunks.len();
+        let none = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::None, all),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap();
+        let title = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::TitleHeading, all),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap();
+        for (a, b) in none.metrics.iter().zip(&title.metrics) {
+            assert_eq!(a.span_recall, 1.0);
+            assert_eq!(
+                (
+                    a.span_recall,
+                    a.coverage,
+                    a.iou,
+                    a.precision,
+                    a.token_recall,
+                    a.unreachable
+                ),
+                (
+                    b.span_recall,
+                    b.coverage,
+                    b.iou,
+                    b.precision,
+                    b.token_recall,
+                    b.unreachable
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn llm_context_without_its_context_is_an_error_and_with_it_is_the_prefix() {
+        let (corpus, tokens, golden) = setup();
+        let err = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::LlmContext, 2),
+            &ContextMap::new(),
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, SweepError::Enrich(EnrichError::MissingContext { .. })),
+            "{err}"
+        );
+        let chunks =
+            chunking::chunk_corpus(&corpus, &tokens, &config(Prefix::None, 2).params).unwrap();
+        let contexts: ContextMap = chunks
+            .iter()
+            .map(|c| {
+                (
+                    enrich::ChunkKey::of(c),
+                    format!("From {}.", corpus.docs[c.doc].id),
+                )
+            })
+            .collect();
+        let o = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(Prefix::LlmContext, 2),
+            &contexts,
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.chunks.len(), chunks.len());
+        assert_eq!(
+            o.chunks[0].indexed_text(&corpus).split("\n\n").next(),
+            Some("From a.md.")
+        );
+        assert_eq!(o.row.prefix, "llm_context");
+        assert_eq!(o.row.config_id, "recursive-12-o0-llm_context-bm25-k2");
+        assert_eq!(
+            "recursive-12-o0-llm_context-bm25-k2"
+                .parse::<ConfigSpec>()
+                .unwrap()
+                .prefix,
+            Prefix::LlmContext
+        );
+    }
+
+    #[test]
+    fn the_grid_crosses_prefixes_with_strategies_and_sizes() {
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Fixed],
+            sizes: vec![64, 128],
+            prefixes: vec![Prefix::None, Prefix::Title],
+            ..SweepSpec::default()
+        };
+        let ids: Vec<String> = plan(&spec).unwrap().iter().map(ConfigSpec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "fixed-64-o9-none-bm25-k5",
+                "fixed-64-o9-title-bm25-k5",
+                "fixed-128-o19-none-bm25-k5",
+                "fixed-128-o19-title-bm25-k5"
+            ]
+        );
+        let spec = SweepSpec {
+            prefixes: vec![],
+            ..SweepSpec::default()
+        };
+        assert!(matches!(plan(&spec), Err(SweepError::NoPrefix)));
     }
 }

@@ -142,9 +142,15 @@ fn run_against_local_llama_cpp_server() {
     let calls = rows(&again.join("calls.csv"));
     let generated: Vec<_> = calls.iter().filter(|c| c["stage"] == "generate").collect();
     assert_eq!(generated.len(), 2);
-    assert!(generated.iter().all(|c| c["cache_hit"] == "true"), "{generated:?}");
+    assert!(
+        generated.iter().all(|c| c["cache_hit"] == "true"),
+        "{generated:?}"
+    );
     let answers = |r: &[HashMap<String, String>]| -> Vec<String> {
         r.iter().map(|row| row["answer"].clone()).collect()
     };
-    assert_eq!(answers(&rows(&again.join("judge_questions.csv"))), answers(&judged));
+    assert_eq!(
+        answers(&rows(&again.join("judge_questions.csv"))),
+        answers(&judged)
+    );
 }

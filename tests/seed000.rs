@@ -27,10 +27,20 @@ fn seed_000_table_is_reproduced() {
         top_k: 2,
         tokenizer: TokenizerKind::Words,
         retrievers: vec![RetrieverKind::Bm25],
+        prefixes: SweepSpec::default().prefixes,
         ..SweepSpec::default()
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
-    let outcomes = run_sweep(&corpus, &tokens, &golden, &spec, false, |_| {}).unwrap();
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &spec,
+        &Default::default(),
+        false,
+        |_| {},
+    )
+    .unwrap();
     let overlaps: Vec<usize> = outcomes.iter().map(|o| o.row.chunk_overlap).collect();
     let chunks: Vec<usize> = outcomes.iter().map(|o| o.row.n_chunks).collect();
     let recall: Vec<String> = outcomes

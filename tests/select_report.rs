@@ -177,3 +177,62 @@ fn report_on_a_folder_without_a_sweep_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("sweep.csv not found"));
 }
+
+#[test]
+fn a_prefix_sweep_writes_the_comparison_and_report_regenerates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    chunksweep()
+        .arg("sweep")
+        .arg("--config")
+        .arg(root.join("datasets/handbook.toml"))
+        .args(["--strategies", "markdown", "--sizes", "64,256"])
+        .args(["--prefixes", "none,title,heading_path", "--quiet"])
+        .arg("--out")
+        .arg(&run)
+        .assert()
+        .success();
+    let (header, rows) = records(&run.join("prefix_comparison.csv"));
+    assert_eq!(&header[0], "strategy");
+    assert!(header.iter().any(|h| h == "mcnemar_p"));
+    // 2 sizes × 2 prefixes, each against its own `none`
+    assert_eq!(rows.len(), 4);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for r in &rows {
+        assert_eq!(
+            &r[col("baseline_id")],
+            format!(
+                "markdown-{}-o{}-none-bm25-k5",
+                &r[col("chunk_size")],
+                &r[col("chunk_overlap")]
+            )
+        );
+        let with: f64 = r[col("tokens_per_query")].parse().unwrap();
+        let without: f64 = r[col("tokens_per_query_none")].parse().unwrap();
+        assert!(with > without, "a prefix costs tokens");
+    }
+    let (sh, sweep_rows) = records(&run.join("sweep.csv"));
+    assert_eq!(sweep_rows.len(), 6);
+    let prefix_col = sh.iter().position(|h| h == "prefix").unwrap();
+    assert_eq!(
+        sweep_rows
+            .iter()
+            .map(|r| r[prefix_col].to_string())
+            .collect::<Vec<_>>(),
+        [
+            "none",
+            "title",
+            "heading_path",
+            "none",
+            "title",
+            "heading_path"
+        ]
+    );
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("## Prefixes"));
+    assert!(md.contains("| markdown | 64 | heading_path |"));
+    let before = std::fs::read(run.join("report.md")).unwrap();
+    chunksweep().arg("report").arg(&run).assert().success();
+    assert_eq!(std::fs::read(run.join("report.md")).unwrap(), before);
+}

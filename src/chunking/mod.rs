@@ -11,6 +11,7 @@
 //! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
 //! | `semantic`  | sentence-embedding distance above a percentile, capped at `chunk_size` | [`semantic`] |
 
+pub mod enrich;
 pub mod headings;
 pub mod markdown;
 pub mod recursive;
@@ -164,8 +165,13 @@ pub struct Chunk {
     pub byte_end: usize,
     /// Headings in effect where the chunk starts, outermost first (empty outside Markdown).
     pub heading_path: Vec<String>,
-    /// Length in tokens of the counter's unit.
+    /// Length in tokens of the counter's unit (the chunk's own text, prefix excluded).
     pub tokens: usize,
+    /// Contextual prefix put before the text when indexing and generating (empty for none; see
+    /// [`enrich`]). It never changes the ranges above.
+    pub prefix: String,
+    /// Tokens the prefix adds, separator included (0 without a prefix).
+    pub prefix_tokens: usize,
 }
 
 impl Chunk {
@@ -177,6 +183,16 @@ impl Chunk {
     /// The chunk's text.
     pub fn text<'a>(&self, corpus: &'a Corpus) -> &'a str {
         &corpus.docs[self.doc].text[self.byte_start..self.byte_end]
+    }
+
+    /// What is indexed and shown to the generator: `prefix + "\n\n" + text`, or the text alone.
+    pub fn indexed_text<'a>(&self, corpus: &'a Corpus) -> std::borrow::Cow<'a, str> {
+        enrich::with_prefix(&self.prefix, self.text(corpus))
+    }
+
+    /// Tokens of the indexed text: [`Chunk::tokens`] + [`Chunk::prefix_tokens`].
+    pub fn total_tokens(&self) -> usize {
+        self.tokens + self.prefix_tokens
     }
 
     /// Length in code points.
@@ -280,6 +296,8 @@ pub fn chunk_document_with(
             byte_end: e,
             heading_path: paths.path_at(s),
             tokens: sizer.count_range(s, e),
+            prefix: String::new(),
+            prefix_tokens: 0,
         });
     }
     Ok(chunks)

@@ -254,3 +254,68 @@ fn chunk_ids_are_stable() {
     assert_eq!(a, b);
     assert_eq!(a[2].id(&corpus), "handbook.md#2");
 }
+
+#[test]
+fn prefixes_follow_nesting_and_setext_and_ignore_fenced_hashes() {
+    use super::enrich::{ContextMap, Prefix, enrich};
+    let corpus = Corpus::from_documents("t", vec![doc()]);
+    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+    let params = ChunkParams {
+        strategy: Strategy::Markdown,
+        chunk_size: 48,
+        chunk_overlap: 0,
+    };
+    let plain = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let with = |prefix| {
+        let mut chunks = plain.clone();
+        enrich(
+            &corpus,
+            tokens.counter(),
+            prefix,
+            &mut chunks,
+            &ContextMap::new(),
+        )
+        .unwrap();
+        chunks
+    };
+    let find = |chunks: &[Chunk], needle: &str| -> String {
+        chunks
+            .iter()
+            .find(|c| c.text(&corpus).contains(needle))
+            .unwrap_or_else(|| panic!("no chunk holds {needle:?}"))
+            .prefix
+            .clone()
+    };
+    let heads = with(Prefix::HeadingPath);
+    assert_eq!(find(&heads, "Larkspur keeps"), "Larkspur handbook");
+    assert_eq!(
+        find(&heads, "interval = 300"),
+        "Larkspur handbook > Billing > Partial refunds"
+    );
+    // setext headings (=== level 1, --- level 2) start a new path
+    assert_eq!(
+        find(&heads, "Large uploads"),
+        "Release notes > Known issues"
+    );
+    // the `# not a heading` line inside the code fence never becomes a heading
+    assert!(heads.iter().all(|c| !c.prefix.contains("not a heading")));
+    // title + path: the title is not repeated when the path starts with it
+    let both = with(Prefix::TitleHeading);
+    assert_eq!(
+        find(&both, "interval = 300"),
+        "Larkspur handbook > Billing > Partial refunds"
+    );
+    assert_eq!(
+        find(&both, "Large uploads"),
+        "Larkspur handbook > Release notes > Known issues"
+    );
+    let titles = with(Prefix::Title);
+    assert!(titles.iter().all(|c| c.prefix == "Larkspur handbook"));
+    // ranges and text token counts are those of the unprefixed chunks
+    for chunks in [&heads, &both, &titles] {
+        let r: Vec<_> = chunks.iter().map(|c| (c.start, c.end, c.tokens)).collect();
+        let p: Vec<_> = plain.iter().map(|c| (c.start, c.end, c.tokens)).collect();
+        assert_eq!(r, p);
+        assert!(chunks.iter().all(|c| c.prefix_tokens > 0));
+    }
+}

@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 use super::prompts::{PromptKind, PromptSet, fence_context};
 use super::verdict::{Criterion, Verdict, grade, is_final, last_record};
 use super::{JudgeError, JudgeSettings};
+use crate::chunking::enrich::ContextMap;
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
@@ -58,29 +59,36 @@ pub struct Job {
     pub retrieve_ms: f64,
 }
 
-/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]) and retrieves
-/// top-k for every question.
+/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; model-written
+/// contexts for `llm_context` candidates from `contexts`) and retrieves top-k for every question.
+/// The generator sees each retrieved chunk as it was indexed: its prefix, then its text.
 ///
 /// # Errors
-/// [`JudgeError::Sweep`] if a configuration cannot be chunked or indexed.
+/// [`JudgeError::Sweep`] if a configuration cannot be chunked, prefixed or indexed.
 pub fn plan_jobs(
     corpus: &Corpus,
     golden: &GoldenSet,
     candidates: &[ConfigSpec],
     tokens: &CorpusTokens,
+    contexts: &ContextMap,
 ) -> Result<Vec<Job>, JudgeError> {
     let mut jobs = Vec::new();
     for (ci, config) in candidates.iter().enumerate() {
-        let index = ConfigIndex::build(corpus, tokens, config)?;
+        let index = ConfigIndex::build(corpus, tokens, config, contexts)?;
         let config_id = config.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();
             let ranking = index.retrieve(&q.text)?;
             let retrieve_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let chunks: Vec<(String, &str)> = ranking
+            let chunks: Vec<(String, std::borrow::Cow<'_, str>)> = ranking
                 .top
                 .iter()
-                .map(|&i| (index.chunks[i].id(corpus), index.chunks[i].text(corpus)))
+                .map(|&i| {
+                    (
+                        index.chunks[i].id(corpus),
+                        index.chunks[i].indexed_text(corpus),
+                    )
+                })
                 .collect();
             jobs.push(Job {
                 config_index: ci,
@@ -90,7 +98,7 @@ pub fn plan_jobs(
                 question_type: q.question_type.clone().unwrap_or_default(),
                 question: q.text.clone(),
                 reference: q.answer.clone().filter(|a| !a.trim().is_empty()),
-                context: fence_context(chunks.iter().map(|(id, t)| (id.as_str(), *t))),
+                context: fence_context(chunks.iter().map(|(id, t)| (id.as_str(), t.as_ref()))),
                 chunk_ids: chunks.into_iter().map(|(id, _)| id).collect(),
                 retrieve_ms,
             });

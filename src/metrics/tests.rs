@@ -38,6 +38,8 @@ fn chunk(corpus: &Corpus, doc: usize, ordinal: usize, start: usize, end: usize) 
         byte_end: d.char_to_byte(end),
         heading_path: vec![],
         tokens: 0,
+        prefix: String::new(),
+        prefix_tokens: 0,
     }
 }
 

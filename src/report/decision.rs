@@ -1,4 +1,5 @@
-//! Writes the decision files of a run: selection.csv, report.md and the figure (sweep.svg),
+//! Writes the decision files of a run: selection.csv, prefix_comparison.csv (when the sweep has
+//! prefixes), report.md and the figure (sweep.svg),
 //! either from a sweep just run or from a run folder's CSVs (`chunksweep report`).
 
 use std::path::{Path, PathBuf};
@@ -46,7 +47,10 @@ pub enum DecisionError {
 pub struct Decision {
     /// The selection.
     pub selection: Selection,
-    /// Files written (selection.csv, report.md, sweep.svg).
+    /// The prefix comparison (empty when the sweep has no prefix but `none`).
+    pub prefixes: Vec<super::prefix::PrefixComparison>,
+    /// Files written (selection.csv, prefix_comparison.csv when there is one, report.md,
+    /// sweep.svg).
     pub files: Vec<PathBuf>,
 }
 
@@ -95,6 +99,15 @@ fn write_labelled(
     let plot_path = plot::write_plot(dir, &selection, &run_name)?;
     let mut md =
         super::markdown::render(&selection, &run_name, label, command, Some(plot::PLOT_FILE));
+    let mut files = vec![csv_path];
+    let prefixes = super::prefix::compare(rows, questions, settings);
+    if !prefixes.is_empty() {
+        let path = dir.join(super::prefix::PREFIX_FILE);
+        super::csv::write_rows(&path, &prefixes)?;
+        md.push('\n');
+        md.push_str(&super::prefix::markdown(&prefixes, settings));
+        files.push(path);
+    }
     if let Ok(section) = std::fs::read_to_string(dir.join(JUDGE_SECTION_FILE)) {
         md.push('\n');
         md.push_str(&section);
@@ -104,9 +117,11 @@ fn write_labelled(
         path: md_path.clone(),
         source,
     })?;
+    files.extend([md_path, plot_path]);
     Ok(Decision {
         selection,
-        files: vec![csv_path, md_path, plot_path],
+        prefixes,
+        files,
     })
 }
 

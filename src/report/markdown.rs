@@ -164,7 +164,7 @@ pub fn render(
          whose span recall@k ≥ best span recall@k − {r} (both inclusive; bests over all {n} \
          configurations). If none passes both, keep those that pass the recall test.\n\
          2. **Cheapest first.** Rank the kept configurations by tokens per query (k × mean chunk \
-         tokens), then by smaller chunk size, then by id. Rank 1 is the pick; ranks 1–{c} are \
+         tokens), then by smaller chunk size, then no prefix before a prefix, then by id. Rank 1 is the pick; ranks 1–{c} are \
          the judge stage's candidates.\n\
          3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), recompute \
          every configuration's span recall@k and margin on each half from sweep_questions.csv, \

@@ -6,6 +6,7 @@ pub mod decision;
 pub mod manifest;
 pub mod markdown;
 pub mod plot;
+pub mod prefix;
 pub mod read;
 
 use std::path::PathBuf;

@@ -110,15 +110,27 @@ pub fn write_plot(dir: &Path, selection: &Selection, title: &str) -> Result<Path
     Ok(path)
 }
 
+/// The series a configuration is drawn in: its strategy, with `+prefix` unless the prefix is
+/// `none`.
+fn series(c: &ConfigSelection) -> String {
+    if c.prefix.is_empty() || c.prefix == "none" {
+        c.strategy.clone()
+    } else {
+        format!("{}+{}", c.strategy, c.prefix)
+    }
+}
+
 fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
-    // Strategies in first-appearance order, each with its configurations sorted by size.
-    let mut order: Vec<&str> = Vec::new();
-    let mut by_strategy: BTreeMap<&str, Vec<&ConfigSelection>> = BTreeMap::new();
+    // Series (a strategy, or strategy+prefix for prefixed configurations) in first-appearance
+    // order, each with its configurations sorted by size.
+    let mut order: Vec<String> = Vec::new();
+    let mut by_strategy: BTreeMap<String, Vec<&ConfigSelection>> = BTreeMap::new();
     for c in &sel.configs {
-        if !order.contains(&c.strategy.as_str()) {
-            order.push(&c.strategy);
+        let name = series(c);
+        if !order.contains(&name) {
+            order.push(name.clone());
         }
-        by_strategy.entry(&c.strategy).or_default().push(c);
+        by_strategy.entry(name).or_default().push(c);
     }
     for v in by_strategy.values_mut() {
         v.sort_by_key(|c| c.chunk_size);
@@ -206,7 +218,7 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
             chart
                 .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
                 .map_err(|e| err(path, e))?
-                .label(*strategy)
+                .label(strategy.as_str())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                 });
@@ -226,7 +238,7 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
         // Ring the pick.
         let j = order
             .iter()
-            .position(|s| *s == w.strategy)
+            .position(|s| *s == series(w))
             .unwrap_or_default();
         let pick = (
             (w.chunk_size.max(1) as f64).log2() + offset(j),

@@ -278,10 +278,12 @@ fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
         return None;
     };
     // Same strategy and k at the next size inwards (overlap scales with size, so it differs).
-    let neighbour = sel
-        .configs
-        .iter()
-        .find(|c| c.strategy == w.strategy && c.chunk_size == inward && c.top_k == w.top_k)?;
+    let neighbour = sel.configs.iter().find(|c| {
+        c.strategy == w.strategy
+            && c.prefix == w.prefix
+            && c.chunk_size == inward
+            && c.top_k == w.top_k
+    })?;
     let neighbour = if neighbour.span_recall < w.span_recall || neighbour.margin < w.margin {
         neighbour
     } else {

@@ -132,9 +132,11 @@ pub struct ConfigSelection {
     pub chunk_size: usize,
     /// Requested chunk_overlap in tokenizer units.
     pub chunk_overlap: usize,
+    /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
+    pub prefix: String,
     /// top_k.
     pub top_k: usize,
-    /// Context tokens per query (`top_k × mean chunk tokens`).
+    /// Context tokens per query (`top_k × mean chunk tokens`, prefixes included).
     pub tokens_per_query: f64,
     /// winner, candidate, kept or dropped.
     pub status: Status,
@@ -460,6 +462,7 @@ pub fn select(
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
             chunk_overlap: row.chunk_overlap,
+            prefix: row.prefix.clone(),
             top_k: row.top_k,
             tokens_per_query: row.tokens_per_query,
             status,
@@ -637,4 +640,4 @@ fn picks_by_type(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

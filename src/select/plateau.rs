@@ -11,7 +11,9 @@
 //! - a configuration is **kept** when its margin ≥ the margin floor **and** its span recall@k ≥
 //!   the recall floor (both inclusive, with a 1e-9 allowance for floating-point rounding);
 //! - kept configurations are ranked by tokens per query ascending, ties broken by the smaller
-//!   chunk size, then by config id; rank 1 is the pick.
+//!   chunk size, then a configuration without a prefix before one with a prefix (an empty
+//!   prefix, such as a heading path in a document without headings, costs nothing and changes
+//!   nothing), then by config id; rank 1 is the pick.
 //!
 //! If no configuration passes both tests (the best-margin configuration is far below the best
 //! recall and vice versa), the rule falls back to the recall test alone and says so
@@ -33,6 +35,14 @@ pub struct PlateauInput<'a> {
     pub span_recall: f64,
     /// Mean normalised margin, in [−1, 1].
     pub margin: f64,
+}
+
+/// Whether a configuration id names a prefix other than `none` (ids that do not parse count as
+/// without one).
+fn has_prefix(config_id: &str) -> bool {
+    config_id
+        .parse::<crate::sweep::ConfigSpec>()
+        .is_ok_and(|c| c.prefix != crate::chunking::enrich::Prefix::None)
 }
 
 /// The outcome of the plateau rule over a list of configurations (indices refer to that list).
@@ -111,6 +121,7 @@ pub fn plateau(
         x.tokens_per_query
             .total_cmp(&y.tokens_per_query)
             .then(x.chunk_size.cmp(&y.chunk_size))
+            .then(has_prefix(x.config_id).cmp(&has_prefix(y.config_id)))
             .then(x.config_id.cmp(y.config_id))
     });
     Plateau {
@@ -190,6 +201,24 @@ mod tests {
         ];
         let p = plateau(&items, 0.03, 0.02);
         assert_eq!(p.order, vec![2, 1, 0]);
+    }
+
+    #[test]
+    fn at_equal_cost_no_prefix_goes_before_an_empty_prefix() {
+        // A heading path in a corpus without headings adds nothing: same cost, same metrics.
+        let items = [
+            item(
+                "recursive-256-o38-heading_path-bm25-k5",
+                256,
+                1000.0,
+                0.8,
+                0.5,
+            ),
+            item("recursive-256-o38-none-bm25-k5", 256, 1000.0, 0.8, 0.5),
+            item("recursive-256-o38-title-bm25-k5", 256, 1001.0, 0.8, 0.5),
+        ];
+        let p = plateau(&items, 0.03, 0.02);
+        assert_eq!(p.order, vec![1, 0, 2]);
     }
 
     #[test]

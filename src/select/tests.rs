@@ -13,6 +13,7 @@ pub(crate) struct Fake {
     pub coverage: Vec<f64>,
     pub margin: Vec<f64>,
     pub types: Vec<&'static str>,
+    pub prefix: &'static str,
 }
 
 impl Fake {
@@ -33,6 +34,7 @@ impl Fake {
             recall,
             margin,
             types: vec![""; n],
+            prefix: "none",
         }
     }
 }
@@ -49,12 +51,13 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             chunk_size: f.size,
             chunk_overlap: 0,
             realized_overlap: 0.0,
-            prefix: "none".into(),
+            prefix: f.prefix.into(),
             retriever: "bm25".into(),
             top_k: 5,
             tokenizer: "cl100k_base".into(),
             n_chunks: 100,
             mean_chunk_tokens: f.tpq / 5.0,
+            mean_prefix_tokens: 0.0,
             index_tokens: 10_000,
             tokens_per_query: f.tpq,
             n_questions: n,
