@@ -159,10 +159,24 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", describe(&err));
             ExitCode::from(exit_code(&err))
         }
     }
+}
+
+/// The error and its causes, each cause added only when the message does not already say it
+/// (library errors often print their source themselves).
+fn describe(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// 2 for bad input or usage, 1 for anything else.
@@ -368,6 +382,8 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
     manifest::write(&out, &m)?;
     let rows: Vec<SweepRow> = outcomes.iter().map(|o| o.row.clone()).collect();
     let questions: Vec<QuestionRow> = outcomes.iter().flat_map(|o| o.questions.clone()).collect();
+    // A judge section left in this folder by an earlier `run` belongs to another sweep.
+    let _ = std::fs::remove_file(out.join(decision::JUDGE_SECTION_FILE));
     let decided = decision::write_decision(
         &out,
         &rows,

@@ -98,6 +98,7 @@ pub fn is_input_error(err: &anyhow::Error) -> bool {
                 JudgeError::Prompt(_)
                     | JudgeError::SettingsChanged { .. }
                     | JudgeError::OverBudget { .. }
+                    | JudgeError::Unpriced { .. }
             )
         )
     })
@@ -323,10 +324,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    if let (Some(max), Some(c)) = (settings.max_cost_usd, est.cost_usd)
-        && c > max
-    {
-        return Err(JudgeError::OverBudget { estimate: c, max }.into());
+    if let Some(max) = settings.max_cost_usd {
+        let Some(c) = est.cost_usd else {
+            return Err(JudgeError::Unpriced {
+                max,
+                models: format!("{} and {}", settings.generator_model, settings.judge_model),
+            }
+            .into());
+        };
+        if c > max {
+            return Err(JudgeError::OverBudget { estimate: c, max }.into());
+        }
     }
     Fingerprint::new(&settings, &prompts).check_and_store(&out)?;
 
@@ -352,9 +360,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             question_id,
             error,
         } => {
-            let _ = mp.println(format!(
-                "unfinished {config_id} {question_id} (a rerun will redo it): {error}"
-            ));
+            // Printed, not drawn: progress bars are hidden when stderr is not a terminal.
+            eprintln!("unfinished {config_id} {question_id} (a rerun will redo it): {error}");
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -383,6 +390,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             run.skipped_for_budget
         )
     });
+    if run.rows.is_empty() && !run.unfinished.is_empty() {
+        let (config_id, question_id, error) = &run.unfinished[0];
+        bail!(
+            "no question could be judged; the first failure ({config_id}, {question_id}): {error}. Check the server ({}) and the model names, then run the same command again",
+            client.base_url()
+        );
+    }
     let section = summary::markdown(
         &table,
         &decision,

@@ -140,6 +140,16 @@ pub enum JudgeError {
         /// The cap, in USD.
         max: f64,
     },
+    /// A budget was set but a model has no price, so the spend cannot be held to it.
+    #[error(
+        "--max-cost ${max:.4} needs prices to hold: set input_usd_per_mtok and output_usd_per_mtok for {models} in [llm.models.<name>] (or [llm.defaults]); nothing was sent"
+    )]
+    Unpriced {
+        /// The cap, in USD.
+        max: f64,
+        /// The models without a price.
+        models: String,
+    },
     /// The LLM client could not be built.
     #[error(transparent)]
     Client(#[from] crate::llm::LlmError),
