@@ -3,9 +3,13 @@
 //! `.ci/run`). Without running servers the test is skipped with a message saying how to start
 //! them; with `CHUNKSWEEP_REQUIRE_REAL_SERVER=1` (set by CI) a missing server is a failure.
 
+mod csv_support;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use csv_support::read_csv;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -24,21 +28,6 @@ fn servers() -> Option<HashMap<String, String>> {
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect()
     })
-}
-
-fn rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let headers = r.headers().unwrap().clone();
-    r.records()
-        .map(|rec| {
-            let rec = rec.unwrap();
-            headers
-                .iter()
-                .zip(rec.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 fn run(env: &HashMap<String, String>, config: &Path, out: &Path) {
@@ -84,7 +73,7 @@ fn run_against_local_llama_cpp_server() {
     let out = dir.path().join("run");
     run(&env, &config, &out);
 
-    let judged = rows(&out.join("judge_questions.csv"));
+    let judged = read_csv(&out.join("judge_questions.csv"));
     assert_eq!(judged.len(), 2, "two questions judged");
     for row in &judged {
         assert!(
@@ -99,7 +88,7 @@ fn run_against_local_llama_cpp_server() {
             );
         }
     }
-    let calls = rows(&out.join("calls.csv"));
+    let calls = read_csv(&out.join("calls.csv"));
     let sent: Vec<_> = calls.iter().filter(|c| c["cache_hit"] == "false").collect();
     assert!(
         sent.len() >= 8,
@@ -127,19 +116,19 @@ fn run_against_local_llama_cpp_server() {
     // The same command again finds every question finished: nothing is sent.
     let before = calls.len();
     run(&env, &config, &out);
-    let calls = rows(&out.join("calls.csv"));
+    let calls = read_csv(&out.join("calls.csv"));
     assert!(
         calls[before..].iter().all(|c| c["cache_hit"] == "true"),
         "a rerun of a finished run sends nothing: {:?}",
         &calls[before..]
     );
-    assert_eq!(rows(&out.join("judge_questions.csv")), judged);
+    assert_eq!(read_csv(&out.join("judge_questions.csv")), judged);
 
     // A new run folder with the same cache: every answer comes from the cache. (A verdict the
     // model wrote unreadably is not cached, by design, so only those calls may be sent again.)
     let again = dir.path().join("again");
     run(&env, &config, &again);
-    let calls = rows(&again.join("calls.csv"));
+    let calls = read_csv(&again.join("calls.csv"));
     let generated: Vec<_> = calls.iter().filter(|c| c["stage"] == "generate").collect();
     assert_eq!(generated.len(), 2);
     assert!(
@@ -150,7 +139,7 @@ fn run_against_local_llama_cpp_server() {
         r.iter().map(|row| row["answer"].clone()).collect()
     };
     assert_eq!(
-        answers(&rows(&again.join("judge_questions.csv"))),
+        answers(&read_csv(&again.join("judge_questions.csv"))),
         answers(&judged)
     );
 }
