@@ -6,7 +6,14 @@ quadratic (every question scores every chunk), so the benchmark runs it on small
 This is a baseline for timing, not part of chunksweep.
 
 Usage: python3 baseline_seed000.py CORPUS_DIR QUESTIONS_DF_CSV --sizes 64,128 --overlap 0.15 --k 5
+    [--per-question FILE] [--ties first]
 Prints one JSON object per size: size, chunks, recall, seconds.
+
+--per-question FILE writes one JSON object per size and question (size, question index, the
+top-k chunk ids `<doc>#<ordinal>` best first, their scores, and hit: whether at least one
+evidence span is inside a top-k chunk), for checking chunksweep's `seed` analyzer against this
+harness question by question. --ties first orders equal scores by chunk order (chunksweep's
+tie-break) instead of the seed's reverse chunk order.
 """
 import argparse
 import csv
@@ -28,7 +35,7 @@ def chunk(text, size, overlap):
     return [" ".join(toks[i:i + size]) for i in range(0, max(1, len(toks) - overlap), step)]
 
 
-def bm25_index(chunks, k1=1.2, b=0.75):
+def bm25_index(chunks, k1=1.2, b=0.75, ties="last"):
     docs = [Counter(words(c)) for c in chunks]
     n = len(docs)
     avg = sum(sum(d.values()) for d in docs) / n
@@ -44,7 +51,9 @@ def bm25_index(chunks, k1=1.2, b=0.75):
                     idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
                     s += idf * d[t] * (k1 + 1) / (d[t] + k1 * (1 - b + b * dl / avg))
             out.append((s, i))
-        return [i for s, i in sorted(out, reverse=True)]
+        if ties == "first":
+            return sorted(out, key=lambda x: (-x[0], x[1]))
+        return sorted(out, reverse=True)
 
     return score
 
@@ -60,7 +69,10 @@ def main():
     ap.add_argument("--sizes", default="64,128,256,512,1024")
     ap.add_argument("--overlap", type=float, default=0.15)
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--per-question")
+    ap.add_argument("--ties", choices=["last", "first"], default="last")
     args = ap.parse_args()
+    detail = open(args.per_question, "w", encoding="utf-8") if args.per_question else None
     corpus = {}
     for root, _, files in os.walk(args.corpus):
         for f in sorted(files):
@@ -73,13 +85,23 @@ def main():
     for size in (int(s) for s in args.sizes.split(",")):
         started = time.perf_counter()
         overlap = math.floor(args.overlap * size)
-        chunks = [c for text in corpus.values() for c in chunk(text, size, overlap)]
-        rank = bm25_index(chunks)
+        chunks, ids = [], []
+        for doc, text in corpus.items():
+            for ordinal, c in enumerate(chunk(text, size, overlap)):
+                chunks.append(c)
+                ids.append(f"{doc}#{ordinal}")
+        rank = bm25_index(chunks, ties=args.ties)
         recall = 0.0
-        for question, evidence in golden:
-            top = [norm(chunks[i]) for i in rank(question)[:args.k]]
+        for q, (question, evidence) in enumerate(golden):
+            ranked = rank(question)[:args.k]
+            top = [norm(chunks[i]) for _, i in ranked]
             found = sum(any(norm(e) in c for c in top) for e in evidence)
             recall += found / len(evidence)
+            if detail:
+                detail.write(json.dumps({"size": size, "question": q,
+                                         "top": [ids[i] for _, i in ranked],
+                                         "scores": [s for s, _ in ranked],
+                                         "hit": found > 0}) + "\n")
         seconds = time.perf_counter() - started
         print(json.dumps({"size": size, "chunks": len(chunks),
                           "recall": recall / len(golden), "seconds": seconds}), flush=True)

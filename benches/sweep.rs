@@ -7,9 +7,9 @@
 //! processes so that peak memory is each run's own (`wait4`'s `ru_maxrss`):
 //! - `chunksweep sweep` with fixed, recursive and markdown at 64 128 256 512 1024 tokens, BM25,
 //!   k = 5 (15 configurations), with the time of each phase and stage from its manifest;
-//! - on corpora up to `--baseline-max-mb`: the `words` strategy at the same sizes, and the same
-//!   sweep in plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their
-//!   ratio.
+//! - on corpora up to `--baseline-max-mb`: the `words` strategy at the same sizes with the `seed`
+//!   analyzer (the same chunks, terms and BM25 scores as the baseline), and the same sweep in
+//!   plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their ratio.
 //!
 //! Figures are printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
 
@@ -171,6 +171,8 @@ fn main() {
             phase("write_ms"),
         );
         if mb <= baseline_max {
+            let seed_config = dir.join("seed-analyzer.toml");
+            std::fs::write(&seed_config, "[sweep.bm25]\nanalyzer = \"seed\"\n").unwrap();
             let words = run(Command::new(bin)
                 .args(["sweep", "--quiet", "--golden-format", "chroma"])
                 .arg("--corpus")
@@ -185,7 +187,9 @@ fn main() {
                     "--sizes",
                     SIZES,
                 ])
-                .args(["--k", "5", "--out"])
+                .args(["--k", "5", "--config"])
+                .arg(&seed_config)
+                .arg("--out")
                 .arg(dir.join("run-words")));
             let py = run(Command::new("python3")
                 .arg(root.join("benches/baseline_seed000.py"))

@@ -109,6 +109,8 @@ pub struct SweepSection {
     pub hybrid: Option<HybridSettings>,
     /// Settings of `semantic` chunking.
     pub semantic: Option<SemanticSettings>,
+    /// BM25's analyzer, stemming, k1 and b.
+    pub bm25: Option<crate::retrieval::Bm25Settings>,
 }
 
 /// The `[context]` section (model-written `llm_context` prefixes); every key optional (see
@@ -450,6 +452,7 @@ impl SweepConfig {
                 hybrid: file.sweep.hybrid.unwrap_or_default(),
                 semantic,
                 prefixes,
+                bm25: file.sweep.bm25.unwrap_or_default(),
             },
             dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
             embed: None,

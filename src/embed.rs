@@ -45,7 +45,11 @@ pub(crate) fn embed_step(
 ) -> Result<(Arc<RetrievalContext>, Vec<String>)> {
     let Some(settings) = &cfg.embed else {
         return Ok((
-            Arc::new(RetrievalContext::new(Default::default(), &cfg.sweep)),
+            Arc::new(RetrievalContext::new(
+                corpus,
+                Default::default(),
+                &cfg.sweep,
+            )),
             Vec::new(),
         ));
     };

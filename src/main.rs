@@ -370,7 +370,7 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
             llm_context: context_summary.as_ref(),
         },
         inputs: manifest::Inputs::new(&corpus, &cfg.golden, golden.questions.len())?,
-        bm25: manifest::Bm25Settings::default(),
+        bm25: cfg.sweep.bm25,
         wall_time_s: started.elapsed().as_secs_f64(),
         phase_time_ms: phases,
         config_time_ms: outcomes

@@ -169,7 +169,7 @@ pub enum MarginScale {
 pub fn score_question(
     question: &Question,
     table: &ChunkTable<'_>,
-    scores: &[f32],
+    scores: &[f64],
     ranking: &Ranking,
 ) -> QuestionMetrics {
     score_question_scaled(question, table, scores, ranking, MarginScale::TopScore)
@@ -179,7 +179,7 @@ pub fn score_question(
 pub fn score_question_scaled(
     question: &Question,
     table: &ChunkTable<'_>,
-    scores: &[f32],
+    scores: &[f64],
     ranking: &Ranking,
     scale: MarginScale,
 ) -> QuestionMetrics {
@@ -244,18 +244,18 @@ pub fn score_question_scaled(
             .iter()
             .copied()
             .fold(correct[0], |b, i| if scores[i] > scores[b] { i } else { b });
-        let top_score = scores.iter().copied().fold(0.0f32, f32::max);
+        let top_score = scores.iter().copied().fold(0.0f64, f64::max);
         let best_wrong = scores
             .iter()
             .enumerate()
             .filter(|(i, _)| correct.binary_search(i).is_err())
             .map(|(_, &s)| s)
-            .fold(None, |acc: Option<f32>, s| {
+            .fold(None, |acc: Option<f64>, s| {
                 Some(acc.map_or(s, |a| a.max(s)))
             });
-        let diff = f64::from(scores[best_correct]) - f64::from(best_wrong.unwrap_or(0.0));
+        let diff = scores[best_correct] - best_wrong.unwrap_or(0.0);
         m.margin = match scale {
-            MarginScale::TopScore if top_score > 0.0 => diff / f64::from(top_score),
+            MarginScale::TopScore if top_score > 0.0 => diff / top_score,
             MarginScale::TopScore => 0.0,
             MarginScale::Raw => diff,
             MarginScale::Divide(d) => diff / d,

@@ -18,10 +18,11 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::MarginScale;
 use crate::metrics::{self, Aggregate, ChunkTable, QuestionMetrics};
+use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::{DenseError, DenseIndex};
 use crate::retrieval::embed::{EmbedError, Embeddings, Role};
 use crate::retrieval::hybrid::HybridSettings;
-use crate::retrieval::{Bm25Index, Ranking, RetrievalError, rank_top_k};
+use crate::retrieval::{AnalyzedCorpus, Bm25Index, Bm25Settings, Ranking, rank_top_k};
 use crate::tokenize::{CorpusTokens, TokenizerKind};
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
@@ -83,7 +84,7 @@ impl FromStr for Overlap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RetrieverKind {
-    /// BM25 over the chunks (tantivy).
+    /// Textbook BM25 over the chunks (our own, `retrieval::bm25`).
     #[default]
     Bm25,
     /// Exact cosine over chunk embeddings ([`crate::retrieval::dense`]).
@@ -149,6 +150,9 @@ pub struct SweepSpec {
     /// Contextual prefixes (default `[none]`); every strategy × size runs with each.
     #[serde(default = "default_prefixes")]
     pub prefixes: Vec<Prefix>,
+    /// BM25's analyzer, k1 and b (one setting for the whole sweep).
+    #[serde(default)]
+    pub bm25: Bm25Settings,
 }
 
 fn default_prefixes() -> Vec<Prefix> {
@@ -176,12 +180,13 @@ impl Default for SweepSpec {
             hybrid: HybridSettings::default(),
             semantic: SemanticSettings::default(),
             prefixes: default_prefixes(),
+            bm25: Bm25Settings::default(),
         }
     }
 }
 
 /// One configuration of the grid.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfigSpec {
     /// Chunking parameters (overlap resolved to tokens).
     #[serde(skip)]
@@ -192,21 +197,63 @@ pub struct ConfigSpec {
     pub retriever: RetrieverKind,
     /// Chunks retrieved per question.
     pub top_k: usize,
+    /// BM25's analyzer, k1 and b.
+    pub bm25: Bm25Settings,
 }
 
 impl ConfigSpec {
-    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`.
+    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`. BM25
+    /// settings that differ from the default follow the retriever, joined by `+`: the analyzer
+    /// (`seed`), `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed-k5`).
     pub fn id(&self) -> String {
+        let d = Bm25Settings::default();
+        let mut retriever = self.retriever.name().to_string();
+        if self.bm25.analysis.analyzer != d.analysis.analyzer {
+            retriever += &format!("+{}", self.bm25.analysis.analyzer);
+        }
+        if self.bm25.analysis.stem {
+            retriever += "+stem";
+        }
+        if self.bm25.k1 != d.k1 {
+            retriever += &format!("+k1_{}", self.bm25.k1);
+        }
+        if self.bm25.b != d.b {
+            retriever += &format!("+b_{}", self.bm25.b);
+        }
         format!(
             "{}-{}-o{}-{}-{}-k{}",
             self.params.strategy,
             self.params.chunk_size,
             self.params.chunk_overlap,
             self.prefix,
-            self.retriever.name(),
+            retriever,
             self.top_k
         )
     }
+}
+
+/// Parses the retriever part of a configuration id: `bm25`, `bm25+seed+stem+k1_0.9+b_0.4`, ….
+fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings), String> {
+    let mut pieces = part.split('+');
+    let retriever: RetrieverKind = pieces.next().unwrap_or_default().parse()?;
+    let mut bm25 = Bm25Settings::default();
+    for p in pieces {
+        let number = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("{p:?} is not a number"))
+        };
+        if p == "stem" {
+            bm25.analysis.stem = true;
+        } else if let Some(v) = p.strip_prefix("k1_") {
+            bm25.k1 = number(v)?;
+        } else if let Some(v) = p.strip_prefix("b_") {
+            bm25.b = number(v)?;
+        } else {
+            bm25.analysis.analyzer = p.parse()?;
+        }
+    }
+    bm25.validate()?;
+    Ok((retriever, bm25))
 }
 
 impl FromStr for ConfigSpec {
@@ -233,7 +280,7 @@ impl FromStr for ConfigSpec {
             .join("-")
             .parse()
             .map_err(|e: String| bad(&e))?;
-        let retriever: RetrieverKind = parts[n - 2].parse().map_err(|e: String| bad(&e))?;
+        let (retriever, bm25) = parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
         let top_k: usize = parts[n - 1]
             .strip_prefix('k')
             .and_then(|k| k.parse().ok())
@@ -250,6 +297,7 @@ impl FromStr for ConfigSpec {
             prefix,
             retriever,
             top_k,
+            bm25,
         })
     }
 }
@@ -280,10 +328,7 @@ pub enum SweepError {
     /// The golden set has no question.
     #[error("the golden set has no question to score")]
     NoQuestions,
-    /// The retriever failed.
-    #[error(transparent)]
-    Retrieval(#[from] RetrievalError),
-    /// No retriever to sweep, or unusable hybrid or semantic settings.
+    /// No retriever to sweep, or unusable hybrid, semantic or BM25 settings.
     #[error("{0}")]
     Settings(String),
     /// An embedding is missing or unusable.
@@ -323,6 +368,7 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         return Err(SweepError::NoPrefix);
     }
     spec.hybrid.validate().map_err(SweepError::Settings)?;
+    spec.bm25.validate().map_err(SweepError::Settings)?;
     if !(0.0..=100.0).contains(&spec.semantic.percentile) {
         return Err(SweepError::Settings(format!(
             "semantic.percentile {} must be between 0 and 100",
@@ -354,6 +400,7 @@ pub fn plan(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                         prefix,
                         retriever,
                         top_k: spec.top_k,
+                        bm25: spec.bm25,
                     };
                     if !out.contains(&config) {
                         out.push(config);
@@ -545,7 +592,7 @@ pub struct ConfigIndex {
     pub config: ConfigSpec,
     /// Its chunks, in corpus order, with their prefixes set.
     pub chunks: Vec<Chunk>,
-    /// BM25 over the chunks' indexed texts (prefix + text; chunk order).
+    /// BM25 over the chunks' analyzed terms (prefix + text; chunk order).
     pub index: Bm25Index,
     /// Time spent chunking, in ms.
     pub chunk_ms: f64,
@@ -557,11 +604,13 @@ pub struct ConfigIndex {
     pub context: Arc<RetrievalContext>,
 }
 
-/// What dense, hybrid and semantic configurations need beyond the corpus: the embeddings of
-/// every text (computed before the sweep, see [`crate::sweep_embed`]) and their settings.
-/// The default (no embeddings) serves BM25 configurations.
-#[derive(Debug, Clone, Default)]
+/// What the configurations need beyond the corpus, computed once per sweep: the corpus analyzed
+/// for BM25, and for dense, hybrid and semantic configurations the embeddings of every text
+/// (computed before the sweep, see [`crate::sweep_embed`]) and their settings.
+#[derive(Debug, Clone)]
 pub struct RetrievalContext {
+    /// The corpus analyzed with the sweep's BM25 analyzer.
+    pub analysis: Arc<AnalyzedCorpus>,
     /// Vectors of chunks, sentences and questions.
     pub embeddings: Embeddings,
     /// Fusion settings.
@@ -573,14 +622,29 @@ pub struct RetrievalContext {
 }
 
 impl RetrievalContext {
-    /// A context with `embeddings` and the spec's hybrid and semantic settings (no model-written
+    /// A context for `corpus`: the corpus analyzed with the spec's BM25 analyzer (documents in
+    /// parallel), `embeddings`, and the spec's hybrid and semantic settings (no model-written
     /// contexts; set `contexts` for `llm_context` prefixes).
-    pub fn new(embeddings: Embeddings, spec: &SweepSpec) -> Self {
+    pub fn new(corpus: &Corpus, embeddings: Embeddings, spec: &SweepSpec) -> Self {
         RetrievalContext {
+            analysis: Arc::new(AnalyzedCorpus::new(corpus, spec.bm25.analysis)),
             embeddings,
             hybrid: spec.hybrid,
             semantic: spec.semantic,
             contexts: ContextMap::default(),
+        }
+    }
+
+    /// A context for one configuration without embeddings (BM25): the corpus analyzed with
+    /// `config`'s analyzer, and the model-written `contexts` of `llm_context` prefixes.
+    pub fn for_config(corpus: &Corpus, config: &ConfigSpec, contexts: &ContextMap) -> Self {
+        let spec = SweepSpec {
+            bm25: config.bm25,
+            ..SweepSpec::default()
+        };
+        RetrievalContext {
+            contexts: contexts.clone(),
+            ..RetrievalContext::new(corpus, Embeddings::default(), &spec)
         }
     }
 
@@ -601,17 +665,14 @@ impl ConfigIndex {
     ///
     /// # Errors
     /// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for an
-    /// `llm_context` chunk missing from `contexts`, [`SweepError::Retrieval`] if indexing fails.
+    /// `llm_context` chunk missing from `contexts`.
     pub fn build(
         corpus: &Corpus,
         tokens: &CorpusTokens,
         config: &ConfigSpec,
         contexts: &ContextMap,
     ) -> Result<Self, SweepError> {
-        let context = RetrievalContext {
-            contexts: contexts.clone(),
-            ..RetrievalContext::default()
-        };
+        let context = RetrievalContext::for_config(corpus, config, contexts);
         Self::build_with(corpus, tokens, config, &Arc::new(context))
     }
 
@@ -619,13 +680,22 @@ impl ConfigIndex {
     /// looked up in `context` and normalised once.
     ///
     /// # Errors
-    /// As [`ConfigIndex::build`]; [`SweepError::Embed`] for a chunk or sentence not embedded.
+    /// As [`ConfigIndex::build`]; [`SweepError::Embed`] for a chunk or sentence not embedded,
+    /// [`SweepError::Settings`] if `context` was analyzed with another analyzer than `config`'s.
     pub fn build_with(
         corpus: &Corpus,
         tokens: &CorpusTokens,
         config: &ConfigSpec,
         context: &Arc<RetrievalContext>,
     ) -> Result<Self, SweepError> {
+        let analyzed_with = context.analysis.analyzer().settings();
+        if analyzed_with != config.bm25.analysis {
+            return Err(SweepError::Settings(format!(
+                "{}: the corpus was analyzed with {analyzed_with:?}, not the configuration's {:?}",
+                config.id(),
+                config.bm25.analysis
+            )));
+        }
         let started = Instant::now();
         let params = config.params;
         let mut chunks =
@@ -644,8 +714,16 @@ impl ConfigIndex {
         )?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
-        let texts: Vec<_> = chunks.iter().map(|c| c.indexed_text(corpus)).collect();
-        let index = Bm25Index::build(texts.iter().map(|t| t.as_ref()))?;
+        let index = Bm25Index::build(
+            &context.analysis,
+            chunks.iter().map(|c| IndexedChunk {
+                doc: c.doc,
+                start: c.start,
+                end: c.end,
+                prefix: &c.prefix,
+            }),
+            &config.bm25,
+        );
         // Dense vectors are of the chunk text alone: the embedding step does not know the
         // prefixes (a known gap: prefixes reach BM25 and the generator, not the embeddings).
         let dense = if config.retriever.needs_embeddings() {
@@ -678,17 +756,18 @@ impl ConfigIndex {
     /// fused reciprocal-rank scores.
     ///
     /// # Errors
-    /// [`SweepError::Retrieval`], or [`SweepError::Embed`] for a question not embedded.
-    pub fn scores(&self, query: &str) -> Result<Vec<f32>, SweepError> {
-        let dense = |d: &DenseIndex| -> Result<Vec<f32>, SweepError> {
+    /// [`SweepError::Embed`] for a question not embedded, [`SweepError::Dense`] for a vector of
+    /// the wrong dimension.
+    pub fn scores(&self, query: &str) -> Result<Vec<f64>, SweepError> {
+        let dense = |d: &DenseIndex| -> Result<Vec<f64>, SweepError> {
             let q = self.context.embeddings.get(Role::Query, query)?;
             Ok(d.scores(&q.vector)?)
         };
         match (self.config.retriever, &self.dense) {
-            (RetrieverKind::Bm25, _) => Ok(self.index.scores(query)?),
+            (RetrieverKind::Bm25, _) => Ok(self.index.scores(query)),
             (RetrieverKind::Dense, Some(d)) => dense(d),
             (RetrieverKind::Hybrid, Some(d)) => {
-                let bm25 = self.index.scores(query)?;
+                let bm25 = self.index.scores(query);
                 Ok(self.context.hybrid.fuse(&bm25, &dense(d)?))
             }
             (_, None) => unreachable!("dense and hybrid indexes are built with vectors"),
@@ -707,7 +786,7 @@ impl ConfigIndex {
     /// The top-k (`config.top_k`) chunks for `query`, best first, ties in chunk order.
     ///
     /// # Errors
-    /// [`SweepError::Retrieval`] if the engine fails.
+    /// As [`ConfigIndex::scores`].
     pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
         let scores = self.scores(query)?;
         Ok(rank_top_k(&scores, self.config.top_k))
@@ -720,8 +799,7 @@ impl ConfigIndex {
 /// (empty otherwise). Spans are scored on the chunks' original ranges, whatever the prefix.
 ///
 /// # Errors
-/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for a missing context,
-/// [`SweepError::Retrieval`] if the index fails.
+/// [`SweepError::Chunk`] for invalid parameters, [`SweepError::Enrich`] for a missing context.
 pub fn run_config(
     corpus: &Corpus,
     tokens: &CorpusTokens,
@@ -730,10 +808,7 @@ pub fn run_config(
     contexts: &ContextMap,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
-    let context = RetrievalContext {
-        contexts: contexts.clone(),
-        ..RetrievalContext::default()
-    };
+    let context = RetrievalContext::for_config(corpus, config, contexts);
     run_config_with(
         corpus,
         tokens,
@@ -895,7 +970,7 @@ pub fn run_sweep(
 ) -> Result<Vec<ConfigOutcome>, SweepError> {
     let context = Arc::new(RetrievalContext {
         contexts: contexts.clone(),
-        ..RetrievalContext::new(Embeddings::default(), spec)
+        ..RetrievalContext::new(corpus, Embeddings::default(), spec)
     });
     run_sweep_with(corpus, tokens, golden, spec, &context, keep_chunks, on_done)
 }
@@ -999,6 +1074,50 @@ mod tests {
         );
         assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
     }
+
+    #[test]
+    fn bm25_settings_other_than_the_default_are_in_the_id_and_parse_back() {
+        use crate::retrieval::{AnalyzerKind, AnalyzerSettings};
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Words],
+            sizes: vec![64],
+            bm25: Bm25Settings {
+                analysis: AnalyzerSettings {
+                    analyzer: AnalyzerKind::Seed,
+                    stem: true,
+                },
+                k1: 0.9,
+                b: 0.4,
+            },
+            ..SweepSpec::default()
+        };
+        let c = &plan(&spec).unwrap()[0];
+        assert_eq!(c.id(), "words-64-o9-none-bm25+seed+stem+k1_0.9+b_0.4-k5");
+        assert_eq!(c.id().parse::<ConfigSpec>().unwrap(), *c);
+        let d: ConfigSpec = "words-64-o9-title_heading-hybrid+k1_2-k3".parse().unwrap();
+        assert_eq!(
+            (d.retriever, d.bm25.k1, d.bm25.b),
+            (RetrieverKind::Hybrid, 2.0, 0.75)
+        );
+        assert!(
+            "words-64-o9-none-bm25+b_1.5-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
+        assert!(
+            "words-64-o9-none-bm25+porter-k5"
+                .parse::<ConfigSpec>()
+                .is_err()
+        );
+        let bad = SweepSpec {
+            bm25: Bm25Settings {
+                k1: -1.0,
+                ..Bm25Settings::default()
+            },
+            ..spec
+        };
+        assert!(matches!(plan(&bad), Err(SweepError::Settings(_))));
+    }
 }
 
 #[cfg(test)]
@@ -1065,6 +1184,7 @@ mod prefix_tests {
             prefix,
             retriever: RetrieverKind::Bm25,
             top_k,
+            bm25: Bm25Settings::default(),
         }
     }
 

@@ -56,7 +56,7 @@ pub async fn embed_for_sweep(
     let mut stats = EmbedStats::default();
     let mut embeddings = Embeddings::default();
     if !dense && !semantic {
-        return Ok((RetrievalContext::new(embeddings, spec), stats));
+        return Ok((RetrievalContext::new(corpus, embeddings, spec), stats));
     }
     // Step 1: sentences (semantic chunks need them before they exist).
     if semantic {
@@ -64,7 +64,7 @@ pub async fn embed_for_sweep(
         stats.add(&s);
         embeddings.extend(first);
     }
-    let mut context = RetrievalContext::new(embeddings, spec);
+    let mut context = RetrievalContext::new(corpus, embeddings, spec);
     if !dense {
         return Ok((context, stats));
     }

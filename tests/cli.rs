@@ -29,7 +29,9 @@ fn sweep_seed(out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
             "--overlap",
             "0.25",
         ])
-        .args(["--k", "2", "--tokenizer", "words", "--quiet", "--out"])
+        .args(["--k", "2", "--tokenizer", "words", "--quiet", "--config"])
+        .arg(fixture().join("seed-analyzer.toml"))
+        .arg("--out")
         .arg(out)
         .args(extra)
         .assert()
@@ -87,7 +89,8 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
     assert_eq!(qa, qb);
     assert_eq!(qa.lines().count(), 1 + 4 * 8);
     assert!(qa.contains("limits.md#"), "chunk ids name their document");
-    let chunks = std::fs::read_to_string(a.join("chunks/words-16-o4-none-bm25-k2.jsonl")).unwrap();
+    let chunks =
+        std::fs::read_to_string(a.join("chunks/words-16-o4-none-bm25+seed-k2.jsonl")).unwrap();
     assert_eq!(chunks.lines().count(), 20);
     let first: serde_json::Value = serde_json::from_str(chunks.lines().next().unwrap()).unwrap();
     assert_eq!(first["id"], "config.md#0");
@@ -97,6 +100,8 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["inputs"]["n_documents"], 3);
     assert_eq!(manifest["config"]["sweep"]["top_k"], 2);
+    assert_eq!(manifest["bm25"]["analyzer"], "seed");
+    assert_eq!(manifest["bm25"]["k1"], 1.2);
     assert_eq!(
         manifest["inputs"]["corpus_sha256"].as_str().unwrap().len(),
         64
@@ -219,7 +224,7 @@ fn config_file_is_read_and_flags_win() {
     std::fs::write(
         &config,
         format!(
-            "corpus = {:?}\ngolden = {:?}\n[sweep]\nstrategies = [\"words\"]\nsizes = [24]\noverlap = 0.25\ntop_k = 3\ntokenizer = \"words\"\n",
+            "corpus = {:?}\ngolden = {:?}\n[sweep]\nstrategies = [\"words\"]\nsizes = [24]\noverlap = 0.25\ntop_k = 3\ntokenizer = \"words\"\n[sweep.bm25]\nanalyzer = \"seed\"\n",
             fixture().join("corpus"),
             fixture().join("golden.jsonl")
         ),
@@ -234,7 +239,7 @@ fn config_file_is_read_and_flags_win() {
         .assert()
         .success();
     let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
-    assert!(sweep.contains("words-24-o6-none-bm25-k2,"), "{sweep}");
+    assert!(sweep.contains("words-24-o6-none-bm25+seed-k2,"), "{sweep}");
     assert!(
         sweep.contains(",1.0,"),
         "recall@2 at 24 words is 1.00 in seed 000"

@@ -1,6 +1,6 @@
 //! Reproduces the table printed in seed 000 ("Choose your chunk size by measurement, not
 //! folklore"): its toy corpus and 8 questions, the `words` strategy with overlap = size / 4,
-//! k = 2 and BM25 with the seed's analyzer.
+//! k = 2 and BM25 with the seed's analyzer (`seed`).
 //!
 //! The seed prints recall@2 = 0.75 at size 16. Its harness sorts `(score, index)` pairs in
 //! reverse, so of two equally scored chunks the later one ranks first; on the HTTP 429 question
@@ -12,6 +12,7 @@ use std::path::Path;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
+use chunksweep::retrieval::{AnalyzerKind, AnalyzerSettings, Bm25Settings};
 use chunksweep::sweep::{Overlap, RetrieverKind, SweepSpec, run_sweep};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
@@ -27,7 +28,13 @@ fn seed_000_table_is_reproduced() {
         top_k: 2,
         tokenizer: TokenizerKind::Words,
         retrievers: vec![RetrieverKind::Bm25],
-        prefixes: SweepSpec::default().prefixes,
+        bm25: Bm25Settings {
+            analysis: AnalyzerSettings {
+                analyzer: AnalyzerKind::Seed,
+                stem: false,
+            },
+            ..Bm25Settings::default()
+        },
         ..SweepSpec::default()
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);

@@ -28,12 +28,14 @@ fn sweep(out: &Path) {
         .arg(fixture().join("golden.jsonl"))
         .args(["--strategies", "words", "--sizes", "8,12,16,24,32,48,64"])
         .args(["--overlap", "0.25", "--k", "2", "--tokenizer", "words"])
+        .arg("--config")
+        .arg(fixture().join("seed-analyzer.toml"))
         .arg("--out")
         .arg(out)
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "pick: words-48-o12-none-bm25-k2 (91 tokens/query, span recall@k 1.000)",
+            "pick: words-48-o12-none-bm25+seed-k2 (91 tokens/query, span recall@k 1.000)",
         ));
 }
 
@@ -76,12 +78,13 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
         .filter(|r| &r[col("status")] == "winner")
         .map(|r| &r[col("config_id")])
         .collect();
-    assert_eq!(winners, ["words-48-o12-none-bm25-k2"]);
-    // 24 reaches recall 1.00 but is dropped on the margin, with its numbers.
+    assert_eq!(winners, ["words-48-o12-none-bm25+seed-k2"]);
+    // 24 reaches recall 1.00 but is dropped on the margin, with its numbers (textbook BM25 with
+    // exact chunk lengths).
     let r24 = &rows[3];
     assert_eq!(&r24[col("status")], "dropped");
     assert!(
-        r24[col("reason")].starts_with("dropped: margin 0.128 < floor 0.429 (best 0.442"),
+        r24[col("reason")].starts_with("dropped: margin 0.128 < floor 0.428 (best 0.441"),
         "{}",
         &r24[col("reason")]
     );
@@ -97,7 +100,7 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
     let decision = md.find("## Decision").unwrap();
     let table = md.find("## Configurations").unwrap();
     assert!(decision < table);
-    assert!(md[decision..table].contains("**Use `words-48-o12-none-bm25-k2`"));
+    assert!(md[decision..table].contains("**Use `words-48-o12-none-bm25+seed-k2`"));
     // 8 questions: the pick wins only about half of the halves, and the report says so.
     assert!(md.contains("**Indistinguishable at this sample size:**"));
     assert!(md.contains("### Too few questions\n\n8 questions (< 30)"));
@@ -131,7 +134,9 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
         .arg(&run)
         .assert()
         .success()
-        .stdout(predicate::str::contains("pick: words-48-o12-none-bm25-k2"));
+        .stdout(predicate::str::contains(
+            "pick: words-48-o12-none-bm25+seed-k2",
+        ));
     let after: Vec<Vec<u8>> = ["selection.csv", "report.md", "sweep.svg"]
         .iter()
         .map(|f| std::fs::read(run.join(f)).unwrap())
@@ -161,7 +166,9 @@ fn report_settings_show_in_the_report_and_can_change_the_pick() {
         .arg(&run)
         .assert()
         .success()
-        .stdout(predicate::str::contains("pick: words-24-o6-none-bm25-k2"));
+        .stdout(predicate::str::contains(
+            "pick: words-24-o6-none-bm25+seed-k2",
+        ));
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(md.contains("Draw 50 random halves of the questions (seed 7)"));
     assert!(md.contains("margin tolerance 80%, recall tolerance 0.3"));

@@ -52,7 +52,7 @@ fn chunks(corpus: &Corpus) -> Vec<Chunk> {
     ]
 }
 
-const SCORES: [f32; 4] = [4.0, 1.0, 2.0, 3.0];
+const SCORES: [f64; 4] = [4.0, 1.0, 2.0, 3.0];
 
 fn loc(doc: usize, start: usize, end: usize) -> Location {
     Location { doc, start, end }

@@ -77,7 +77,7 @@ pub struct Manifest<C: Serialize> {
     pub config: C,
     /// Input fingerprints.
     pub inputs: Inputs,
-    /// Fixed retriever settings (BM25 k1, b and analyzer pattern).
+    /// BM25 settings: analyzer, stemming, k1 and b.
     pub bm25: Bm25Settings,
     /// Wall time of the whole run, in seconds.
     pub wall_time_s: f64,
@@ -103,27 +103,7 @@ pub struct PhaseTimes {
     pub write_ms: f64,
 }
 
-/// BM25 settings recorded in the manifest.
-#[derive(Debug, Clone, Serialize)]
-pub struct Bm25Settings {
-    /// Term saturation.
-    pub k1: f32,
-    /// Length normalisation.
-    pub b: f32,
-    /// Analyzer pattern (applied before lower-casing).
-    pub term_pattern: &'static str,
-}
-
-impl Default for Bm25Settings {
-    fn default() -> Self {
-        use crate::retrieval::bm25::{B, K1, TERM_PATTERN};
-        Bm25Settings {
-            k1: K1,
-            b: B,
-            term_pattern: TERM_PATTERN,
-        }
-    }
-}
+pub use crate::retrieval::Bm25Settings;
 
 /// Writes `manifest` as pretty JSON to `dir/manifest.json`.
 ///

@@ -1,257 +1,269 @@
-//! BM25 over one configuration's chunks, on tantivy.
+//! Textbook BM25 (Robertson & Zaragoza 2009; the formula of seed 000's harness) over one
+//! configuration's chunks, in memory.
 //!
-//! Analyzer ([`TermTokenizer`], a tantivy tokenizer): runs of `[A-Za-z0-9_.~/-]`, lower-cased, so
-//! versions ("2.31"), paths and flags stay one term; this is seed 000's
-//! `re.findall(r"[a-z0-9_.~/-]+", text.lower())` up to the two non-ASCII letters that lower-case to
-//! ASCII (the Kelvin sign and the dotted capital I). It scans bytes, which is several times faster
-//! than tantivy's `RegexTokenizer` plus `LowerCaser`. The query's distinct terms are OR-ed, each
-//! scored once, as in seed 000.
+//! For a query with distinct terms `t` (repeats in the query count once, as in seed 000), the
+//! score of chunk `d` is
 //!
-//! Scoring is tantivy's BM25: `idf = ln(1 + (N - n + 0.5) / (n + 0.5))` and
-//! `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))` with k1 = 1.2 and b = 0.75, which
-//! tantivy fixes ([`K1`], [`B`]). One difference from textbook BM25 (Robertson & Zaragoza 2009):
-//! tantivy stores each chunk's length `dl` in one byte, as Lucene does. Lengths up to 40 terms are
-//! exact; longer ones are rounded to one of 256 buckets (about 1 part in 8), while `avgdl` is
-//! exact. Two chunks whose lengths fall in one bucket then score alike, which can reorder chunks
-//! whose textbook scores differ by less than that rounding; the test
-//! `tantivy_matches_textbook_bm25_up_to_length_rounding` measures it.
+//! `Σ_t idf(t) · tf(t, d) · (k1 + 1) / (tf(t, d) + k1 · (1 − b + b · |d| / avgdl))`,
+//! `idf(t) = ln(1 + (N − n(t) + 0.5) / (n(t) + 0.5))`,
+//!
+//! with `N` the number of chunks, `n(t)` the chunks holding `t`, `|d|` the chunk's exact number
+//! of terms (prefix included) and `avgdl` their mean; all in `f64`. k1 and b are settings
+//! ([`Bm25Settings`], default 1.2 and 0.75). The terms come from the corpus analyzed once
+//! ([`AnalyzedCorpus`]): a chunk's terms are its document's terms inside the chunk's range plus
+//! the terms of its prefix. The index is a posting list per term (chunk, tf); a query is scored
+//! by walking the postings of its terms only.
 
-use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::Column;
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
-use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
-use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
-use tantivy::{
-    DocId, Index, IndexReader, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term,
-};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::RetrievalError;
+use serde::{Deserialize, Serialize};
 
-/// BM25 term-saturation parameter (fixed by tantivy).
-pub const K1: f32 = 1.2;
-/// BM25 length-normalisation parameter (fixed by tantivy).
-pub const B: f32 = 0.75;
-/// The analyzer's pattern, applied before lower-casing.
-pub const TERM_PATTERN: &str = "[A-Za-z0-9_.~/-]+";
+use super::analyze::{AnalyzedCorpus, AnalyzerSettings};
 
-const ANALYZER: &str = "chunksweep";
-/// Indexing memory per index; tantivy needs at least 15 MB per writer thread.
-const WRITER_BUDGET_BYTES: usize = 20_000_000;
+/// BM25 settings: the analyzer and the two parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bm25Settings {
+    /// The analyzer and stemming.
+    #[serde(flatten)]
+    pub analysis: AnalyzerSettings,
+    /// Term saturation (default 1.2).
+    #[serde(default = "default_k1")]
+    pub k1: f64,
+    /// Length normalisation, 0 (none) to 1 (full) (default 0.75).
+    #[serde(default = "default_b")]
+    pub b: f64,
+}
 
-/// An in-memory BM25 index over a list of texts; scores come back in text order.
+fn default_k1() -> f64 {
+    1.2
+}
+
+fn default_b() -> f64 {
+    0.75
+}
+
+impl Default for Bm25Settings {
+    fn default() -> Self {
+        Bm25Settings {
+            analysis: AnalyzerSettings::default(),
+            k1: default_k1(),
+            b: default_b(),
+        }
+    }
+}
+
+impl Bm25Settings {
+    /// Checks k1 ≥ 0 and 0 ≤ b ≤ 1 (both finite).
+    ///
+    /// # Errors
+    /// A message naming the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.k1.is_finite() && self.k1 >= 0.0) {
+            return Err(format!("bm25 k1 {} must be a number ≥ 0", self.k1));
+        }
+        if !(0.0..=1.0).contains(&self.b) {
+            return Err(format!("bm25 b {} must be between 0 and 1", self.b));
+        }
+        Ok(())
+    }
+}
+
+/// What a chunk indexes: its document, its code-point range there, and its prefix text.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexedChunk<'a> {
+    /// Index of the document in the corpus.
+    pub doc: usize,
+    /// First code point.
+    pub start: usize,
+    /// One past the last code point.
+    pub end: usize,
+    /// Prefix put before the text (empty for none); analyzed as part of the chunk.
+    pub prefix: &'a str,
+}
+
+/// A posting: a chunk holding the term, and how often.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Posting {
+    chunk: u32,
+    tf: u32,
+}
+
+/// An in-memory BM25 index over one configuration's chunks; scores come back in chunk order.
+#[derive(Debug)]
 pub struct Bm25Index {
-    index: Index,
-    reader: IndexReader,
-    body: Field,
-    len: usize,
-}
-
-/// Whether a byte belongs to a term (`TERM_PATTERN`; every such byte is ASCII, so a run never
-/// splits a multi-byte character).
-fn is_term_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'~' | b'/' | b'-')
-}
-
-/// The tantivy tokenizer of the analyzer: runs of `TERM_PATTERN`, ASCII-lower-cased.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TermTokenizer;
-
-/// The token stream of [`TermTokenizer`].
-pub struct TermStream<'a> {
-    text: &'a [u8],
-    pos: usize,
-    next_position: usize,
-    token: Token,
-}
-
-impl Tokenizer for TermTokenizer {
-    type TokenStream<'a> = TermStream<'a>;
-
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> TermStream<'a> {
-        TermStream {
-            text: text.as_bytes(),
-            pos: 0,
-            next_position: 0,
-            token: Token::default(),
-        }
-    }
-}
-
-impl TokenStream for TermStream<'_> {
-    fn advance(&mut self) -> bool {
-        let text = self.text;
-        let mut i = self.pos;
-        while i < text.len() && !is_term_byte(text[i]) {
-            i += 1;
-        }
-        if i == text.len() {
-            self.pos = i;
-            return false;
-        }
-        let start = i;
-        while i < text.len() && is_term_byte(text[i]) {
-            i += 1;
-        }
-        self.pos = i;
-        self.token.text.clear();
-        self.token.text.extend(
-            text[start..i]
-                .iter()
-                .map(|b| b.to_ascii_lowercase() as char),
-        );
-        self.token.offset_from = start;
-        self.token.offset_to = i;
-        self.token.position = self.next_position;
-        self.next_position += 1;
-        true
-    }
-
-    fn token(&self) -> &Token {
-        &self.token
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        &mut self.token
-    }
-}
-
-/// The analyzer: [`TermTokenizer`].
-pub fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::from(TermTokenizer)
-}
-
-/// The terms the analyzer makes of `text`, in order, repeats kept.
-pub fn terms(text: &str) -> Vec<String> {
-    let mut tokenizer = TermTokenizer;
-    let mut stream = tokenizer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = stream.next() {
-        out.push(token.text.clone());
-    }
-    out
+    corpus: Arc<AnalyzedCorpus>,
+    k1: f64,
+    /// Terms of prefixes that the corpus does not have, with ids after the corpus vocabulary.
+    extra: HashMap<String, u32>,
+    /// Postings of term `t`: `postings[offsets[t]..offsets[t + 1]]`, in chunk order.
+    offsets: Vec<u32>,
+    postings: Vec<Posting>,
+    /// Per chunk: `k1 · (1 − b + b · |d| / avgdl)`.
+    norms: Vec<f64>,
+    lens: Vec<u32>,
 }
 
 impl Bm25Index {
-    /// Indexes `texts` (one document per chunk) in RAM with one writer thread.
+    /// Indexes `chunks` (in chunk order) from the analyzed `corpus` with `settings`' k1 and b
+    /// (the analyzer is the corpus's).
     ///
-    /// # Errors
-    /// [`RetrievalError::Engine`] if tantivy fails.
-    pub fn build<'a>(texts: impl IntoIterator<Item = &'a str>) -> Result<Self, RetrievalError> {
-        let mut schema = Schema::builder();
-        let indexing = TextFieldIndexing::default()
-            .set_tokenizer(ANALYZER)
-            .set_index_option(IndexRecordOption::WithFreqs);
-        let body = schema.add_text_field(
-            "body",
-            TextOptions::default().set_indexing_options(indexing),
-        );
-        let ord = schema.add_u64_field("ord", FAST);
-        let index = Index::create_in_ram(schema.build());
-        index.tokenizers().register(ANALYZER, analyzer());
-        let mut writer =
-            index.writer_with_num_threads::<TantivyDocument>(1, WRITER_BUDGET_BYTES)?;
-        let mut len = 0;
-        for (i, text) in texts.into_iter().enumerate() {
-            let mut doc = TantivyDocument::default();
-            doc.add_text(body, text);
-            doc.add_u64(ord, i as u64);
-            writer.add_document(doc)?;
-            len += 1;
+    /// # Panics
+    /// If there are 2³² chunks or more.
+    pub fn build<'a>(
+        corpus: &Arc<AnalyzedCorpus>,
+        chunks: impl IntoIterator<Item = IndexedChunk<'a>>,
+        settings: &Bm25Settings,
+    ) -> Self {
+        let base = corpus.vocab_len() as u32;
+        let mut extra: HashMap<String, u32> = HashMap::new();
+        let mut prefix_terms: HashMap<&'a str, Vec<u32>> = HashMap::new();
+        // The terms of every chunk, flattened, with each chunk's end in `flat`.
+        let mut flat: Vec<u32> = Vec::new();
+        let mut bounds: Vec<usize> = Vec::new();
+        for c in chunks {
+            if !c.prefix.is_empty() {
+                let ids = prefix_terms.entry(c.prefix).or_insert_with(|| {
+                    corpus
+                        .analyzer()
+                        .terms(c.prefix)
+                        .into_iter()
+                        .map(|t| match corpus.term_id(&t) {
+                            Some(id) => id,
+                            None => {
+                                let next = base + extra.len() as u32;
+                                *extra.entry(t).or_insert(next)
+                            }
+                        })
+                        .collect()
+                });
+                flat.extend_from_slice(ids);
+            }
+            flat.extend(corpus.doc(c.doc).terms_in(c.start, c.end));
+            bounds.push(flat.len());
         }
-        writer.commit()?;
-        let reader = index.reader()?;
-        Ok(Bm25Index {
-            index,
-            reader,
-            body,
-            len,
-        })
+        let n_terms = base as usize + extra.len();
+        let n = u32::try_from(bounds.len()).expect("fewer than 2^32 chunks");
+        let chunk_terms = |i: usize| {
+            let from = if i == 0 { 0 } else { bounds[i - 1] };
+            &flat[from..bounds[i]]
+        };
+        // Document frequencies, then postings in one pass (compressed rows).
+        let mut last = vec![u32::MAX; n_terms];
+        let mut df = vec![0u32; n_terms];
+        for i in 0..n {
+            for &t in chunk_terms(i as usize) {
+                if last[t as usize] != i {
+                    last[t as usize] = i;
+                    df[t as usize] += 1;
+                }
+            }
+        }
+        let mut offsets = Vec::with_capacity(n_terms + 1);
+        let mut total = 0u32;
+        offsets.push(0);
+        for &d in &df {
+            total += d;
+            offsets.push(total);
+        }
+        let mut postings = vec![Posting { chunk: 0, tf: 0 }; total as usize];
+        let mut next: Vec<u32> = offsets[..n_terms].to_vec();
+        last.fill(u32::MAX);
+        for i in 0..n {
+            for &t in chunk_terms(i as usize) {
+                let t = t as usize;
+                if last[t] == i {
+                    postings[next[t] as usize - 1].tf += 1;
+                } else {
+                    last[t] = i;
+                    postings[next[t] as usize] = Posting { chunk: i, tf: 1 };
+                    next[t] += 1;
+                }
+            }
+        }
+        let lens: Vec<u32> = (0..n as usize)
+            .map(|i| chunk_terms(i).len() as u32)
+            .collect();
+        let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
+        let avgdl = if n == 0 {
+            0.0
+        } else {
+            total_len as f64 / f64::from(n)
+        };
+        let (k1, b) = (settings.k1, settings.b);
+        let norms = lens
+            .iter()
+            .map(|&dl| k1 * (1.0 - b + b * f64::from(dl) / avgdl))
+            .collect();
+        Bm25Index {
+            corpus: Arc::clone(corpus),
+            k1,
+            extra,
+            offsets,
+            postings,
+            norms,
+            lens,
+        }
     }
 
-    /// Number of indexed texts.
+    /// Number of indexed chunks.
     pub fn len(&self) -> usize {
-        self.len
+        self.norms.len()
     }
 
     /// Whether nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.norms.is_empty()
     }
 
-    /// BM25 score of every indexed text for `query` (0 where no query term occurs), in text order.
-    ///
-    /// # Errors
-    /// [`RetrievalError::Engine`] if tantivy fails.
-    pub fn scores(&self, query: &str) -> Result<Vec<f32>, RetrievalError> {
-        let mut scores = vec![0.0f32; self.len];
-        let mut distinct = terms(query);
-        distinct.sort();
-        distinct.dedup();
-        if distinct.is_empty() || self.len == 0 {
-            return Ok(scores);
+    /// Exact length of chunk `i` in terms (prefix included).
+    pub fn chunk_len(&self, i: usize) -> usize {
+        self.lens[i] as usize
+    }
+
+    /// Number of chunks holding the analyzed term `term` (0 for an unknown term).
+    pub fn doc_freq(&self, term: &str) -> usize {
+        self.term_id(term).map_or(0, |t| self.postings_of(t).len())
+    }
+
+    fn term_id(&self, term: &str) -> Option<u32> {
+        self.corpus
+            .term_id(term)
+            .or_else(|| self.extra.get(term).copied())
+    }
+
+    fn postings_of(&self, t: u32) -> &[Posting] {
+        let t = t as usize;
+        &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+
+    /// BM25 score of every chunk for `query` (0 where no query term occurs), in chunk order.
+    /// Each distinct query term is scored once, in the order of its first occurrence.
+    pub fn scores(&self, query: &str) -> Vec<f64> {
+        let mut scores = vec![0.0f64; self.len()];
+        let n = self.len() as f64;
+        let mut seen: Vec<u32> = Vec::new();
+        for term in self.corpus.analyzer().terms(query) {
+            let Some(t) = self.term_id(&term) else {
+                continue;
+            };
+            if seen.contains(&t) {
+                continue;
+            }
+            seen.push(t);
+            let postings = self.postings_of(t);
+            if postings.is_empty() {
+                continue;
+            }
+            let df = postings.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for p in postings {
+                let tf = f64::from(p.tf);
+                scores[p.chunk as usize] +=
+                    idf * tf * (self.k1 + 1.0) / (tf + self.norms[p.chunk as usize]);
+            }
         }
-        let clauses: Vec<(Occur, Box<dyn Query>)> = distinct
-            .iter()
-            .map(|t| {
-                let term = Term::from_field_text(self.body, t);
-                let q: Box<dyn Query> =
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                (Occur::Should, q)
-            })
-            .collect();
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        for (ord, score) in searcher.search(&query, &AllScores)? {
-            scores[ord as usize] = score;
-        }
-        let _ = &self.index;
-        Ok(scores)
-    }
-}
-
-/// Collects `(ord, score)` for every matching document.
-struct AllScores;
-
-struct SegmentScores {
-    ords: Column<u64>,
-    out: Vec<(u64, Score)>,
-}
-
-impl Collector for AllScores {
-    type Fruit = Vec<(u64, Score)>;
-    type Child = SegmentScores;
-
-    fn for_segment(
-        &self,
-        _segment: SegmentOrdinal,
-        reader: &SegmentReader,
-    ) -> tantivy::Result<SegmentScores> {
-        Ok(SegmentScores {
-            ords: reader.fast_fields().u64("ord")?,
-            out: Vec::new(),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        true
-    }
-
-    fn merge_fruits(&self, fruits: Vec<Vec<(u64, Score)>>) -> tantivy::Result<Self::Fruit> {
-        Ok(fruits.concat())
-    }
-}
-
-impl SegmentCollector for SegmentScores {
-    type Fruit = Vec<(u64, Score)>;
-
-    fn collect(&mut self, doc: DocId, score: Score) {
-        if let Some(ord) = self.ords.first(doc) {
-            self.out.push((ord, score));
-        }
-    }
-
-    fn harvest(self) -> Self::Fruit {
-        self.out
+        scores
     }
 }
 

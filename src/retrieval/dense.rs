@@ -96,12 +96,13 @@ impl DenseIndex {
         self.dim
     }
 
-    /// Cosine of `query` with every chunk, in chunk order. `query` is normalised here.
+    /// Cosine of `query` with every chunk, in chunk order (computed in `f32`, returned as `f64`
+    /// like every retriever's scores). `query` is normalised here.
     ///
     /// # Errors
     /// [`DenseError::Dimension`] if the query's length is not the index's,
     /// [`DenseError::Degenerate`] for a zero query vector.
-    pub fn scores(&self, query: &[f32]) -> Result<Vec<f32>, DenseError> {
+    pub fn scores(&self, query: &[f32]) -> Result<Vec<f64>, DenseError> {
         if self.is_empty() {
             return Ok(Vec::new());
         }
@@ -116,7 +117,7 @@ impl DenseIndex {
         Ok(self
             .data
             .chunks_exact(self.dim)
-            .map(|c| dot(c, &q))
+            .map(|c| f64::from(dot(c, &q)))
             .collect())
     }
 }
@@ -134,7 +135,7 @@ mod tests {
         let s = idx.scores(&[0.5, 0.0]).unwrap();
         assert!((s[0] - 0.0).abs() < 1e-6);
         assert!((s[1] - 1.0).abs() < 1e-6);
-        assert!((s[2] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert!((s[2] - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
         assert!((s[3] + 1.0).abs() < 1e-6);
         let r = crate::retrieval::rank_top_k(&s, 3);
         assert_eq!(r.top, vec![1, 2, 0]);

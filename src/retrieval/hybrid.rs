@@ -60,7 +60,7 @@ impl HybridSettings {
     }
 
     /// Fused scores of BM25 scores and dense scores (each one per chunk, chunk order).
-    pub fn fuse(&self, bm25: &[f32], dense: &[f32]) -> Vec<f32> {
+    pub fn fuse(&self, bm25: &[f64], dense: &[f64]) -> Vec<f64> {
         rrf(
             &[(self.bm25_weight, bm25), (self.dense_weight, dense)],
             self.rrf_k,
@@ -69,7 +69,7 @@ impl HybridSettings {
 }
 
 /// 1-based rank of every chunk under `scores` (higher first, ties in chunk order).
-pub fn ranks(scores: &[f32]) -> Vec<usize> {
+pub fn ranks(scores: &[f64]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..scores.len()).collect();
     idx.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
     let mut out = vec![0; scores.len()];
@@ -81,7 +81,7 @@ pub fn ranks(scores: &[f32]) -> Vec<usize> {
 
 /// Reciprocal rank fusion of weighted score lists (all of the same length):
 /// `Σ w / (k + rank)` per chunk.
-pub fn rrf(lists: &[(f64, &[f32])], k: f64) -> Vec<f32> {
+pub fn rrf(lists: &[(f64, &[f64])], k: f64) -> Vec<f64> {
     let n = lists.first().map_or(0, |l| l.1.len());
     let mut fused = vec![0.0f64; n];
     for (w, scores) in lists {
@@ -90,7 +90,7 @@ pub fn rrf(lists: &[(f64, &[f32])], k: f64) -> Vec<f32> {
             fused[i] += w / (k + r as f64);
         }
     }
-    fused.into_iter().map(|x| x as f32).collect()
+    fused
 }
 
 #[cfg(test)]
@@ -112,7 +112,7 @@ mod tests {
             1.0 / 64.0 + 1.0 / 62.0,
         ];
         for (g, w) in s.iter().zip(want) {
-            assert!((f64::from(*g) - w).abs() < 1e-7, "{s:?}");
+            assert!((g - w).abs() < 1e-15, "{s:?}");
         }
         // c2 (3rd and 1st) beats c0 (1st and 4th) and c1 (2nd and 3rd).
         assert_eq!(crate::retrieval::rank_top_k(&s, 4).top, vec![2, 0, 1, 3]);

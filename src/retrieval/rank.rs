@@ -1,9 +1,9 @@
 //! Top-k ranking of a dense score vector, with ties broken by chunk order and a flag when the
 //! top-k cut falls inside a group of tied scores.
 
-/// Scores closer than this are a tie for `ties_at_k`. The BM25 scores are `f32`, whose spacing
-/// near the usual scores (1 to 30) is about 1e-7 to 2e-6, so an absolute 1e-9 means "bitwise
-/// equal" in practice; equal statistics give bitwise-equal scores.
+/// Scores closer than this are a tie for `ties_at_k`. Scores are `f64`; equal statistics give
+/// bitwise-equal BM25 scores, and 1e-9 also absorbs the last-bit differences that summing the
+/// same terms in another order can make.
 pub const TIE_EPSILON: f64 = 1e-9;
 
 /// The top-k of one query.
@@ -12,7 +12,7 @@ pub struct Ranking {
     /// Chunk indices, best first; `min(k, number of chunks)` of them.
     pub top: Vec<usize>,
     /// Their scores.
-    pub scores: Vec<f32>,
+    pub scores: Vec<f64>,
     /// Whether the score at rank k equals (within [`TIE_EPSILON`]) the score at rank k + 1, so the
     /// tie-break, not the retriever, decided which chunk made the cut.
     pub tie_at_k: bool,
@@ -20,7 +20,7 @@ pub struct Ranking {
 
 /// Ranks `scores` (one per chunk) and keeps the best `k`: higher score first, equal scores in
 /// chunk order (lower index first). Chunks with score 0 are ranked too, as the seed harness does.
-pub fn rank_top_k(scores: &[f32], k: usize) -> Ranking {
+pub fn rank_top_k(scores: &[f64], k: usize) -> Ranking {
     let n = scores.len();
     let want = (k + 1).min(n);
     let mut idx: Vec<usize> = (0..n).collect();
@@ -30,9 +30,7 @@ pub fn rank_top_k(scores: &[f32], k: usize) -> Ranking {
         idx.truncate(want);
     }
     idx.sort_unstable_by(order);
-    let tie_at_k = k < n
-        && k > 0
-        && (f64::from(scores[idx[k - 1]]) - f64::from(scores[idx[k]])).abs() <= TIE_EPSILON;
+    let tie_at_k = k < n && k > 0 && (scores[idx[k - 1]] - scores[idx[k]]).abs() <= TIE_EPSILON;
     idx.truncate(k.min(n));
     Ranking {
         scores: idx.iter().map(|&i| scores[i]).collect(),
@@ -42,7 +40,7 @@ pub fn rank_top_k(scores: &[f32], k: usize) -> Ranking {
 }
 
 /// 1-based rank of chunk `target` in the full ranking of `scores` (same order as [`rank_top_k`]).
-pub fn full_rank(scores: &[f32], target: usize) -> usize {
+pub fn full_rank(scores: &[f64], target: usize) -> usize {
     let t = scores[target];
     1 + scores
         .iter()

@@ -1,125 +1,240 @@
-//! tantivy's BM25 against a textbook implementation (Robertson & Zaragoza 2009, the formula of
-//! seed 000's harness) used here only as an oracle.
+//! BM25 against an independent oracle: the formula computed directly from each chunk's text
+//! analyzed on its own (Robertson & Zaragoza 2009; seed 000's `bm25_index`), and values worked
+//! out by hand.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::*;
+use crate::corpus::{Corpus, Document};
+use crate::retrieval::analyze::{Analyzer, AnalyzerKind};
+use crate::retrieval::rank_top_k;
 
-fn textbook(texts: &[&str], query: &str) -> Vec<f64> {
+fn settings(analyzer: AnalyzerKind) -> Bm25Settings {
+    Bm25Settings {
+        analysis: AnalyzerSettings {
+            analyzer,
+            stem: false,
+        },
+        ..Bm25Settings::default()
+    }
+}
+
+/// The textbook formula over texts analyzed one by one, written as seed 000 writes it.
+fn oracle(texts: &[String], query: &str, s: &Bm25Settings) -> Vec<f64> {
+    let a = Analyzer::new(s.analysis);
     let docs: Vec<HashMap<String, usize>> = texts
         .iter()
         .map(|t| {
             let mut m = HashMap::new();
-            for term in terms(t) {
+            for term in a.terms(t) {
                 *m.entry(term).or_insert(0) += 1;
             }
             m
         })
         .collect();
-    let lens: Vec<f64> = docs
-        .iter()
-        .map(|d| d.values().sum::<usize>() as f64)
-        .collect();
     let n = docs.len() as f64;
-    let avg = lens.iter().sum::<f64>() / n;
-    let mut q = terms(query);
+    let avg = docs
+        .iter()
+        .map(|d| d.values().sum::<usize>())
+        .sum::<usize>() as f64
+        / n;
+    let mut q = a.terms(query);
     q.sort();
     q.dedup();
-    let (k1, b) = (f64::from(K1), f64::from(B));
+    let (k1, b) = (s.k1, s.b);
     docs.iter()
-        .zip(&lens)
-        .map(|(d, &dl)| {
-            q.iter()
-                .filter_map(|t| d.get(t).map(|&tf| (t, tf as f64)))
-                .map(|(t, tf)| {
+        .map(|d| {
+            let dl = d.values().sum::<usize>() as f64;
+            let mut score = 0.0;
+            for t in &q {
+                if let Some(&tf) = d.get(t) {
+                    let tf = tf as f64;
                     let df = docs.iter().filter(|d| d.contains_key(t)).count() as f64;
                     let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avg))
-                })
-                .sum()
+                    score += idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avg));
+                }
+            }
+            score
         })
         .collect()
 }
 
-#[test]
-fn analyzer_keeps_versions_paths_and_flags_whole() {
-    assert_eq!(
-        terms("glibc 2.31 at ~/.config/tool/config.toml, use --profile; HTTP_PROXY!"),
-        vec![
-            "glibc",
-            "2.31",
-            "at",
-            "~/.config/tool/config.toml",
-            "use",
-            "--profile",
-            "http_proxy"
-        ]
-    );
+fn corpus(docs: &[(&str, &str)]) -> Corpus {
+    Corpus::from_documents(
+        "mem",
+        docs.iter().map(|(id, t)| Document::new(*id, *t)).collect(),
+    )
 }
 
-#[test]
-fn short_chunks_score_exactly_as_textbook_bm25() {
-    // Every chunk is under 40 terms, where tantivy stores lengths exactly.
-    let texts = [
-        "The sync interval defaults to 300 seconds.",
-        "Sync runs every 300 seconds unless the interval is changed; the interval cannot go below 30.",
-        "Refunds take 14 days.",
-        "Nothing about it here.",
-    ];
-    let index = Bm25Index::build(texts.iter().copied()).unwrap();
-    let query = "What is the default sync interval?";
-    let got = index.scores(query).unwrap();
-    let want = textbook(&texts, query);
-    assert_eq!(got.len(), 4);
-    for (g, w) in got.iter().zip(&want) {
-        assert!(
-            (f64::from(*g) - w).abs() < 1e-5 * w.max(1.0),
-            "{got:?} vs {want:?}"
-        );
-    }
-    assert_eq!(got[3], 0.0);
-    assert_eq!(got[2], 0.0);
-    assert!(got[0] > 0.0 && got[1] > 0.0);
-}
-
-#[test]
-fn tantivy_matches_textbook_bm25_up_to_length_rounding() {
-    // Lengths of 41 to 400 terms are rounded to one of tantivy's 256 buckets; the score moves by
-    // a few percent at most and the order of clearly different chunks is kept.
-    let base = "alpha beta gamma delta epsilon zeta eta theta iota kappa ";
-    let texts: Vec<String> = (0..12)
-        .map(|i| {
-            format!(
-                "{} sync interval {}",
-                base.repeat(4 + i * 3),
-                "sync ".repeat(i % 3)
-            )
+/// Whole documents as chunks.
+fn whole(corpus: &Corpus) -> Vec<IndexedChunk<'static>> {
+    corpus
+        .docs
+        .iter()
+        .enumerate()
+        .map(|(doc, d)| IndexedChunk {
+            doc,
+            start: 0,
+            end: d.char_len(),
+            prefix: "",
         })
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let index = Bm25Index::build(refs.iter().copied()).unwrap();
-    let got = index.scores("sync interval").unwrap();
-    let want = textbook(&refs, "sync interval");
-    let mut max_rel: f64 = 0.0;
-    for (g, w) in got.iter().zip(&want) {
-        max_rel = max_rel.max((f64::from(*g) - w).abs() / w);
-    }
-    assert!(
-        max_rel > 0.0,
-        "long chunks are rounded, so scores differ somewhat"
-    );
-    assert!(max_rel < 0.05, "but by less than 5%: {max_rel}");
+        .collect()
+}
+
+fn index(corpus: &Corpus, chunks: Vec<IndexedChunk<'_>>, s: &Bm25Settings) -> Bm25Index {
+    let analyzed = Arc::new(AnalyzedCorpus::new(corpus, s.analysis));
+    Bm25Index::build(&analyzed, chunks, s)
 }
 
 #[test]
-fn scores_come_back_in_text_order_for_any_number_of_segments() {
-    let texts: Vec<String> = (0..3000)
-        .map(|i| format!("chunk {i} topic{}", i % 7))
-        .collect();
-    let index = Bm25Index::build(texts.iter().map(String::as_str)).unwrap();
-    let scores = index.scores("topic3").unwrap();
-    assert_eq!(scores.len(), 3000);
-    for (i, s) in scores.iter().enumerate() {
-        assert_eq!(*s > 0.0, i % 7 == 3, "chunk {i}");
+fn the_analyzer_decides_refunds_days() {
+    // seed keeps "days." (with its period) as a term, so only b.md has "days"; standard makes
+    // it "days", so a.md matches both query words.
+    let c = corpus(&[
+        ("a.md", "Refunds are paid within fourteen days."),
+        ("b.md", "Delivery days vary."),
+    ]);
+    let q = "Refunds: how many days?";
+    let std = index(&c, whole(&c), &settings(AnalyzerKind::Standard)).scores(q);
+    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed)).scores(q);
+    // By hand: N = 2; lengths 6 and 3, avgdl 4.5; k1 = 1.2, b = 0.75, so the length factors
+    // are 1.2 · (0.25 + 0.75 · 6 / 4.5) = 1.5 and 1.2 · (0.25 + 0.75 · 3 / 4.5) = 0.9.
+    let (ln2, ln12) = (2f64.ln(), 1.2f64.ln());
+    let want_std = [2.2 / 2.5 * (ln2 + ln12), 2.2 / 1.9 * ln12];
+    let want_seed = [2.2 / 2.5 * ln2, 2.2 / 1.9 * ln2];
+    for (g, w) in std
+        .iter()
+        .chain(&seed)
+        .zip(want_std.iter().chain(&want_seed))
+    {
+        assert!((g - w).abs() < 1e-12, "{std:?} {seed:?}");
     }
+    assert_eq!(rank_top_k(&std, 1).top, vec![0], "standard retrieves a.md");
+    assert_eq!(rank_top_k(&seed, 1).top, vec![1], "seed retrieves b.md");
+}
+
+#[test]
+fn a_chinese_question_retrieves_the_chinese_document() {
+    let c = corpus(&[
+        ("en.md", "Refunds are paid within fourteen days."),
+        ("zh.md", "退款在十四天内支付。"),
+        ("zh2.md", "配送时间因地区而异。"),
+    ]);
+    let s = settings(AnalyzerKind::Standard);
+    let scores = index(&c, whole(&c), &s).scores("退款需要多少天？");
+    assert_eq!(rank_top_k(&scores, 1).top, vec![1]);
+    assert_eq!(scores[0], 0.0);
+    assert_eq!(scores[2], 0.0);
+    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed)).scores("退款需要多少天？");
+    assert!(seed.iter().all(|&x| x == 0.0));
+}
+
+#[test]
+fn scores_equal_the_formula_on_overlapping_chunks_with_prefixes() {
+    let docs = [
+        (
+            "sync.md",
+            "The sync interval defaults to 300 seconds. Sync runs every 300 seconds unless the \
+             interval is changed; the interval cannot go below 30. See functools.lru_cache and \
+             HTTP_PROXY for details.",
+        ),
+        (
+            "billing.md",
+            "Refunds take 14 days. Partial refunds take 3 days, and refunds of refunds are not \
+             possible. The sync of invoices happens nightly.",
+        ),
+        ("empty.md", "   "),
+    ];
+    let c = corpus(&docs);
+    // Whitespace-word windows of 7 words with 2 shared, as the `words` strategy cuts them.
+    let mut chunks = Vec::new();
+    let mut texts = Vec::new();
+    let prefixes = ["Sync > Intervals", "", "Billing"];
+    for (doc, d) in c.docs.iter().enumerate() {
+        let words = crate::tokenize::word_spans(&d.text);
+        let mut i = 0;
+        while i < words.len() {
+            let (bs, be) = (words[i].0, words[(i + 7).min(words.len()) - 1].1);
+            let (start, end) = (d.byte_to_char(bs), d.byte_to_char(be));
+            let prefix = prefixes[(chunks.len()) % 3];
+            chunks.push(IndexedChunk {
+                doc,
+                start,
+                end,
+                prefix,
+            });
+            texts.push(format!("{prefix}\n\n{}", &d.text[bs..be]));
+            i += 5;
+        }
+    }
+    assert!(chunks.len() > 8);
+    for s in [
+        settings(AnalyzerKind::Standard),
+        settings(AnalyzerKind::Seed),
+        Bm25Settings {
+            k1: 0.9,
+            b: 0.4,
+            analysis: AnalyzerSettings {
+                analyzer: AnalyzerKind::Standard,
+                stem: true,
+            },
+        },
+    ] {
+        let idx = index(&c, chunks.clone(), &s);
+        for q in [
+            "What is the default sync interval?",
+            "refunds refunds days",
+            "lru_cache http proxy",
+            "intervals billing",
+            "nothing matches zzz",
+        ] {
+            let got = idx.scores(q);
+            let want = oracle(&texts, q, &s);
+            assert_eq!(got.len(), want.len());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-9 * w.max(1.0),
+                    "{s:?} {q:?} chunk {i}: {g} vs {w}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn postings_lengths_and_prefix_terms_are_exact() {
+    let c = corpus(&[("a.md", "alpha beta alpha gamma"), ("b.md", "beta delta")]);
+    let chunks = vec![
+        IndexedChunk {
+            doc: 0,
+            start: 0,
+            end: 16,
+            prefix: "Greek letters",
+        },
+        IndexedChunk {
+            doc: 0,
+            start: 11,
+            end: 22,
+            prefix: "",
+        },
+        IndexedChunk {
+            doc: 1,
+            start: 0,
+            end: 10,
+            prefix: "Greek",
+        },
+    ];
+    let idx = index(&c, chunks, &Bm25Settings::default());
+    // "alpha beta alpha" + "greek letters"; "alpha gamma"; "beta delta" + "greek".
+    assert_eq!(
+        (idx.chunk_len(0), idx.chunk_len(1), idx.chunk_len(2)),
+        (5, 2, 3)
+    );
+    assert_eq!(idx.doc_freq("alpha"), 2);
+    assert_eq!(idx.doc_freq("greek"), 2);
+    assert_eq!(idx.doc_freq("letters"), 1, "a prefix-only term is indexed");
+    assert_eq!(idx.doc_freq("omega"), 0);
+    let s = idx.scores("letters");
+    assert!(s[0] > 0.0 && s[1] == 0.0 && s[2] == 0.0);
 }
