@@ -1,6 +1,6 @@
-//! Token estimates (tiktoken cl100k) and cost in USD from the per-model price table.
+//! Token estimates (tiktoken's cl100k_base) and cost in USD from the per-model price table.
 
-use tiktoken_rs::cl100k_base_singleton;
+use crate::tokenize::{TokenCounter, TokenizerKind};
 
 use super::config::ModelConfig;
 use super::types::ChatMessage;
@@ -8,7 +8,7 @@ use super::types::ChatMessage;
 /// Tokens in `text` under cl100k_base. Exact for OpenAI's GPT-3.5/4 family, an estimate for
 /// other models.
 pub fn count_tokens(text: &str) -> u64 {
-    cl100k_base_singleton().encode_ordinary(text).len() as u64
+    TokenCounter::new(TokenizerKind::Cl100kBase).count(text) as u64
 }
 
 /// Estimated prompt tokens of a chat request: each message's content plus 4 tokens of framing per
