@@ -92,6 +92,28 @@ fn build_corpus(source: &Path, dir: &Path, target_bytes: u64) -> (u64, usize) {
     (total, n)
 }
 
+/// Phase times (`phase_time_ms`) and stage times summed over configurations (`config_time_ms`)
+/// of a run folder's manifest, as lookups by key returning seconds.
+fn times(run_dir: &Path) -> (impl Fn(&str) -> f64 + use<>, impl Fn(&str) -> f64 + use<>) {
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    let phases = manifest["phase_time_ms"].clone();
+    let configs = manifest["config_time_ms"].clone();
+    (
+        move |k: &str| phases[k].as_f64().unwrap_or(0.0) / 1e3,
+        move |k: &str| {
+            configs
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v[k].as_f64().unwrap_or(0.0))
+                .sum::<f64>()
+                / 1e3
+        },
+    )
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -117,9 +139,10 @@ fn main() {
     let mut table = vec![
         format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores."),
         String::new(),
-        "| corpus | docs | wall (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
+        "| corpus | docs | wall (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | analyze | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
     ];
+    let mut words_stages = Vec::new();
     for &mb in &mbs {
         let dir = work.join(format!("{mb}mb"));
         let (bytes, docs) = build_corpus(&source, &dir, mb * 1_000_000);
@@ -140,22 +163,10 @@ fn main() {
             ])
             .arg("--out")
             .arg(&out));
-        let manifest: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
-                .unwrap();
-        let phase = |k: &str| manifest["phase_time_ms"][k].as_f64().unwrap_or(0.0) / 1e3;
-        let stage = |k: &str| {
-            manifest["config_time_ms"]
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|v| v[k].as_f64().unwrap_or(0.0))
-                .sum::<f64>()
-                / 1e3
-        };
+        let (phase, stage) = times(&out);
         let configs = 15.0;
         let mut row = format!(
-            "| {:.1} MB | {docs} | {:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
+            "| {:.1} MB | {docs} | {:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
             bytes as f64 / 1e6,
             main_run.wall_s,
             main_run.cpu_s,
@@ -164,6 +175,7 @@ fn main() {
             configs * 276.0 / main_run.wall_s,
             phase("load_ms"),
             phase("tokenize_ms"),
+            phase("analyze_ms"),
             stage("chunk_ms"),
             stage("index_ms"),
             stage("retrieve_ms"),
@@ -197,6 +209,21 @@ fn main() {
                 .arg(dir.join("questions_df.csv"))
                 .args(["--sizes", SIZES, "--overlap", "0.15", "--k", "5"]));
             eprintln!("{mb} MB baseline: {}", py.stdout.trim().replace('\n', " "));
+            let (phase, stage) = times(&dir.join("run-words"));
+            words_stages.push(format!(
+                "- {:.1} MB, `words` sweep ({:.2} s wall): load {:.2}, tokenize {:.2}, analyze {:.2}, configurations {:.2} (summed: chunk {:.2}, index {:.2}, retrieve {:.2}, score {:.2}), write {:.2}.",
+                bytes as f64 / 1e6,
+                words.wall_s,
+                phase("load_ms"),
+                phase("tokenize_ms"),
+                phase("analyze_ms"),
+                phase("configs_ms"),
+                stage("chunk_ms"),
+                stage("index_ms"),
+                stage("retrieve_ms"),
+                stage("score_ms"),
+                phase("write_ms"),
+            ));
             row.push_str(&format!(
                 " {:.2} | {:.1} | {:.0}× | {:.0} |",
                 words.wall_s,
@@ -210,6 +237,10 @@ fn main() {
         eprintln!("{row}");
         table.push(row);
     }
+    table.push(String::new());
+    table.push("Where the `words` sweep's time goes (seconds; the 5 configurations run in parallel, so their stages add up to more than their wall time):".into());
+    table.push(String::new());
+    table.extend(words_stages);
     table.push(String::new());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     table.push(format!(

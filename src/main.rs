@@ -326,6 +326,7 @@ fn run_sweep(args: SweepArgs) -> Result<ExitCode> {
         &out,
         args.quiet,
     )?;
+    phases.analyze_ms = retrieval.analysis.elapsed_ms();
     let retrieval = std::sync::Arc::new(chunksweep::sweep::RetrievalContext {
         contexts,
         ..std::sync::Arc::unwrap_or_clone(retrieval)

@@ -23,7 +23,7 @@ use chunksweep::judge::{
 use chunksweep::llm::{ClientConfig, LlmClient};
 use chunksweep::report::{self, manifest};
 use chunksweep::select::SelectionSettings;
-use chunksweep::sweep::{self, ConfigSpec, SweepRow};
+use chunksweep::sweep::{self, ConfigSpec, RetrievalContext, SweepRow};
 use chunksweep::tokenize::CorpusTokens;
 
 use crate::SweepArgs;
@@ -168,13 +168,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let tokenize_ms = t.elapsed().as_secs_f64() * 1e3;
     let (contexts, context_summary) =
         mp.suspend(|| crate::llm_contexts(&cfg, &s.input, &corpus, &tokens, &out, s.quiet))?;
+    let retrieval = Arc::new(RetrievalContext {
+        contexts: contexts.clone(),
+        ..RetrievalContext::new(&corpus, Default::default(), &cfg.sweep)
+    });
+    let analyze_ms = retrieval.analysis.elapsed_ms();
     let t = Instant::now();
-    let outcomes = sweep::run_sweep(
+    let outcomes = sweep::run_sweep_with(
         &corpus,
         &tokens,
         &golden,
         &cfg.sweep,
-        &contexts,
+        &retrieval,
         cfg.dump_chunks,
         |o| {
             sweep_bar.set_message(o.row.config_id.clone());
@@ -427,6 +432,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         phase_time_ms: manifest::PhaseTimes {
             load_ms,
             tokenize_ms,
+            analyze_ms,
             configs_ms,
             write_ms: 0.0,
         },

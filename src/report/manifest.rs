@@ -97,6 +97,8 @@ pub struct PhaseTimes {
     pub load_ms: f64,
     /// Tokenizing the corpus once (shared by every configuration).
     pub tokenize_ms: f64,
+    /// Analyzing the corpus for BM25 once (shared by every configuration).
+    pub analyze_ms: f64,
     /// Chunking, indexing, retrieving and scoring every configuration.
     pub configs_ms: f64,
     /// Writing the CSVs (and chunk dumps).

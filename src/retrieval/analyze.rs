@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+use std::time::Instant;
 
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
@@ -371,6 +372,7 @@ pub struct AnalyzedCorpus {
     analyzer: Analyzer,
     vocab: HashMap<Box<str>, u32>,
     docs: Vec<DocTerms>,
+    elapsed_ms: f64,
 }
 
 impl AnalyzedCorpus {
@@ -379,6 +381,7 @@ impl AnalyzedCorpus {
     /// # Panics
     /// If a document has 2³² code points or more, or the corpus 2³² distinct terms.
     pub fn new(corpus: &Corpus, settings: AnalyzerSettings) -> Self {
+        let started = Instant::now();
         let analyzer = Analyzer::new(settings);
         // Each document is analyzed with a local vocabulary, then the local ids are mapped to
         // global ones in document order, so ids do not depend on the thread schedule.
@@ -429,7 +432,13 @@ impl AnalyzedCorpus {
             analyzer,
             vocab,
             docs,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         }
+    }
+
+    /// Wall time the analysis took, in milliseconds (for the manifest's phase times).
+    pub fn elapsed_ms(&self) -> f64 {
+        self.elapsed_ms
     }
 
     /// The analyzer (for queries and prefixes).
