@@ -183,8 +183,6 @@ fn main() {
             phase("write_ms"),
         );
         if mb <= baseline_max {
-            let seed_config = dir.join("seed-analyzer.toml");
-            std::fs::write(&seed_config, "[sweep.bm25]\nanalyzer = \"seed\"\n").unwrap();
             let words = run(Command::new(bin)
                 .args(["sweep", "--quiet", "--golden-format", "chroma"])
                 .arg("--corpus")
@@ -199,9 +197,7 @@ fn main() {
                     "--sizes",
                     SIZES,
                 ])
-                .args(["--k", "5", "--config"])
-                .arg(&seed_config)
-                .arg("--out")
+                .args(["--k", "5", "--analyzer", "seed", "--out"])
                 .arg(dir.join("run-words")));
             let py = run(Command::new("python3")
                 .arg(root.join("benches/baseline_seed000.py"))

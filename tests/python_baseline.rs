@@ -11,8 +11,12 @@ use std::process::Command;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
-use chunksweep::retrieval::{AnalyzerKind, AnalyzerSettings, Bm25Settings};
-use chunksweep::sweep::{ConfigIndex, Overlap, RetrieverKind, SweepSpec, plan, run_sweep};
+use chunksweep::retrieval::{AnalyzerKind, Bm25Settings};
+use std::sync::Arc;
+
+use chunksweep::sweep::{
+    ConfigIndex, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
+};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 use serde_json::Value;
 
@@ -61,33 +65,24 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
         tokenizer: TokenizerKind::Words,
         retrievers: vec![RetrieverKind::Bm25],
         bm25: Bm25Settings {
-            analysis: AnalyzerSettings {
-                analyzer: AnalyzerKind::Seed,
-                stem: false,
-            },
+            analyzer: AnalyzerKind::Seed,
+            stem: false,
             ..Bm25Settings::default()
         },
         ..SweepSpec::default()
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
-    let outcomes = run_sweep(
-        &corpus,
-        &tokens,
-        &golden,
-        &spec,
-        &Default::default(),
-        false,
-        |_| {},
-    )
-    .unwrap();
+    let configs = expand(&spec).unwrap();
+    let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec));
+    let outcomes = run_sweep(&corpus, &tokens, &golden, &configs, &context, false, |_| {}).unwrap();
     let n_q = golden.questions.len();
     assert_eq!(n_q, 276);
     assert_eq!(baseline.len(), 5 * n_q);
 
     let mut mismatches = Vec::new();
     let mut hits = Vec::new();
-    for (c, (config, outcome)) in plan(&spec).unwrap().iter().zip(&outcomes).enumerate() {
-        let index = ConfigIndex::build(&corpus, &tokens, config, &Default::default()).unwrap();
+    for (c, (config, outcome)) in configs.iter().zip(&outcomes).enumerate() {
+        let index = ConfigIndex::build(&corpus, &tokens, config, &context).unwrap();
         let mut n_hits = 0;
         for (q, question) in golden.questions.iter().enumerate() {
             let want = &baseline[c * n_q + q];

@@ -8,12 +8,13 @@
 //! order (the earlier chunk first), which leaves it out: 0.62, with the tie counted in ties_at_k.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
-use chunksweep::retrieval::{AnalyzerKind, AnalyzerSettings, Bm25Settings};
-use chunksweep::sweep::{Overlap, RetrieverKind, SweepSpec, run_sweep};
+use chunksweep::retrieval::{AnalyzerKind, Bm25Settings};
+use chunksweep::sweep::{Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[test]
@@ -29,10 +30,8 @@ fn seed_000_table_is_reproduced() {
         tokenizer: TokenizerKind::Words,
         retrievers: vec![RetrieverKind::Bm25],
         bm25: Bm25Settings {
-            analysis: AnalyzerSettings {
-                analyzer: AnalyzerKind::Seed,
-                stem: false,
-            },
+            analyzer: AnalyzerKind::Seed,
+            stem: false,
             ..Bm25Settings::default()
         },
         ..SweepSpec::default()
@@ -42,8 +41,8 @@ fn seed_000_table_is_reproduced() {
         &corpus,
         &tokens,
         &golden,
-        &spec,
-        &Default::default(),
+        &expand(&spec).unwrap(),
+        &Arc::new(RetrievalContext::for_spec(&corpus, &spec)),
         false,
         |_| {},
     )

@@ -456,6 +456,11 @@ impl AnalyzedCorpus {
         self.vocab.len()
     }
 
+    /// Number of documents analyzed.
+    pub fn n_docs(&self) -> usize {
+        self.docs.len()
+    }
+
     /// The term stream of document `i` (corpus order).
     pub fn doc(&self, i: usize) -> &DocTerms {
         &self.docs[i]

@@ -19,14 +19,18 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::analyze::{AnalyzedCorpus, AnalyzerSettings};
+use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
 
-/// BM25 settings: the analyzer and the two parameters.
+/// BM25 settings (`[sweep.bm25]`): the analyzer, stemming and the two parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Bm25Settings {
-    /// The analyzer and stemming.
-    #[serde(flatten)]
-    pub analysis: AnalyzerSettings,
+    /// The analyzer (default `standard`).
+    #[serde(default)]
+    pub analyzer: AnalyzerKind,
+    /// English stemming of terms made only of letters (default off).
+    #[serde(default)]
+    pub stem: bool,
     /// Term saturation (default 1.2).
     #[serde(default = "default_k1")]
     pub k1: f64,
@@ -46,7 +50,8 @@ fn default_b() -> f64 {
 impl Default for Bm25Settings {
     fn default() -> Self {
         Bm25Settings {
-            analysis: AnalyzerSettings::default(),
+            analyzer: AnalyzerKind::default(),
+            stem: false,
             k1: default_k1(),
             b: default_b(),
         }
@@ -54,6 +59,14 @@ impl Default for Bm25Settings {
 }
 
 impl Bm25Settings {
+    /// The analyzer settings (analyzer and stemming).
+    pub fn analysis(&self) -> AnalyzerSettings {
+        AnalyzerSettings {
+            analyzer: self.analyzer,
+            stem: self.stem,
+        }
+    }
+
     /// Checks k1 ≥ 0 and 0 ≤ b ≤ 1 (both finite).
     ///
     /// # Errors

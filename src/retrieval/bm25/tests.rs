@@ -12,17 +12,14 @@ use crate::retrieval::rank_top_k;
 
 fn settings(analyzer: AnalyzerKind) -> Bm25Settings {
     Bm25Settings {
-        analysis: AnalyzerSettings {
-            analyzer,
-            stem: false,
-        },
+        analyzer,
         ..Bm25Settings::default()
     }
 }
 
 /// The textbook formula over texts analyzed one by one, written as seed 000 writes it.
 fn oracle(texts: &[String], query: &str, s: &Bm25Settings) -> Vec<f64> {
-    let a = Analyzer::new(s.analysis);
+    let a = Analyzer::new(s.analysis());
     let docs: Vec<HashMap<String, usize>> = texts
         .iter()
         .map(|t| {
@@ -83,7 +80,7 @@ fn whole(corpus: &Corpus) -> Vec<IndexedChunk<'static>> {
 }
 
 fn index(corpus: &Corpus, chunks: Vec<IndexedChunk<'_>>, s: &Bm25Settings) -> Bm25Index {
-    let analyzed = Arc::new(AnalyzedCorpus::new(corpus, s.analysis));
+    let analyzed = Arc::new(AnalyzedCorpus::new(corpus, s.analysis()));
     Bm25Index::build(&analyzed, chunks, s)
 }
 
@@ -175,10 +172,8 @@ fn scores_equal_the_formula_on_overlapping_chunks_with_prefixes() {
         Bm25Settings {
             k1: 0.9,
             b: 0.4,
-            analysis: AnalyzerSettings {
-                analyzer: AnalyzerKind::Standard,
-                stem: true,
-            },
+            analyzer: AnalyzerKind::Standard,
+            stem: true,
         },
     ] {
         let idx = index(&c, chunks.clone(), &s);
