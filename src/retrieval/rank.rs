@@ -20,16 +20,29 @@ pub struct Ranking {
 
 /// Ranks `scores` (one per chunk) and keeps the best `k`: higher score first, equal scores in
 /// chunk order (lower index first). Chunks with score 0 are ranked too, as the seed harness does.
+/// One pass over the scores keeping the best `k + 1` in order (O(n · k), no copy of the n
+/// indices).
 pub fn rank_top_k(scores: &[f64], k: usize) -> Ranking {
     let n = scores.len();
     let want = (k + 1).min(n);
-    let mut idx: Vec<usize> = (0..n).collect();
-    let order = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
-    if want < n && want > 0 {
-        idx.select_nth_unstable_by(want - 1, order);
-        idx.truncate(want);
+    // Whether chunk `a` ranks before chunk `b`.
+    let before = |a: usize, b: usize| match scores[a].total_cmp(&scores[b]) {
+        std::cmp::Ordering::Equal => a < b,
+        o => o == std::cmp::Ordering::Greater,
+    };
+    let mut idx: Vec<usize> = Vec::with_capacity(want + 1);
+    if want > 0 {
+        for i in 0..n {
+            if idx.len() == want {
+                if !before(i, idx[want - 1]) {
+                    continue;
+                }
+                idx.pop();
+            }
+            let at = idx.partition_point(|&j| before(j, i));
+            idx.insert(at, i);
+        }
     }
-    idx.sort_unstable_by(order);
     let tie_at_k = k < n && k > 0 && (scores[idx[k - 1]] - scores[idx[k]]).abs() <= TIE_EPSILON;
     idx.truncate(k.min(n));
     Ranking {
@@ -68,6 +81,22 @@ mod tests {
         assert!(!r.tie_at_k);
         assert_eq!(full_rank(&scores, 4), 4);
         assert_eq!(full_rank(&scores, 0), 5);
+    }
+
+    #[test]
+    fn the_one_pass_top_k_equals_a_full_sort() {
+        // Scores with many ties and a few distinct values, in a scrambled order.
+        let scores: Vec<f64> = (0..500).map(|i| f64::from((i * 7919) % 13 / 3)).collect();
+        let mut all: Vec<usize> = (0..scores.len()).collect();
+        all.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        for k in [1, 2, 5, 40, 499, 500, 800] {
+            let r = rank_top_k(&scores, k);
+            assert_eq!(r.top, all[..k.min(500)].to_vec(), "k = {k}");
+            let tie = k < 500 && scores[all[k - 1]] == scores[all[k]];
+            assert_eq!(r.tie_at_k, tie, "k = {k}");
+        }
+        assert!(rank_top_k(&scores, 0).top.is_empty());
+        assert!(rank_top_k(&[], 3).top.is_empty());
     }
 
     #[test]
