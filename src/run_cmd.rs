@@ -20,7 +20,7 @@ use chunksweep::judge::summary::{self, CandidateInfo};
 use chunksweep::judge::{
     self, Fingerprint, JudgeError, JudgeEvent, JudgeSettings, PromptSet, estimate,
 };
-use chunksweep::llm::{ClientConfig, LlmClient};
+use chunksweep::llm::{ClientConfig, LlmClient, LlmError};
 use chunksweep::report::{self, manifest};
 use chunksweep::select::SelectionSettings;
 use chunksweep::sweep::{self, ConfigSpec, SweepRow};
@@ -99,6 +99,8 @@ pub fn is_input_error(err: &anyhow::Error) -> bool {
                     | JudgeError::SettingsChanged { .. }
                     | JudgeError::OverBudget { .. }
                     | JudgeError::Unpriced { .. }
+                    | JudgeError::Stopped { .. }
+                    | JudgeError::Client(LlmError::BadKey { .. } | LlmError::Config(_))
             )
         )
     })
@@ -332,8 +334,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             }
             .into());
         };
-        if c > max {
-            return Err(JudgeError::OverBudget { estimate: c, max }.into());
+        let spent = judge::recorded_spend(&out)?;
+        if spent + c > max {
+            return Err(JudgeError::OverBudget {
+                estimate: c,
+                spent,
+                max,
+            }
+            .into());
         }
     }
     Fingerprint::new(&settings, &prompts).check_and_store(&out)?;
@@ -382,7 +390,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let report_bar = bar(&mp, 1, "report [{bar:30}] {pos}/{len} {msg}");
     let table = summary::summarise(&infos, &run.rows);
     report::csv::write_rows(&out.join("judge.csv"), &table)?;
-    let decision = summary::decide(&infos, &run.rows, settings.alpha);
+    let source = if args.candidates.is_some() || args.compare_prefix.is_some() {
+        summary::CandidateSource::Listed
+    } else {
+        summary::CandidateSource::Selection
+    };
+    let decision = summary::decide(&infos, &run.rows, settings.alpha, source);
     let incomplete = (!run.is_complete()).then(|| {
         format!(
             "{} question(s) unfinished after transient failures and {} not started for the budget; rerun the same command to finish them.",
@@ -462,6 +475,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             run.spent_usd,
             out.display()
         );
+    }
+    if decision.chosen.is_none() && run.is_complete() {
+        return Err(JudgeError::NoValidVerdict {
+            candidates: decision.unjudged.join(", "),
+        }
+        .into());
     }
     Ok(if run.is_complete() {
         ExitCode::SUCCESS

@@ -11,11 +11,14 @@
 //!   retrieved chunks are fenced in `<document id>` blocks that text cannot close.
 //! - [`verdict`]: the verdict schema; an unreadable verdict is retried once with a reminder of the
 //!   format, then recorded as `error`, never as a pass.
-//! - [`pipeline`]: the resumable run (judge_questions.csv appended and flushed per question,
-//!   calls.csv per call, the response cache for calls), the budget and the estimate.
+//! - [`pipeline`]: the resumable run (the response cache for calls), the budget and the
+//!   estimate.
+//! - [`journal`]: the run folder's judge_questions.csv (appended and flushed per question) and
+//!   calls.csv (per call as it ends, each answered call once), never losing a finished row.
 //! - `summary`: judge.csv (pass rates with Wilson intervals, errors, latency, tokens, cost), the
 //!   paired McNemar comparison and the decision, and the report's judge section.
 
+pub mod journal;
 pub mod pipeline;
 pub mod prompts;
 pub mod summary;
@@ -26,9 +29,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use journal::{CallLog, CallRow, load_finished, recorded_spend};
 pub use pipeline::{
-    CallRow, Estimate, Job, JudgeEvent, JudgeQuestionRow, JudgeRun, estimate, load_finished,
-    plan_jobs, run_judge,
+    Estimate, Job, JudgeEvent, JudgeQuestionRow, JudgeRun, estimate, plan_jobs, run_judge,
 };
 pub use prompts::{PromptError, PromptKind, PromptSet};
 pub use verdict::{Criterion, Verdict};
@@ -89,8 +92,10 @@ impl Default for JudgeSettings {
     }
 }
 
-/// Errors of the judge stage. Failed LLM calls are not among them: an unreadable verdict is an
-/// `error` verdict, and a transient failure leaves the question unfinished for the next run.
+/// Errors of the judge stage. Failed LLM calls are mostly not among them: an unreadable verdict
+/// is an `error` verdict, and a rejected request or a transient failure leaves the question
+/// unfinished for the next run; only a refused key or unknown model stops the run
+/// ([`JudgeError::Stopped`]).
 #[derive(Debug, Error)]
 pub enum JudgeError {
     /// A prompt template is missing or invalid.
@@ -130,13 +135,16 @@ pub enum JudgeError {
         /// What differs.
         what: String,
     },
-    /// The estimate passes the budget before anything is sent.
+    /// The spend already recorded in the run folder plus the estimate passes the budget before
+    /// anything is sent.
     #[error(
-        "the judge stage is estimated at ${estimate:.4}, more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or use fewer candidates or questions)"
+        "the judge stage is estimated at ${estimate:.4}, and ${spent:.4} is already spent in this folder: more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or use fewer candidates or questions)"
     )]
     OverBudget {
-        /// Estimated cost, in USD.
+        /// Estimated cost of what is left, in USD.
         estimate: f64,
+        /// Spend recorded in the folder's calls.csv, in USD.
+        spent: f64,
         /// The cap, in USD.
         max: f64,
     },
@@ -153,6 +161,26 @@ pub enum JudgeError {
     /// The LLM client could not be built.
     #[error(transparent)]
     Client(#[from] crate::llm::LlmError),
+    /// The server refused the key or does not know the model ([`crate::llm::LlmError::stops_run`]):
+    /// the run stopped early. Finished questions are kept.
+    #[error(
+        "stopped: {source}. Check the API key and the model name; {not_run} question(s) not judged, finished ones are kept: run the same command again"
+    )]
+    Stopped {
+        /// The refusal.
+        source: crate::llm::LlmError,
+        /// Questions of this run left without a row.
+        not_run: usize,
+    },
+    /// Some candidate got no valid verdict (every verdict an error, or no answer generated), so
+    /// the judge confirms nothing. The report is written and says so.
+    #[error(
+        "no valid verdict for {candidates}: the judge cannot confirm any configuration (see judge_questions.csv for the reasons)"
+    )]
+    NoValidVerdict {
+        /// The candidates without a valid verdict, comma-separated.
+        candidates: String,
+    },
 }
 
 impl JudgeError {
@@ -211,7 +239,7 @@ impl Fingerprint {
     /// [`JudgeError::SettingsChanged`] naming the differing fields; [`JudgeError::Io`].
     pub fn check_and_store(&self, dir: &Path) -> Result<(), JudgeError> {
         let path = dir.join("judge_settings.json");
-        let has_rows = pipeline::questions_path(dir)
+        let has_rows = journal::questions_path(dir)
             .metadata()
             .map(|m| m.len() > 0)
             .unwrap_or(false);

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
-use super::config::{ApiKey, ClientConfig, ModelConfig};
+use super::config::{
+    ApiKey, ClientConfig, ModelConfig, redact_url, url_secrets, url_without_credentials,
+};
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
 use super::limiter::ModelLimiter;
@@ -37,12 +39,19 @@ pub struct LlmClient {
 
 struct Inner {
     cfg: ClientConfig,
-    base_url: String,
+    /// The URL requests go to, credentials included (reqwest sends them as basic auth).
+    send_url: String,
+    /// The URL as shown: credentials replaced by `***`.
+    shown_url: String,
+    /// The URL without credentials: what identifies the server in the cache.
+    key_url: String,
+    /// Strings of the URL's credentials, scrubbed from every message.
+    url_secrets: Vec<String>,
     key: Option<ApiKey>,
     http: reqwest::Client,
     cache: Option<ResponseCache>,
     limiters: Mutex<HashMap<String, Arc<ModelLimiter>>>,
-    formats: Mutex<HashMap<String, ResponseFormatKind>>,
+    formats: Mutex<HashMap<String, FormatState>>,
     records: Mutex<Vec<CallRecord>>,
     subscribers: Mutex<Vec<mpsc::UnboundedSender<CallRecord>>>,
 }
@@ -50,7 +59,7 @@ struct Inner {
 impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmClient")
-            .field("base_url", &self.inner.base_url)
+            .field("base_url", &self.inner.shown_url)
             .field("api_key", &self.inner.key)
             .field(
                 "cache",
@@ -59,6 +68,15 @@ impl fmt::Debug for LlmClient {
             .field("models", &self.inner.cfg.models.keys().collect::<Vec<_>>())
             .finish()
     }
+}
+
+/// The structured-output mode known for a model in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FormatState {
+    mode: ResponseFormatKind,
+    /// True once a reply in `mode` was accepted (in this run or, through the cache file, an
+    /// earlier one); false while it is only what refusals of stricter modes left.
+    confirmed: bool,
 }
 
 /// What happened over the HTTP attempts of one call.
@@ -71,11 +89,24 @@ struct Attempts {
 }
 
 enum SendError {
-    /// The server refused the structured-output mode.
-    Refused(LlmError),
+    /// The server refused the structured-output mode it was sent.
+    Refused(LlmError, ResponseFormatKind),
     /// Any other failure, final.
     Fatal(LlmError),
 }
+
+/// A 2xx reply read by [`LlmClient::send`].
+struct Sent<T> {
+    reply: T,
+    raw: String,
+    /// Tokens debited from the TPM budget for the last attempt.
+    debited: u64,
+    /// The structured-output mode of the body that got the reply.
+    mode: Option<ResponseFormatKind>,
+}
+
+/// Builds an attempt's body once the attempt is admitted, with its structured-output mode.
+type BodyFn<'a> = dyn Fn() -> (Value, Option<ResponseFormatKind>) + Sync + 'a;
 
 /// Token accounting of a successful reply.
 struct Tokens {
@@ -88,6 +119,7 @@ struct CallCtx<'a> {
     stage: &'a str,
     kind: CallKind,
     model: &'a str,
+    request_key: String,
     started: SystemTime,
     t0: Instant,
 }
@@ -111,9 +143,10 @@ impl LlmClient {
     pub fn with_api_key(cfg: ClientConfig, key: Option<ApiKey>) -> Result<Self, LlmError> {
         cfg.validate()?;
         let base_url = cfg.resolved_base_url();
+        let shown_url = redact_url(&base_url);
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(LlmError::Config(format!(
-                "base URL {base_url:?} must start with http:// or https://"
+                "base URL {shown_url:?} must start with http:// or https://"
             )));
         }
         let http = reqwest::Client::builder()
@@ -129,7 +162,10 @@ impl LlmClient {
         Ok(LlmClient {
             inner: Arc::new(Inner {
                 cfg,
-                base_url,
+                shown_url,
+                key_url: url_without_credentials(&base_url),
+                url_secrets: url_secrets(&base_url),
+                send_url: base_url,
                 key,
                 http,
                 cache,
@@ -141,9 +177,15 @@ impl LlmClient {
         })
     }
 
-    /// The resolved base URL (no trailing slash).
+    /// The resolved base URL (no trailing slash), credentials replaced by `***`: the form to
+    /// show and to record.
     pub fn base_url(&self) -> &str {
-        &self.inner.base_url
+        &self.inner.shown_url
+    }
+
+    /// Whether requests will carry an API key.
+    pub fn has_api_key(&self) -> bool {
+        self.inner.key.is_some()
     }
 
     /// The configuration in use.
@@ -169,36 +211,82 @@ impl LlmClient {
     }
 
     /// The structured-output mode the next [`chat_json`](Self::chat_json) for `model` starts
-    /// with: what worked before (in this process, else in the cache file), else
-    /// `config.json_mode`.
+    /// with: what worked before or was learnt from a refusal (in this process, else in the cache
+    /// file), else `config.json_mode`.
     pub async fn format_for(&self, model: &str) -> ResponseFormatKind {
-        if let Some(m) = self.inner.formats.lock().expect("lock").get(model) {
-            return *m;
+        if let Some(m) = self.known_format(model) {
+            return m;
         }
         if let Some(cache) = &self.inner.cache
-            && let Ok(Some(m)) = cache.format_for(&self.inner.base_url, model).await
+            && let Ok(Some(mode)) = cache.format_for(&self.inner.key_url, model).await
         {
-            self.inner
-                .formats
-                .lock()
-                .expect("lock")
-                .insert(model.to_string(), m);
-            return m;
+            let mut formats = self.inner.formats.lock().expect("lock");
+            let state = formats.entry(model.to_string()).or_insert(FormatState {
+                mode,
+                confirmed: true,
+            });
+            return state.mode;
         }
         self.inner.cfg.json_mode
     }
 
+    /// The mode known in this process for `model`, if any.
+    fn known_format(&self, model: &str) -> Option<ResponseFormatKind> {
+        let formats = self.inner.formats.lock().expect("lock");
+        formats.get(model).map(|s| s.mode)
+    }
+
+    /// Records at once, for every call to `model`, that the server refused `mode`: attempts
+    /// admitted from now on use the next mode. A refusal of a mode that already worked says
+    /// nothing about the format (a prompt over the context length, say) and is ignored.
+    fn mark_refused(&self, model: &str, mode: ResponseFormatKind) {
+        let Some(next) = mode.next() else { return };
+        let mut formats = self.inner.formats.lock().expect("lock");
+        match formats.get_mut(model) {
+            Some(s) if s.confirmed && s.mode == mode => {}
+            Some(s) if s.mode < next => {
+                *s = FormatState {
+                    mode: next,
+                    confirmed: false,
+                }
+            }
+            Some(_) => {}
+            None => {
+                formats.insert(
+                    model.to_string(),
+                    FormatState {
+                        mode: next,
+                        confirmed: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Forgets what refusals taught about `model` when no mode worked after all (every mode
+    /// refused: the refusals were about something else).
+    fn forget_refusals(&self, model: &str) {
+        let mut formats = self.inner.formats.lock().expect("lock");
+        if formats.get(model).is_some_and(|s| !s.confirmed) {
+            formats.remove(model);
+        }
+    }
+
     async fn remember_format(&self, model: &str, mode: ResponseFormatKind) {
+        let state = FormatState {
+            mode,
+            confirmed: true,
+        };
         let changed = self
             .inner
             .formats
             .lock()
             .expect("lock")
-            .insert(model.to_string(), mode)
-            != Some(mode);
+            .insert(model.to_string(), state)
+            != Some(state);
         if changed && let Some(cache) = &self.inner.cache {
             // losing this only costs a rediscovery next run
-            let _ = cache.set_format(&self.inner.base_url, model, mode).await;
+            let _ = cache.set_format(&self.inner.key_url, model, mode).await;
         }
     }
 
@@ -206,13 +294,16 @@ impl LlmClient {
     ///
     /// # Errors
     /// [`LlmError::Rejected`] for a non-retryable status (its message included),
-    /// [`LlmError::Exhausted`] when every attempt failed transiently,
-    /// [`LlmError::RetryAfterTooLong`], [`LlmError::Cache`]. Every outcome, success or error, is
-    /// also appended to [`records`](Self::records).
+    /// [`LlmError::Exhausted`] when every attempt failed transiently, [`LlmError::TimedOut`]
+    /// when every attempt timed out, [`LlmError::NoContent`] for a reply with empty or null
+    /// content, a `content_filter` finish, or a `length` finish when `req.reject_truncated`
+    /// (such a reply is never cached; its tokens are recorded), [`LlmError::RetryAfterTooLong`],
+    /// [`LlmError::Cache`]. Every outcome, success or error, is also appended to
+    /// [`records`](Self::records).
     pub async fn chat(&self, stage: &str, req: ChatRequest) -> Result<ChatOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::Chat, &req.model);
         let body = req.to_body();
         let (key, info) = self.key_for("chat", &req.model, json!({"request": body}));
+        let ctx = self.ctx(stage, CallKind::Chat, &req.model, &key);
 
         match self.cache_get(&key).await {
             Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
@@ -220,6 +311,7 @@ impl LlmClient {
                 if let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
                     .ok()
                     .and_then(|w| w.first())
+                    .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
                 {
                     let record = self.hit(&ctx, &hit);
                     return Ok(ChatOutcome {
@@ -235,15 +327,33 @@ impl LlmClient {
         let est_prompt = estimate_chat_prompt_tokens(&req.messages);
         let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
         let mut att = Attempts::default();
+        let build = || (body.clone(), None);
         match self
-            .send(CHAT, &req.model, &body, est, false, &mut att, parse_chat)
+            .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
             .await
         {
-            Ok((wire, raw, debited)) => {
-                let (content, finish) = wire.first().unwrap_or_default();
-                let tokens = chat_tokens(wire.usage.as_ref(), est_prompt, &content);
+            Ok(sent) => {
+                let (content, finish) = sent.reply.first().unwrap_or_default();
+                let tokens = chat_tokens(sent.reply.usage.as_ref(), est_prompt, &content);
+                if let Some(reason) = unusable(&content, finish.as_deref(), req.reject_truncated) {
+                    self.limiter(&req.model)
+                        .correct(sent.debited, tokens.prompt + tokens.completion);
+                    let err = LlmError::NoContent { reason };
+                    let mut record = self.build_ok(&ctx, att, &tokens, None);
+                    record.error = Some(err.to_string());
+                    self.push(record);
+                    return Err(err);
+                }
                 let cache_note = self
-                    .settle(&key, info, raw, &tokens, None, &req.model, debited)
+                    .settle(
+                        &key,
+                        info,
+                        sent.raw,
+                        &tokens,
+                        None,
+                        &req.model,
+                        sent.debited,
+                    )
                     .await;
                 let record = self.ok(&ctx, att, &tokens, None, cache_note);
                 Ok(ChatOutcome {
@@ -252,7 +362,9 @@ impl LlmClient {
                     record,
                 })
             }
-            Err(SendError::Refused(e) | SendError::Fatal(e)) => Err(self.fail(&ctx, att, None, e)),
+            Err(SendError::Refused(e, _) | SendError::Fatal(e)) => {
+                Err(self.fail(&ctx, att, None, e))
+            }
         }
     }
 
@@ -271,7 +383,6 @@ impl LlmClient {
         req: ChatRequest,
         schema: &Value,
     ) -> Result<JsonOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::ChatJson, &req.model);
         let base_body = req.to_body();
         // the format mode is not part of the key: any mode's valid answer answers the request
         let (key, info) = self.key_for(
@@ -279,6 +390,7 @@ impl LlmClient {
             &req.model,
             json!({"request": base_body, "schema": schema}),
         );
+        let ctx = self.ctx(stage, CallKind::ChatJson, &req.model, &key);
 
         match self.cache_get(&key).await {
             Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
@@ -302,12 +414,19 @@ impl LlmClient {
             Ok(None) => {}
         }
 
-        let mut mode = self.format_for(&req.model).await;
+        // the lowest mode this call may use; the body of each attempt takes the mode known for
+        // the model when the attempt is admitted, if that is lower still
+        let mut floor = self.format_for(&req.model).await;
         let mut att = Attempts::default();
         loop {
-            let mut body = base_body.clone();
-            apply_mode(&mut body, mode, schema);
-            let est_prompt = match mode {
+            let f = floor;
+            let build = || {
+                let mode = self.known_format(&req.model).unwrap_or(f).max(f);
+                let mut body = base_body.clone();
+                apply_mode(&mut body, mode, schema);
+                (body, Some(mode))
+            };
+            let est_prompt = match floor {
                 ResponseFormatKind::JsonSchema => {
                     estimate_chat_prompt_tokens(&req.messages) + count_tokens(&schema.to_string())
                 }
@@ -318,21 +437,27 @@ impl LlmClient {
                 }
             };
             let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
-            let sensitive = mode != ResponseFormatKind::Text;
             match self
-                .send(
-                    CHAT, &req.model, &body, est, sensitive, &mut att, parse_chat,
-                )
+                .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
                 .await
             {
-                Ok((wire, raw, debited)) => {
+                Ok(sent) => {
+                    let mode = sent.mode.unwrap_or(floor);
                     self.remember_format(&req.model, mode).await;
-                    let (text, _) = wire.first().unwrap_or_default();
-                    let tokens = chat_tokens(wire.usage.as_ref(), est_prompt, &text);
+                    let (text, _) = sent.reply.first().unwrap_or_default();
+                    let tokens = chat_tokens(sent.reply.usage.as_ref(), est_prompt, &text);
                     match parse_json_checked(&text, schema) {
                         Ok(value) => {
                             let note = self
-                                .settle(&key, info, raw, &tokens, Some(mode), &req.model, debited)
+                                .settle(
+                                    &key,
+                                    info,
+                                    sent.raw,
+                                    &tokens,
+                                    Some(mode),
+                                    &req.model,
+                                    sent.debited,
+                                )
                                 .await;
                             let record = self.ok(&ctx, att, &tokens, Some(mode), note);
                             return Ok(JsonOutcome {
@@ -344,7 +469,7 @@ impl LlmClient {
                         }
                         Err(why) => {
                             self.limiter(&req.model)
-                                .correct(debited, tokens.prompt + tokens.completion);
+                                .correct(sent.debited, tokens.prompt + tokens.completion);
                             let err = LlmError::NoJson {
                                 reason: why.to_string(),
                                 excerpt: self.scrub(&text.chars().take(200).collect::<String>()),
@@ -356,11 +481,18 @@ impl LlmClient {
                         }
                     }
                 }
-                Err(SendError::Refused(e)) => match mode.next() {
-                    Some(next) => mode = next,
-                    None => return Err(self.fail(&ctx, att, Some(mode), e)),
+                Err(SendError::Refused(e, refused)) => match refused.next() {
+                    Some(next) => floor = floor.max(next),
+                    None => return Err(self.fail(&ctx, att, Some(refused), e)),
                 },
-                Err(SendError::Fatal(e)) => return Err(self.fail(&ctx, att, Some(mode), e)),
+                Err(SendError::Fatal(e)) => {
+                    if matches!(e, LlmError::Rejected { .. })
+                        && floor > ResponseFormatKind::JsonSchema
+                    {
+                        self.forget_refusals(&req.model);
+                    }
+                    return Err(self.fail(&ctx, att, Some(floor), e));
+                }
             }
         }
     }
@@ -371,13 +503,13 @@ impl LlmClient {
     /// As [`chat`](Self::chat); [`LlmError::BadResponse`] if the server returns a different
     /// number of vectors than inputs; [`LlmError::Config`] for an empty input list.
     pub async fn embed(&self, stage: &str, req: EmbedRequest) -> Result<EmbedOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::Embed, &req.model);
+        let body = req.to_body();
+        let (key, info) = self.key_for("embed", &req.model, json!({"request": body}));
+        let ctx = self.ctx(stage, CallKind::Embed, &req.model, &key);
         if req.inputs.is_empty() {
             let e = LlmError::Config("embeddings request with no inputs".into());
             return Err(self.fail(&ctx, Attempts::default(), None, e));
         }
-        let body = req.to_body();
-        let (key, info) = self.key_for("embed", &req.model, json!({"request": body}));
         let n = req.inputs.len();
 
         match self.cache_get(&key).await {
@@ -399,11 +531,17 @@ impl LlmClient {
         let parse = |text: &str| {
             serde_json::from_str::<WireEmbeddings>(text).map_err(|e| format!("not JSON: {e}"))
         };
+        let build = || (body.clone(), None);
         match self
-            .send(EMBED, &req.model, &body, est, false, &mut att, parse)
+            .send(EMBED, &req.model, &build, est, &mut att, parse)
             .await
         {
-            Ok((wire, raw, debited)) => {
+            Ok(Sent {
+                reply: wire,
+                raw,
+                debited,
+                ..
+            }) => {
                 let tokens = match wire.usage.as_ref().and_then(|u| u.prompt_tokens) {
                     Some(p) => Tokens {
                         prompt: p,
@@ -429,17 +567,20 @@ impl LlmClient {
                 let record = self.ok(&ctx, att, &tokens, None, note);
                 Ok(EmbedOutcome { embeddings, record })
             }
-            Err(SendError::Refused(e) | SendError::Fatal(e)) => Err(self.fail(&ctx, att, None, e)),
+            Err(SendError::Refused(e, _) | SendError::Fatal(e)) => {
+                Err(self.fail(&ctx, att, None, e))
+            }
         }
     }
 
     // ---- pipeline pieces ----
 
-    fn ctx<'a>(&self, stage: &'a str, kind: CallKind, model: &'a str) -> CallCtx<'a> {
+    fn ctx<'a>(&self, stage: &'a str, kind: CallKind, model: &'a str, key: &str) -> CallCtx<'a> {
         CallCtx {
             stage,
             kind,
             model,
+            request_key: key.chars().take(16).collect(),
             started: SystemTime::now(),
             t0: Instant::now(),
         }
@@ -457,10 +598,16 @@ impl LlmClient {
         )
     }
 
+    /// `s` without the URL's credentials and the API key.
     fn scrub(&self, s: &str) -> String {
+        let mut out = s.to_string();
+        for secret in &self.inner.url_secrets {
+            let mask = if secret.ends_with('@') { "***@" } else { "***" };
+            out = out.replace(secret.as_str(), mask);
+        }
         match &self.inner.key {
-            Some(k) => k.scrub(s),
-            None => s.to_string(),
+            Some(k) => k.scrub(&out),
+            None => out,
         }
     }
 
@@ -468,7 +615,7 @@ impl LlmClient {
         let mut v = json!({
             "v": KEY_VERSION,
             "kind": kind,
-            "base_url": self.inner.base_url,
+            "base_url": self.inner.key_url,
             "model": model,
         });
         if let (Some(o), Value::Object(p)) = (v.as_object_mut(), payload) {
@@ -477,7 +624,7 @@ impl LlmClient {
         let canonical = canonical_json(&v);
         let info = CacheEntryInfo {
             kind: kind.to_string(),
-            base_url: self.inner.base_url.clone(),
+            base_url: self.inner.key_url.clone(),
             model: model.to_string(),
             request: canonical.clone(),
         };
@@ -521,32 +668,40 @@ impl LlmClient {
             .map(|e| format!("reply not cached: {e}"))
     }
 
-    /// Sends `body` to `endpoint` with pacing and retries, and parses a 2xx body with `parse`.
-    /// Returns the parsed reply, the raw body and the tokens debited for the last attempt.
-    #[allow(clippy::too_many_arguments)]
+    /// Sends the body `build` makes (after each attempt is admitted) to `endpoint` with pacing
+    /// and retries, and parses a 2xx body with `parse`. A body with a structured-output mode
+    /// other than `text` that the server refuses ends the call with [`SendError::Refused`], and
+    /// the refusal is known to every call to `model` before the slot is released.
     async fn send<T>(
         &self,
         endpoint: &'static str,
         model: &str,
-        body: &Value,
+        build: &BodyFn<'_>,
         est_tokens: u64,
-        format_sensitive: bool,
         att: &mut Attempts,
         parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<(T, String, u64), SendError> {
+    ) -> Result<Sent<T>, SendError> {
         let mcfg = self.model_cfg(model).clone();
         let retry = &self.inner.cfg.retry;
         let limiter = self.limiter(model);
-        let url = format!("{}{}", self.inner.base_url, endpoint);
+        let url = format!("{}{}", self.inner.send_url, endpoint);
         let timeout = Duration::from_secs_f64(mcfg.timeout_s);
+        let rejected = |status: u16, text: &str| LlmError::Rejected {
+            status,
+            url: format!("{}{endpoint}", self.inner.shown_url),
+            model: model.to_string(),
+            message: self.scrub(&server_message(text)),
+        };
         let mut last = String::new();
         let mut tries = 0;
+        let mut timeouts = 0;
         while tries < mcfg.max_attempts {
             tries += 1;
             let adm = limiter.admit(est_tokens).await;
+            let (body, mode) = build();
             att.count += 1;
             let t0 = Instant::now();
-            let mut rb = self.inner.http.post(&url).timeout(timeout).json(body);
+            let mut rb = self.inner.http.post(&url).timeout(timeout).json(&body);
             if let Some(k) = &self.inner.key {
                 rb = rb.bearer_auth(k.expose());
             }
@@ -557,6 +712,7 @@ impl LlmClient {
                         let msg = self.scrub(&describe(&e));
                         return Err(SendError::Fatal(LlmError::Config(msg)));
                     }
+                    timeouts += u32::from(e.is_timeout());
                     last = self.scrub(&describe(&e));
                 }
                 Ok(resp) => {
@@ -566,6 +722,7 @@ impl LlmClient {
                     att.last_status = Some(status);
                     match resp.text().await {
                         Err(e) => {
+                            timeouts += u32::from(e.is_timeout());
                             last = self.scrub(&format!(
                                 "HTTP {status}, reading the body failed: {}",
                                 describe(&e)
@@ -575,7 +732,14 @@ impl LlmClient {
                             att.latency = Some((ms(first), ms(t0.elapsed())));
                             if (200..300).contains(&status) {
                                 match parse(&text) {
-                                    Ok(v) => return Ok((v, text, adm.debited_tokens)),
+                                    Ok(reply) => {
+                                        return Ok(Sent {
+                                            reply,
+                                            raw: text,
+                                            debited: adm.debited_tokens,
+                                            mode,
+                                        });
+                                    }
                                     Err(why) => {
                                         last = self.scrub(&format!(
                                             "HTTP {status} with a malformed body ({why}): {}",
@@ -583,26 +747,27 @@ impl LlmClient {
                                         ))
                                     }
                                 }
-                            } else if format_sensitive && is_format_refusal(status, &text) {
-                                return Err(SendError::Refused(LlmError::Rejected {
-                                    status,
-                                    endpoint: endpoint.to_string(),
-                                    message: self.scrub(&server_message(&text)),
-                                }));
+                            } else if let Some(m) = mode.filter(|&m| m != ResponseFormatKind::Text)
+                                && is_format_refusal(status, &text)
+                            {
+                                self.mark_refused(model, m);
+                                return Err(SendError::Refused(rejected(status, &text), m));
                             } else if is_retryable_status(status) {
                                 last = self
                                     .scrub(&format!("HTTP {status}: {}", server_message(&text)));
                                 hint = retry_hint(&headers, SystemTime::now());
                             } else {
-                                return Err(SendError::Fatal(LlmError::Rejected {
-                                    status,
-                                    endpoint: endpoint.to_string(),
-                                    message: self.scrub(&server_message(&text)),
-                                }));
+                                return Err(SendError::Fatal(rejected(status, &text)));
                             }
                         }
                     }
                 }
+            }
+            if let Some(h) = hint
+                && h.as_secs_f64() <= retry.max_retry_after_s
+            {
+                // before the slot is released, so nobody else slips through
+                limiter.pause_for(h);
             }
             drop(adm);
             if tries >= mcfg.max_attempts {
@@ -616,18 +781,22 @@ impl LlmClient {
                         max_s: retry.max_retry_after_s,
                     }));
                 }
-                Some(h) => {
-                    limiter.pause_for(h);
-                    hinted_wait(h)
-                }
+                Some(h) => hinted_wait(h),
                 None => backoff(retry, tries),
             };
             tokio::time::sleep(wait).await;
         }
-        Err(SendError::Fatal(LlmError::Exhausted {
-            endpoint: endpoint.to_string(),
-            attempts: tries,
-            last,
+        Err(SendError::Fatal(if timeouts == tries {
+            LlmError::TimedOut {
+                endpoint: endpoint.to_string(),
+                attempts: tries,
+            }
+        } else {
+            LlmError::Exhausted {
+                endpoint: endpoint.to_string(),
+                attempts: tries,
+                last,
+            }
         }))
     }
 
@@ -638,6 +807,7 @@ impl LlmClient {
             stage: ctx.stage.to_string(),
             kind: ctx.kind,
             model: ctx.model.to_string(),
+            request_key: ctx.request_key.clone(),
             started_at: rfc3339_utc(ctx.started),
             latency_ms_first_byte: None,
             latency_ms_total: None,
@@ -734,6 +904,19 @@ impl LlmClient {
         };
         self.push(r);
         err
+    }
+}
+
+/// Why a chat reply is no reply: empty or null content, a `content_filter` finish, or (when
+/// `reject_truncated`) a `length` finish. `None` for a usable reply.
+fn unusable(content: &str, finish: Option<&str>, reject_truncated: bool) -> Option<String> {
+    match finish {
+        Some("content_filter") => Some("finish_reason content_filter".into()),
+        Some("length") if reject_truncated => {
+            Some("finish_reason length (cut at max_tokens)".into())
+        }
+        _ if content.trim().is_empty() => Some("empty content".into()),
+        _ => None,
     }
 }
 
