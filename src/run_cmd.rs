@@ -100,7 +100,9 @@ pub fn is_input_error(err: &anyhow::Error) -> bool {
                     | JudgeError::OverBudget { .. }
                     | JudgeError::Unpriced { .. }
                     | JudgeError::Stopped { .. }
-                    | JudgeError::Client(LlmError::BadKey { .. } | LlmError::Config(_))
+                    | JudgeError::Client(
+                        LlmError::BadKey { .. } | LlmError::Config(_) | LlmError::MissingKey { .. }
+                    )
             )
         )
     })
@@ -293,7 +295,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .filter(|j| !done.contains(&(j.config_id.clone(), j.question_id.clone())))
         .cloned()
         .collect();
-    let est = estimate(&todo, &prompts, &settings, &client);
+    let est = estimate(&todo, &prompts, &settings, &llm_cfg);
     let cost_text = est
         .cost_usd
         .map(|c| format!("${c:.4}"))

@@ -21,7 +21,7 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
-use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRecord, ChatMessage, ChatRequest, ClientConfig, LlmClient, LlmError};
 use crate::sweep::{ConfigIndex, ConfigSpec};
 use crate::tokenize::CorpusTokens;
 
@@ -248,7 +248,7 @@ pub fn estimate(
     jobs: &[Job],
     prompts: &PromptSet,
     s: &JudgeSettings,
-    client: &LlmClient,
+    cfg: &ClientConfig,
 ) -> Estimate {
     let schema_tokens = count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4;
     let placeholder_answer = "x ".repeat(s.max_tokens as usize);
@@ -268,7 +268,6 @@ pub fn estimate(
     }
     e.prompt_tokens = gen_p + jud_p;
     e.completion_tokens = gen_c + jud_c;
-    let cfg = client.config();
     e.cost_usd = match (
         cost_usd(cfg.model(&s.generator_model), gen_p, gen_c),
         cost_usd(cfg.model(&s.judge_model), jud_p, jud_c),
@@ -503,9 +502,14 @@ pub async fn run_judge(
             let ji = todo[next];
             let job = &jobs[ji];
             if let Some(max) = settings.max_cost_usd {
-                let est = estimate(std::slice::from_ref(job), &prompts, &settings, client)
-                    .cost_usd
-                    .unwrap_or(0.0);
+                let est = estimate(
+                    std::slice::from_ref(job),
+                    &prompts,
+                    &settings,
+                    client.config(),
+                )
+                .cost_usd
+                .unwrap_or(0.0);
                 let committed: f64 = running_estimate.values().sum();
                 if calls.spent_total() + committed + est > max {
                     skipped = todo.len() - next;

@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
 use super::config::{
-    ApiKey, ClientConfig, ModelConfig, redact_url, url_secrets, url_without_credentials,
+    ApiKey, ClientConfig, ModelConfig, is_local_url, redact_url, url_secrets,
+    url_without_credentials,
 };
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
@@ -126,13 +127,27 @@ struct CallCtx<'a> {
 
 impl LlmClient {
     /// Builds a client, reading the API key from the environment variable `cfg.api_key_env`
-    /// (unset or empty: no `Authorization` header) and opening the cache if enabled.
+    /// (unset or empty: no `Authorization` header, which only a server on this machine is
+    /// assumed to accept; `api_key_env = ""` says the server needs no key) and opening the cache
+    /// if enabled.
     ///
     /// # Errors
-    /// [`LlmError::Config`] for an invalid config or unreadable key variable, [`LlmError::Cache`]
-    /// if the cache file cannot be opened.
+    /// [`LlmError::Config`] for an invalid config or unreadable key variable,
+    /// [`LlmError::BadKey`] for a key with a control character, [`LlmError::MissingKey`] for a
+    /// server not on this machine and no key, [`LlmError::Cache`] if the cache file cannot be
+    /// opened.
     pub fn new(cfg: ClientConfig) -> Result<Self, LlmError> {
+        if cfg.api_key_env.is_empty() {
+            return Self::with_api_key(cfg, None);
+        }
         let key = ApiKey::from_env(&cfg.api_key_env)?;
+        let server = cfg.resolved_base_url();
+        if key.is_none() && !is_local_url(&server) {
+            return Err(LlmError::MissingKey {
+                server: redact_url(&server),
+                var: cfg.api_key_env.clone(),
+            });
+        }
         Self::with_api_key(cfg, key)
     }
 

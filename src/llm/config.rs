@@ -24,7 +24,9 @@ pub struct ClientConfig {
     #[serde(serialize_with = "serialize_redacted")]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key (default `OPENAI_API_KEY`). If the
-    /// variable is unset or empty, requests go without an `Authorization` header (local servers).
+    /// variable is unset or empty, requests go without an `Authorization` header, which is
+    /// allowed only for a server on this machine; `""` says the server needs no key wherever
+    /// it is.
     pub api_key_env: String,
     /// Whether the response cache is used (default `true`).
     pub cache: bool,

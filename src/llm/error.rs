@@ -17,6 +17,17 @@ pub enum LlmError {
         /// The environment variable's name.
         var: String,
     },
+    /// No API key for a server that is not on this machine: the calls would only fail (or, with
+    /// a key picked up elsewhere, spend money nobody asked for), so nothing is sent.
+    #[error(
+        "no API key: ${var} is unset or empty, and {server} is not on this machine; set ${var} (or set [llm] api_key_env = \"\" for a server that needs no key, or point [llm] base_url at a local server)"
+    )]
+    MissingKey {
+        /// The server's base URL, credentials redacted.
+        server: String,
+        /// The environment variable that should hold the key.
+        var: String,
+    },
     /// The server rejected the request with a status that is not worth retrying (400, 401, 403,
     /// 404, 422, ...). `message` is the server's own message (or the start of its body). Not a
     /// result: the work stays unfinished, and see [`LlmError::stops_run`].
@@ -94,6 +105,16 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Whether the error is the user's to fix in the configuration or environment before
+    /// anything can be sent (a usage error): an invalid configuration, a key that cannot be sent,
+    /// no key for a remote server.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            LlmError::Config(_) | LlmError::BadKey { .. } | LlmError::MissingKey { .. }
+        )
+    }
+
     /// Whether the error means no call to this server and model can succeed until the user
     /// changes something: an authentication failure (401, 403) or an unknown model or endpoint
     /// (404). A run stops starting work when it sees one.
