@@ -180,9 +180,15 @@ async fn credentials_in_the_base_url_are_sent_and_never_shown_or_stored() {
     let down = LlmClient::with_api_key(closed, None).unwrap();
     let econn = down.chat("gen", req("q")).await.unwrap_err();
 
+    let recorded = c.resolved_config();
+    assert_eq!(
+        recorded.base_url.as_deref(),
+        Some(format!("http://***@127.0.0.1:{port}/v1").as_str())
+    );
     let mut texts = vec![
         format!("{c:?}"),
         serde_json::to_string(&cfg).unwrap(),
+        serde_json::to_string(&recorded).unwrap(),
         format!("{:?}", c.records()),
         format!("{:?}", down.records()),
     ];

@@ -198,6 +198,16 @@ impl LlmClient {
         &self.inner.shown_url
     }
 
+    /// The configuration with the base URL actually used filled in, credentials redacted, wherever
+    /// it came from (the config, `OPENAI_BASE_URL` or the default): what a run's manifest
+    /// records.
+    pub fn resolved_config(&self) -> ClientConfig {
+        ClientConfig {
+            base_url: Some(self.inner.shown_url.clone()),
+            ..self.inner.cfg.clone()
+        }
+    }
+
     /// Whether requests will carry an API key.
     pub fn has_api_key(&self) -> bool {
         self.inner.key.is_some()
