@@ -189,6 +189,27 @@ pub struct Estimate {
     pub cost_usd: Option<f64>,
 }
 
+impl Estimate {
+    /// One line saying where the calls go and what they should cost, printed before the first
+    /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
+    /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
+    /// redacted ([`LlmClient::base_url`]).
+    pub fn summary(&self, server: &str, s: &JudgeSettings) -> String {
+        let cost = self
+            .cost_usd
+            .map(|c| format!("${c:.4}"))
+            .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
+        format!(
+            "server {server}; generator {}, judge {}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+            s.generator_model,
+            s.judge_model,
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens
+        )
+    }
+}
+
 fn generate_request(prompts: &PromptSet, s: &JudgeSettings, job: &Job) -> ChatRequest {
     let text = prompts.render(
         PromptKind::Generate,
