@@ -344,14 +344,15 @@ fn assert_scripted_results(out: &Path) {
         report.contains(&format!("`{SMALL}`: 1")),
         "errors per configuration: {report}"
     );
-    // candidates named with --candidates: the first is not "the selection's pick"
-    assert!(!report.contains("selection's pick"), "{report}");
+    // candidates named with --candidates: the choice is described against the selection's pick
+    // (LARGE here), never by calling the first listed one the pick
     assert!(
         report.contains(&format!(
-            "The judge prefers `{SMALL}` among the listed configurations."
+            "The judge prefers `{SMALL}` to the selection's pick `{LARGE}`."
         )),
         "{report}"
     );
+    assert!(!report.contains("confirms"), "{report}");
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(
         manifest.contains("\"faithfulness.md\""),

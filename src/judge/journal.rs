@@ -11,16 +11,17 @@ use serde::Serialize;
 
 use super::JudgeError;
 use super::pipeline::{JudgeQuestionRow, TAG_SEP};
+use crate::files;
 use crate::llm::CallRecord;
 
 /// judge_questions.csv in `dir`.
 pub fn questions_path(dir: &Path) -> PathBuf {
-    dir.join("judge_questions.csv")
+    dir.join(files::JUDGE_QUESTIONS)
 }
 
 /// calls.csv in `dir`.
 pub fn calls_path(dir: &Path) -> PathBuf {
-    dir.join("calls.csv")
+    dir.join(files::CALLS)
 }
 
 /// Reads `path`, without a last line torn by a kill (text after the last newline). A missing
@@ -64,7 +65,7 @@ pub(crate) fn rewrite_rows<'a>(
     rows: impl IntoIterator<Item = &'a JudgeQuestionRow>,
 ) -> Result<(), JudgeError> {
     let path = questions_path(dir);
-    let tmp = dir.join("judge_questions.csv.tmp");
+    let tmp = dir.join(format!("{}.tmp", files::JUDGE_QUESTIONS));
     let mut w = csv::Writer::from_path(&tmp).map_err(|e| JudgeError::csv(&tmp, e))?;
     for r in rows {
         w.serialize(r).map_err(|e| JudgeError::csv(&tmp, e))?;

@@ -16,13 +16,14 @@ use super::journal::{Appender, CallLog, load_finished, questions_path, rewrite_r
 use super::prompts::{PromptKind, PromptSet, fence_context};
 use super::verdict::{Criterion, Verdict, grade, last_record};
 use super::{JudgeError, JudgeSettings};
-use crate::chunking::enrich::ContextMap;
 use crate::corpus::Corpus;
+use crate::events::{Events, RunEvent, Step};
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, ClientConfig, LlmClient, LlmError};
-use crate::sweep::{ConfigIndex, ConfigSpec};
+use crate::sweep::grid::ConfigSpec;
+use crate::sweep::index::{ConfigIndex, RetrievalContext};
 use crate::tokenize::CorpusTokens;
 
 /// Separates the parts of the call tag carried in [`CallRecord::stage`].
@@ -59,8 +60,10 @@ pub struct Job {
     pub retrieve_ms: f64,
 }
 
-/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; model-written
-/// contexts for `llm_context` candidates from `contexts`) and retrieves top-k for every question.
+/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; embeddings and
+/// model-written contexts from the prepare step in `context`, so dense, hybrid, semantic and
+/// `llm_context` candidates retrieve exactly as in the sweep) and retrieves top-k for every
+/// question.
 /// The generator sees each retrieved chunk as it was indexed: its prefix, then its text.
 ///
 /// # Errors
@@ -70,11 +73,11 @@ pub fn plan_jobs(
     golden: &GoldenSet,
     candidates: &[ConfigSpec],
     tokens: &CorpusTokens,
-    contexts: &ContextMap,
+    context: &Arc<RetrievalContext>,
 ) -> Result<Vec<Job>, JudgeError> {
     let mut jobs = Vec::new();
     for (ci, config) in candidates.iter().enumerate() {
-        let index = ConfigIndex::build(corpus, tokens, config, contexts)?;
+        let index = ConfigIndex::build(corpus, tokens, config, context)?;
         let config_id = config.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();
@@ -194,18 +197,14 @@ impl Estimate {
     /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
     /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
     /// redacted ([`LlmClient::base_url`]).
-    pub fn summary(&self, server: &str, s: &JudgeSettings) -> String {
+    pub fn summary(&self, server: &str, generator_model: &str, judge_model: &str) -> String {
         let cost = self
             .cost_usd
             .map(|c| format!("${c:.4}"))
             .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
         format!(
-            "server {server}; generator {}, judge {}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
-            s.generator_model,
-            s.judge_model,
-            self.calls,
-            self.prompt_tokens,
-            self.completion_tokens
+            "server {server}; generator {generator_model}, judge {judge_model}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+            self.calls, self.prompt_tokens, self.completion_tokens
         )
     }
 }
@@ -423,24 +422,6 @@ async fn run_job(
     })
 }
 
-/// Progress of the judge stage, for a display.
-#[derive(Debug, Clone)]
-pub enum JudgeEvent {
-    /// A chat call finished (or failed).
-    Call(CallRecord),
-    /// A question finished and its row was written.
-    Question(Box<JudgeQuestionRow>),
-    /// A question stayed unfinished (a transient failure); a rerun will redo it.
-    Unfinished {
-        /// Configuration id.
-        config_id: String,
-        /// Question id.
-        question_id: String,
-        /// Why.
-        error: String,
-    },
-}
-
 /// The result of [`run_judge`].
 #[derive(Debug, Clone)]
 pub struct JudgeRun {
@@ -489,7 +470,7 @@ pub async fn run_judge(
     prompts: Arc<PromptSet>,
     settings: Arc<JudgeSettings>,
     client: &LlmClient,
-    on_event: &(dyn Fn(JudgeEvent) + Sync),
+    events: Events<'_>,
 ) -> Result<JudgeRun, JudgeError> {
     let done = load_finished(dir)?;
     let resumed = done.len();
@@ -558,7 +539,7 @@ pub async fn run_judge(
                 biased;
                 Some(rec) = calls_rx.recv() => {
                     calls.record(&rec)?;
-                    on_event(JudgeEvent::Call(rec));
+                    call_event(events, &rec);
                 }
                 joined = set.join_next() => break joined,
             }
@@ -570,12 +551,11 @@ pub async fn run_judge(
         running_estimate.remove(&ji);
         while let Ok(rec) = calls_rx.try_recv() {
             calls.record(&rec)?;
-            on_event(JudgeEvent::Call(rec));
+            call_event(events, &rec);
         }
         match res {
             Ok(row) => {
                 rows_out.append(&row)?;
-                on_event(JudgeEvent::Question(Box::new(row.clone())));
                 new_rows.push(Finished { row, job_index: ji });
             }
             Err(e) => {
@@ -583,7 +563,7 @@ pub async fn run_judge(
                     stopped = Some(e.clone());
                 }
                 let job = &jobs[ji];
-                on_event(JudgeEvent::Unfinished {
+                events(RunEvent::Unfinished {
                     config_id: job.config_id.clone(),
                     question_id: job.question_id.clone(),
                     error: e.to_string(),
@@ -598,7 +578,7 @@ pub async fn run_judge(
     }
     while let Ok(rec) = calls_rx.try_recv() {
         calls.record(&rec)?;
-        on_event(JudgeEvent::Call(rec));
+        call_event(events, &rec);
     }
     drop(rows_out);
 
@@ -638,4 +618,14 @@ pub async fn run_judge(
         spent_usd: calls.spent_now(),
         spent_before_usd: calls.spent_before(),
     })
+}
+
+/// Reports a finished call to the display.
+fn call_event(events: Events<'_>, rec: &CallRecord) {
+    events(RunEvent::Advanced {
+        step: Step::Judge,
+        label: rec.stage.replace(TAG_SEP, " "),
+        cost_usd: rec.cost_usd,
+        cached: rec.cache_hit,
+    });
 }

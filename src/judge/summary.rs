@@ -37,16 +37,6 @@ pub struct CandidateInfo {
     pub span_recall: f64,
 }
 
-/// Where the candidate list came from, which decides how the report names its first entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CandidateSource {
-    /// The selection's candidates: the first one is the selection's pick.
-    Selection,
-    /// Configurations the user listed (`--candidates`, `--compare-prefix`): the first one is
-    /// only the first listed.
-    Listed,
-}
-
 /// One criterion of one candidate: pass rate over the judged questions, with its interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {
@@ -318,11 +308,12 @@ fn has_valid_verdict(rows: &[JudgeQuestionRow], id: &str) -> bool {
 /// Compares every pair of candidates on every criterion (exact McNemar) and chooses: among the
 /// candidates no other one beats (significantly better on some criterion and significantly worse
 /// on none), the one with the fewest tokens per query. If some candidate has no valid verdict at
-/// all, nothing is chosen (`chosen` is `None`) and the reasons say which. `candidates[0]` is the
-/// reference the choice is described against: the selection's pick for
-/// [`CandidateSource::Selection`], the first listed configuration otherwise; if the choice is a
-/// larger chunk size at recall within [`EQUAL_RECALL`] of it, the decision says so (seed 000's
-/// rule) and suggests trying contextual enrichment at the smaller size.
+/// all, nothing is chosen (`chosen` is `None`) and the reasons say which. The choice is described
+/// against the selection's pick when `pick` (its configuration id) is among the candidates, and
+/// against the first listed candidate otherwise (`--candidates`, `--compare-prefix`), which is
+/// then never called the selection's pick; if the choice is a larger chunk size at recall within
+/// [`EQUAL_RECALL`] of that reference, the decision says so (seed 000's rule) and suggests trying
+/// contextual enrichment at the smaller size.
 ///
 /// # Panics
 /// If `candidates` is empty.
@@ -330,7 +321,7 @@ pub fn decide(
     candidates: &[CandidateInfo],
     rows: &[JudgeQuestionRow],
     alpha: f64,
-    source: CandidateSource,
+    pick: Option<&str>,
 ) -> Decision {
     assert!(!candidates.is_empty(), "no candidate to decide between");
     let mut comparisons = Vec::new();
@@ -465,10 +456,12 @@ pub fn decide(
             ));
         }
     }
-    let first = &candidates[0];
-    let first_name = match source {
-        CandidateSource::Selection => "the selection's pick",
-        CandidateSource::Listed => "the first listed configuration",
+    let (first, first_name) = match candidates
+        .iter()
+        .find(|c| Some(c.config_id.as_str()) == pick)
+    {
+        Some(p) => (p, "the selection's pick"),
+        None => (&candidates[0], "the first listed configuration"),
     };
     let larger_at_equal_recall = chosen.chunk_size > first.chunk_size
         && (chosen.span_recall - first.span_recall).abs() <= EQUAL_RECALL;
@@ -483,15 +476,16 @@ pub fn decide(
             chosen.config_id, first.config_id
         ));
     } else {
-        reasons.push(match source {
-            CandidateSource::Selection => format!(
+        reasons.push(if Some(first.config_id.as_str()) == pick {
+            format!(
                 "The judge confirms the selection's pick `{}`.",
                 first.config_id
-            ),
-            CandidateSource::Listed => format!(
+            )
+        } else {
+            format!(
                 "The judge prefers `{}` among the listed configurations.",
                 first.config_id
-            ),
+            )
         });
     }
     Decision {
@@ -730,12 +724,7 @@ mod tests {
             (r.correctness_judged, r.correctness_rate, r.correctness_lo),
             (0, None, None)
         );
-        let d = decide(
-            &[info("A", 64, 320.0, 0.9)],
-            &rows,
-            0.05,
-            CandidateSource::Selection,
-        );
+        let d = decide(&[info("A", 64, 320.0, 0.9)], &rows, 0.05, Some("A"));
         let md = markdown(
             &summarise(&[info("A", 64, 320.0, 0.9)], &rows),
             &d,
@@ -762,7 +751,7 @@ mod tests {
             })
             .collect();
         let cands = [info("A", 64, 320.0, 0.9), info("B", 256, 1280.0, 0.9)];
-        let d = decide(&cands, &rows, 0.05, CandidateSource::Selection);
+        let d = decide(&cands, &rows, 0.05, Some("A"));
         assert_eq!(d.chosen, None);
         assert_eq!(d.unjudged, vec!["A".to_string()]);
         assert!(d.comparisons.is_empty(), "errors are not paired outcomes");
@@ -789,7 +778,7 @@ mod tests {
             })
             .collect();
         let cands = [info("A", 64, 320.0, 0.9), info("B", 256, 1280.0, 0.5)];
-        let d = decide(&cands, &rows, 0.05, CandidateSource::Listed);
+        let d = decide(&cands, &rows, 0.05, None);
         assert_eq!(d.chosen.as_deref(), Some("A"));
         let all = d.reasons.join(" ");
         assert!(!all.contains("selection's pick"), "{all}");
@@ -821,7 +810,7 @@ mod tests {
             ));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, 0.05, CandidateSource::Selection);
+        let d = decide(&cands, &rows, 0.05, Some("A"));
         assert_eq!(d.chosen.as_deref(), Some("A"));
         assert!(!d.larger_at_equal_recall);
         let f = d
@@ -858,7 +847,7 @@ mod tests {
             rows.push(row("B", q, "pass", "pass", "na"));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, 0.05, CandidateSource::Selection);
+        let d = decide(&cands, &rows, 0.05, Some("A"));
         assert_eq!(d.chosen.as_deref(), Some("B"));
         assert!(d.larger_at_equal_recall);
         let f = d
@@ -885,6 +874,6 @@ mod tests {
         );
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
-        assert!(!decide(&cands, &rows, 0.05, CandidateSource::Selection).larger_at_equal_recall);
+        assert!(!decide(&cands, &rows, 0.05, Some("A")).larger_at_equal_recall);
     }
 }

@@ -105,16 +105,6 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// Whether the error is the user's to fix in the configuration or environment before
-    /// anything can be sent (a usage error): an invalid configuration, a key that cannot be sent,
-    /// no key for a remote server.
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            LlmError::Config(_) | LlmError::BadKey { .. } | LlmError::MissingKey { .. }
-        )
-    }
-
     /// Whether the error means no call to this server and model can succeed until the user
     /// changes something: an authentication failure (401, 403) or an unknown model or endpoint
     /// (404). A run stops starting work when it sees one.
@@ -145,6 +135,27 @@ impl LlmError {
         match self {
             LlmError::TimedOut { .. } => "timeout".to_string(),
             other => other.to_string(),
+        }
+    }
+
+    /// Usage (2) for what the user must fix before anything can be sent or succeed: an unusable
+    /// client configuration, a key that cannot be sent or is missing for a remote server, a key
+    /// or model the server refuses ([`stops_run`](Self::stops_run)); failure (1) for anything
+    /// else a server did.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            LlmError::Config(_) | LlmError::BadKey { .. } | LlmError::MissingKey { .. } => {
+                crate::exit::ExitClass::Usage
+            }
+            LlmError::Rejected { .. } if self.stops_run() => crate::exit::ExitClass::Usage,
+            LlmError::Rejected { .. }
+            | LlmError::Exhausted { .. }
+            | LlmError::TimedOut { .. }
+            | LlmError::RetryAfterTooLong { .. }
+            | LlmError::BadResponse { .. }
+            | LlmError::NoJson { .. }
+            | LlmError::NoContent { .. }
+            | LlmError::Cache(_) => crate::exit::ExitClass::Failure,
         }
     }
 
