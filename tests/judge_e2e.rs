@@ -820,7 +820,6 @@ async fn sigkill_at_three_moments_then_a_rerun_lists_every_answered_call_once() 
     assert!(paid <= 29 && received.len() >= EXPECTED_REQUESTS, "{paid}");
 }
 
-#[ignore = "run-folder lock and early-stop safety come with the pipeline layout"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_on_the_same_folder_is_refused_and_nothing_is_lost() {
     let server = mock(script(Duration::from_millis(100))).await;
@@ -856,7 +855,6 @@ async fn a_second_process_on_the_same_folder_is_refused_and_nothing_is_lost() {
     assert_scripted_results(&out);
 }
 
-#[ignore = "run-folder lock and early-stop safety come with the pipeline layout"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_narrower_rerun_or_a_refused_run_keeps_every_finished_row() {
     let server = mock(script(Duration::ZERO)).await;
@@ -875,14 +873,22 @@ async fn a_narrower_rerun_or_a_refused_run_keeps_every_finished_row() {
         .map(|c| c["cost_usd"].parse::<f64>().unwrap_or(0.0))
         .sum();
     assert!(spent > 0.0);
-    for extra in [
-        vec!["--dry-run".to_string()],
-        vec!["--max-cost".to_string(), format!("{}", spent / 2.0)],
-        vec!["--judge-questions".to_string(), "2".to_string()],
+    // --max-cost counts what the folder already spent: half of it is over the budget though
+    // nothing is left to run
+    for (extra, want) in [
+        (vec!["--dry-run".to_string()], 0),
+        (
+            vec!["--max-cost".to_string(), format!("{}", spent / 2.0)],
+            2,
+        ),
+        (vec!["--judge-questions".to_string(), "2".to_string()], 0),
     ] {
         let o = run_cmd(&cfg, &out).args(&extra).output().unwrap();
-        let code = o.status.code();
-        assert!(code == Some(0) || code == Some(2), "{extra:?}: {code:?}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(want), "{extra:?}: {stderr}");
+        if want == 2 {
+            assert!(stderr.contains("already spent in this folder"), "{stderr}");
+        }
         let now = read_csv(&out.join("judge_questions.csv"));
         assert_eq!(now.len(), 8, "{extra:?}");
         let r = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -969,4 +975,88 @@ async fn sloppy_verdicts_are_read_and_answers_stay_in_their_block() {
             );
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_says_where_its_calls_go_and_refuses_a_remote_server_without_a_key() {
+    let server = mock(script(Duration::ZERO)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri(), 2);
+    // a model section whose name no stage uses: a typo, named in a warning
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("\n[llm.models.genn]\nrpm = 10\n");
+    std::fs::write(&cfg, &text).unwrap();
+    let out = dir.path().join("run");
+    let mut loud = run_cmd(&cfg, &out);
+    loud.args(["--max-cost", "1"]);
+    let args: Vec<_> = loud
+        .get_args()
+        .filter(|a| *a != "--quiet")
+        .map(|a| a.to_owned())
+        .collect();
+    let o = Command::new(bin())
+        .args(args)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    // before the first call: the server, the models and the estimate
+    let announced = format!(
+        "server {}/v1; generator gen, judge judge; 30 chat calls",
+        server.uri()
+    );
+    assert!(stderr.contains(&announced), "{stderr}");
+    assert!(
+        stderr.contains("warning: [llm.models.genn] is used by no stage"),
+        "{stderr}"
+    );
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains(&format!("\"server\": \"{}/v1\"", server.uri())),
+        "the manifest records the server used: {manifest}"
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        EXPECTED_REQUESTS
+    );
+
+    // the same run bound for a remote server with no key stops at once: exit 2, nothing written
+    let remote = text.replace(
+        &format!("base_url = \"{}/v1\"", server.uri()),
+        "base_url = \"https://api.example.invalid/v1\"",
+    );
+    std::fs::write(&cfg, remote).unwrap();
+    let out2 = dir.path().join("remote");
+    let o = run_cmd(&cfg, &out2).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no API key: $CHUNKSWEEP_TEST_NO_SUCH_KEY is unset or empty")
+            && stderr.contains("https://api.example.invalid/v1"),
+        "{stderr}"
+    );
+    assert!(!out2.exists(), "nothing written");
+
+    // the local demo's config names its server itself, whatever the environment says
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/handbook-local.toml");
+    let o = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&demo)
+        .arg("--out")
+        .arg(dir.path().join("demo"))
+        .args(["--dry-run", "--quiet"])
+        .env("OPENAI_BASE_URL", "https://api.openai.com/v1")
+        .env("CHUNKSWEEP_CHAT_MODEL", "gpt-4o-mini")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains(
+            "server http://127.0.0.1:8091/v1; generator smollm2-135m-instruct-q4_1, judge smollm2-135m-instruct-q4_1;"
+        ),
+        "{stdout}"
+    );
 }

@@ -10,8 +10,7 @@ use tokio::sync::mpsc;
 
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
 use super::config::{
-    ApiKey, ClientConfig, ModelConfig, is_local_url, redact_url, url_secrets,
-    url_without_credentials,
+    ApiKey, ClientConfig, ModelConfig, redact_url, url_secrets, url_without_credentials,
 };
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
@@ -136,17 +135,7 @@ impl LlmClient {
     /// server not on this machine and no key, [`LlmError::Cache`] if the cache file cannot be
     /// opened.
     pub fn new(cfg: ClientConfig) -> Result<Self, LlmError> {
-        if cfg.api_key_env.is_empty() {
-            return Self::with_api_key(cfg, None);
-        }
-        let key = ApiKey::from_env(&cfg.api_key_env)?;
-        let server = cfg.resolved_base_url();
-        if key.is_none() && !is_local_url(&server) {
-            return Err(LlmError::MissingKey {
-                server: redact_url(&server),
-                var: cfg.api_key_env.clone(),
-            });
-        }
+        let key = cfg.api_key()?;
         Self::with_api_key(cfg, key)
     }
 

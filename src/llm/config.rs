@@ -58,7 +58,15 @@ impl Default for ClientConfig {
     }
 }
 
-fn serialize_redacted<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+/// Serialises an optional URL with its credentials redacted ([`redact_url`]): for every
+/// serialised setting that holds a server's URL.
+///
+/// # Errors
+/// The serializer's.
+pub fn serialize_redacted<S: serde::Serializer>(
+    url: &Option<String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     url.as_deref().map(redact_url).serialize(s)
 }
 
@@ -146,6 +154,28 @@ impl ClientConfig {
             .map(String::as_str)
             .filter(|name| !used.contains(name))
             .collect()
+    }
+
+    /// The API key the client will send: read from `api_key_env` (none when that is `""`).
+    /// Cheap, and sends nothing: a run calls it before any work to stop at once.
+    ///
+    /// # Errors
+    /// [`LlmError::BadKey`] for a key with a control character; [`LlmError::MissingKey`] when
+    /// there is no key and the server is not on this machine; [`LlmError::Config`] for a variable
+    /// that is not Unicode.
+    pub fn api_key(&self) -> Result<Option<ApiKey>, LlmError> {
+        if self.api_key_env.is_empty() {
+            return Ok(None);
+        }
+        let key = ApiKey::from_env(&self.api_key_env)?;
+        let server = self.resolved_base_url();
+        if key.is_none() && !is_local_url(&server) {
+            return Err(LlmError::MissingKey {
+                server: redact_url(&server),
+                var: self.api_key_env.clone(),
+            });
+        }
+        Ok(key)
     }
 
     /// The settings for `model`: its own entry, else `defaults`.

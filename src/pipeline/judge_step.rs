@@ -67,6 +67,8 @@ pub struct Judged {
     /// Candidates without a single valid verdict: when there is one, the judge confirms
     /// nothing.
     pub unjudged: Vec<String>,
+    /// The server the calls went to, credentials redacted.
+    pub server: String,
 }
 
 /// The judge step's result.
@@ -162,6 +164,11 @@ pub async fn judge(
     events: Events<'_>,
 ) -> Result<JudgeOutcome, Error> {
     let settings = &plan.judge;
+    for name in unused_models(plan) {
+        events(RunEvent::Note(format!(
+            "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
+        )));
+    }
     let prompts = PromptSet::load(&settings.prompts_dir).map_err(JudgeError::from)?;
     let judged = judged_questions(&swept.golden, settings.max_questions);
     let infos = candidate_infos(swept, candidates)?;
@@ -290,7 +297,29 @@ pub async fn judge(
         candidates: ids,
         prompt_sha256,
         unjudged: decision.unjudged,
+        server: client.base_url().to_string(),
     }))
+}
+
+/// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,
+/// embedding models, the context model).
+fn unused_models(plan: &Plan) -> Vec<String> {
+    let mut used = vec![
+        plan.judge.generator_model.as_str(),
+        plan.judge.judge_model.as_str(),
+    ];
+    if let Some(e) = &plan.embed {
+        used.push(&e.model);
+        used.extend(e.query_model.as_deref());
+    }
+    if let Some(c) = &plan.context {
+        used.push(&c.model);
+    }
+    plan.llm
+        .unused_models(&used)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Each candidate's sweep figures: from the sweep when it was in the grid, else scored now with

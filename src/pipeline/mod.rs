@@ -127,6 +127,12 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
 pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOutput, Error> {
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
+    if !plan.dry_run {
+        // an unusable client (no key for a remote server, zero limits): stop before anything is
+        // written or sent
+        plan.llm.validate().map_err(JudgeError::from)?;
+        plan.llm.api_key().map_err(JudgeError::from)?;
+    }
     let rt = runtime()?;
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
@@ -165,6 +171,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
             candidates: &j.candidates,
             prompt_sha256: &j.prompt_sha256,
+            server: &j.server,
         }),
         JudgeOutcome::DryRun(_) => None,
     };
