@@ -5,11 +5,12 @@
 //! llama-cpp-python wants, and in the prompt) → `text` (schema in the prompt only). A refusal is a
 //! 400 or 422 (any body), or a 500 whose message says the format is unsupported (names
 //! `response_format`, `json_schema` or `json_object` and says "not supported", "unsupported",
-//! "not implemented", "unknown", "invalid" or "not allowed"; llama-cpp-python answers an
-//! unsupported format with such a 500). Any other 500 is transient and retried. A refusal moves to
-//! the next mode at once and is known at once to every call of the same server and model, those
-//! waiting for a slot included (the client builds each attempt's body after it is admitted). The
-//! mode is written to the cache file, for later runs, only once a later mode actually succeeds,
+//! "not implemented", "unknown", "invalid", "not allowed", "does not match", "expected" or names
+//! a validation error; llama-cpp-python answers an unsupported format with such a 500). Any
+//! other 500 is transient and retried. A refusal moves to the next mode at once and is known at
+//! once to every call of the same server and model, those waiting for a slot included (the
+//! client builds each attempt's body after it is admitted). The mode is written to the cache
+//! file, for later runs, only once a later mode actually succeeds,
 //! so a 400 that has nothing to do with the format (say, a prompt over the context length) does
 //! not teach later runs anything wrong.
 
@@ -85,6 +86,9 @@ pub fn is_format_refusal(status: u16, body: &str) -> bool {
                 "invalid",
                 "not allowed",
                 "does not support",
+                "validation",
+                "does not match",
+                "expected",
             ]
             .iter()
             .any(|k| b.contains(k));
@@ -350,6 +354,11 @@ mod tests {
         assert!(!is_format_refusal(
             500,
             r#"{"error":{"message":"worker crashed while applying response_format"}}"#
+        ));
+        // pydantic's message for a format the server's request model does not know
+        assert!(is_format_refusal(
+            500,
+            "1 validation error for CreateChatCompletionRequest\nresponse_format\n  Input tag 'json_schema' found using 'type' does not match any of the expected tags"
         ));
         assert!(!is_format_refusal(
             500,
