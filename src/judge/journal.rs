@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::JudgeError;
-use super::pipeline::{JudgeQuestionRow, TAG_SEP};
+use super::error::JudgeError;
+use super::rows::{JudgeQuestionRow, TAG_SEP};
 use crate::files;
 use crate::llm::CallRecord;
 

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::pipeline::JudgeQuestionRow;
+use super::rows::JudgeQuestionRow;
 use super::verdict::{Criterion, Verdict};
 use crate::stats::{mcnemar_paired, wilson};
 

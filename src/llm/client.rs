@@ -3,25 +3,23 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::accounting::{CallCtx, Ledger, Tokens, chat_tokens};
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
-use super::config::{
-    ApiKey, ClientConfig, ModelConfig, redact_url, url_secrets, url_without_credentials,
-};
+use super::config::{ApiKey, ClientConfig, ModelConfig, redact_url, url_without_credentials};
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
 use super::format::ResponseFormatKind;
+use super::learned::FormatMemory;
 use super::limiter::ModelLimiter;
-use super::record::{CallKind, CallRecord, rfc3339_utc};
-use super::retry::{backoff, hinted_wait, is_retryable_status, retry_hint};
-use super::structured::{apply_mode, instruction_message, is_format_refusal, parse_json_checked};
+use super::record::{CallKind, CallRecord};
+use super::structured::{apply_mode, instruction_message, parse_json_checked};
+use super::transport::{Attempts, BodyFn, Call, SendError, Sent, Transport};
 use super::types::{
     ChatOutcome, ChatRequest, EmbedOutcome, EmbedRequest, JsonOutcome, WireChat, WireEmbeddings,
-    WireUsage,
 };
 
 const CHAT: &str = "/chat/completions";
@@ -38,28 +36,20 @@ pub struct LlmClient {
 
 struct Inner {
     cfg: ClientConfig,
-    /// The URL requests go to, credentials included (reqwest sends them as basic auth).
-    send_url: String,
-    /// The URL as shown: credentials replaced by `***`.
-    shown_url: String,
+    transport: Transport,
     /// The URL without credentials: what identifies the server in the cache.
     key_url: String,
-    /// Strings of the URL's credentials, scrubbed from every message.
-    url_secrets: Vec<String>,
-    key: Option<ApiKey>,
-    http: reqwest::Client,
     cache: Option<ResponseCache>,
     limiters: Mutex<HashMap<String, Arc<ModelLimiter>>>,
-    formats: Mutex<HashMap<String, FormatState>>,
-    records: Mutex<Vec<CallRecord>>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<CallRecord>>>,
+    formats: FormatMemory,
+    ledger: Ledger,
 }
 
 impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmClient")
-            .field("base_url", &self.inner.shown_url)
-            .field("api_key", &self.inner.key)
+            .field("base_url", &self.inner.transport.shown_url)
+            .field("api_key", &self.inner.transport.key)
             .field(
                 "cache",
                 &self.inner.cache.as_ref().map(|c| c.path().to_path_buf()),
@@ -67,60 +57,6 @@ impl fmt::Debug for LlmClient {
             .field("models", &self.inner.cfg.models.keys().collect::<Vec<_>>())
             .finish()
     }
-}
-
-/// The structured-output mode known for a model in this process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FormatState {
-    mode: ResponseFormatKind,
-    /// True once a reply in `mode` was accepted (in this run or, through the cache file, an
-    /// earlier one); false while it is only what refusals of stricter modes left.
-    confirmed: bool,
-}
-
-/// What happened over the HTTP attempts of one call.
-#[derive(Default)]
-struct Attempts {
-    count: u32,
-    last_status: Option<u16>,
-    /// (first byte, total) of the last attempt that got a response, in ms.
-    latency: Option<(f64, f64)>,
-}
-
-enum SendError {
-    /// The server refused the structured-output mode it was sent.
-    Refused(LlmError, ResponseFormatKind),
-    /// Any other failure, final.
-    Fatal(LlmError),
-}
-
-/// A 2xx reply read by [`LlmClient::send`].
-struct Sent<T> {
-    reply: T,
-    raw: String,
-    /// Tokens debited from the TPM budget for the last attempt.
-    debited: u64,
-    /// The structured-output mode of the body that got the reply.
-    mode: Option<ResponseFormatKind>,
-}
-
-/// Builds an attempt's body once the attempt is admitted, with its structured-output mode.
-type BodyFn<'a> = dyn Fn() -> (Value, Option<ResponseFormatKind>) + Sync + 'a;
-
-/// Token accounting of a successful reply.
-struct Tokens {
-    prompt: u64,
-    completion: u64,
-    estimated: bool,
-}
-
-struct CallCtx<'a> {
-    stage: &'a str,
-    kind: CallKind,
-    model: &'a str,
-    request_key: String,
-    started: SystemTime,
-    t0: Instant,
 }
 
 impl LlmClient {
@@ -146,17 +82,13 @@ impl LlmClient {
     pub fn with_api_key(cfg: ClientConfig, key: Option<ApiKey>) -> Result<Self, LlmError> {
         cfg.validate()?;
         let base_url = cfg.resolved_base_url();
-        let shown_url = redact_url(&base_url);
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(LlmError::Config(format!(
-                "base URL {shown_url:?} must start with http:// or https://"
+                "base URL {:?} must start with http:// or https://",
+                redact_url(&base_url)
             )));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("chunksweep/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))?;
+        let transport = Transport::new(&base_url, key)?;
         let cache = if cfg.cache {
             Some(ResponseCache::open(&cfg.cache_path)?)
         } else {
@@ -165,17 +97,12 @@ impl LlmClient {
         Ok(LlmClient {
             inner: Arc::new(Inner {
                 cfg,
-                shown_url,
+                transport,
                 key_url: url_without_credentials(&base_url),
-                url_secrets: url_secrets(&base_url),
-                send_url: base_url,
-                key,
-                http,
                 cache,
                 limiters: Mutex::new(HashMap::new()),
-                formats: Mutex::new(HashMap::new()),
-                records: Mutex::new(Vec::new()),
-                subscribers: Mutex::new(Vec::new()),
+                formats: FormatMemory::default(),
+                ledger: Ledger::default(),
             }),
         })
     }
@@ -183,7 +110,7 @@ impl LlmClient {
     /// The resolved base URL (no trailing slash), credentials replaced by `***`: the form to
     /// show and to record.
     pub fn base_url(&self) -> &str {
-        &self.inner.shown_url
+        &self.inner.transport.shown_url
     }
 
     /// The configuration with the base URL actually used filled in, credentials redacted, wherever
@@ -191,14 +118,14 @@ impl LlmClient {
     /// records.
     pub fn resolved_config(&self) -> ClientConfig {
         ClientConfig {
-            base_url: Some(self.inner.shown_url.clone()),
+            base_url: Some(self.inner.transport.shown_url.clone()),
             ..self.inner.cfg.clone()
         }
     }
 
     /// Whether requests will carry an API key.
     pub fn has_api_key(&self) -> bool {
-        self.inner.key.is_some()
+        self.inner.transport.key.is_some()
     }
 
     /// The configuration in use.
@@ -208,96 +135,38 @@ impl LlmClient {
 
     /// A copy of every record so far, in completion order.
     pub fn records(&self) -> Vec<CallRecord> {
-        self.inner.records.lock().expect("records lock").clone()
+        self.inner.ledger.records()
     }
 
     /// Removes and returns the records so far.
     pub fn take_records(&self) -> Vec<CallRecord> {
-        std::mem::take(&mut *self.inner.records.lock().expect("records lock"))
+        self.inner.ledger.take()
     }
 
     /// A channel that receives every record from now on (as well as [`records`](Self::records)).
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<CallRecord> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.inner.subscribers.lock().expect("lock").push(tx);
-        rx
+        self.inner.ledger.subscribe()
     }
 
     /// The structured-output mode the next [`chat_json`](Self::chat_json) for `model` starts
     /// with: what worked before or was learnt from a refusal (in this process, else in the cache
     /// file), else `config.json_mode`.
     pub async fn format_for(&self, model: &str) -> ResponseFormatKind {
-        if let Some(m) = self.known_format(model) {
+        if let Some(m) = self.inner.formats.known(model) {
             return m;
         }
         if let Some(cache) = &self.inner.cache
             && let Ok(Some(mode)) = cache.format_for(&self.inner.key_url, model).await
         {
-            let mut formats = self.inner.formats.lock().expect("lock");
-            let state = formats.entry(model.to_string()).or_insert(FormatState {
-                mode,
-                confirmed: true,
-            });
-            return state.mode;
+            return self.inner.formats.adopt(model, mode);
         }
         self.inner.cfg.json_mode
     }
 
-    /// The mode known in this process for `model`, if any.
-    fn known_format(&self, model: &str) -> Option<ResponseFormatKind> {
-        let formats = self.inner.formats.lock().expect("lock");
-        formats.get(model).map(|s| s.mode)
-    }
-
-    /// Records at once, for every call to `model`, that the server refused `mode`: attempts
-    /// admitted from now on use the next mode. A refusal of a mode that already worked says
-    /// nothing about the format (a prompt over the context length, say) and is ignored.
-    fn mark_refused(&self, model: &str, mode: ResponseFormatKind) {
-        let Some(next) = mode.next() else { return };
-        let mut formats = self.inner.formats.lock().expect("lock");
-        match formats.get_mut(model) {
-            Some(s) if s.confirmed && s.mode == mode => {}
-            Some(s) if s.mode < next => {
-                *s = FormatState {
-                    mode: next,
-                    confirmed: false,
-                }
-            }
-            Some(_) => {}
-            None => {
-                formats.insert(
-                    model.to_string(),
-                    FormatState {
-                        mode: next,
-                        confirmed: false,
-                    },
-                );
-            }
-        }
-    }
-
-    /// Forgets what refusals taught about `model` when no mode worked after all (every mode
-    /// refused: the refusals were about something else).
-    fn forget_refusals(&self, model: &str) {
-        let mut formats = self.inner.formats.lock().expect("lock");
-        if formats.get(model).is_some_and(|s| !s.confirmed) {
-            formats.remove(model);
-        }
-    }
-
     async fn remember_format(&self, model: &str, mode: ResponseFormatKind) {
-        let state = FormatState {
-            mode,
-            confirmed: true,
-        };
-        let changed = self
-            .inner
-            .formats
-            .lock()
-            .expect("lock")
-            .insert(model.to_string(), state)
-            != Some(state);
-        if changed && let Some(cache) = &self.inner.cache {
+        if self.inner.formats.confirm(model, mode)
+            && let Some(cache) = &self.inner.cache
+        {
             // losing this only costs a rediscovery next run
             let _ = cache.set_format(&self.inner.key_url, model, mode).await;
         }
@@ -434,7 +303,7 @@ impl LlmClient {
         loop {
             let f = floor;
             let build = || {
-                let mode = self.known_format(&req.model).unwrap_or(f).max(f);
+                let mode = self.inner.formats.known(&req.model).unwrap_or(f).max(f);
                 let mut body = base_body.clone();
                 apply_mode(&mut body, mode, schema);
                 (body, Some(mode))
@@ -502,7 +371,7 @@ impl LlmClient {
                     if matches!(e, LlmError::Rejected { .. })
                         && floor > ResponseFormatKind::JsonSchema
                     {
-                        self.forget_refusals(&req.model);
+                        self.inner.formats.forget_refusals(&req.model);
                     }
                     return Err(self.fail(&ctx, att, Some(floor), e));
                 }
@@ -589,14 +458,7 @@ impl LlmClient {
     // ---- pipeline pieces ----
 
     fn ctx<'a>(&self, stage: &'a str, kind: CallKind, model: &'a str, key: &str) -> CallCtx<'a> {
-        CallCtx {
-            stage,
-            kind,
-            model,
-            request_key: key.chars().take(16).collect(),
-            started: SystemTime::now(),
-            t0: Instant::now(),
-        }
+        CallCtx::new(stage, kind, model, key)
     }
 
     fn model_cfg(&self, model: &str) -> &ModelConfig {
@@ -611,17 +473,82 @@ impl LlmClient {
         )
     }
 
+    // ---- records ----
+
+    fn push(&self, record: CallRecord) {
+        self.inner.ledger.push(record);
+    }
+
+    fn hit(&self, ctx: &CallCtx<'_>, hit: &CachedResponse) -> CallRecord {
+        let r = ctx.hit(hit);
+        self.push(r.clone());
+        r
+    }
+
+    fn build_ok(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        tokens: &Tokens,
+        mode: Option<ResponseFormatKind>,
+    ) -> CallRecord {
+        let cost = cost_usd(self.model_cfg(ctx.model), tokens.prompt, tokens.completion);
+        ctx.answered(att, tokens, mode, cost)
+    }
+
+    fn ok(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        tokens: &Tokens,
+        mode: Option<ResponseFormatKind>,
+        note: Option<String>,
+    ) -> CallRecord {
+        let mut r = self.build_ok(ctx, att, tokens, mode);
+        r.error = note;
+        self.push(r.clone());
+        r
+    }
+
+    fn fail(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        mode: Option<ResponseFormatKind>,
+        err: LlmError,
+    ) -> LlmError {
+        self.push(ctx.failed(att, mode, self.scrub(&err.to_string())));
+        err
+    }
+
     /// `s` without the URL's credentials and the API key.
     fn scrub(&self, s: &str) -> String {
-        let mut out = s.to_string();
-        for secret in &self.inner.url_secrets {
-            let mask = if secret.ends_with('@') { "***@" } else { "***" };
-            out = out.replace(secret.as_str(), mask);
-        }
-        match &self.inner.key {
-            Some(k) => k.scrub(&out),
-            None => out,
-        }
+        self.inner.transport.scrub(s)
+    }
+
+    /// Sends one call through the transport with `model`'s settings and limiter; a refused
+    /// structured-output mode is known at once to every call to `model`.
+    async fn send<T>(
+        &self,
+        endpoint: &'static str,
+        model: &str,
+        build: &BodyFn<'_>,
+        est_tokens: u64,
+        att: &mut Attempts,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Sent<T>, SendError> {
+        let limiter = self.limiter(model);
+        let on_refused = |mode| self.inner.formats.mark_refused(model, mode);
+        let call = Call {
+            endpoint,
+            model,
+            mcfg: self.model_cfg(model),
+            retry: &self.inner.cfg.retry,
+            limiter: &limiter,
+            est_tokens,
+            on_refused: &on_refused,
+        };
+        self.inner.transport.send(call, build, att, parse).await
     }
 
     fn key_for(&self, kind: &str, model: &str, payload: Value) -> (String, CacheEntryInfo) {
@@ -680,244 +607,6 @@ impl LlmClient {
             .err()
             .map(|e| format!("reply not cached: {e}"))
     }
-
-    /// Sends the body `build` makes (after each attempt is admitted) to `endpoint` with pacing
-    /// and retries, and parses a 2xx body with `parse`. A body with a structured-output mode
-    /// other than `text` that the server refuses ends the call with [`SendError::Refused`], and
-    /// the refusal is known to every call to `model` before the slot is released.
-    async fn send<T>(
-        &self,
-        endpoint: &'static str,
-        model: &str,
-        build: &BodyFn<'_>,
-        est_tokens: u64,
-        att: &mut Attempts,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<Sent<T>, SendError> {
-        let mcfg = self.model_cfg(model).clone();
-        let retry = &self.inner.cfg.retry;
-        let limiter = self.limiter(model);
-        let url = format!("{}{}", self.inner.send_url, endpoint);
-        let timeout = Duration::from_secs_f64(mcfg.timeout_s);
-        let rejected = |status: u16, text: &str| LlmError::Rejected {
-            status,
-            url: format!("{}{endpoint}", self.inner.shown_url),
-            model: model.to_string(),
-            message: self.scrub(&server_message(text)),
-        };
-        let mut last = String::new();
-        let mut tries = 0;
-        let mut timeouts = 0;
-        while tries < mcfg.max_attempts {
-            tries += 1;
-            let adm = limiter.admit(est_tokens).await;
-            let (body, mode) = build();
-            att.count += 1;
-            let t0 = Instant::now();
-            let mut rb = self.inner.http.post(&url).timeout(timeout).json(&body);
-            if let Some(k) = &self.inner.key {
-                rb = rb.bearer_auth(k.expose());
-            }
-            let mut hint = None;
-            match rb.send().await {
-                Err(e) => {
-                    if e.is_builder() {
-                        let msg = self.scrub(&describe(&e));
-                        return Err(SendError::Fatal(LlmError::Config(msg)));
-                    }
-                    timeouts += u32::from(e.is_timeout());
-                    last = self.scrub(&describe(&e));
-                }
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let first = t0.elapsed();
-                    let headers = resp.headers().clone();
-                    att.last_status = Some(status);
-                    match resp.text().await {
-                        Err(e) => {
-                            timeouts += u32::from(e.is_timeout());
-                            last = self.scrub(&format!(
-                                "HTTP {status}, reading the body failed: {}",
-                                describe(&e)
-                            ));
-                        }
-                        Ok(text) => {
-                            att.latency = Some((ms(first), ms(t0.elapsed())));
-                            if (200..300).contains(&status) {
-                                match parse(&text) {
-                                    Ok(reply) => {
-                                        return Ok(Sent {
-                                            reply,
-                                            raw: text,
-                                            debited: adm.debited_tokens,
-                                            mode,
-                                        });
-                                    }
-                                    Err(why) => {
-                                        last = self.scrub(&format!(
-                                            "HTTP {status} with a malformed body ({why}): {}",
-                                            excerpt(&text, 200)
-                                        ))
-                                    }
-                                }
-                            } else if let Some(m) = mode.filter(|&m| m != ResponseFormatKind::Text)
-                                && is_format_refusal(status, &text)
-                            {
-                                self.mark_refused(model, m);
-                                return Err(SendError::Refused(rejected(status, &text), m));
-                            } else if is_retryable_status(status) {
-                                last = self
-                                    .scrub(&format!("HTTP {status}: {}", server_message(&text)));
-                                hint = retry_hint(&headers, SystemTime::now());
-                            } else {
-                                return Err(SendError::Fatal(rejected(status, &text)));
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(h) = hint
-                && h.as_secs_f64() <= retry.max_retry_after_s
-            {
-                // before the slot is released, so nobody else slips through
-                limiter.pause_for(h);
-            }
-            drop(adm);
-            if tries >= mcfg.max_attempts {
-                break;
-            }
-            let wait = match hint {
-                Some(h) if h.as_secs_f64() > retry.max_retry_after_s => {
-                    return Err(SendError::Fatal(LlmError::RetryAfterTooLong {
-                        endpoint: endpoint.to_string(),
-                        wait_s: h.as_secs_f64(),
-                        max_s: retry.max_retry_after_s,
-                    }));
-                }
-                Some(h) => hinted_wait(h),
-                None => backoff(retry, tries),
-            };
-            tokio::time::sleep(wait).await;
-        }
-        Err(SendError::Fatal(if timeouts == tries {
-            LlmError::TimedOut {
-                endpoint: endpoint.to_string(),
-                attempts: tries,
-            }
-        } else {
-            LlmError::Exhausted {
-                endpoint: endpoint.to_string(),
-                attempts: tries,
-                last,
-            }
-        }))
-    }
-
-    // ---- records ----
-
-    fn base_record(&self, ctx: &CallCtx<'_>) -> CallRecord {
-        CallRecord {
-            stage: ctx.stage.to_string(),
-            kind: ctx.kind,
-            model: ctx.model.to_string(),
-            request_key: ctx.request_key.clone(),
-            started_at: rfc3339_utc(ctx.started),
-            latency_ms_first_byte: None,
-            latency_ms_total: None,
-            wall_ms: ms(ctx.t0.elapsed()),
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            tokens_estimated: false,
-            cost_usd: None,
-            attempts: 0,
-            cache_hit: false,
-            response_format: None,
-            http_status: None,
-            error: None,
-        }
-    }
-
-    fn push(&self, record: CallRecord) {
-        self.inner
-            .records
-            .lock()
-            .expect("records lock")
-            .push(record.clone());
-        self.inner
-            .subscribers
-            .lock()
-            .expect("lock")
-            .retain(|tx| tx.send(record.clone()).is_ok());
-    }
-
-    fn hit(&self, ctx: &CallCtx<'_>, hit: &CachedResponse) -> CallRecord {
-        let r = CallRecord {
-            prompt_tokens: hit.prompt_tokens,
-            completion_tokens: hit.completion_tokens,
-            tokens_estimated: hit.tokens_estimated,
-            cost_usd: Some(0.0),
-            cache_hit: true,
-            response_format: hit.response_format,
-            ..self.base_record(ctx)
-        };
-        self.push(r.clone());
-        r
-    }
-
-    fn build_ok(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        tokens: &Tokens,
-        mode: Option<ResponseFormatKind>,
-    ) -> CallRecord {
-        CallRecord {
-            latency_ms_first_byte: att.latency.map(|l| l.0),
-            latency_ms_total: att.latency.map(|l| l.1),
-            prompt_tokens: tokens.prompt,
-            completion_tokens: tokens.completion,
-            tokens_estimated: tokens.estimated,
-            cost_usd: cost_usd(self.model_cfg(ctx.model), tokens.prompt, tokens.completion),
-            attempts: att.count,
-            response_format: mode,
-            http_status: att.last_status,
-            ..self.base_record(ctx)
-        }
-    }
-
-    fn ok(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        tokens: &Tokens,
-        mode: Option<ResponseFormatKind>,
-        note: Option<String>,
-    ) -> CallRecord {
-        let mut r = self.build_ok(ctx, att, tokens, mode);
-        r.error = note;
-        self.push(r.clone());
-        r
-    }
-
-    fn fail(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        mode: Option<ResponseFormatKind>,
-        err: LlmError,
-    ) -> LlmError {
-        let r = CallRecord {
-            latency_ms_first_byte: att.latency.map(|l| l.0),
-            latency_ms_total: att.latency.map(|l| l.1),
-            attempts: att.count,
-            response_format: mode,
-            http_status: att.last_status,
-            error: Some(self.scrub(&err.to_string())),
-            ..self.base_record(ctx)
-        };
-        self.push(r);
-        err
-    }
 }
 
 /// Why a chat reply is no reply: empty or null content, a `content_filter` finish, or (when
@@ -941,17 +630,6 @@ fn parse_chat(text: &str) -> Result<WireChat, String> {
     Ok(w)
 }
 
-/// Usage from the server when complete; otherwise estimates for what is missing, flagged.
-fn chat_tokens(usage: Option<&WireUsage>, est_prompt: u64, content: &str) -> Tokens {
-    let p = usage.and_then(|u| u.prompt_tokens);
-    let c = usage.and_then(|u| u.completion_tokens);
-    Tokens {
-        prompt: p.unwrap_or(est_prompt),
-        completion: c.unwrap_or_else(|| count_tokens(content)),
-        estimated: p.is_none() || c.is_none(),
-    }
-}
-
 fn ordered_embeddings(w: WireEmbeddings, n: usize) -> Result<Vec<Vec<f32>>, String> {
     if w.data.len() != n {
         return Err(format!("{} vectors for {n} inputs", w.data.len()));
@@ -967,86 +645,9 @@ fn ordered_embeddings(w: WireEmbeddings, n: usize) -> Result<Vec<Vec<f32>>, Stri
     Ok(slots.into_iter().map(|s| s.unwrap_or_default()).collect())
 }
 
-/// The server's error message: `error.message`, `error` (string), `message` or `detail`, else
-/// the start of the body.
-fn server_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        let candidates = [
-            v.pointer("/error/message"),
-            v.get("error").filter(|e| e.is_string()),
-            v.get("message"),
-            v.get("detail"),
-        ];
-        for c in candidates.into_iter().flatten() {
-            let s = match c {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            if !s.trim().is_empty() {
-                return excerpt(&s, 500);
-            }
-        }
-    }
-    let t = body.trim();
-    if t.is_empty() {
-        "(empty body)".to_string()
-    } else {
-        excerpt(t, 500)
-    }
-}
-
-fn excerpt(s: &str, max_chars: usize) -> String {
-    let mut out: String = s.chars().take(max_chars).collect();
-    if s.chars().count() > max_chars {
-        out.push('…');
-    }
-    out
-}
-
-/// A reqwest error with its source chain (reqwest's own Display hides the cause).
-fn describe(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timeout"
-    } else if e.is_connect() {
-        "connection failed"
-    } else if e.is_body() || e.is_decode() {
-        "response body broken"
-    } else {
-        "request failed"
-    };
-    let mut msg = format!("{kind}: {e}");
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
-}
-
-fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_messages() {
-        assert_eq!(
-            server_message(r#"{"error":{"message":"bad thing","code":400}}"#),
-            "bad thing"
-        );
-        assert_eq!(
-            server_message(r#"{"object":"error","message":"vllm says no","code":400}"#),
-            "vllm says no"
-        );
-        assert_eq!(server_message(r#"{"error":"plain"}"#), "plain");
-        assert_eq!(server_message(r#"{"detail":"fastapi"}"#), "fastapi");
-        assert_eq!(server_message("  upstream exploded "), "upstream exploded");
-        assert_eq!(server_message(""), "(empty body)");
-    }
 
     #[test]
     fn embeddings_reordered_by_index() {
@@ -1060,23 +661,5 @@ mod tests {
         );
         let w: WireEmbeddings = serde_json::from_str(r#"{"data":[{"embedding":[1.0]}]}"#).unwrap();
         assert!(ordered_embeddings(w, 2).is_err());
-    }
-
-    #[test]
-    fn partial_usage_is_flagged() {
-        let u = WireUsage {
-            prompt_tokens: Some(100),
-            completion_tokens: None,
-        };
-        let t = chat_tokens(Some(&u), 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (100, 2, true));
-        let u = WireUsage {
-            prompt_tokens: Some(100),
-            completion_tokens: Some(9),
-        };
-        let t = chat_tokens(Some(&u), 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (100, 9, false));
-        let t = chat_tokens(None, 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (7, 2, true));
     }
 }

@@ -37,10 +37,10 @@ pub enum ReportError {
     /// A figure could not be drawn.
     #[error(transparent)]
     Plot(#[from] super::plot::PlotError),
-    /// Another process holds the run folder's lock ([`super::lock::RunLock`]).
+    /// Another process holds the run folder's lock (`report::lock::RunLock`).
     #[error(
         "run folder {dir} is in use by another chunksweep process (it holds {}); nothing was written: wait for it to end, or use another --out",
-        super::lock::LOCK_FILE
+        crate::files::LOCK
     )]
     Busy {
         /// The run folder.

@@ -11,9 +11,6 @@ use std::path::Path;
 
 use super::error::ReportError;
 
-/// The lock file's name inside a run folder.
-pub const LOCK_FILE: &str = ".chunksweep.lock";
-
 /// An exclusive lock on a run folder, held until dropped (or the process ends).
 #[derive(Debug)]
 pub struct RunLock {
@@ -27,7 +24,7 @@ impl RunLock {
     /// [`ReportError::Busy`] if another process holds it; [`ReportError::Io`] if the lock file
     /// cannot be opened or locked.
     pub fn acquire(dir: &Path) -> Result<Self, ReportError> {
-        let path = dir.join(LOCK_FILE);
+        let path = dir.join(crate::files::LOCK);
         let io = |source| ReportError::Io {
             path: path.clone(),
             source,
