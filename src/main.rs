@@ -247,11 +247,12 @@ fn run_validate(args: InputArgs) -> Result<ExitCode> {
         .filter(|s| s.locations.len() > 1)
         .count();
     println!(
-        "{}: {} questions, {} evidence spans ({} with several locations) against {} documents; {} error(s), {} warning(s)",
+        "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         cfg.golden.display(),
         set.questions.len(),
         spans,
         ambiguous,
+        set.trimmed_spans,
         corpus.docs.len(),
         errors,
         problems.len() - errors

@@ -274,8 +274,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // judge
     let judged = match settings.max_questions {
         Some(n) if n < golden.questions.len() => golden::GoldenSet {
-            path: golden.path.clone(),
             questions: golden.questions[..n].to_vec(),
+            ..golden.clone()
         },
         _ => golden.clone(),
     };

@@ -388,6 +388,12 @@ pub struct SweepRow {
     pub tokenizer: String,
     /// Number of chunks.
     pub n_chunks: usize,
+    /// Most tokens of one chunk's own text, prefix excluded.
+    #[serde(default)]
+    pub max_chunk_tokens: usize,
+    /// Chunks over `chunk_size` by their own count: single units that cannot be split.
+    #[serde(default)]
+    pub n_oversize: usize,
     /// Mean tokens per chunk, prefix included.
     pub mean_chunk_tokens: f64,
     /// Mean tokens per chunk that the prefix adds (separator included; 0 for `none`).
@@ -825,6 +831,7 @@ pub fn run_config_with(
     };
     let mean_chunk_tokens = per_chunk(index_tokens);
     let mean_prefix_tokens = per_chunk(prefix_tokens);
+    let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params);
     let row = SweepRow {
         config_id,
         strategy: params.strategy.name().into(),
@@ -836,6 +843,8 @@ pub fn run_config_with(
         top_k: config.top_k,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
+        max_chunk_tokens,
+        n_oversize,
         mean_chunk_tokens,
         mean_prefix_tokens,
         index_tokens,
@@ -1051,6 +1060,7 @@ mod prefix_tests {
                     vec![span(0, A, "It takes fourteen days to arrive.")],
                 ),
             ],
+            trimmed_spans: 0,
         };
         (corpus, tokens, golden)
     }

@@ -53,6 +53,8 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         "retriever",
         "top_k",
         "n_chunks",
+        "max_chunk_tokens",
+        "n_oversize",
         "mean_chunk_tokens",
         "index_tokens",
         "tokens_per_query",

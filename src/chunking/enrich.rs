@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::Chunk;
-use super::headings::headings;
+use super::headings::{DocKind, headings};
 use crate::corpus::{Corpus, Document};
 use crate::tokenize::{TokenCounter, TokenStream};
 
@@ -138,13 +138,12 @@ pub enum EnrichError {
     },
 }
 
-/// The document's title: the text of its first heading (Markdown documents), else its file name
-/// (the last `/`-separated part of its id).
+/// The document's title: the text of its first heading (Markdown) or section title
+/// (reStructuredText), else its file name (the last `/`-separated part of its id).
 pub fn doc_title(doc: &Document) -> String {
-    if doc.is_markdown()
-        && let Some(h) = headings(&doc.text)
-            .into_iter()
-            .find(|h| !h.title.is_empty())
+    if let Some(h) = headings(DocKind::of(doc), &doc.text)
+        .into_iter()
+        .find(|h| !h.title.is_empty())
     {
         return h.title;
     }
@@ -189,7 +188,8 @@ pub fn prefix_text(
 }
 
 /// Sets [`Chunk::prefix`] and [`Chunk::prefix_tokens`] (counted with `counter`, separator
-/// included) on every chunk for `prefix`. Ranges are not touched.
+/// included) on every chunk for `prefix`: the prefix text, then the chunk's carried
+/// [`Chunk::table_header`], joined by [`PREFIX_SEPARATOR`]. Ranges are not touched.
 ///
 /// # Errors
 /// [`EnrichError::MissingContext`] for an `llm_context` chunk absent from `contexts`.
@@ -209,14 +209,25 @@ pub fn enrich(
             .entry(chunk.doc)
             .or_insert_with(|| doc_title(&corpus.docs[chunk.doc]));
         let text = prefix_text(prefix, corpus, title, chunk, contexts)?;
-        chunk.prefix_tokens = if text.is_empty() {
-            0
-        } else {
-            counter.count(&format!("{text}{PREFIX_SEPARATOR}"))
+        let text = match (text.is_empty(), chunk.table_header.is_empty()) {
+            (_, true) => text,
+            (true, false) => chunk.table_header.clone(),
+            (false, false) => format!("{text}{PREFIX_SEPARATOR}{}", chunk.table_header),
         };
+        chunk.prefix_tokens = prefix_tokens(&text, counter);
         chunk.prefix = text;
     }
     Ok(())
+}
+
+/// Tokens a prefix adds to the indexed text: `prefix + "\n\n"` counted with `counter`, 0 for an
+/// empty prefix.
+pub fn prefix_tokens(prefix: &str, counter: TokenCounter) -> usize {
+    if prefix.is_empty() {
+        0
+    } else {
+        counter.count(&format!("{prefix}{PREFIX_SEPARATOR}"))
+    }
 }
 
 /// `prefix + "\n\n" + text`, or `text` alone when `prefix` is empty.

@@ -7,16 +7,23 @@
 //! | `fixed`     | windows of `chunk_size` tokens, stride `chunk_size - chunk_overlap` | [`windows`]  |
 //! | `words`     | the same windows over whitespace words (seed 000's harness)      | [`windows`]     |
 //! | `recursive` | text-splitter: paragraphs, then sentences, then words            | [`recursive`]   |
-//! | `markdown`  | a chunk per heading section, split inside by text-splitter's Markdown levels | [`markdown`] |
+//! | `markdown`  | a chunk per heading section (Markdown or reST by file type), split inside by text-splitter's Markdown levels (plain paragraphs for `.rst`/`.txt`) | [`markdown`] |
 //! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
 //! | `semantic`  | sentence-embedding distance above a percentile, capped at `chunk_size` | [`semantic`] |
+//!
+//! Every chunk is then held to its size by its own token count ([`bound`], [`windows`]); the
+//! document's file type decides its headings ([`headings`], [`rst`]); split Markdown tables
+//! carry their header rows ([`tables`]).
 
+pub mod bound;
 pub mod enrich;
 pub mod headings;
 pub mod markdown;
 pub mod recursive;
+pub mod rst;
 pub mod semantic;
 pub mod sentence;
+pub mod tables;
 pub mod windows;
 
 use std::fmt;
@@ -26,7 +33,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::corpus::{Corpus, Document};
-use crate::tokenize::{CorpusTokens, DocSizer, TokenStream};
+use crate::tokenize::{CorpusTokens, DocSizer, TokenCounter, TokenStream, TokenizerKind};
+use headings::DocKind;
 
 /// A chunking strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -38,8 +46,10 @@ pub enum Strategy {
     Words,
     /// Recursive splitting: paragraph, then sentence, then word (text-splitter's `TextSplitter`).
     Recursive,
-    /// Structure-aware Markdown: headings start chunks; code fences and tables stay whole unless
-    /// one alone exceeds `chunk_size` (text-splitter's `MarkdownSplitter` inside each section).
+    /// Structure-aware: headings (Markdown, or reStructuredText section titles) start chunks; in
+    /// Markdown, code fences and tables stay whole unless one alone exceeds `chunk_size`
+    /// (text-splitter's `MarkdownSplitter` inside each section; `TextSplitter` for `.rst` and
+    /// `.txt`), and later pieces of a split table carry its header rows.
     Markdown,
     /// Whole sentences packed up to `chunk_size`.
     Sentence,
@@ -163,15 +173,20 @@ pub struct Chunk {
     pub byte_start: usize,
     /// One past the last byte.
     pub byte_end: usize,
-    /// Headings in effect where the chunk starts, outermost first (empty outside Markdown).
+    /// Headings in effect where the chunk starts, outermost first (empty for plain text and
+    /// before a document's first heading).
     pub heading_path: Vec<String>,
-    /// Length in tokens of the counter's unit (the chunk's own text, prefix excluded).
+    /// Tokens (in the counter's unit) of the chunk's own text encoded alone, prefix excluded.
     pub tokens: usize,
     /// Contextual prefix put before the text when indexing and generating (empty for none; see
-    /// [`enrich`]). It never changes the ranges above.
+    /// [`enrich`]): the configuration's prefix, then the carried [`Chunk::table_header`]. It
+    /// never changes the ranges above.
     pub prefix: String,
     /// Tokens the prefix adds, separator included (0 without a prefix).
     pub prefix_tokens: usize,
+    /// The header and delimiter rows of the Markdown table whose body the chunk starts in
+    /// (`markdown` strategy only; empty otherwise), carried in [`Chunk::prefix`].
+    pub table_header: String,
 }
 
 impl Chunk {
@@ -204,12 +219,24 @@ impl Chunk {
 /// Byte ranges of one document's chunks, in order, as a strategy returns them.
 pub type Ranges = Vec<(usize, usize)>;
 
-/// Chunks one document. Ranges are trimmed of surrounding whitespace (except `fixed` windows,
-/// which keep their exact token boundaries, since trimming a leading space can make BPE count one
-/// token more); empty ones are dropped.
+/// Byte ranges of one document's chunks with the token count of each one's own text.
+pub type Sized = Vec<(usize, usize, usize)>;
+
+/// Chunks one document.
 ///
-/// `stream` is the document's token stream in the unit of `counter`; sizes are counted through it
-/// (see [`DocSizer`]), so a chunk's `tokens` is the number of the document's tokens it overlaps.
+/// Every chunk's `tokens` is the count of its own text encoded alone with `counter`, and no
+/// chunk exceeds `chunk_size` (whitespace words for `words`, `counter`'s unit otherwise) unless
+/// it is a single unit that cannot be split (a character or grapheme of more tokens than the
+/// size; see [`oversize`]). Chunks come in order, none repeats
+/// or lies inside the previous one, and none is whitespace only. The `fixed` and `words` windows
+/// keep their exact unit boundaries ([`windows`]); the other strategies' chunks are trimmed of
+/// surrounding whitespace and split again where their own text is over the size ([`bound`]).
+///
+/// `stream` is the document's token stream in the unit of `counter`; the strategies built on
+/// text-splitter size their candidates through it (see [`DocSizer`]). The document's file type
+/// decides its structure ([`DocKind`]): headings and heading paths for Markdown and
+/// reStructuredText, none for plain text. For the `markdown` strategy, a chunk that starts
+/// inside the body of a Markdown table carries the table's header rows ([`tables`]).
 ///
 /// # Panics
 /// For the `semantic` strategy, which needs sentence embeddings: use [`chunk_document_with`].
@@ -218,7 +245,7 @@ pub fn chunk_document(
     doc_index: usize,
     stream: &TokenStream,
     params: &ChunkParams,
-    counter: crate::tokenize::TokenCounter,
+    counter: TokenCounter,
 ) -> Vec<Chunk> {
     chunk_document_with(
         doc,
@@ -231,6 +258,85 @@ pub fn chunk_document(
     .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
 }
 
+/// [`chunk_document`] with a [`ChunkContext`].
+///
+/// # Errors
+/// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without `ctx.sentence_vectors` or
+/// without a vector for a sentence.
+pub fn chunk_document_with(
+    doc: &Document,
+    doc_index: usize,
+    stream: &TokenStream,
+    params: &ChunkParams,
+    counter: TokenCounter,
+    ctx: &ChunkContext<'_>,
+) -> Result<Vec<Chunk>, ChunkError> {
+    let text = doc.text.as_str();
+    let kind = DocKind::of(doc);
+    let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
+    let (size, overlap) = (params.chunk_size, params.chunk_overlap);
+    let sized = match params.strategy {
+        Strategy::Fixed => {
+            windows::split(text, &windows::stream_units(stream), size, overlap, counter)
+        }
+        Strategy::Words => {
+            let words = TokenCounter::new(TokenizerKind::Words);
+            windows::split(text, &windows::word_units(text), size, overlap, words)
+                .into_iter()
+                .map(|(s, e, _)| (s, e, counter.count(&text[s..e])))
+                .collect()
+        }
+        Strategy::Recursive => {
+            bound::fit(text, recursive::split(text, params, sizer), params, counter)
+        }
+        Strategy::Markdown => bound::fit(
+            text,
+            markdown::split(text, kind, params, sizer),
+            params,
+            counter,
+        ),
+        Strategy::Sentence => {
+            bound::fit(text, sentence::split(text, params, sizer), params, counter)
+        }
+        Strategy::Semantic => {
+            let none = || ChunkError::MissingSentenceEmbedding {
+                preview: text.chars().take(60).collect(),
+            };
+            let vectors = ctx.sentence_vectors.ok_or_else(none)?;
+            let ranges = semantic::split(text, params, sizer, vectors, &ctx.semantic)?;
+            bound::fit(text, ranges, params, counter)
+        }
+    };
+    let heading_list = headings::headings(kind, text);
+    let mut paths = headings::PathTracker::new(&heading_list);
+    let table_heads = if params.strategy == Strategy::Markdown && kind == DocKind::Markdown {
+        tables::table_heads(text)
+    } else {
+        Vec::new()
+    };
+    let mut chunks = Vec::with_capacity(sized.len());
+    for (s, e, tokens) in sized {
+        let table_header = tables::header_at(&table_heads, s)
+            .unwrap_or_default()
+            .to_string();
+        let prefix_tokens = enrich::prefix_tokens(&table_header, counter);
+        chunks.push(Chunk {
+            doc: doc_index,
+            ordinal: chunks.len(),
+            start: doc.byte_to_char(s),
+            end: doc.byte_to_char(e),
+            byte_start: s,
+            byte_end: e,
+            heading_path: paths.path_at(s),
+            tokens,
+            prefix: table_header.clone(),
+            prefix_tokens,
+            table_header,
+        });
+    }
+    Ok(chunks)
+}
+
 /// What strategies beyond text and tokens need: sentence embeddings for `semantic`.
 #[derive(Clone, Copy, Default)]
 pub struct ChunkContext<'a> {
@@ -240,67 +346,21 @@ pub struct ChunkContext<'a> {
     pub semantic: semantic::SemanticSettings,
 }
 
-/// [`chunk_document`] with a [`ChunkContext`].
-///
-/// # Errors
-/// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without a vector for a sentence.
-pub fn chunk_document_with(
-    doc: &Document,
-    doc_index: usize,
-    stream: &TokenStream,
-    params: &ChunkParams,
-    counter: crate::tokenize::TokenCounter,
-    ctx: &ChunkContext<'_>,
-) -> Result<Vec<Chunk>, ChunkError> {
-    let text = doc.text.as_str();
-    let sizer = DocSizer::new(text, stream, counter);
-    let ranges = match params.strategy {
-        Strategy::Fixed => {
-            let spans: Vec<(usize, usize)> = (0..stream.len()).map(|i| stream.span(i)).collect();
-            windows::split(&spans, params)
-        }
-        Strategy::Words => windows::split(&crate::tokenize::word_spans(text), params),
-        Strategy::Recursive => recursive::split(text, params, sizer),
-        Strategy::Markdown => markdown::split(text, params, sizer),
-        Strategy::Sentence => sentence::split(text, params, sizer),
-        Strategy::Semantic => {
-            let none = || ChunkError::MissingSentenceEmbedding {
-                preview: text.chars().take(60).collect(),
-            };
-            let vectors = ctx.sentence_vectors.ok_or_else(none)?;
-            semantic::split(text, params, sizer, vectors, &ctx.semantic)?
-        }
+/// `(max_chunk_tokens, n_oversize)` of one configuration's chunks: the most tokens of one
+/// chunk's own text ([`Chunk::tokens`]), and how many chunks are over `params.chunk_size` in the
+/// size's unit (whitespace words for `words`, tokens otherwise), each a single unit that cannot
+/// be split. `(0, 0)` for no chunk.
+pub fn oversize(corpus: &Corpus, chunks: &[Chunk], params: &ChunkParams) -> (usize, usize) {
+    let max = chunks.iter().map(|c| c.tokens).max().unwrap_or(0);
+    let size_of = |c: &Chunk| match params.strategy {
+        Strategy::Words => c.text(corpus).split_whitespace().count(),
+        _ => c.tokens,
     };
-    let heading_list = if doc.is_markdown() {
-        headings::headings(text)
-    } else {
-        Vec::new()
-    };
-    let mut paths = headings::PathTracker::new(&heading_list);
-    let mut chunks = Vec::with_capacity(ranges.len());
-    for (s, e) in ranges {
-        let (s, e) = if params.strategy == Strategy::Fixed {
-            (s, e)
-        } else {
-            trim(text, s, e)
-        };
-        if s >= e {
-            continue;
-        }
-        chunks.push(Chunk {
-            doc: doc_index,
-            ordinal: chunks.len(),
-            start: doc.byte_to_char(s),
-            end: doc.byte_to_char(e),
-            byte_start: s,
-            byte_end: e,
-            heading_path: paths.path_at(s),
-            tokens: sizer.count_range(s, e),
-            prefix: String::new(),
-            prefix_tokens: 0,
-        });
-    }
-    Ok(chunks)
+    let over = chunks
+        .iter()
+        .filter(|c| size_of(c) > params.chunk_size)
+        .count();
+    (max, over)
 }
 
 /// Chunks every document of the corpus, in document order, with the token streams of `tokens`
@@ -341,15 +401,7 @@ pub fn chunk_corpus_with(
     Ok(out)
 }
 
-fn trim(text: &str, start: usize, end: usize) -> (usize, usize) {
-    let slice = &text[start..end];
-    let lead = slice.len() - slice.trim_start().len();
-    let trail = slice.len() - slice.trim_end().len();
-    if lead == slice.len() {
-        return (start, start);
-    }
-    (start + lead, end - trail)
-}
-
+#[cfg(test)]
+mod properties;
 #[cfg(test)]
 mod tests;

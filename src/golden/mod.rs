@@ -158,6 +158,11 @@ pub struct GoldenSet {
     pub path: PathBuf,
     /// The questions, in file order.
     pub questions: Vec<Question>,
+    /// Evidence spans whose text started or ended with whitespace, trimmed at resolution.
+    /// Containment ignores whitespace at the edges of a span (a chunk of a strategy that trims
+    /// its edges could never hold `"fourteen days. "` whole), so every location is trimmed in
+    /// every golden format.
+    pub trimmed_spans: usize,
 }
 
 /// How serious a [`Problem`] is.

@@ -40,6 +40,7 @@ fn chunk(corpus: &Corpus, doc: usize, ordinal: usize, start: usize, end: usize) 
         tokens: 0,
         prefix: String::new(),
         prefix_tokens: 0,
+        table_header: String::new(),
     }
 }
 

@@ -56,6 +56,8 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             top_k: 5,
             tokenizer: "cl100k_base".into(),
             n_chunks: 100,
+            max_chunk_tokens: f.size,
+            n_oversize: 0,
             mean_chunk_tokens: f.tpq / 5.0,
             mean_prefix_tokens: 0.0,
             index_tokens: 10_000,
