@@ -560,7 +560,7 @@ fn print_summary(rows: &[&SweepRow]) {
         "coverage",
         "margin",
         "mrr",
-        "iou",
+        "c_iou",
         "unrch",
         "ties"
     );
@@ -575,7 +575,7 @@ fn print_summary(rows: &[&SweepRow]) {
             r.coverage,
             r.margin,
             r.mrr,
-            r.iou,
+            r.char_iou,
             r.unreachable,
             r.ties_at_k
         );

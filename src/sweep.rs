@@ -419,14 +419,18 @@ pub struct SweepRow {
     pub margin: f64,
     /// MRR@k.
     pub mrr: f64,
-    /// Macro token-level IoU.
-    pub iou: f64,
-    /// Micro token-level IoU.
-    pub iou_micro: f64,
-    /// Macro token-level precision.
-    pub precision: f64,
-    /// Macro token-level recall.
-    pub token_recall: f64,
+    /// Macro character-level IoU (code points).
+    #[serde(alias = "iou")]
+    pub char_iou: f64,
+    /// Micro character-level IoU.
+    #[serde(alias = "iou_micro")]
+    pub char_iou_micro: f64,
+    /// Macro character-level precision.
+    #[serde(alias = "precision")]
+    pub char_precision: f64,
+    /// Macro character-level recall.
+    #[serde(alias = "token_recall")]
+    pub char_recall: f64,
     /// Questions with no chunk holding a span whole.
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
@@ -470,12 +474,15 @@ pub struct QuestionRow {
     pub first_correct_rank: Option<usize>,
     /// Reciprocal rank at k.
     pub reciprocal_rank: f64,
-    /// Token-level IoU.
-    pub iou: f64,
-    /// Token-level precision.
-    pub precision: f64,
-    /// Token-level recall.
-    pub token_recall: f64,
+    /// Character-level IoU (code points).
+    #[serde(alias = "iou")]
+    pub char_iou: f64,
+    /// Character-level precision.
+    #[serde(alias = "precision")]
+    pub char_precision: f64,
+    /// Character-level recall.
+    #[serde(alias = "token_recall")]
+    pub char_recall: f64,
     /// 1 when the top-k cut fell inside tied scores.
     pub tie_at_k: u8,
     /// Retrieved chunk ids, best first, `|`-separated.
@@ -798,9 +805,9 @@ pub fn run_config_with(
             unreachable: u8::from(m.unreachable),
             first_correct_rank: m.first_correct_rank,
             reciprocal_rank: m.reciprocal_rank,
-            iou: m.iou,
-            precision: m.precision,
-            token_recall: m.token_recall,
+            char_iou: m.char_iou,
+            char_precision: m.char_precision,
+            char_recall: m.char_recall,
             tie_at_k: u8::from(m.tie_at_k),
             retrieved_chunk_ids: ranking
                 .top
@@ -857,10 +864,10 @@ pub fn run_config_with(
         coverage_micro: agg.coverage_micro,
         margin: agg.margin,
         mrr: agg.mrr,
-        iou: agg.iou,
-        iou_micro: agg.iou_micro,
-        precision: agg.precision,
-        token_recall: agg.token_recall,
+        char_iou: agg.char_iou,
+        char_iou_micro: agg.char_iou_micro,
+        char_precision: agg.char_precision,
+        char_recall: agg.char_recall,
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
         embed_tokens: embed_cost.tokens,
@@ -1145,7 +1152,7 @@ mod prefix_tests {
         assert_eq!(head.questions[0].coverage, 1.0);
 
         // Retrieving every chunk, every metric computed from ranges is the same with and without
-        // the prefix (a shifted range would change coverage and token precision).
+        // the prefix (a shifted range would change coverage and character precision).
         let all = none.chunks.len();
         let none = run_config(
             &corpus,
@@ -1171,17 +1178,17 @@ mod prefix_tests {
                 (
                     a.span_recall,
                     a.coverage,
-                    a.iou,
-                    a.precision,
-                    a.token_recall,
+                    a.char_iou,
+                    a.char_precision,
+                    a.char_recall,
                     a.unreachable
                 ),
                 (
                     b.span_recall,
                     b.coverage,
-                    b.iou,
-                    b.precision,
-                    b.token_recall,
+                    b.char_iou,
+                    b.char_precision,
+                    b.char_recall,
                     b.unreachable
                 )
             );

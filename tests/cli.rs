@@ -64,9 +64,10 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         "coverage",
         "margin",
         "mrr",
-        "iou",
-        "precision",
-        "token_recall",
+        "char_iou",
+        "char_iou_micro",
+        "char_precision",
+        "char_recall",
         "unreachable",
         "ties_at_k",
     ] {

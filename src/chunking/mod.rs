@@ -82,6 +82,17 @@ impl Strategy {
     }
 }
 
+/// The unit `chunk_size` and `chunk_overlap` are counted in for a strategy named `strategy` under
+/// the tokenizer named `tokenizer` (as in sweep.csv): `"words"` for the `words` strategy or the
+/// `words` tokenizer, else `"tokens"`. Cost columns are always in the tokenizer's unit.
+pub fn size_unit(strategy: &str, tokenizer: &str) -> &'static str {
+    if strategy == Strategy::Words.name() || tokenizer == TokenizerKind::Words.name() {
+        "words"
+    } else {
+        "tokens"
+    }
+}
+
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
