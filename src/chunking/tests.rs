@@ -572,3 +572,11 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
     let plain = chunk_corpus(&corpus, &tokens, &params).unwrap();
     assert!(plain.iter().all(|c| c.prefix.is_empty()));
 }
+
+#[test]
+fn sizes_are_words_for_the_words_strategy_or_tokenizer_else_tokens() {
+    assert_eq!(size_unit("words", "cl100k_base"), "words");
+    assert_eq!(size_unit("fixed", "cl100k_base"), "tokens");
+    assert_eq!(size_unit("markdown", "o200k_base"), "tokens");
+    assert_eq!(size_unit("recursive", "words"), "words");
+}
