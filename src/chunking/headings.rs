@@ -38,7 +38,10 @@ impl DocKind {
 pub fn headings(kind: DocKind, text: &str) -> Vec<Heading> {
     match kind {
         DocKind::Markdown => markdown_headings(text),
-        DocKind::Rest => super::rst::titles(text),
+        DocKind::Rest => super::rst::titles(text)
+            .into_iter()
+            .map(|(byte, level, title)| Heading { byte, level, title })
+            .collect(),
         DocKind::Plain => Vec::new(),
     }
 }

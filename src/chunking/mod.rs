@@ -150,6 +150,19 @@ pub enum ChunkError {
     },
 }
 
+impl ChunkError {
+    /// Usage (2) for parameters the user chose; failure (1) for a sentence the prepare step
+    /// did not embed.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ChunkError::ZeroSize | ChunkError::OverlapTooLarge { .. } => {
+                crate::exit::ExitClass::Usage
+            }
+            ChunkError::MissingSentenceEmbedding { .. } => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
 impl ChunkParams {
     /// Checks chunk_size > 0 and chunk_overlap < chunk_size.
     ///
@@ -249,32 +262,10 @@ pub type Sized = Vec<(usize, usize, usize)>;
 /// reStructuredText, none for plain text. For the `markdown` strategy, a chunk that starts
 /// inside the body of a Markdown table carries the table's header rows ([`tables`]).
 ///
-/// # Panics
-/// For the `semantic` strategy, which needs sentence embeddings: use [`chunk_document_with`].
-pub fn chunk_document(
-    doc: &Document,
-    doc_index: usize,
-    stream: &TokenStream,
-    params: &ChunkParams,
-    counter: TokenCounter,
-) -> Vec<Chunk> {
-    chunk_document_with(
-        doc,
-        doc_index,
-        stream,
-        params,
-        counter,
-        &ChunkContext::default(),
-    )
-    .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
-}
-
-/// [`chunk_document`] with a [`ChunkContext`].
-///
 /// # Errors
 /// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without `ctx.sentence_vectors` or
 /// without a vector for a sentence.
-pub fn chunk_document_with(
+pub fn chunk_document(
     doc: &Document,
     doc_index: usize,
     stream: &TokenStream,
@@ -375,23 +366,13 @@ pub fn oversize(corpus: &Corpus, chunks: &[Chunk], params: &ChunkParams) -> (usi
 }
 
 /// Chunks every document of the corpus, in document order, with the token streams of `tokens`
-/// (computed once per sweep and shared by every configuration).
+/// (computed once per sweep and shared by every configuration); `ctx` holds the sentence
+/// vectors that `semantic` needs.
 ///
 /// # Errors
-/// [`ChunkError`] when the parameters are invalid (checked before any work).
+/// [`ChunkError`] for invalid parameters (checked before any work) or a missing sentence
+/// embedding.
 pub fn chunk_corpus(
-    corpus: &Corpus,
-    tokens: &CorpusTokens,
-    params: &ChunkParams,
-) -> Result<Vec<Chunk>, ChunkError> {
-    chunk_corpus_with(corpus, tokens, params, &ChunkContext::default())
-}
-
-/// [`chunk_corpus`] with a [`ChunkContext`] (sentence embeddings for `semantic`).
-///
-/// # Errors
-/// [`ChunkError`] for invalid parameters or a missing sentence embedding.
-pub fn chunk_corpus_with(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     params: &ChunkParams,
@@ -400,7 +381,7 @@ pub fn chunk_corpus_with(
     params.validate()?;
     let mut out = Vec::new();
     for (i, doc) in corpus.docs.iter().enumerate() {
-        out.extend(chunk_document_with(
+        out.extend(chunk_document(
             doc,
             i,
             tokens.doc(i),

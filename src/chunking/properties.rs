@@ -134,7 +134,7 @@ fn check(
         ..ChunkContext::default()
     };
     let stream = TokenStream::new(&doc.text, counter);
-    let chunks = chunk_document_with(&doc, 0, &stream, params, counter, &ctx)
+    let chunks = chunk_document(&doc, 0, &stream, params, counter, &ctx)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let corpus = Corpus::from_documents("p", vec![doc.clone()]);
     let text = doc.text.as_str();

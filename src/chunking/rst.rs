@@ -13,16 +13,17 @@
 //!
 //! `~~~~` under a title is an adornment like any other: reST has no `~~~` code fences.
 
-use super::headings::Heading;
-
 /// Characters that may adorn a section title.
 pub const ADORNMENT: &[char] = &[
     '=', '-', '`', ':', '\'', '"', '~', '^', '_', '*', '+', '#', '<', '>',
 ];
 
-/// Every section title of `text`, in order, with the byte offset of its first line (the
-/// overline when there is one).
-pub fn titles(text: &str) -> Vec<Heading> {
+/// One section title: the byte offset of its first line (the overline when there is one), its
+/// level (1 outermost) and its text.
+pub type Title = (usize, u8, String);
+
+/// Every section title of `text`, in order.
+pub fn titles(text: &str) -> Vec<Title> {
     let lines: Vec<(usize, &str)> = line_starts(text);
     let mut styles: Vec<(char, bool)> = Vec::new();
     let mut out = Vec::new();
@@ -43,11 +44,11 @@ pub fn titles(text: &str) -> Vec<Heading> {
                         styles.len()
                     }
                 };
-                out.push(Heading {
-                    byte: lines[i].0,
-                    level: u8::try_from(level).unwrap_or(u8::MAX),
-                    title: title.to_string(),
-                });
+                out.push((
+                    lines[i].0,
+                    u8::try_from(level).unwrap_or(u8::MAX),
+                    title.to_string(),
+                ));
                 i += used;
             }
             None => i += 1,
@@ -106,11 +107,8 @@ fn underlined<'a>(lines: &[(usize, &'a str)], i: usize) -> Option<Found<'a>> {
 mod tests {
     use super::*;
 
-    fn summary(text: &str) -> Vec<(usize, u8, String)> {
+    fn summary(text: &str) -> Vec<Title> {
         titles(text)
-            .into_iter()
-            .map(|h| (h.byte, h.level, h.title))
-            .collect()
     }
 
     #[test]

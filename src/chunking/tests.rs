@@ -52,7 +52,15 @@ fn chunks_for(strategy: Strategy, size: usize, overlap: usize) -> Vec<Chunk> {
     params.validate().unwrap();
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let d = doc();
-    chunk_document(&d, 0, &TokenStream::new(&d.text, counter), &params, counter)
+    chunk_document(
+        &d,
+        0,
+        &TokenStream::new(&d.text, counter),
+        &params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -121,7 +129,15 @@ fn words_windows_follow_the_seed_harness() {
         chunk_overlap: 1,
     };
     let words = TokenCounter::new(TokenizerKind::Words);
-    let chunks = chunk_document(&d, 0, &TokenStream::new(&d.text, words), &params, words);
+    let chunks = chunk_document(
+        &d,
+        0,
+        &TokenStream::new(&d.text, words),
+        &params,
+        words,
+        &ChunkContext::default(),
+    )
+    .unwrap();
     let texts: Vec<&str> = chunks
         .iter()
         .map(|c| &d.text[c.byte_start..c.byte_end])
@@ -244,8 +260,8 @@ fn chunk_ids_are_stable() {
         chunk_size: 32,
         chunk_overlap: 4,
     };
-    let a = chunk_corpus(&corpus, &tokens, &params).unwrap();
-    let b = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let a = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+    let b = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!(a, b);
     assert_eq!(a[2].id(&corpus), "handbook.md#2");
 }
@@ -260,7 +276,7 @@ fn prefixes_follow_nesting_and_setext_and_ignore_fenced_hashes() {
         chunk_size: 48,
         chunk_overlap: 0,
     };
-    let plain = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let plain = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     let with = |prefix| {
         let mut chunks = plain.clone();
         enrich(
@@ -331,16 +347,24 @@ fn chunk_one(
     params.validate().unwrap();
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let d = Document::new(id, text);
-    chunk_document(&d, 0, &TokenStream::new(&d.text, counter), &params, counter)
-        .into_iter()
-        .map(|c| {
-            (
-                d.text[c.byte_start..c.byte_end].to_string(),
-                c.tokens,
-                c.prefix,
-            )
-        })
-        .collect()
+    chunk_document(
+        &d,
+        0,
+        &TokenStream::new(&d.text, counter),
+        &params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .unwrap()
+    .into_iter()
+    .map(|c| {
+        (
+            d.text[c.byte_start..c.byte_end].to_string(),
+            c.tokens,
+            c.prefix,
+        )
+    })
+    .collect()
 }
 
 fn texts(chunks: &[(String, usize, String)]) -> Vec<&str> {
@@ -402,7 +426,15 @@ fn rst_titles_start_chunks_and_give_heading_paths_and_tildes_are_not_fences() {
     };
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let d = Document::new("guide.rst", RST);
-    let chunks = chunk_document(&d, 0, &TokenStream::new(RST, counter), &params, counter);
+    let chunks = chunk_document(
+        &d,
+        0,
+        &TokenStream::new(RST, counter),
+        &params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .unwrap();
     let got: Vec<(&str, Vec<String>)> = chunks
         .iter()
         .map(|c| (&RST[c.byte_start..c.byte_end], c.heading_path.clone()))
@@ -442,7 +474,15 @@ fn plain_text_has_no_headings_and_splits_by_paragraph() {
     };
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let d = Document::new("notes.txt", text);
-    let chunks = chunk_document(&d, 0, &TokenStream::new(text, counter), &params, counter);
+    let chunks = chunk_document(
+        &d,
+        0,
+        &TokenStream::new(text, counter),
+        &params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .unwrap();
     let got: Vec<&str> = chunks
         .iter()
         .map(|c| &text[c.byte_start..c.byte_end])
@@ -502,7 +542,7 @@ fn every_chunk_counts_its_own_text_and_stays_within_its_size() {
         chunk_size: 2,
         chunk_overlap: 1,
     };
-    let chunks = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!((chunks[0].byte_start, chunks[1].byte_start), (0, 4));
     assert_eq!(oversize(&corpus, &chunks, &params), (3, 2));
 }
@@ -526,7 +566,7 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
         chunk_size: 32,
         chunk_overlap: 0,
     };
-    let chunks = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     let got: Vec<(&str, &str)> = chunks
         .iter()
         .map(|c| (c.text(&corpus), c.prefix.as_str()))
@@ -569,7 +609,7 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
         strategy: Strategy::Recursive,
         ..params
     };
-    let plain = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let plain = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert!(plain.iter().all(|c| c.prefix.is_empty()));
 }
 

@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn whitespace_at_span_edges_is_trimmed_so_every_strategy_can_hold_the_span() {
-        use crate::chunking::{ChunkParams, Strategy, chunk_corpus};
+        use crate::chunking::{ChunkContext, ChunkParams, Strategy, chunk_corpus};
         use crate::metrics::ChunkTable;
         use crate::tokenize::{CorpusTokens, TokenizerKind};
         let text = "The refund window is fourteen days. Partial refunds are prorated by the day.";
@@ -498,7 +498,7 @@ mod tests {
                 chunk_size: 10,
                 chunk_overlap: 0,
             };
-            let chunks = chunk_corpus(&c, &tokens, &params).unwrap();
+            let chunks = chunk_corpus(&c, &tokens, &params, &ChunkContext::default()).unwrap();
             let table = ChunkTable::new(&chunks, 1);
             let holding: Vec<&str> = table
                 .containing(&locs[0])
