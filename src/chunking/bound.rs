@@ -10,7 +10,7 @@
 
 use text_splitter::{ChunkConfig, TextSplitter};
 
-use super::{ChunkParams, Ranges, Sized};
+use super::chunk::{ChunkParams, Ranges, Sized};
 use crate::tokenize::TokenCounter;
 
 /// `ranges` of `text`, trimmed, within `params.chunk_size` by their own count with `counter`

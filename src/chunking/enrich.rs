@@ -15,7 +15,6 @@
 //! and its token count (separator included) are carried beside them in [`Chunk::prefix`] and
 //! [`Chunk::prefix_tokens`], so the cost columns include it.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
@@ -23,13 +22,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::Chunk;
+use super::chunk::Chunk;
+pub use super::chunk::{PREFIX_SEPARATOR, with_prefix};
 use super::headings::{DocKind, headings};
 use crate::corpus::{Corpus, Document};
 use crate::tokenize::{TokenCounter, TokenStream};
-
-/// What goes between a prefix and the chunk's text.
-pub const PREFIX_SEPARATOR: &str = "\n\n";
 
 /// Separator between the parts of a heading path in a prefix.
 pub const PATH_SEPARATOR: &str = " > ";
@@ -227,15 +224,6 @@ pub fn prefix_tokens(prefix: &str, counter: TokenCounter) -> usize {
         0
     } else {
         counter.count(&format!("{prefix}{PREFIX_SEPARATOR}"))
-    }
-}
-
-/// `prefix + "\n\n" + text`, or `text` alone when `prefix` is empty.
-pub fn with_prefix<'a>(prefix: &str, text: &'a str) -> Cow<'a, str> {
-    if prefix.is_empty() {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(format!("{prefix}{PREFIX_SEPARATOR}{text}"))
     }
 }
 

@@ -21,8 +21,8 @@ use std::borrow::Cow;
 
 use text_splitter::{ChunkConfig, ChunkSizer, MarkdownSplitter, TextSplitter};
 
+use super::chunk::{ChunkParams, Ranges};
 use super::headings::{DocKind, headings};
-use super::{ChunkParams, Ranges};
 use crate::tokenize::DocSizer;
 
 /// Byte ranges of the structure-aware chunks of `text`, a document of kind `kind`.

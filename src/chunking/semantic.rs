@@ -21,7 +21,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use std::collections::HashSet;
 
-use super::{ChunkError, ChunkParams, Ranges};
+use super::chunk::{ChunkError, ChunkParams, Ranges};
 use crate::corpus::Corpus;
 use crate::tokenize::DocSizer;
 
@@ -177,7 +177,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    use crate::chunking::Strategy;
+    use super::super::chunk::Strategy;
     use crate::tokenize::{TokenCounter, TokenStream, TokenizerKind};
 
     struct Map(HashMap<String, Vec<f32>>);

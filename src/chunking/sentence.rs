@@ -11,7 +11,7 @@
 use text_splitter::{ChunkConfig, TextSplitter};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{ChunkParams, Ranges};
+use super::chunk::{ChunkParams, Ranges};
 use crate::tokenize::DocSizer;
 
 /// Byte ranges of the sentence chunks of `text`.

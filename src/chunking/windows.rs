@@ -12,7 +12,8 @@
 //! starts no later than the previous one ends, so no text is skipped. Windows of whitespace only
 //! are dropped.
 
-use super::{Sized, bound};
+use super::bound;
+use super::chunk::Sized;
 use crate::tokenize::{TokenCounter, TokenStream};
 
 /// The smallest piece a window holds: a byte range and the tokens it spans.

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{
+use super::types::{
     EvidenceSpan, GoldenSet, Location, Problem, ProblemKind, Question, RawEvidence, RawQuestion,
 };
 use crate::corpus::{Corpus, Document};
