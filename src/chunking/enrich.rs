@@ -317,6 +317,12 @@ mod tests {
         assert_eq!(doc_title(&d), "notes.txt");
         let d = Document::new("plain.md", "```\n# fenced\n```\nno heading\n");
         assert_eq!(doc_title(&d), "plain.md");
+        // reStructuredText: the first section title
+        let d = Document::new(
+            "guide/install.rst",
+            "Intro.\n\nInstalling\n~~~~~~~~~~\n\nRun it.\n",
+        );
+        assert_eq!(doc_title(&d), "Installing");
     }
 
     #[test]
