@@ -44,7 +44,7 @@ pub fn summary(rows: &[SweepRow]) {
         "coverage",
         "margin",
         "mrr",
-        "iou",
+        "c_iou",
         "unrch",
         "ties"
     );
@@ -59,7 +59,7 @@ pub fn summary(rows: &[SweepRow]) {
             r.coverage,
             r.margin,
             r.mrr,
-            r.iou,
+            r.char_iou,
             r.unreachable,
             r.ties_at_k
         );
@@ -88,19 +88,10 @@ pub fn dry_run(d: &DryRun) {
         d.todo
     );
     println!("candidates: {}", d.candidates.join(", "));
-    let cost = d
-        .estimate
-        .cost_usd
-        .map(|c| format!("${c:.4}"))
-        .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
     println!(
-        "{} chat calls (generator {}, judge {}); about {} prompt tokens and at most {} completion tokens; estimated cost {} (cache hits would cost nothing)",
-        d.estimate.calls,
-        d.generator_model,
-        d.judge_model,
-        d.estimate.prompt_tokens,
-        d.estimate.completion_tokens,
-        cost
+        "{}",
+        d.estimate
+            .summary(&d.server, &d.generator_model, &d.judge_model)
     );
 }
 
@@ -110,11 +101,12 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         println!("{p}");
     }
     println!(
-        "{}: {} questions, {} evidence spans ({} with several locations) against {} documents; {} error(s), {} warning(s)",
+        "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),
         v.questions,
         v.spans,
         v.ambiguous,
+        v.trimmed,
         v.documents,
         errors,
         v.problems.len() - errors
