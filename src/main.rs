@@ -25,7 +25,7 @@ use chunksweep::llm::{ClientConfig, LlmClient};
 use chunksweep::llm_context::{self, ContextError, ContextPrompt, ContextSummary};
 use chunksweep::report::decision::{self, Decision, DecisionError};
 use chunksweep::report::{self, manifest};
-use chunksweep::select::{SelectionSettings, StabilityStatus};
+use chunksweep::select::{Rule, SelectionSettings, StabilityStatus};
 use chunksweep::sweep::{self, Overlap, QuestionRow, RetrieverKind, SweepError, SweepRow};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
@@ -58,7 +58,15 @@ struct ReportArgs {
     /// Run folder holding sweep.csv, sweep_questions.csv and manifest.json.
     #[arg(value_name = "RUN_DIR")]
     run_dir: PathBuf,
-    /// Keep margins >= best − this × |best| (relative; default 0.03 = 3%).
+    /// Plateau rule: `paired` (not significantly worse than the best on the same questions,
+    /// Holm-corrected, and within the recall tolerance) or `seed` (the seeds' literal rule:
+    /// within 3% of the best margin and the recall tolerance).
+    #[arg(long, value_name = "RULE", default_value = "paired")]
+    rule: Rule,
+    /// Significance level of the paired tests (default 0.05).
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    alpha: f64,
+    /// Rule `seed` only: keep margins >= best − this × |best| (relative; default 0.03 = 3%).
     #[arg(long, value_name = "RATIO", default_value_t = 0.03)]
     margin_tolerance: f64,
     /// Keep span recall@k >= best − this (absolute; default 0.02).
@@ -500,6 +508,8 @@ fn ms_since(t: Instant) -> f64 {
 
 fn run_report(args: ReportArgs) -> Result<ExitCode> {
     let settings = SelectionSettings {
+        rule: args.rule,
+        alpha: args.alpha,
         margin_tolerance: args.margin_tolerance,
         recall_tolerance: args.recall_tolerance,
         candidates: args.candidates,

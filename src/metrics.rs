@@ -24,13 +24,87 @@
 //!
 //! Questions are averaged with equal weight (macro mean); the micro means pool spans, characters
 //! and ranges over all questions instead.
+//!
+//! Every metric is computed at a **cut** of the ranked list ([`Cut`]): the top k chunks, or a
+//! context budget in tokens per query ([`budget_ranking`]: chunks in rank order while their
+//! tokens, prefixes included, fit the budget, and at least one). With the ranking cut, the
+//! metrics above read "@cut" instead of "@k".
 
 use serde::Serialize;
 
 use crate::chunking::Chunk;
 use crate::golden::{Location, Question};
 use crate::retrieval::Ranking;
-use crate::retrieval::rank::full_rank;
+use crate::retrieval::rank::{full_rank, rank_top_k};
+
+/// Where the ranked list is cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Cut {
+    /// The top k chunks.
+    K(usize),
+    /// As many chunks, in rank order, as fit this many tokens per query (at least one).
+    Budget(usize),
+}
+
+impl Cut {
+    /// `k` or `budget`: the kind of cut, as sweep.csv's `cut` column writes it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Cut::K(_) => "k",
+            Cut::Budget(_) => "budget",
+        }
+    }
+
+    /// The budget in tokens per query, for a budget cut.
+    pub fn budget_tokens(self) -> Option<usize> {
+        match self {
+            Cut::K(_) => None,
+            Cut::Budget(b) => Some(b),
+        }
+    }
+}
+
+/// How many of `tokens` (chunk token counts in rank order) fit `budget`: chunks are taken in rank
+/// order while the running total stays within the budget, and the first chunk is taken whatever
+/// its size (a cut that retrieves nothing answers nothing). Empty input gives 0.
+///
+/// Example: `[300, 500, 400, 100]` at 1,000 → 2 (300 + 500 fit; + 400 would be 1,200; the 100
+/// after it is not considered: the list is cut, not packed).
+pub fn fit_budget(tokens: impl IntoIterator<Item = usize>, budget: usize) -> usize {
+    let mut total = 0usize;
+    let mut taken = 0;
+    for t in tokens {
+        total = total.saturating_add(t);
+        if taken > 0 && total > budget {
+            break;
+        }
+        taken += 1;
+    }
+    taken
+}
+
+/// The ranking of `scores` (one per chunk) cut at a token budget: [`rank_top_k`]'s order and tie
+/// flag, with k the number of leading chunks that [fit](fit_budget) `budget` given each chunk's
+/// `chunk_tokens` (prefixes included). Never more chunks than the index holds.
+///
+/// # Panics
+/// If `chunk_tokens` is shorter than `scores`.
+pub fn budget_ranking(scores: &[f32], chunk_tokens: &[usize], budget: usize) -> Ranking {
+    let n = scores.len();
+    // Rank a prefix of the list and grow it until the budget is exceeded inside it.
+    let mut k = n.min(16);
+    loop {
+        let r = rank_top_k(scores, k);
+        let taken = fit_budget(r.top.iter().map(|&i| chunk_tokens[i]), budget);
+        if taken < r.top.len() {
+            return rank_top_k(scores, taken);
+        }
+        if k >= n {
+            return r;
+        }
+        k = (k * 2).min(n);
+    }
+}
 
 /// Chunks of one configuration, with each document's slice of them for lookups.
 pub struct ChunkTable<'a> {

@@ -21,8 +21,13 @@ pub const REPORT_FILE: &str = "report.md";
 pub const JUDGE_SECTION_FILE: &str = "judge.md";
 
 /// Names of the files [`write_decision`] writes, relative to the run folder.
-pub fn output_names() -> [&'static str; 3] {
-    [SELECTION_FILE, REPORT_FILE, plot::PLOT_FILE]
+pub fn output_names() -> [&'static str; 4] {
+    [
+        SELECTION_FILE,
+        REPORT_FILE,
+        plot::PLOT_FILE,
+        plot::FRONTIER_FILE,
+    ]
 }
 
 /// Errors while writing the decision.
@@ -96,9 +101,15 @@ fn write_labelled(
         .file_name()
         .or_else(|| absolute.file_name())
         .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into());
-    let plot_path = plot::write_plot(dir, &selection, &run_name)?;
-    let mut md =
-        super::markdown::render(&selection, &run_name, label, command, Some(plot::PLOT_FILE));
+    let plot_paths = plot::write_plots(dir, &selection, &run_name)?;
+    let mut md = super::markdown::render(
+        &selection,
+        &run_name,
+        label,
+        command,
+        Some(plot::PLOT_FILE),
+        Some(plot::FRONTIER_FILE),
+    );
     let mut files = vec![csv_path];
     let prefixes = super::prefix::compare(rows, questions, settings);
     if !prefixes.is_empty() {
@@ -117,7 +128,8 @@ fn write_labelled(
         path: md_path.clone(),
         source,
     })?;
-    files.extend([md_path, plot_path]);
+    files.push(md_path);
+    files.extend(plot_paths);
     Ok(Decision {
         selection,
         prefixes,

@@ -9,8 +9,16 @@
 //!   sweep cannot tell the sizes apart, so chunk size is not the bottleneck (look at the
 //!   retriever, query rewriting or reranking).
 //! - **winner by question type**: the selection rule, applied to each question type with at
-//!   least `min_type_questions` questions, picks different chunk sizes: consider parent-document
-//!   retrieval (match on small chunks, return their parent section).
+//!   least `min_type_questions` questions, picks a different chunk size **and** that type's best
+//!   configuration is significantly better than the overall pick on that type's questions
+//!   (sign test, Holm-corrected within the type): consider parent-document retrieval (match on
+//!   small chunks, return their parent section).
+//! - **retrieval is the bottleneck**: the best span recall@k is below `weak_recall` (0.7) or
+//!   the best mean margin is negative (a wrong chunk outscores the right one on the typical
+//!   question): look at the retriever, the analyzer, query rewriting or reranking; chunk size
+//!   will not fix it.
+//! - **k covers the index**: some configuration has no more chunks than k, so every query
+//!   retrieves the whole index and its tokens per query is the index's size.
 //! - **too few questions**: fewer than `min_questions` (30): interval half-widths are wide, and
 //!   the differences seen are likely noise.
 //! - **plateau fallback**: no configuration passed both plateau tests (see
@@ -37,6 +45,10 @@ pub enum DiagnosisKind {
     PlateauFallback,
     /// The pick is at the edge of the swept sizes and the curve still improves towards it.
     EdgeOfGrid,
+    /// Low best span recall or a negative best margin.
+    WeakRetrieval,
+    /// k is at least the number of chunks of some configuration.
+    KCoversIndex,
 }
 
 impl DiagnosisKind {
@@ -49,6 +61,8 @@ impl DiagnosisKind {
             DiagnosisKind::TooFewQuestions => "Too few questions",
             DiagnosisKind::PlateauFallback => "Margin and recall disagree",
             DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
+            DiagnosisKind::WeakRetrieval => "Retrieval is the bottleneck",
+            DiagnosisKind::KCoversIndex => "k covers the whole index",
         }
     }
 }
@@ -81,6 +95,15 @@ neighbouring chunks after retrieval";
 pub const FEW_QUESTIONS_ADVICE: &str = "label more questions (seed 000 suggests 50–100) before \
 trusting differences this small";
 
+/// The advice when retrieval, not chunking, limits recall.
+pub const WEAK_ADVICE: &str = "look at the retriever, the analyzer, query rewriting or \
+reranking first; chunk size will not fix it";
+
+/// The advice when k covers the index.
+pub const K_COVERS_ADVICE: &str = "these configurations send the whole corpus with every \
+query, so their recall says nothing about retrieval: compare at a context budget (--budget) or \
+lower k";
+
 /// The advice for a plateau fallback.
 pub const FALLBACK_ADVICE: &str = "the configuration with the best margin is not among those \
 with the best span recall; the pick uses span recall alone, so check the margin column by hand";
@@ -90,8 +113,8 @@ fn f3(x: f64) -> String {
 }
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
-/// too few questions, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
-/// question type.
+/// too few questions, retrieval is the bottleneck, k covers the index, plateau fallback, edge of
+/// the grid, flat curve, boundary damage, winner by question type.
 pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
@@ -114,12 +137,78 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
+    let best = sel.best();
+    if sel.best_span_recall < s.weak_recall || sel.best_margin < 0.0 {
+        let mut why = Vec::new();
+        if sel.best_span_recall < s.weak_recall {
+            why.push(format!(
+                "the best span recall@k is {} (`{}`), below {}: the best configuration misses \
+                 {:.0}% of the evidence spans",
+                f3(sel.best_span_recall),
+                best.config_id,
+                super::trim(s.weak_recall),
+                (1.0 - sel.best_span_recall) * 100.0
+            ));
+        }
+        if sel.best_margin < 0.0 {
+            why.push(format!(
+                "the best mean margin is {}: on the typical question a wrong chunk outscores \
+                 the right one in every configuration",
+                f3(sel.best_margin)
+            ));
+        }
+        out.push(Diagnosis {
+            kind: DiagnosisKind::WeakRetrieval,
+            evidence: why.join("; "),
+            advice: WEAK_ADVICE.into(),
+        });
+    }
+
+    let covered: Vec<&super::ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.top_k >= c.n_chunks)
+        .collect();
+    if !covered.is_empty() {
+        let shown: Vec<String> = covered
+            .iter()
+            .take(5)
+            .map(|c| {
+                format!(
+                    "{} ({} chunks, k = {}, {} index {})",
+                    c.config_id,
+                    c.n_chunks,
+                    c.top_k,
+                    c.index_tokens,
+                    c.unit()
+                )
+            })
+            .collect();
+        let more = if covered.len() > 5 {
+            format!(" and {} more", covered.len() - 5)
+        } else {
+            String::new()
+        };
+        out.push(Diagnosis {
+            kind: DiagnosisKind::KCoversIndex,
+            evidence: format!(
+                "k is at least the number of chunks in {} of {} configurations: {}{}; every \
+                 query retrieves the whole index, so tokens per query is the index's size",
+                covered.len(),
+                sel.configs.len(),
+                shown.join(", "),
+                more
+            ),
+            advice: K_COVERS_ADVICE.into(),
+        });
+    }
+
     if sel.plateau_fallback {
         out.push(Diagnosis {
             kind: DiagnosisKind::PlateauFallback,
             evidence: format!(
                 "no configuration has both margin ≥ {} and span recall ≥ {}",
-                f3(sel.margin_floor),
+                f3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
                 f3(sel.recall_floor)
             ),
             advice: FALLBACK_ADVICE.into(),
@@ -212,30 +301,40 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
-    let sizes: std::collections::BTreeSet<usize> = sel
+    let differing: Vec<&super::TypePick> = sel
         .by_type
         .iter()
-        .map(|t| sel.configs[t.winner].chunk_size)
+        .filter(|t| t.significant() && sel.configs[t.winner].chunk_size != w.chunk_size)
         .collect();
-    if sizes.len() > 1 {
-        let parts: Vec<String> = sel
-            .by_type
+    if !differing.is_empty() {
+        let parts: Vec<String> = differing
             .iter()
-            .map(|t| {
-                format!(
-                    "{} ({} questions) → {} (span recall {}; the overall pick gets {})",
+            .filter_map(|t| {
+                let v = t.overall_vs_best?;
+                Some(format!(
+                    "{} ({} questions) → {} (span recall {}; the overall pick gets {}; the \
+                     type's best `{}` is higher on {} of its questions and lower on {}, sign \
+                     test Holm p {})",
                     t.question_type,
                     t.n_questions,
                     sel.configs[t.winner].config_id,
                     f3(t.span_recall),
-                    f3(t.overall_pick_span_recall)
-                )
+                    f3(t.overall_pick_span_recall),
+                    sel.configs[t.best].config_id,
+                    v.best_better,
+                    v.this_better,
+                    super::fmt_p(v.p_holm)
+                ))
             })
             .collect();
         out.push(Diagnosis {
             kind: DiagnosisKind::WinnerByQuestionType,
             evidence: format!(
-                "the selection rule picks different chunk sizes per question type: {}",
+                "on {} of {} question types the overall pick `{}` is significantly worse than \
+                 another chunk size: {}",
+                differing.len(),
+                sel.by_type.len(),
+                w.config_id,
                 parts.join("; ")
             ),
             advice: BY_TYPE_ADVICE.into(),
@@ -289,17 +388,80 @@ fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
     } else {
         return None;
     };
+    let unit = w.unit();
     Some(Diagnosis {
         kind: DiagnosisKind::EdgeOfGrid,
         evidence: format!(
-            "the pick's chunk size {edge} is the {which} swept, and {} still improves towards it: \
-             from {inward} to {edge}, span recall@k {} → {} and margin {} → {}",
+            "the pick's chunk size {edge} {unit} is the {which} swept, and {} still improves \
+             towards it: from {inward} to {edge} {unit}, span recall@k {} → {} and margin {} → \
+             {}; {}",
             w.strategy,
             f3(neighbour.span_recall),
             f3(w.span_recall),
             f3(neighbour.margin),
-            f3(w.margin)
+            f3(w.margin),
+            cheaper_evidence(sel)
         ),
         advice: format!("the best size may lie outside the grid: {advice}"),
     })
+}
+
+/// What holds the pick against every cheaper configuration: under the paired rule each one is
+/// dropped, and the weakest reason is shown (the cheaper configuration with the largest
+/// Holm-adjusted p-value against the best, or the one closest to the recall floor).
+pub fn cheaper_evidence(sel: &super::Selection) -> String {
+    let w = sel.winner();
+    let cheaper: Vec<&super::ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.tokens_per_query < w.tokens_per_query)
+        .collect();
+    if cheaper.is_empty() {
+        return "no configuration is cheaper".into();
+    }
+    let significant = |c: &&&super::ConfigSelection| {
+        c.sign_p_holm.is_some_and(|p| p < sel.settings.alpha) && c.best_better > c.this_better
+    };
+    let (sig, not_sig): (Vec<&super::ConfigSelection>, Vec<&super::ConfigSelection>) =
+        cheaper.iter().partition(significant);
+    let mut parts = vec![format!(
+        "cheaper configurations: {} of {} significantly worse than the best `{}` (sign test, \
+         Holm p < {})",
+        sig.len(),
+        cheaper.len(),
+        sel.best().config_id,
+        super::trim(sel.settings.alpha)
+    )];
+    if let Some(c) = sig.iter().max_by(|a, b| {
+        a.sign_p_holm
+            .unwrap_or(0.0)
+            .total_cmp(&b.sign_p_holm.unwrap_or(0.0))
+    }) {
+        parts.push(format!(
+            "the weakest of those is `{}` (lower on {} questions, higher on {}, Holm p {})",
+            c.config_id,
+            c.best_better.unwrap_or(0),
+            c.this_better.unwrap_or(0),
+            super::fmt_p(c.sign_p_holm.unwrap_or(1.0))
+        ));
+    }
+    if sel.settings.rule == super::Rule::Seed && !not_sig.is_empty() {
+        parts.push(format!(
+            "the other {} are dropped by the seed rule (see their reasons)",
+            not_sig.len()
+        ));
+    } else if let Some(c) = not_sig
+        .iter()
+        .max_by(|a, b| a.span_recall.total_cmp(&b.span_recall))
+    {
+        parts.push(format!(
+            "the others are more than {} below the best span recall (closest: `{}` at {}, \
+             floor {})",
+            super::trim(sel.settings.recall_tolerance),
+            c.config_id,
+            f3(c.span_recall),
+            f3(sel.recall_floor)
+        ));
+    }
+    parts.join("; ")
 }

@@ -4,7 +4,10 @@
 //! ([`QuestionRow`], one per configuration × question). Output: a [`Selection`] with
 //!
 //! 1. the [plateau rule](plateau) over all configurations: kept or dropped and why, rank by
-//!    tokens per query, the pick (rank 1) and the judge candidates (ranks 1..=N);
+//!    tokens per query, the pick (rank 1) and the judge candidates (ranks 1..=N); by default
+//!    a configuration stays unless the best is significantly better on the same questions
+//!    (exact sign test on per-question span recall, Holm-corrected) or its span recall is more
+//!    than 0.02 below the best's; `Rule::Seed` keeps the seeds' literal rule;
 //! 2. [split-half stability](halves): how often each configuration is the pick on seeded random
 //!    halves of the questions; when the pick wins fewer than 90% of them the report says the
 //!    sizes are indistinguishable at this sample size and that the pick is made on cost;
@@ -14,12 +17,14 @@
 //!    bootstrap over questions for the macro means (span recall@k, coverage@k, margin);
 //! 4. exact McNemar (1947) on hit@k between the pick and every other configuration, paired on
 //!    the same questions;
-//! 5. [diagnoses](diagnose) with their triggering numbers.
+//! 5. the [cost–quality frontier](frontier) in (tokens per query, span recall);
+//! 6. [diagnoses](diagnose) with their triggering numbers.
 //!
 //! Everything is recomputed from the per-question rows, so `chunksweep report` reproduces the
 //! decision of `chunksweep sweep` exactly, without re-retrieval.
 
 pub mod diagnose;
+pub mod frontier;
 pub mod halves;
 pub mod plateau;
 
@@ -31,15 +36,22 @@ use thiserror::Error;
 use crate::stats::{self, McNemar};
 use crate::sweep::{QuestionRow, SweepRow};
 use diagnose::Diagnosis;
-use halves::{QuestionScores, mean_at, split_halves};
-use plateau::{Plateau, PlateauInput, plateau};
+use halves::split_halves;
+pub use plateau::Rule;
+use plateau::{Plateau, PlateauInput, RuleSettings, VsBest, mean_at, plateau};
 
-/// Settings of the selection. Defaults: 3% margin tolerance, 0.02 recall tolerance, 3 judge
-/// candidates, 200 halves, seed 42, 90% to call a pick stable, 95% intervals, 2000 bootstrap
-/// resamples, 30 questions minimum, 0.15 boundary gap, 10 questions per type.
+/// Settings of the selection. Defaults: the paired rule at α = 0.05, 3% margin tolerance (seed
+/// rule only), 0.02 recall tolerance, 3 judge candidates, 200 halves, seed 42, 90% to call a
+/// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
+/// gap, 10 questions per type, 0.7 span recall below which retrieval is the bottleneck.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SelectionSettings {
-    /// Relative margin tolerance: keep margin ≥ best − tolerance × |best| (0.03 = 3%).
+    /// Which plateau rule decides ([`Rule::Paired`] by default).
+    pub rule: Rule,
+    /// Significance level of the Holm-corrected paired tests, in (0, 1).
+    pub alpha: f64,
+    /// Seed rule only: relative margin tolerance, keep margin ≥ best − tolerance × |best|
+    /// (0.03 = 3%).
     pub margin_tolerance: f64,
     /// Absolute span-recall tolerance: keep recall ≥ best − tolerance (recall units).
     pub recall_tolerance: f64,
@@ -61,11 +73,27 @@ pub struct SelectionSettings {
     pub boundary_gap: f64,
     /// A question type needs at least this many questions to get its own pick.
     pub min_type_questions: usize,
+    /// A best span recall@k below this triggers "retrieval is the bottleneck".
+    pub weak_recall: f64,
+}
+
+impl SelectionSettings {
+    /// The plateau rule's part of the settings.
+    pub fn rule_settings(&self) -> RuleSettings {
+        RuleSettings {
+            rule: self.rule,
+            margin_tolerance: self.margin_tolerance,
+            recall_tolerance: self.recall_tolerance,
+            alpha: self.alpha,
+        }
+    }
 }
 
 impl Default for SelectionSettings {
     fn default() -> Self {
         SelectionSettings {
+            rule: Rule::Paired,
+            alpha: 0.05,
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
             candidates: 3,
@@ -77,6 +105,7 @@ impl Default for SelectionSettings {
             min_questions: 30,
             boundary_gap: 0.15,
             min_type_questions: 10,
+            weak_recall: 0.7,
         }
     }
 }
@@ -132,12 +161,20 @@ pub struct ConfigSelection {
     pub chunk_size: usize,
     /// Requested chunk_overlap in tokenizer units.
     pub chunk_overlap: usize,
+    /// Token unit of the sizes (`cl100k_base`, `o200k_base` or `words`).
+    pub tokenizer: String,
     /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
     pub prefix: String,
     /// top_k.
     pub top_k: usize,
+    /// Chunks in the index.
+    pub n_chunks: usize,
+    /// Tokens over all chunks, prefixes included.
+    pub index_tokens: usize,
     /// Context tokens per query (`top_k × mean chunk tokens`, prefixes included).
     pub tokens_per_query: f64,
+    /// Not dominated in (tokens per query, span recall@k) by any other configuration.
+    pub pareto: bool,
     /// winner, candidate, kept or dropped.
     pub status: Status,
     /// Whether the plateau rule kept it.
@@ -188,6 +225,25 @@ pub struct ConfigSelection {
     pub mcnemar_c: Option<u64>,
     /// Exact McNemar two-sided p-value on hit@k against the pick (empty for the pick).
     pub mcnemar_p: Option<f64>,
+    /// Questions where the best configuration's span recall is higher (empty for the best).
+    pub best_better: Option<u64>,
+    /// Questions where this configuration's span recall is higher than the best's.
+    pub this_better: Option<u64>,
+    /// Exact sign-test two-sided p-value on per-question span recall against the best.
+    pub sign_p: Option<f64>,
+    /// `sign_p` Holm-corrected across every configuration compared with the best.
+    pub sign_p_holm: Option<f64>,
+}
+
+impl ConfigSelection {
+    /// The unit of its sizes and token counts: `words` or `tokens`.
+    pub fn unit(&self) -> &'static str {
+        if self.tokenizer == "words" {
+            "words"
+        } else {
+            "tokens"
+        }
+    }
 }
 
 /// Whether the pick survives the split halves.
@@ -236,12 +292,24 @@ pub struct TypePick {
     pub margin: f64,
     /// The overall pick's span recall@k on that type.
     pub overall_pick_span_recall: f64,
+    /// Index into [`Selection::configs`] of the type's best configuration.
+    pub best: usize,
+    /// The overall pick against the type's best on that type's questions (empty when the
+    /// overall pick is the type's best).
+    pub overall_vs_best: Option<VsBest>,
+}
+
+impl TypePick {
+    /// The type's best is significantly better than the overall pick on that type's questions.
+    pub fn significant(&self) -> bool {
+        self.overall_vs_best.is_some_and(|t| t.significant)
+    }
 }
 
 /// The decision and everything a reviewer needs to check it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Selection {
-    /// The settings used.
+    /// The settings used (the rule that decided is `settings.rule`).
     pub settings: SelectionSettings,
     /// Questions (the same for every configuration).
     pub n_questions: usize,
@@ -251,12 +319,14 @@ pub struct Selection {
     pub winner: usize,
     /// Indices of the judge candidates, cheapest first (the pick first).
     pub candidates: Vec<usize>,
+    /// Index of the best configuration: highest span recall@k (ties: higher margin, cheaper).
+    pub best: usize,
     /// Best margin over all configurations.
     pub best_margin: f64,
     /// Best span recall@k over all configurations.
     pub best_span_recall: f64,
-    /// `best_margin − margin_tolerance × |best_margin|`.
-    pub margin_floor: f64,
+    /// Seed rule: `best_margin − margin_tolerance × |best_margin|`; paired rule: none.
+    pub margin_floor: Option<f64>,
     /// `best_span_recall − recall_tolerance`.
     pub recall_floor: f64,
     /// True when the plateau's two tests had nothing in common and recall alone was used.
@@ -273,6 +343,11 @@ impl Selection {
     /// The pick.
     pub fn winner(&self) -> &ConfigSelection {
         &self.configs[self.winner]
+    }
+
+    /// The best configuration (highest span recall@k).
+    pub fn best(&self) -> &ConfigSelection {
+        &self.configs[self.best]
     }
 }
 
@@ -397,40 +472,28 @@ pub fn select(
     let n = ids.len();
     let all: Vec<usize> = (0..n).collect();
 
-    // Point estimates from the per-question rows (equal to sweep.csv's macro means).
     let inputs: Vec<PlateauInput<'_>> = rows
         .iter()
         .zip(&columns)
         .map(|(r, c)| PlateauInput {
             config_id: &r.config_id,
             chunk_size: r.chunk_size,
+            has_prefix: !r.prefix.is_empty() && r.prefix != "none",
             tokens_per_query: r.tokens_per_query,
-            span_recall: mean_at(&c.span_recall, &all),
-            margin: mean_at(&c.margin, &all),
+            span_recall: &c.span_recall,
+            margin: &c.margin,
         })
         .collect();
-    let p: Plateau = plateau(
-        &inputs,
-        settings.margin_tolerance,
-        settings.recall_tolerance,
-    );
+    let rule = settings.rule_settings();
+    let p: Plateau = plateau(&inputs, &all, &rule);
     let winner = p.winner().expect("at least one configuration");
-
-    // Split halves over all configurations.
-    let scores: Vec<QuestionScores> = columns
-        .iter()
-        .map(|c| QuestionScores {
-            span_recall: c.span_recall.clone(),
-            margin: c.margin.clone(),
-        })
-        .collect();
-    let wins = split_halves(
-        &inputs,
-        &scores,
-        settings.margin_tolerance,
-        settings.recall_tolerance,
-        settings.halves,
-        settings.seed,
+    let wins = split_halves(&inputs, &rule, settings.halves, settings.seed);
+    let on_frontier = frontier::pareto(
+        &rows
+            .iter()
+            .zip(&p.span_recall)
+            .map(|(r, &recall)| (r.tokens_per_query, recall))
+            .collect::<Vec<_>>(),
     );
 
     // Intervals: one shared set of bootstrap resamples (paired across configurations).
@@ -454,21 +517,25 @@ pub fn select(
         };
         let test: Option<McNemar> =
             (i != winner).then(|| stats::mcnemar_paired(&columns[winner].hit, &col.hit));
-        let span_recall = inputs[i].span_recall;
-        let margin = inputs[i].margin;
+        let vs_best = p.vs_best[i];
+        let span_recall = p.span_recall[i];
         let coverage = mean_at(&col.coverage, &all);
         configs.push(ConfigSelection {
             config_id: row.config_id.clone(),
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
             chunk_overlap: row.chunk_overlap,
+            tokenizer: row.tokenizer.clone(),
             prefix: row.prefix.clone(),
             top_k: row.top_k,
+            n_chunks: row.n_chunks,
+            index_tokens: row.index_tokens,
             tokens_per_query: row.tokens_per_query,
+            pareto: on_frontier[i],
             status,
             kept: p.kept[i],
             rank,
-            reason: reason(&p, i, &inputs, settings),
+            reason: reason(&p, i, rows, settings),
             win_share: wins.share(i),
             n_questions: n,
             span_recall,
@@ -488,12 +555,16 @@ pub fn select(
             coverage_lo: coverage_ci.lo,
             coverage_hi: coverage_ci.hi,
             boundary_gap: coverage - span_recall,
-            margin,
+            margin: p.margin[i],
             margin_lo: margin_ci.lo,
             margin_hi: margin_ci.hi,
             mcnemar_b: test.map(|t| t.b),
             mcnemar_c: test.map(|t| t.c),
             mcnemar_p: test.map(|t| t.p_value),
+            best_better: vs_best.map(|t| t.best_better),
+            this_better: vs_best.map(|t| t.this_better),
+            sign_p: vs_best.map(|t| t.p_value),
+            sign_p_holm: vs_best.map(|t| t.p_holm),
         });
     }
 
@@ -524,7 +595,7 @@ pub fn select(
         most_wins_share,
     };
 
-    let by_type = picks_by_type(rows, &types, &columns, winner, settings);
+    let by_type = picks_by_type(&inputs, &types, winner, settings);
     let candidates: Vec<usize> = p.order.iter().take(settings.candidates).copied().collect();
     let mut selection = Selection {
         settings: settings.clone(),
@@ -532,6 +603,7 @@ pub fn select(
         configs,
         winner,
         candidates,
+        best: p.best,
         best_margin: p.best_margin,
         best_span_recall: p.best_recall,
         margin_floor: p.margin_floor,
@@ -546,58 +618,106 @@ pub fn select(
 }
 
 /// Why configuration `i` was kept or dropped, with the numbers.
-fn reason(p: &Plateau, i: usize, inputs: &[PlateauInput<'_>], s: &SelectionSettings) -> String {
-    let c = &inputs[i];
-    let margin_fail = format!(
-        "margin {} < floor {} (best {} − {}% of |best|)",
-        fmt3(c.margin),
-        fmt3(p.margin_floor),
-        fmt3(p.best_margin),
-        trim(s.margin_tolerance * 100.0)
-    );
+fn reason(p: &Plateau, i: usize, rows: &[SweepRow], s: &SelectionSettings) -> String {
+    let recall = p.span_recall[i];
     let recall_fail = format!(
         "span recall {} < floor {} (best {} − {})",
-        fmt3(c.span_recall),
+        fmt3(recall),
         fmt3(p.recall_floor),
         fmt3(p.best_recall),
         trim(s.recall_tolerance)
     );
-    if p.kept[i] {
-        let rank = p.rank_of(i).unwrap_or(0);
-        let place = if rank == 1 {
-            "cheapest kept".to_string()
-        } else {
-            format!("rank {rank} by tokens per query")
-        };
-        if p.fallback {
-            format!(
-                "kept on span recall alone (no configuration passed both tests); {place}; {margin_fail}"
-            )
-        } else {
-            format!(
-                "inside the plateau (margin {} ≥ {}, span recall {} ≥ {}); {place}",
-                fmt3(c.margin),
-                fmt3(p.margin_floor),
-                fmt3(c.span_recall),
-                fmt3(p.recall_floor)
-            )
+    let versus = |t: &VsBest| {
+        format!(
+            "vs best `{}`: higher on {} questions, lower on {}, sign test Holm p {}",
+            rows[p.best].config_id,
+            t.this_better,
+            t.best_better,
+            fmt_p(t.p_holm)
+        )
+    };
+    let place = match p.rank_of(i) {
+        Some(1) => "cheapest kept".to_string(),
+        Some(rank) => format!("rank {rank} by tokens per query"),
+        None => String::new(),
+    };
+    match p.rule {
+        Rule::Paired => {
+            let sig = p.vs_best[i].filter(|t| t.significant);
+            if p.kept[i] {
+                let why = match &p.vs_best[i] {
+                    None => "the best span recall".to_string(),
+                    Some(t) => format!("not significantly worse ({})", versus(t)),
+                };
+                format!(
+                    "on the plateau: {why}; span recall {} ≥ {}; {place}",
+                    fmt3(recall),
+                    fmt3(p.recall_floor)
+                )
+            } else {
+                let mut parts = Vec::new();
+                if let Some(t) = sig {
+                    parts.push(format!(
+                        "significantly worse than the best at α = {} ({})",
+                        trim(s.alpha),
+                        versus(&t)
+                    ));
+                }
+                if !p.recall_ok[i] {
+                    parts.push(recall_fail);
+                }
+                format!("dropped: {}", parts.join("; "))
+            }
         }
-    } else {
-        match (p.margin_ok[i], p.recall_ok[i]) {
-            (false, false) => format!("dropped: {margin_fail}; {recall_fail}"),
-            (false, true) => format!("dropped: {margin_fail}"),
-            (true, false) => format!("dropped: {recall_fail}"),
-            (true, true) => "dropped".to_string(),
+        Rule::Seed => {
+            let floor = p.margin_floor.unwrap_or(f64::NEG_INFINITY);
+            let margin = p.margin[i];
+            let margin_fail = format!(
+                "margin {} < floor {} (best {} − {}% of |best|)",
+                fmt3(margin),
+                fmt3(floor),
+                fmt3(p.best_margin),
+                trim(s.margin_tolerance * 100.0)
+            );
+            if p.kept[i] && p.fallback {
+                format!(
+                    "kept on span recall alone (no configuration passed both tests); {place}; {margin_fail}"
+                )
+            } else if p.kept[i] {
+                format!(
+                    "inside the plateau (margin {} ≥ {}, span recall {} ≥ {}); {place}",
+                    fmt3(margin),
+                    fmt3(floor),
+                    fmt3(recall),
+                    fmt3(p.recall_floor)
+                )
+            } else {
+                match (p.margin_ok[i], p.recall_ok[i]) {
+                    (false, false) => format!("dropped: {margin_fail}; {recall_fail}"),
+                    (false, true) => format!("dropped: {margin_fail}"),
+                    (true, false) => format!("dropped: {recall_fail}"),
+                    (true, true) => "dropped".to_string(),
+                }
+            }
         }
     }
 }
 
+/// A p-value with its relation: "= 0.039", or "< 0.001".
+pub(crate) fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
 /// The selection rule applied to each question type with enough questions (empty when fewer
-/// than two types qualify).
+/// than two types qualify), with the overall pick tested against each type's best on that type's
+/// questions (Holm-corrected within the type).
 fn picks_by_type(
-    rows: &[SweepRow],
+    inputs: &[PlateauInput<'_>],
     types: &[String],
-    columns: &[Columns],
     overall: usize,
     s: &SelectionSettings,
 ) -> Vec<TypePick> {
@@ -614,26 +734,17 @@ fn picks_by_type(
     groups
         .into_iter()
         .map(|(t, idx)| {
-            let inputs: Vec<PlateauInput<'_>> = rows
-                .iter()
-                .zip(columns)
-                .map(|(r, c)| PlateauInput {
-                    config_id: &r.config_id,
-                    chunk_size: r.chunk_size,
-                    tokens_per_query: r.tokens_per_query,
-                    span_recall: mean_at(&c.span_recall, &idx),
-                    margin: mean_at(&c.margin, &idx),
-                })
-                .collect();
-            let p = plateau(&inputs, s.margin_tolerance, s.recall_tolerance);
+            let p = plateau(inputs, &idx, &s.rule_settings());
             let w = p.winner().expect("at least one configuration");
             TypePick {
                 question_type: t.to_string(),
                 n_questions: idx.len(),
                 winner: w,
-                span_recall: inputs[w].span_recall,
-                margin: inputs[w].margin,
-                overall_pick_span_recall: inputs[overall].span_recall,
+                span_recall: p.span_recall[w],
+                margin: p.margin[w],
+                overall_pick_span_recall: p.span_recall[overall],
+                best: p.best,
+                overall_vs_best: p.vs_best[overall],
             }
         })
         .collect()
