@@ -33,9 +33,11 @@
 use serde::Serialize;
 
 use crate::chunking::Chunk;
+use crate::corpus::Corpus;
 use crate::golden::{Location, Question};
 use crate::retrieval::Ranking;
 use crate::retrieval::rank::{full_rank, rank_top_k};
+use crate::tokenize::CorpusTokens;
 
 /// Where the ranked list is cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -134,6 +136,13 @@ impl<'a> ChunkTable<'a> {
         self.chunks
     }
 
+    /// Documents of the corpus, and how many of them are a single chunk (every strategy scores
+    /// alike on those: the chunk is the document).
+    pub fn single_chunk_docs(&self) -> (usize, usize) {
+        let one = self.by_doc.iter().filter(|r| r.len() == 1).count();
+        (self.by_doc.len(), one)
+    }
+
     /// Indices of the chunks that wholly contain `loc`.
     pub fn containing(&self, loc: &Location) -> impl Iterator<Item = usize> + '_ {
         let range = self.by_doc.get(loc.doc).cloned().unwrap_or(0..0);
@@ -143,6 +152,27 @@ impl<'a> ChunkTable<'a> {
             c.start <= loc.start && loc.end <= c.end
         })
     }
+}
+
+/// Tokens of each evidence span of `question`, at its shortest location, in the unit of
+/// `tokens` (the corpus's token streams): what a chunk must hold to contain the span whole.
+pub fn span_tokens(question: &Question, corpus: &Corpus, tokens: &CorpusTokens) -> Vec<usize> {
+    question
+        .spans
+        .iter()
+        .map(|span| {
+            span.locations
+                .iter()
+                .map(|loc| {
+                    let doc = &corpus.docs[loc.doc];
+                    tokens
+                        .doc(loc.doc)
+                        .count_in(doc.char_to_byte(loc.start), doc.char_to_byte(loc.end))
+                })
+                .min()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// Metrics of one question under one configuration.
@@ -174,6 +204,10 @@ pub struct QuestionMetrics {
     pub intersection_chars: usize,
     /// `Σ|chunk|` over the top-k, in code points.
     pub retrieved_chars: usize,
+    /// Chunks retrieved at the cut (`min(k, chunks in the index)` for a top-k cut).
+    pub retrieved_chunks: usize,
+    /// Their tokens, prefixes included: what this question sends to the generator.
+    pub retrieved_tokens: usize,
     /// `Σ|span|`, in code points.
     pub gold_chars: usize,
     /// `|G \ R|`, in code points.
@@ -370,6 +404,8 @@ pub fn score_question_scaled(
     }
     m.intersection_chars = inter;
     m.retrieved_chars = top.iter().map(|t| t.2 - t.1).sum();
+    m.retrieved_chunks = ranking.top.len();
+    m.retrieved_tokens = ranking.top.iter().map(|&i| chunks[i].total_tokens()).sum();
     m.gold_chars = chosen.iter().map(Location::len).sum();
     m.unused_gold_chars = gold_union - inter;
     m.precision = ratio(inter, m.retrieved_chars);
@@ -409,6 +445,12 @@ pub struct Aggregate {
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
     pub ties_at_k: usize,
+    /// Mean tokens retrieved per question, prefixes included (never more than the index).
+    pub tokens_per_query: f64,
+    /// Mean chunks retrieved per question.
+    pub chunks_retrieved_mean: f64,
+    /// Most chunks retrieved for one question.
+    pub chunks_retrieved_max: usize,
 }
 
 /// Averages per-question metrics (macro means, with micro means beside them).
@@ -440,6 +482,13 @@ pub fn aggregate(questions: &[QuestionMetrics]) -> Aggregate {
         token_recall: mean(&|q| q.token_recall),
         unreachable: sum(&|q| usize::from(q.unreachable)),
         ties_at_k: sum(&|q| usize::from(q.tie_at_k)),
+        tokens_per_query: mean(&|q| q.retrieved_tokens as f64),
+        chunks_retrieved_mean: mean(&|q| q.retrieved_chunks as f64),
+        chunks_retrieved_max: questions
+            .iter()
+            .map(|q| q.retrieved_chunks)
+            .max()
+            .unwrap_or(0),
     }
 }
 

@@ -395,8 +395,21 @@ pub struct SweepRow {
     pub mean_prefix_tokens: f64,
     /// Tokens over all chunks, prefixes included (what indexing or embedding reads once).
     pub index_tokens: usize,
-    /// `top_k × mean_chunk_tokens`: context tokens sent per query, prefixes included.
+    /// Mean tokens retrieved per question, prefixes included: the context sent per query
+    /// (about `top_k × mean_chunk_tokens`, never more than `index_tokens`).
     pub tokens_per_query: f64,
+    /// Mean chunks retrieved per question.
+    #[serde(default)]
+    pub chunks_retrieved_mean: f64,
+    /// Most chunks retrieved for one question.
+    #[serde(default)]
+    pub chunks_retrieved_max: usize,
+    /// Documents in the corpus.
+    #[serde(default)]
+    pub n_docs: usize,
+    /// Documents that are a single chunk.
+    #[serde(default)]
+    pub single_chunk_docs: usize,
     /// Questions scored.
     pub n_questions: usize,
     /// Macro span recall@k.
@@ -472,6 +485,15 @@ pub struct QuestionRow {
     pub token_recall: f64,
     /// 1 when the top-k cut fell inside tied scores.
     pub tie_at_k: u8,
+    /// Chunks retrieved.
+    #[serde(default)]
+    pub chunks_retrieved: usize,
+    /// Their tokens, prefixes included.
+    #[serde(default)]
+    pub tokens_retrieved: usize,
+    /// Tokens of each evidence span (shortest location), `|`-separated.
+    #[serde(default)]
+    pub span_tokens: String,
     /// Retrieved chunk ids, best first, `|`-separated.
     pub retrieved_chunk_ids: String,
     /// Their scores, `|`-separated.
@@ -796,6 +818,13 @@ pub fn run_config_with(
             precision: m.precision,
             token_recall: m.token_recall,
             tie_at_k: u8::from(m.tie_at_k),
+            chunks_retrieved: m.retrieved_chunks,
+            tokens_retrieved: m.retrieved_tokens,
+            span_tokens: metrics::span_tokens(q, corpus, tokens)
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("|"),
             retrieved_chunk_ids: ranking
                 .top
                 .iter()
@@ -839,7 +868,11 @@ pub fn run_config_with(
         mean_chunk_tokens,
         mean_prefix_tokens,
         index_tokens,
-        tokens_per_query: config.top_k as f64 * mean_chunk_tokens,
+        tokens_per_query: agg.tokens_per_query,
+        chunks_retrieved_mean: agg.chunks_retrieved_mean,
+        chunks_retrieved_max: agg.chunks_retrieved_max,
+        n_docs: table.single_chunk_docs().0,
+        single_chunk_docs: table.single_chunk_docs().1,
         n_questions: agg.n_questions,
         span_recall: agg.span_recall,
         span_recall_micro: agg.span_recall_micro,
@@ -1121,13 +1154,24 @@ mod prefix_tests {
         assert_eq!(body.prefix_tokens, 5);
         let extra: usize = head.chunks.iter().map(|c| c.prefix_tokens).sum();
         assert_eq!(head.row.index_tokens, none.row.index_tokens + extra);
-        assert!(
-            (head.row.tokens_per_query
-                - none.row.tokens_per_query
-                - 2.0 * extra as f64 / head.chunks.len() as f64)
-                .abs()
-                < 1e-9
-        );
+        // Tokens per query counts the prefixes of the chunks actually retrieved.
+        for q in &head.questions {
+            let ids: Vec<&str> = q.retrieved_chunk_ids.split('|').collect();
+            let sum: usize = head
+                .chunks
+                .iter()
+                .filter(|c| ids.contains(&c.id(&corpus).as_str()))
+                .map(Chunk::total_tokens)
+                .sum();
+            assert_eq!(q.tokens_retrieved, sum);
+        }
+        let mean = head
+            .questions
+            .iter()
+            .map(|q| q.tokens_retrieved as f64)
+            .sum::<f64>()
+            / head.questions.len() as f64;
+        assert!((head.row.tokens_per_query - mean).abs() < 1e-9);
         // Only the heading names "conflicts": without the prefix the body is not retrieved, with
         // it the body is, and the span (on the original text) is found whole.
         assert_eq!(none.questions[0].hit, 0, "{:?}", none.questions[0]);

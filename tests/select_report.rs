@@ -36,7 +36,7 @@ fn sweep(out: &Path) {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "pick: words-24-o6-none-bm25-k2 (43 tokens/query, span recall@k 1.000)",
+            "pick: words-24-o6-none-bm25-k2 (47 tokens/query, span recall@k 1.000)",
         ));
 }
 
@@ -108,9 +108,9 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
     // the halves (16 loses to it only on halves where it happens to find everything).
     assert!(md.contains("- **Stable:** the same rule picks it on 95% of 200 random halves"));
     assert!(md.contains(
-        "At k = 2 (about 43 words per query), `words-24-o6-none-bm25-k2` is not significantly \
+        "At k = 2 (about 47 words per query), `words-24-o6-none-bm25-k2` is not significantly \
          worse than the best (`words-48-o12-none-bm25-k2`: span recall@k 1.000 vs 1.000; higher \
-         on 0 questions, lower on 0, sign test Holm p = 1.000) and costs 52% fewer words per \
+         on 0 questions, lower on 0, sign test Holm p = 1.000) and costs 47% fewer words per \
          query and 11% more index words."
     ));
     assert!(md.contains("### Too few questions\n\n8 questions (< 30)"));
@@ -180,7 +180,7 @@ fn report_settings_show_in_the_report_and_can_change_the_pick() {
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(md.contains("- **Plateau (rule `seed`):** 1 of 7"));
     // With the seed rule, an 80% margin tolerance (floor 0.088) and a 0.3 recall tolerance
-    // (floor 0.7) let 24 (margin 0.128, recall 1.0, 43 tokens/query) and 32 (0.129, 0.75, 59)
+    // (floor 0.7) let 24 (margin 0.128, recall 1.0, 47 words/query) and 32 (0.129, 0.75, 59)
     // in: 24 is cheapest.
     chunksweep()
         .args([

@@ -252,8 +252,8 @@ pub fn render(
     let _ = writeln!(
         md,
         "{plateau_rule}\n\
-         2. **Cheapest first.** Rank the kept configurations by tokens per query (k × mean chunk \
-         tokens){margin_tie}, then by smaller chunk size, then no prefix before a prefix, then \
+         2. **Cheapest first.** Rank the kept configurations by tokens per query (the mean \
+         tokens retrieved){margin_tie}, then by smaller chunk size, then no prefix before a prefix, then \
          by id. Rank 1 is the pick; ranks 1–{c} are the judge stage's candidates.\n\
          3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), and apply \
          rules 1–2 to all configurations on each half from sweep_questions.csv. The pick is \

@@ -94,7 +94,7 @@ fn panels() -> [Panel; 4] {
             legend: SeriesLabelPosition::LowerRight,
         },
         Panel {
-            title: "cost: tokens per query (k × mean chunk tokens)",
+            title: "cost: tokens retrieved per query",
             y_desc: "tokens per query",
             value: |c| c.tokens_per_query,
             interval: None,

@@ -131,6 +131,9 @@ mod tests {
             precision: 0.0,
             token_recall: 0.0,
             tie_at_k: 0,
+            chunks_retrieved: 2,
+            tokens_retrieved: 130,
+            span_tokens: "12|40|7".into(),
             retrieved_chunk_ids: "a|b".into(),
             retrieved_scores: "1.0000|0.5000".into(),
         }

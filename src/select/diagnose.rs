@@ -19,6 +19,11 @@
 //!   will not fix it.
 //! - **k covers the index**: some configuration has no more chunks than k, so every query
 //!   retrieves the whole index and its tokens per query is the index's size.
+//! - **chunks as large as the documents**: at some size most documents are a single chunk, so
+//!   every strategy scores alike there.
+//! - boundary damage names the evidence spans longer than the damaged chunks: when more than
+//!   10% are, the advice is bigger chunks (no boundary placement keeps such a span whole), not
+//!   seed 000's "bigger chunks last".
 //! - **too few questions**: fewer than `min_questions` (30): interval half-widths are wide, and
 //!   the differences seen are likely noise.
 //! - **plateau fallback**: no configuration passed both plateau tests (see
@@ -49,6 +54,8 @@ pub enum DiagnosisKind {
     WeakRetrieval,
     /// k is at least the number of chunks of some configuration.
     KCoversIndex,
+    /// Most documents are a single chunk at some size.
+    ChunksAsLargeAsDocuments,
 }
 
 impl DiagnosisKind {
@@ -63,6 +70,7 @@ impl DiagnosisKind {
             DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
             DiagnosisKind::WeakRetrieval => "Retrieval is the bottleneck",
             DiagnosisKind::KCoversIndex => "k covers the whole index",
+            DiagnosisKind::ChunksAsLargeAsDocuments => "Chunks as large as the documents",
         }
     }
 }
@@ -81,6 +89,21 @@ pub struct Diagnosis {
 /// The advice for boundary damage, in seed 000's order.
 pub const BOUNDARY_ADVICE: &str = "boundaries cut the evidence: switch to structure-aware \
 (heading) or sentence splitting first, raise overlap second, and raise chunk size last";
+
+/// Share of the evidence spans longer than a damaged configuration's chunks above which boundary
+/// damage is blamed on the chunk size rather than on where the boundaries fall.
+pub const LONG_SPAN_SHARE: f64 = 0.1;
+
+/// The advice for boundary damage when many spans are longer than the chunks.
+pub const LONG_SPAN_ADVICE: &str = "many evidence spans are longer than these chunks, so no \
+boundary placement keeps them whole and structure-aware splitting or overlap cannot fix it: \
+raise chunk size above the spans' length (or retrieve neighbouring chunks and parents); smaller \
+chunks only make it worse";
+
+/// The advice when most documents are a single chunk.
+pub const WHOLE_DOCS_ADVICE: &str = "at these sizes a chunk is a whole document, so every \
+strategy scores alike and retrieval only picks documents: compare strategies at smaller sizes, \
+and weigh what a whole document costs per query";
 
 /// The advice for a flat curve (seed 001).
 pub const FLAT_ADVICE: &str = "chunk size is not the bottleneck: stop tuning it and look at the \
@@ -113,8 +136,9 @@ fn f3(x: f64) -> String {
 }
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
-/// too few questions, retrieval is the bottleneck, k covers the index, plateau fallback, edge of
-/// the grid, flat curve, boundary damage, winner by question type.
+/// too few questions, retrieval is the bottleneck, k covers the index, chunks as large as the
+/// documents, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
+/// question type.
 pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
@@ -203,6 +227,29 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
+    let whole: Vec<&super::ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.n_docs > 0 && 2 * c.single_chunk_docs > c.n_docs)
+        .collect();
+    if let Some(smallest) = whole.iter().min_by_key(|c| c.chunk_size) {
+        out.push(Diagnosis {
+            kind: DiagnosisKind::ChunksAsLargeAsDocuments,
+            evidence: format!(
+                "in {} of {} configurations most documents are a single chunk, from chunk size \
+                 {} {} up (`{}`: {} of {} documents are one chunk)",
+                whole.len(),
+                sel.configs.len(),
+                smallest.chunk_size,
+                smallest.unit(),
+                smallest.config_id,
+                smallest.single_chunk_docs,
+                smallest.n_docs
+            ),
+            advice: WHOLE_DOCS_ADVICE.into(),
+        });
+    }
+
     if sel.plateau_fallback {
         out.push(Diagnosis {
             kind: DiagnosisKind::PlateauFallback,
@@ -286,18 +333,43 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         } else {
             format!("the pick is not (gap {})", f3(w.boundary_gap))
         };
+        // Spans longer than the chunks cannot be kept whole by any boundary placement: for
+        // those, splitting smarter does not help and bigger chunks are the remedy.
+        let spans = sel.n_spans_measured;
+        let too_long = damaged
+            .iter()
+            .filter(|c| {
+                spans > 0 && c.spans_longer_than_chunk as f64 > LONG_SPAN_SHARE * spans as f64
+            })
+            .min_by_key(|c| c.chunk_size);
+        let (long, advice) = match too_long {
+            Some(c) => (
+                format!(
+                    "; {} of {} evidence spans are longer than {} {} (`{}`), so no chunk of that \
+                     size can hold them whole",
+                    c.spans_longer_than_chunk,
+                    spans,
+                    c.chunk_size,
+                    c.unit(),
+                    c.config_id
+                ),
+                LONG_SPAN_ADVICE.to_string(),
+            ),
+            None => (String::new(), BOUNDARY_ADVICE.to_string()),
+        };
         out.push(Diagnosis {
             kind: DiagnosisKind::BoundaryDamage,
             evidence: format!(
-                "coverage − span recall > {} in {} of {} configurations: {}{}; {}",
+                "coverage − span recall > {} in {} of {} configurations: {}{}; {}{}",
                 super::trim(s.boundary_gap),
                 damaged.len(),
                 sel.configs.len(),
                 shown.join(", "),
                 more,
-                pick
+                pick,
+                long
             ),
-            advice: BOUNDARY_ADVICE.into(),
+            advice,
         });
     }
 

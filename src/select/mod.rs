@@ -171,8 +171,16 @@ pub struct ConfigSelection {
     pub n_chunks: usize,
     /// Tokens over all chunks, prefixes included.
     pub index_tokens: usize,
-    /// Context tokens per query (`top_k × mean chunk tokens`, prefixes included).
+    /// Mean tokens retrieved per query, prefixes included.
     pub tokens_per_query: f64,
+    /// Mean chunks retrieved per query.
+    pub chunks_retrieved_mean: f64,
+    /// Documents that are a single chunk.
+    pub single_chunk_docs: usize,
+    /// Documents in the corpus.
+    pub n_docs: usize,
+    /// Evidence spans longer than `chunk_size` (no chunk of this size can hold them whole).
+    pub spans_longer_than_chunk: usize,
     /// Not dominated in (tokens per query, span recall@k) by any other configuration.
     pub pareto: bool,
     /// winner, candidate, kept or dropped.
@@ -313,6 +321,8 @@ pub struct Selection {
     pub settings: SelectionSettings,
     /// Questions (the same for every configuration).
     pub n_questions: usize,
+    /// Evidence spans over all questions (0 for runs that did not record their lengths).
+    pub n_spans_measured: usize,
     /// Every configuration, in sweep.csv order.
     pub configs: Vec<ConfigSelection>,
     /// Index of the pick in `configs`.
@@ -365,6 +375,9 @@ struct Columns {
 struct Aligned {
     ids: Vec<String>,
     types: Vec<String>,
+    /// Token length of every evidence span of every question (empty for runs that did not
+    /// record them).
+    span_tokens: Vec<usize>,
     columns: Vec<Columns>,
 }
 
@@ -381,6 +394,11 @@ fn align(rows: &[SweepRow], questions: &[QuestionRow]) -> Result<Aligned, Select
         .ok_or_else(|| SelectError::MissingQuestions(first.clone()))?;
     let ids: Vec<String> = reference.iter().map(|q| q.question_id.clone()).collect();
     let types: Vec<String> = reference.iter().map(|q| q.question_type.clone()).collect();
+    let span_tokens: Vec<usize> = reference
+        .iter()
+        .flat_map(|q| q.span_tokens.split('|'))
+        .filter_map(|t| t.parse().ok())
+        .collect();
     let position: HashMap<&str, usize> = ids
         .iter()
         .enumerate()
@@ -432,6 +450,7 @@ fn align(rows: &[SweepRow], questions: &[QuestionRow]) -> Result<Aligned, Select
     Ok(Aligned {
         ids,
         types,
+        span_tokens,
         columns,
     })
 }
@@ -467,6 +486,7 @@ pub fn select(
     let Aligned {
         ids,
         types,
+        span_tokens,
         columns,
     } = align(rows, questions)?;
     let n = ids.len();
@@ -531,6 +551,10 @@ pub fn select(
             n_chunks: row.n_chunks,
             index_tokens: row.index_tokens,
             tokens_per_query: row.tokens_per_query,
+            chunks_retrieved_mean: row.chunks_retrieved_mean,
+            single_chunk_docs: row.single_chunk_docs,
+            n_docs: row.n_docs,
+            spans_longer_than_chunk: span_tokens.iter().filter(|&&t| t > row.chunk_size).count(),
             pareto: on_frontier[i],
             status,
             kept: p.kept[i],
@@ -600,6 +624,7 @@ pub fn select(
     let mut selection = Selection {
         settings: settings.clone(),
         n_questions: n,
+        n_spans_measured: span_tokens.len(),
         configs,
         winner,
         candidates,

@@ -14,6 +14,8 @@ pub(crate) struct Fake {
     pub margin: Vec<f64>,
     pub types: Vec<&'static str>,
     pub prefix: &'static str,
+    /// Each question's evidence span lengths, `|`-separated (one span of 20 tokens by default).
+    pub span_tokens: &'static str,
 }
 
 impl Fake {
@@ -35,6 +37,7 @@ impl Fake {
             margin,
             types: vec![""; n],
             prefix: "none",
+            span_tokens: "20",
         }
     }
 }
@@ -60,6 +63,10 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             mean_prefix_tokens: 0.0,
             index_tokens: 10_000,
             tokens_per_query: f.tpq,
+            chunks_retrieved_mean: 5.0,
+            chunks_retrieved_max: 5,
+            n_docs: 10,
+            single_chunk_docs: 0,
             n_questions: n,
             span_recall: mean(&f.recall),
             span_recall_micro: mean(&f.recall),
@@ -95,6 +102,9 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
                 precision: 0.0,
                 token_recall: 0.0,
                 tie_at_k: 0,
+                chunks_retrieved: 5,
+                tokens_retrieved: f.tpq as usize,
+                span_tokens: f.span_tokens.to_string(),
                 retrieved_chunk_ids: String::new(),
                 retrieved_scores: String::new(),
             });
@@ -528,5 +538,46 @@ fn weak_retrieval_and_k_covering_the_index_are_diagnosed() {
             .starts_with("k is at least the number of chunks in 1 of 2 configurations: fixed-512 (4 chunks, k = 5, 1082 index tokens)"),
         "{}",
         covers.evidence
+    );
+}
+
+#[test]
+fn boundary_damage_with_spans_longer_than_the_chunks_advises_bigger_chunks() {
+    let n = 20;
+    let mut small = Fake::new("fixed-64", 64, 320.0, ones(n, 8), vec![0.2; n]);
+    small.coverage = vec![0.8; n];
+    small.span_tokens = "100|30";
+    let mut big = Fake::new("fixed-512", 512, 2560.0, ones(n, 16), vec![0.4; n]);
+    big.span_tokens = "100|30";
+    let (mut rows, qs) = tables(&[small, big]);
+    rows[1].single_chunk_docs = 8;
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.n_spans_measured, 40);
+    assert_eq!(sel.configs[0].spans_longer_than_chunk, 20);
+    assert_eq!(sel.configs[1].spans_longer_than_chunk, 0);
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::BoundaryDamage)
+        .expect("boundary damage");
+    assert!(
+        d.evidence.ends_with(
+            "; 20 of 40 evidence spans are longer than 64 tokens (`fixed-64`), so no chunk of \
+             that size can hold them whole"
+        ),
+        "{}",
+        d.evidence
+    );
+    assert_eq!(d.advice, diagnose::LONG_SPAN_ADVICE);
+    // 8 of 10 documents are one chunk at 512.
+    let whole = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::ChunksAsLargeAsDocuments)
+        .expect("whole documents");
+    assert_eq!(
+        whole.evidence,
+        "in 1 of 2 configurations most documents are a single chunk, from chunk size 512 tokens \
+         up (`fixed-512`: 8 of 10 documents are one chunk)"
     );
 }
