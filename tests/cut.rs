@@ -6,7 +6,7 @@ use std::path::Path;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
-use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, run_sweep};
+use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, expand, run_sweep};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
@@ -27,7 +27,7 @@ fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
         &corpus,
         &tokens,
         &golden,
-        &spec,
+        &expand(&spec).unwrap(),
         &Default::default(),
         false,
         |_| {},

@@ -21,12 +21,6 @@ use thiserror::Error;
 
 use crate::select::{ConfigSelection, Selection};
 
-/// File name of the figure, next to report.md.
-pub const PLOT_FILE: &str = "sweep.svg";
-
-/// File name of the cost–quality figure, next to report.md.
-pub const FRONTIER_FILE: &str = "frontier.svg";
-
 /// Size of the cost–quality figure in pixels (width, height).
 pub const FRONTIER_SIZE: (u32, u32) = (1000, 700);
 
@@ -121,9 +115,9 @@ pub fn write_plots(
     selection: &Selection,
     title: &str,
 ) -> Result<[PathBuf; 2], PlotError> {
-    let sweep = dir.join(PLOT_FILE);
+    let sweep = dir.join(crate::files::PLOT);
     draw(&sweep, selection, title)?;
-    let frontier = dir.join(FRONTIER_FILE);
+    let frontier = dir.join(crate::files::FRONTIER);
     draw_frontier(&frontier, selection, title)?;
     Ok([sweep, frontier])
 }
