@@ -64,3 +64,101 @@ fn span_lengths_are_recorded_in_the_unit() {
     assert!(o.questions.iter().all(|q| q.tokens_retrieved <= 32));
     assert_eq!(o.row.single_chunk_docs, 0);
 }
+
+#[test]
+fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
+    // Three documents of exactly 10 words, chunked at 10 words: three chunks of 10 words. A
+    // budget of 25 takes two chunks for every question, 5 still takes one (at least one chunk),
+    // and 1,000 takes the three there are (never more than the index).
+    let dir = tempfile::tempdir().unwrap();
+    let corpus_dir = dir.path().join("corpus");
+    std::fs::create_dir(&corpus_dir).unwrap();
+    let docs = [
+        (
+            "a.md",
+            "refunds take fourteen days from the date of the request",
+        ),
+        (
+            "b.md",
+            "shipping is free for orders above fifty euros in europe",
+        ),
+        (
+            "c.md",
+            "support answers every ticket within two working days or less",
+        ),
+    ];
+    for (name, text) in docs {
+        std::fs::write(corpus_dir.join(name), text).unwrap();
+    }
+    let golden_path = dir.path().join("golden.jsonl");
+    std::fs::write(
+        &golden_path,
+        "{\"id\": \"q1\", \"question\": \"How long do refunds take?\", \"evidence\": [\"refunds take fourteen days\"]}\n\
+         {\"id\": \"q2\", \"question\": \"Is shipping free?\", \"evidence\": [\"shipping is free\"]}\n",
+    )
+    .unwrap();
+    let corpus = load_corpus(&corpus_dir).unwrap();
+    let golden = golden::load(&golden_path, GoldenFormat::Jsonl, &corpus).unwrap();
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Words],
+        sizes: vec![10],
+        overlap: Overlap::Tokens(0),
+        top_k: 1,
+        budgets: vec![25, 5, 1000],
+        tokenizer: TokenizerKind::Words,
+        retrievers: vec![RetrieverKind::Bm25],
+        ..SweepSpec::default()
+    };
+    let configs = expand(&spec).unwrap();
+    let ids: Vec<String> = configs.iter().map(|c| c.id()).collect();
+    assert_eq!(
+        ids,
+        [
+            "words-10-o0-none-bm25-k1",
+            "words-10-o0-none-bm25-b25",
+            "words-10-o0-none-bm25-b5",
+            "words-10-o0-none-bm25-b1000"
+        ]
+    );
+    // Ids parse back to the same configuration.
+    for c in &configs {
+        assert_eq!(&c.id().parse::<chunksweep::sweep::ConfigSpec>().unwrap(), c);
+    }
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &configs,
+        &Default::default(),
+        false,
+        |_| {},
+    )
+    .unwrap();
+    let per_question: Vec<Vec<usize>> = outcomes
+        .iter()
+        .map(|o| o.questions.iter().map(|q| q.chunks_retrieved).collect())
+        .collect();
+    assert_eq!(
+        per_question,
+        [vec![1, 1], vec![2, 2], vec![1, 1], vec![3, 3]]
+    );
+    let tokens_per_query: Vec<f64> = outcomes.iter().map(|o| o.row.tokens_per_query).collect();
+    assert_eq!(tokens_per_query, [10.0, 20.0, 10.0, 30.0]);
+    let cuts: Vec<(&str, Option<usize>)> = outcomes
+        .iter()
+        .map(|o| (o.row.cut.as_str(), o.row.budget_tokens))
+        .collect();
+    assert_eq!(
+        cuts,
+        [
+            ("k", None),
+            ("budget", Some(25)),
+            ("budget", Some(5)),
+            ("budget", Some(1000))
+        ]
+    );
+    assert!(outcomes[1].questions.iter().all(|q| q.cut == "budget"));
+    // Both questions are found at every cut: the evidence is one chunk's start.
+    assert!(outcomes.iter().all(|o| o.row.span_recall == 1.0));
+}

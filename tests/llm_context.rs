@@ -28,6 +28,7 @@ fn spec(strategy: Strategy, size: usize, prefix: Prefix) -> ConfigSpec {
         prefix,
         retriever: RetrieverKind::Bm25,
         top_k: 5,
+        budget: None,
     }
 }
 

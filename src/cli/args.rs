@@ -101,6 +101,11 @@ pub struct SweepArgs {
     /// Chunks retrieved per question (default 5).
     #[arg(long, value_name = "N")]
     pub k: Option<usize>,
+    /// Context budgets in tokens per query, comma-separated (e.g. 1000,2000,4000): every
+    /// configuration is also cut at each (chunks in rank order while they fit); the first
+    /// budget decides and the judge retrieves with it.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub budget: Option<Vec<usize>>,
     /// Token unit: cl100k_base (default), o200k_base or words.
     #[arg(long, value_name = "NAME")]
     pub tokenizer: Option<TokenizerKind>,
@@ -200,6 +205,7 @@ impl SweepArgs {
             sizes: self.sizes.clone(),
             overlap: self.overlap,
             top_k: self.k,
+            budgets: self.budget.clone(),
             tokenizer: self.tokenizer,
             prefixes: self.prefixes.clone(),
             context_model: self.context_model.clone(),

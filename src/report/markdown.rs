@@ -1,5 +1,7 @@
-//! report.md: the decision first, then the rule, the table of every configuration, the
-//! diagnoses, the statistics and how to reproduce the run.
+//! report.md: the decision first (in one sentence a reviewer can check against selection.csv,
+//! then the pick at every cut of the ranked list when the sweep has context budgets), then the
+//! rule, the table of every configuration at the deciding cut, the diagnoses, the statistics and
+//! how to reproduce the run.
 
 use std::fmt::Write as _;
 
@@ -9,9 +11,11 @@ use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status, f
 /// Renders report.md. `run_name` heads the report; `command` is the sweep's command line from
 /// manifest.json (its first element, the program path, is shown as `chunksweep`); `run_dir` is
 /// the folder as the reader should type it; `plot_file` and `frontier_file` are the figures'
-/// file names next to report.md, if they were drawn.
+/// file names next to report.md, if they were drawn. `sel` is the deciding (primary) cut and
+/// `others` the selections at the other cuts (see [`crate::select::Cuts`]).
 pub fn render(
     sel: &Selection,
+    others: &[Selection],
     run_name: &str,
     run_dir: &str,
     command: Option<&[String]>,
@@ -27,17 +31,20 @@ pub fn render(
     let _ = writeln!(md, "## Decision\n");
     let _ = writeln!(
         md,
-        "**Use `{}`: {} chunking at chunk size {} {unit} (overlap {}), k = {}, about {:.0} {unit} \
+        "**Use `{}`: {} chunking at chunk size {} {unit} (overlap {}), {}, about {:.0} {unit} \
          per query.**\n",
         w.config_id,
         w.strategy,
         w.chunk_size,
         w.chunk_overlap,
-        w.top_k,
+        cut_words(w),
         w.tokens_per_query,
         unit = w.unit()
     );
     let _ = writeln!(md, "{}\n", decision_sentence(sel));
+    if !others.is_empty() {
+        let _ = writeln!(md, "{}", cut_table(sel, others));
+    }
     let kept = sel.configs.iter().filter(|c| c.kept).count();
     let place = if kept == 1 {
         "it is the only one".to_string()
@@ -419,6 +426,58 @@ pub fn render(
     md
 }
 
+/// "k = 5", or "a budget of 2,000 tokens per query (4.2 chunks on average)".
+fn cut_words(c: &ConfigSelection) -> String {
+    match c.budget_tokens {
+        Some(b) => format!(
+            "a budget of {} {} per query ({:.1} chunks on average)",
+            thousands(b as f64),
+            c.unit(),
+            c.chunks_retrieved_mean
+        ),
+        None => format!("k = {}", c.top_k),
+    }
+}
+
+/// The pick at every cut, the deciding cut first: equal-budget comparisons lead, since at a fixed
+/// k bigger chunks simply send more text.
+fn cut_table(sel: &Selection, others: &[Selection]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "**At every cut** (each cut compares its configurations with each other; the first row \
+         decides and the judge retrieves with it):\n"
+    );
+    let _ = writeln!(
+        md,
+        "| cut | pick | tokens/query | chunks (mean) | span recall@k | best | on the plateau | \
+         pick at the largest size |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---|---:|---|");
+    for s in std::iter::once(sel).chain(others) {
+        let w = s.winner();
+        let largest = s.configs.iter().map(|c| c.chunk_size).max().unwrap_or(0);
+        let cut = match w.budget_tokens {
+            Some(b) => format!("budget {} {}", thousands(b as f64), w.unit()),
+            None => format!("k = {}", w.top_k),
+        };
+        let _ = writeln!(
+            md,
+            "| {cut} | `{}` | {:.0} | {:.1} | {:.3} | `{}` ({:.3}) | {} of {} | {} |",
+            w.config_id,
+            w.tokens_per_query,
+            w.chunks_retrieved_mean,
+            w.span_recall,
+            s.best().config_id,
+            s.best().span_recall,
+            s.configs.iter().filter(|c| c.kept).count(),
+            s.configs.len(),
+            if w.chunk_size == largest { "yes" } else { "no" }
+        );
+    }
+    md
+}
+
 /// The decision in one sentence a reviewer can check against selection.csv, e.g. "At k = 5
 /// (about 1,840 tokens per query), `recursive-512-…` is not significantly worse than the best
 /// (`fixed-1024-…`: higher on 3 questions, lower on 5, sign test Holm p = 0.620) and costs 48%
@@ -426,12 +485,20 @@ pub fn render(
 pub fn decision_sentence(sel: &Selection) -> String {
     let w = sel.winner();
     let b = sel.best();
-    let cut = format!(
-        "At k = {} (about {} {} per query)",
-        w.top_k,
-        thousands(w.tokens_per_query),
-        w.unit()
-    );
+    let cut = match w.budget_tokens {
+        Some(b) => format!(
+            "At {} {} per query ({:.1} chunks on average)",
+            thousands(b as f64),
+            w.unit(),
+            w.chunks_retrieved_mean
+        ),
+        None => format!(
+            "At k = {} (about {} {} per query)",
+            w.top_k,
+            thousands(w.tokens_per_query),
+            w.unit()
+        ),
+    };
     if sel.winner == sel.best {
         return format!(
             "{cut}, `{}` has the best span recall@k ({:.3}) and nothing cheaper is as good: {}.",

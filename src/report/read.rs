@@ -130,6 +130,8 @@ mod tests {
     fn question(rank: Option<usize>, recall: f64) -> QuestionRow {
         QuestionRow {
             config_id: "fixed-64-o9-none-bm25-k5".into(),
+            cut: "k".into(),
+            budget_tokens: None,
             question_id: "q, \"quoted\"".into(),
             question_type: String::new(),
             n_spans: 3,

@@ -191,7 +191,10 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
     let covered: Vec<&super::ConfigSelection> = sel
         .configs
         .iter()
-        .filter(|c| c.top_k >= c.n_chunks)
+        .filter(|c| {
+            c.n_chunks > 0
+                && (c.top_k >= c.n_chunks || c.chunks_retrieved_mean >= c.n_chunks as f64)
+        })
         .collect();
     if !covered.is_empty() {
         let shown: Vec<String> = covered

@@ -177,8 +177,12 @@ pub struct ConfigSelection {
     pub tokenizer: String,
     /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
     pub prefix: String,
-    /// top_k.
+    /// top_k (0 for a budget cut).
     pub top_k: usize,
+    /// `k` or `budget`: where the ranked list is cut.
+    pub cut: String,
+    /// The context budget in tokens per query, for a budget cut.
+    pub budget_tokens: Option<usize>,
     /// Chunks in the index.
     pub n_chunks: usize,
     /// Tokens over all chunks, prefixes included.
@@ -371,6 +375,11 @@ impl Selection {
     pub fn best(&self) -> &ConfigSelection {
         &self.configs[self.best]
     }
+
+    /// The context budget of this selection's cut (`None`: top k).
+    pub fn budget_tokens(&self) -> Option<usize> {
+        self.winner().budget_tokens
+    }
 }
 
 /// Per-question columns of one configuration, in the shared question order.
@@ -482,7 +491,66 @@ pub(crate) fn trim(x: f64) -> String {
     }
 }
 
-/// Runs the whole selection (see the module documentation).
+/// The selection at every cut of the ranked list: each cut's configurations compared with each
+/// other on the same questions. `selections[0]` is the primary cut, which decides (and the judge
+/// retrieves with): the first context budget when the sweep has budgets (the equal-budget
+/// comparison is the fair one: at a fixed k bigger chunks simply send more text), else top k.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cuts {
+    /// One selection per cut, the primary first, then the other budgets in sweep order, then k.
+    pub selections: Vec<Selection>,
+}
+
+impl Cuts {
+    /// The primary cut's selection.
+    pub fn primary(&self) -> &Selection {
+        &self.selections[0]
+    }
+}
+
+/// Groups the rows by cut (`budget_tokens`; none is top k) and runs [`select`] on each (see
+/// [`Cuts`] for the order).
+///
+/// # Errors
+/// As [`select`], for any cut.
+pub fn select_cuts(
+    rows: &[SweepRow],
+    questions: &[QuestionRow],
+    settings: &SelectionSettings,
+) -> Result<Cuts, SelectError> {
+    let mut keys: Vec<Option<usize>> = Vec::new();
+    for r in rows {
+        if !keys.contains(&r.budget_tokens) {
+            keys.push(r.budget_tokens);
+        }
+    }
+    // Budgets first, in sweep order; top k last.
+    keys.sort_by_key(|k| k.is_none());
+    let selections = keys
+        .iter()
+        .map(|key| {
+            let at: Vec<SweepRow> = rows
+                .iter()
+                .filter(|r| r.budget_tokens == *key)
+                .cloned()
+                .collect();
+            let ids: std::collections::HashSet<&str> =
+                at.iter().map(|r| r.config_id.as_str()).collect();
+            let qs: Vec<QuestionRow> = questions
+                .iter()
+                .filter(|q| ids.contains(q.config_id.as_str()))
+                .cloned()
+                .collect();
+            select(&at, &qs, settings)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if selections.is_empty() {
+        return Err(SelectError::NoConfigurations);
+    }
+    Ok(Cuts { selections })
+}
+
+/// Runs the whole selection on the rows of one cut (see the module documentation).
 ///
 /// # Errors
 /// [`SelectError`] when there is no configuration, a configuration has no per-question rows,
@@ -560,6 +628,8 @@ pub fn select(
             tokenizer: row.tokenizer.clone(),
             prefix: row.prefix.clone(),
             top_k: row.top_k,
+            cut: row.cut.clone(),
+            budget_tokens: row.budget_tokens,
             n_chunks: row.n_chunks,
             index_tokens: row.index_tokens,
             tokens_per_query: row.tokens_per_query,

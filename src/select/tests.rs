@@ -57,6 +57,8 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             prefix: f.prefix.into(),
             retriever: "bm25".into(),
             top_k: 5,
+            cut: "k".into(),
+            budget_tokens: None,
             tokenizer: "cl100k_base".into(),
             n_chunks: 100,
             mean_chunk_tokens: f.tpq / 5.0,
@@ -88,6 +90,8 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
         for i in 0..n {
             qs.push(QuestionRow {
                 config_id: f.id.into(),
+                cut: "k".into(),
+                budget_tokens: None,
                 question_id: format!("q{i:03}"),
                 question_type: f.types[i].into(),
                 n_spans: 1,

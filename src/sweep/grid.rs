@@ -10,6 +10,7 @@ use super::error::SweepError;
 use crate::chunking::enrich::Prefix;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
+use crate::metrics::Cut;
 use crate::retrieval::hybrid::HybridSettings;
 use crate::tokenize::TokenizerKind;
 
@@ -125,6 +126,10 @@ pub struct SweepSpec {
     pub overlap: Overlap,
     /// Chunks retrieved per question.
     pub top_k: usize,
+    /// Context budgets in tokens per query (prefixes included): every configuration is also
+    /// cut at each, taking chunks in rank order while they fit (at least one). Empty: top-k only.
+    #[serde(default)]
+    pub budgets: Vec<usize>,
     /// Unit of sizes and costs.
     pub tokenizer: TokenizerKind,
     /// The retrievers (default `[bm25]`); every strategy × size runs with each.
@@ -160,6 +165,7 @@ impl Default for SweepSpec {
             sizes: vec![64, 128, 256, 512, 1024],
             overlap: Overlap::default(),
             top_k: 5,
+            budgets: Vec::new(),
             tokenizer: TokenizerKind::default(),
             retrievers: vec![RetrieverKind::default()],
             hybrid: HybridSettings::default(),
@@ -179,28 +185,41 @@ pub struct ConfigSpec {
     pub prefix: Prefix,
     /// The retriever.
     pub retriever: RetrieverKind,
-    /// Chunks retrieved per question.
+    /// Chunks retrieved per question (0 for a budget cut).
     pub top_k: usize,
+    /// Context budget in tokens per query: the ranked list is cut at it instead of at k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
 }
 
 impl ConfigSpec {
-    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`.
+    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`, or
+    /// `…-b<budget>` for a budget cut.
     pub fn id(&self) -> String {
+        let cut = match self.budget {
+            Some(b) => format!("b{b}"),
+            None => format!("k{}", self.top_k),
+        };
         format!(
-            "{}-{}-o{}-{}-{}-k{}",
+            "{}-{}-o{}-{}-{}-{cut}",
             self.params.strategy,
             self.params.chunk_size,
             self.params.chunk_overlap,
             self.prefix,
             self.retriever.name(),
-            self.top_k
         )
+    }
+
+    /// Where its ranked list is cut.
+    pub fn cut(&self) -> Cut {
+        self.budget.map_or(Cut::K(self.top_k), Cut::Budget)
     }
 }
 
 impl FromStr for ConfigSpec {
     type Err = String;
-    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5`.
+    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5` or
+    /// `recursive-256-o38-none-bm25-b2000`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why: &str| {
             format!(
@@ -223,11 +242,21 @@ impl FromStr for ConfigSpec {
             .parse()
             .map_err(|e: String| bad(&e))?;
         let retriever: RetrieverKind = parts[n - 2].parse().map_err(|e: String| bad(&e))?;
-        let top_k: usize = parts[n - 1]
-            .strip_prefix('k')
-            .and_then(|k| k.parse().ok())
-            .filter(|&k| k > 0)
-            .ok_or_else(|| bad("top_k must be k<n> with n >= 1"))?;
+        let cut = |tag: char| {
+            parts[n - 1]
+                .strip_prefix(tag)
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|&k| k > 0)
+        };
+        let (top_k, budget) = match (cut('k'), cut('b')) {
+            (Some(k), _) => (k, None),
+            (None, Some(b)) => (0, Some(b)),
+            (None, None) => {
+                return Err(bad(
+                    "the cut must be k<n> (top k) or b<n> (a token budget) with n >= 1",
+                ));
+            }
+        };
         let params = ChunkParams {
             strategy,
             chunk_size,
@@ -239,6 +268,7 @@ impl FromStr for ConfigSpec {
             prefix,
             retriever,
             top_k,
+            budget,
         })
     }
 }
@@ -251,6 +281,11 @@ impl FromStr for ConfigSpec {
 pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     if spec.top_k == 0 {
         return Err(SweepError::ZeroK);
+    }
+    if spec.budgets.contains(&0) {
+        return Err(SweepError::Settings(
+            "a context budget (--budget) must be at least 1 token".into(),
+        ));
     }
     if spec.strategies.is_empty() || spec.sizes.is_empty() {
         return Err(SweepError::EmptyGrid);
@@ -290,14 +325,22 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
             })?;
             for &prefix in &spec.prefixes {
                 for &retriever in &spec.retrievers {
-                    let config = ConfigSpec {
+                    let at_k = ConfigSpec {
                         params,
                         prefix,
                         retriever,
                         top_k: spec.top_k,
+                        budget: None,
                     };
-                    if !out.contains(&config) {
-                        out.push(config);
+                    let at_budgets = spec.budgets.iter().map(|&b| ConfigSpec {
+                        top_k: 0,
+                        budget: Some(b),
+                        ..at_k.clone()
+                    });
+                    for config in std::iter::once(at_k.clone()).chain(at_budgets) {
+                        if !out.contains(&config) {
+                            out.push(config);
+                        }
                     }
                 }
             }

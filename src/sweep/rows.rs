@@ -8,6 +8,11 @@ use super::grid::ConfigSpec;
 use crate::chunking::Chunk;
 use crate::metrics::QuestionMetrics;
 
+/// The `cut` of rows written before cuts were recorded: top k.
+fn cut_k() -> String {
+    "k".into()
+}
+
 /// One row of sweep.csv: a configuration with its cost and aggregate metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -25,8 +30,14 @@ pub struct SweepRow {
     pub prefix: String,
     /// Retriever.
     pub retriever: String,
-    /// top_k.
+    /// top_k (0 for a budget cut).
     pub top_k: usize,
+    /// Where the ranked list is cut: `k` (top k) or `budget` (a context budget).
+    #[serde(default = "cut_k")]
+    pub cut: String,
+    /// The budget in tokens per query, for a budget cut.
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
     /// Token unit.
     pub tokenizer: String,
     /// Number of chunks.
@@ -100,6 +111,12 @@ pub struct SweepRow {
 pub struct QuestionRow {
     /// Configuration id.
     pub config_id: String,
+    /// `k` or `budget`, as in sweep.csv.
+    #[serde(default = "cut_k")]
+    pub cut: String,
+    /// The budget in tokens per query, for a budget cut.
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
     /// Question id.
     pub question_id: String,
     /// Question type tag (empty if none).

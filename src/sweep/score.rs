@@ -14,7 +14,6 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable};
 use crate::retrieval::embeddings::Role;
-use crate::retrieval::rank_top_k;
 use crate::tokenize::CorpusTokens;
 
 fn ms_since(t: Instant) -> f64 {
@@ -80,12 +79,14 @@ pub fn run_config(
     for q in &golden.questions {
         let t = Instant::now();
         let scores = built.scores(&q.text)?;
-        let ranking = rank_top_k(&scores, config.top_k);
+        let ranking = built.rank(&scores);
         times.retrieve_ms += ms_since(t);
         let t = Instant::now();
         let m = metrics::score_question_scaled(q, &table, &scores, &ranking, scale);
         rows.push(QuestionRow {
             config_id: config_id.clone(),
+            cut: config.cut().kind().into(),
+            budget_tokens: config.budget,
             question_id: q.id.clone(),
             question_type: q.question_type.clone().unwrap_or_default(),
             n_spans: m.n_spans,
@@ -145,6 +146,8 @@ pub fn run_config(
         prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
+        cut: config.cut().kind().into(),
+        budget_tokens: config.budget,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
         mean_chunk_tokens,

@@ -141,6 +141,7 @@ mod prefixes {
             prefix,
             retriever: RetrieverKind::Bm25,
             top_k,
+            budget: None,
         }
     }
 
