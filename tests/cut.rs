@@ -161,4 +161,13 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
     assert!(outcomes[1].questions.iter().all(|q| q.cut == "budget"));
     // Both questions are found at every cut: the evidence is one chunk's start.
     assert!(outcomes.iter().all(|o| o.row.span_recall == 1.0));
+    // The judge retrieves through the same index at the configuration's cut.
+    let index = chunksweep::sweep::ConfigIndex::build(
+        &corpus,
+        &tokens,
+        &configs[1],
+        &std::sync::Arc::new(Default::default()),
+    )
+    .unwrap();
+    assert_eq!(index.retrieve("refunds").unwrap().top.len(), 2);
 }

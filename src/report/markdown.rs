@@ -475,6 +475,10 @@ fn cut_table(sel: &Selection, others: &[Selection]) -> String {
             if w.chunk_size == largest { "yes" } else { "no" }
         );
     }
+    md.push('\n');
+    for s in others {
+        let _ = writeln!(md, "- {}", decision_sentence(s));
+    }
     md
 }
 
