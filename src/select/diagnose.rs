@@ -32,59 +32,10 @@
 //!   strategy's span recall or margin still improves towards that edge: the best size may lie
 //!   outside the grid, so extend `--sizes` before trusting the pick.
 
-use serde::Serialize;
-
-/// Which diagnosis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DiagnosisKind {
-    /// coverage − span recall above the threshold.
-    BoundaryDamage,
-    /// Every configuration inside the pick's confidence intervals.
-    FlatCurve,
-    /// The pick's chunk size differs between question types.
-    WinnerByQuestionType,
-    /// Fewer questions than the minimum.
-    TooFewQuestions,
-    /// The plateau's two tests had no configuration in common.
-    PlateauFallback,
-    /// The pick is at the edge of the swept sizes and the curve still improves towards it.
-    EdgeOfGrid,
-    /// Low best span recall or a negative best margin.
-    WeakRetrieval,
-    /// k is at least the number of chunks of some configuration.
-    KCoversIndex,
-    /// Most documents are a single chunk at some size.
-    ChunksAsLargeAsDocuments,
-}
-
-impl DiagnosisKind {
-    /// Human title for the report.
-    pub fn title(self) -> &'static str {
-        match self {
-            DiagnosisKind::BoundaryDamage => "Boundary damage",
-            DiagnosisKind::FlatCurve => "Flat curve",
-            DiagnosisKind::WinnerByQuestionType => "Winner differs by question type",
-            DiagnosisKind::TooFewQuestions => "Too few questions",
-            DiagnosisKind::PlateauFallback => "Margin and recall disagree",
-            DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
-            DiagnosisKind::WeakRetrieval => "Retrieval is the bottleneck",
-            DiagnosisKind::KCoversIndex => "k covers the whole index",
-            DiagnosisKind::ChunksAsLargeAsDocuments => "Chunks as large as the documents",
-        }
-    }
-}
-
-/// One diagnosis: what triggered it (with numbers) and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diagnosis {
-    /// Which diagnosis.
-    pub kind: DiagnosisKind,
-    /// The triggering numbers, as a sentence.
-    pub evidence: String,
-    /// What to do about it.
-    pub advice: String,
-}
+use super::plateau::Rule;
+use super::text::{fmt_p, trim};
+use super::types::{ConfigSelection, Selection, TypePick};
+pub use super::types::{Diagnosis, DiagnosisKind};
 
 /// The advice for boundary damage, in seed 000's order.
 pub const BOUNDARY_ADVICE: &str = "boundaries cut the evidence: switch to structure-aware \
@@ -139,7 +90,7 @@ fn f3(x: f64) -> String {
 /// too few questions, retrieval is the bottleneck, k covers the index, chunks as large as the
 /// documents, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
 /// question type.
-pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
+pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
     let mut out = Vec::new();
@@ -170,7 +121,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
                  {:.0}% of the evidence spans",
                 f3(sel.best_span_recall),
                 best.config_id,
-                super::trim(s.weak_recall),
+                trim(s.weak_recall),
                 (1.0 - sel.best_span_recall) * 100.0
             ));
         }
@@ -188,7 +139,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
-    let covered: Vec<&super::ConfigSelection> = sel
+    let covered: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| {
@@ -230,7 +181,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
-    let whole: Vec<&super::ConfigSelection> = sel
+    let whole: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.n_docs > 0 && 2 * c.single_chunk_docs > c.n_docs)
@@ -306,7 +257,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         }
     }
 
-    let mut damaged: Vec<&super::ConfigSelection> = sel
+    let mut damaged: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.boundary_gap > s.boundary_gap)
@@ -364,7 +315,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
             kind: DiagnosisKind::BoundaryDamage,
             evidence: format!(
                 "coverage − span recall > {} in {} of {} configurations: {}{}; {}{}",
-                super::trim(s.boundary_gap),
+                trim(s.boundary_gap),
                 damaged.len(),
                 sel.configs.len(),
                 shown.join(", "),
@@ -376,7 +327,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
-    let differing: Vec<&super::TypePick> = sel
+    let differing: Vec<&TypePick> = sel
         .by_type
         .iter()
         .filter(|t| t.significant() && sel.configs[t.winner].chunk_size != w.chunk_size)
@@ -398,7 +349,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
                     sel.configs[t.best].config_id,
                     v.best_better,
                     v.this_better,
-                    super::fmt_p(v.p_holm)
+                    fmt_p(v.p_holm)
                 ))
             })
             .collect();
@@ -426,7 +377,7 @@ fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// The pick at the largest or smallest size of the grid while its strategy's neighbour (the next
 /// size inwards) has a lower span recall or margin.
-fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
+fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
     let w = sel.winner();
     let mut sizes: Vec<usize> = sel.configs.iter().map(|c| c.chunk_size).collect();
     sizes.sort_unstable();
@@ -484,9 +435,9 @@ fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
 /// What holds the pick against every cheaper configuration: under the paired rule each one is
 /// dropped, and the weakest reason is shown (the cheaper configuration with the largest
 /// Holm-adjusted p-value against the best, or the one closest to the recall floor).
-pub fn cheaper_evidence(sel: &super::Selection) -> String {
+pub fn cheaper_evidence(sel: &Selection) -> String {
     let w = sel.winner();
-    let cheaper: Vec<&super::ConfigSelection> = sel
+    let cheaper: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.tokens_per_query < w.tokens_per_query)
@@ -494,10 +445,10 @@ pub fn cheaper_evidence(sel: &super::Selection) -> String {
     if cheaper.is_empty() {
         return "no configuration is cheaper".into();
     }
-    let significant = |c: &&&super::ConfigSelection| {
+    let significant = |c: &&&ConfigSelection| {
         c.sign_p_holm.is_some_and(|p| p < sel.settings.alpha) && c.best_better > c.this_better
     };
-    let (sig, not_sig): (Vec<&super::ConfigSelection>, Vec<&super::ConfigSelection>) =
+    let (sig, not_sig): (Vec<&ConfigSelection>, Vec<&ConfigSelection>) =
         cheaper.iter().partition(significant);
     let mut parts = vec![format!(
         "cheaper configurations: {} of {} significantly worse than the best `{}` (sign test, \
@@ -505,7 +456,7 @@ pub fn cheaper_evidence(sel: &super::Selection) -> String {
         sig.len(),
         cheaper.len(),
         sel.best().config_id,
-        super::trim(sel.settings.alpha)
+        trim(sel.settings.alpha)
     )];
     if let Some(c) = sig.iter().max_by(|a, b| {
         a.sign_p_holm
@@ -517,10 +468,10 @@ pub fn cheaper_evidence(sel: &super::Selection) -> String {
             c.config_id,
             c.best_better.unwrap_or(0),
             c.this_better.unwrap_or(0),
-            super::fmt_p(c.sign_p_holm.unwrap_or(1.0))
+            fmt_p(c.sign_p_holm.unwrap_or(1.0))
         ));
     }
-    if sel.settings.rule == super::Rule::Seed && !not_sig.is_empty() {
+    if sel.settings.rule == Rule::Seed && !not_sig.is_empty() {
         parts.push(format!(
             "the other {} are dropped by the seed rule (see their reasons)",
             not_sig.len()
@@ -532,7 +483,7 @@ pub fn cheaper_evidence(sel: &super::Selection) -> String {
         parts.push(format!(
             "the others are more than {} below the best span recall (closest: `{}` at {}, \
              floor {})",
-            super::trim(sel.settings.recall_tolerance),
+            trim(sel.settings.recall_tolerance),
             c.config_id,
             f3(c.span_recall),
             f3(sel.recall_floor)
