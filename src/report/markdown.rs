@@ -31,11 +31,12 @@ pub fn render(
     let _ = writeln!(md, "## Decision\n");
     let _ = writeln!(
         md,
-        "**Use `{}`: {} chunking at chunk size {} {unit} (overlap {}), {}, about {:.0} {unit} \
-         per query.**\n",
+        "**Use `{}`: {} chunking at chunk size {} {} (overlap {}), {}, about {:.0} {unit} per \
+         query.**\n",
         w.config_id,
         w.strategy,
         w.chunk_size,
+        w.size_unit,
         w.chunk_overlap,
         cut_words(w),
         w.tokens_per_query,

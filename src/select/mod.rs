@@ -163,6 +163,7 @@ pub fn select(
             config_id: row.config_id.clone(),
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
+            size_unit: crate::chunking::size_unit(&row.strategy, &row.tokenizer).to_string(),
             chunk_overlap: row.chunk_overlap,
             tokenizer: row.tokenizer.clone(),
             prefix: row.prefix.clone(),

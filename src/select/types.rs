@@ -134,9 +134,12 @@ pub struct ConfigSelection {
     pub config_id: String,
     /// Chunking strategy.
     pub strategy: String,
-    /// chunk_size in tokenizer units.
+    /// chunk_size, in `size_unit`.
     pub chunk_size: usize,
-    /// Requested chunk_overlap in tokenizer units.
+    /// Unit of chunk_size and chunk_overlap: `words` for the `words` strategy (or tokenizer),
+    /// else `tokens` (see [`crate::chunking::size_unit`]).
+    pub size_unit: String,
+    /// Requested chunk_overlap, in `size_unit`.
     pub chunk_overlap: usize,
     /// Token unit of the sizes (`cl100k_base`, `o200k_base` or `words`).
     pub tokenizer: String,
