@@ -195,7 +195,7 @@ pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
                 whole.len(),
                 sel.configs.len(),
                 smallest.chunk_size,
-                smallest.unit(),
+                smallest.size_unit,
                 smallest.config_id,
                 smallest.single_chunk_docs,
                 smallest.n_docs
@@ -414,7 +414,7 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
     } else {
         return None;
     };
-    let unit = w.unit();
+    let unit = &w.size_unit;
     Some(Diagnosis {
         kind: DiagnosisKind::EdgeOfGrid,
         evidence: format!(
