@@ -15,6 +15,7 @@
 //! sizes = [64, 128, 256, 512, 1024]
 //! overlap = 0.15                   # a ratio of chunk_size, or a whole token count such as 32
 //! top_k = 5
+//! budgets = [1000, 2000, 4000]     # context budgets in tokens per query (optional)
 //! tokenizer = "cl100k_base"        # or "o200k_base", "words"
 //! prefixes = ["none", "title", "heading_path"]   # also title_heading, llm_context
 //! dump_chunks = false
@@ -113,6 +114,8 @@ pub struct SweepSection {
     pub overlap: Option<Overlap>,
     /// Chunks retrieved per question.
     pub top_k: Option<usize>,
+    /// Context budgets in tokens per query.
+    pub budgets: Option<Vec<usize>>,
     /// Token unit.
     pub tokenizer: Option<TokenizerKind>,
     /// Contextual prefixes.
@@ -273,6 +276,8 @@ pub struct Overrides {
     pub overlap: Option<Overlap>,
     /// --k
     pub top_k: Option<usize>,
+    /// --budget
+    pub budgets: Option<Vec<usize>>,
     /// --tokenizer
     pub tokenizer: Option<TokenizerKind>,
     /// --prefixes

@@ -14,6 +14,8 @@ pub const PREFIX_COMPARISON: &str = "prefix_comparison.csv";
 pub const REPORT: &str = "report.md";
 /// Span recall, coverage, margin and tokens per query against chunk size.
 pub const PLOT: &str = "sweep.svg";
+/// Span recall against tokens per query, with the cost–quality frontier and the pick.
+pub const FRONTIER: &str = "frontier.svg";
 /// The judge stage per candidate: pass rates, intervals, latency, tokens, cost.
 pub const JUDGE: &str = "judge.csv";
 /// The judge stage per candidate × question (the resumable journal).

@@ -25,13 +25,89 @@
 //!
 //! Questions are averaged with equal weight (macro mean); the micro means pool spans, characters
 //! and ranges over all questions instead.
+//!
+//! Every metric is computed at a **cut** of the ranked list ([`Cut`]): the top k chunks, or a
+//! context budget in tokens per query ([`budget_ranking`]: chunks in rank order while their
+//! tokens, prefixes included, fit the budget, and at least one). With the ranking cut, the
+//! metrics above read "@cut" instead of "@k".
 
 use serde::Serialize;
 
 use crate::chunking::Chunk;
+use crate::corpus::Corpus;
 use crate::golden::{Location, Question};
 use crate::retrieval::Ranking;
-use crate::retrieval::rank::full_rank;
+use crate::retrieval::rank::{full_rank, rank_top_k};
+use crate::tokenize::CorpusTokens;
+
+/// Where the ranked list is cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Cut {
+    /// The top k chunks.
+    K(usize),
+    /// As many chunks, in rank order, as fit this many tokens per query (at least one).
+    Budget(usize),
+}
+
+impl Cut {
+    /// `k` or `budget`: the kind of cut, as sweep.csv's `cut` column writes it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Cut::K(_) => "k",
+            Cut::Budget(_) => "budget",
+        }
+    }
+
+    /// The budget in tokens per query, for a budget cut.
+    pub fn budget_tokens(self) -> Option<usize> {
+        match self {
+            Cut::K(_) => None,
+            Cut::Budget(b) => Some(b),
+        }
+    }
+}
+
+/// How many of `tokens` (chunk token counts in rank order) fit `budget`: chunks are taken in rank
+/// order while the running total stays within the budget, and the first chunk is taken whatever
+/// its size (a cut that retrieves nothing answers nothing). Empty input gives 0.
+///
+/// Example: `[300, 500, 400, 100]` at 1,000 → 2 (300 + 500 fit; + 400 would be 1,200; the 100
+/// after it is not considered: the list is cut, not packed).
+pub fn fit_budget(tokens: impl IntoIterator<Item = usize>, budget: usize) -> usize {
+    let mut total = 0usize;
+    let mut taken = 0;
+    for t in tokens {
+        total = total.saturating_add(t);
+        if taken > 0 && total > budget {
+            break;
+        }
+        taken += 1;
+    }
+    taken
+}
+
+/// The ranking of `scores` (one per chunk) cut at a token budget: [`rank_top_k`]'s order and tie
+/// flag, with k the number of leading chunks that [fit](fit_budget) `budget` given each chunk's
+/// `chunk_tokens` (prefixes included). Never more chunks than the index holds.
+///
+/// # Panics
+/// If `chunk_tokens` is shorter than `scores`.
+pub fn budget_ranking(scores: &[f64], chunk_tokens: &[usize], budget: usize) -> Ranking {
+    let n = scores.len();
+    // Rank a prefix of the list and grow it until the budget is exceeded inside it.
+    let mut k = n.min(16);
+    loop {
+        let r = rank_top_k(scores, k);
+        let taken = fit_budget(r.top.iter().map(|&i| chunk_tokens[i]), budget);
+        if taken < r.top.len() {
+            return rank_top_k(scores, taken);
+        }
+        if k >= n {
+            return r;
+        }
+        k = (k * 2).min(n);
+    }
+}
 
 /// Chunks of one configuration, with each document's slice of them for lookups.
 pub struct ChunkTable<'a> {
@@ -61,6 +137,13 @@ impl<'a> ChunkTable<'a> {
         self.chunks
     }
 
+    /// Documents of the corpus, and how many of them are a single chunk (every strategy scores
+    /// alike on those: the chunk is the document).
+    pub fn single_chunk_docs(&self) -> (usize, usize) {
+        let one = self.by_doc.iter().filter(|r| r.len() == 1).count();
+        (self.by_doc.len(), one)
+    }
+
     /// Indices of the chunks that wholly contain `loc`.
     pub fn containing(&self, loc: &Location) -> impl Iterator<Item = usize> + '_ {
         let range = self.by_doc.get(loc.doc).cloned().unwrap_or(0..0);
@@ -70,6 +153,27 @@ impl<'a> ChunkTable<'a> {
             c.start <= loc.start && loc.end <= c.end
         })
     }
+}
+
+/// Tokens of each evidence span of `question`, at its shortest location, in the unit of
+/// `tokens` (the corpus's token streams): what a chunk must hold to contain the span whole.
+pub fn span_tokens(question: &Question, corpus: &Corpus, tokens: &CorpusTokens) -> Vec<usize> {
+    question
+        .spans
+        .iter()
+        .map(|span| {
+            span.locations
+                .iter()
+                .map(|loc| {
+                    let doc = &corpus.docs[loc.doc];
+                    tokens
+                        .doc(loc.doc)
+                        .count_in(doc.char_to_byte(loc.start), doc.char_to_byte(loc.end))
+                })
+                .min()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// Metrics of one question under one configuration.
@@ -101,6 +205,10 @@ pub struct QuestionMetrics {
     pub intersection_chars: usize,
     /// `Σ|chunk|` over the top-k, in code points.
     pub retrieved_chars: usize,
+    /// Chunks retrieved at the cut (`min(k, chunks in the index)` for a top-k cut).
+    pub retrieved_chunks: usize,
+    /// Their tokens, prefixes included: what this question sends to the generator.
+    pub retrieved_tokens: usize,
     /// `Σ|span|`, in code points.
     pub gold_chars: usize,
     /// `|G \ R|`, in code points.
@@ -297,6 +405,8 @@ pub fn score_question_scaled(
     }
     m.intersection_chars = inter;
     m.retrieved_chars = top.iter().map(|t| t.2 - t.1).sum();
+    m.retrieved_chunks = ranking.top.len();
+    m.retrieved_tokens = ranking.top.iter().map(|&i| chunks[i].total_tokens()).sum();
     m.gold_chars = chosen.iter().map(Location::len).sum();
     m.unused_gold_chars = gold_union - inter;
     m.char_precision = ratio(inter, m.retrieved_chars);
@@ -336,6 +446,12 @@ pub struct Aggregate {
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
     pub ties_at_k: usize,
+    /// Mean tokens retrieved per question, prefixes included (never more than the index).
+    pub tokens_per_query: f64,
+    /// Mean chunks retrieved per question.
+    pub chunks_retrieved_mean: f64,
+    /// Most chunks retrieved for one question.
+    pub chunks_retrieved_max: usize,
 }
 
 /// Averages per-question metrics (macro means, with micro means beside them).
@@ -367,6 +483,13 @@ pub fn aggregate(questions: &[QuestionMetrics]) -> Aggregate {
         char_recall: mean(&|q| q.char_recall),
         unreachable: sum(&|q| usize::from(q.unreachable)),
         ties_at_k: sum(&|q| usize::from(q.tie_at_k)),
+        tokens_per_query: mean(&|q| q.retrieved_tokens as f64),
+        chunks_retrieved_mean: mean(&|q| q.retrieved_chunks as f64),
+        chunks_retrieved_max: questions
+            .iter()
+            .map(|q| q.retrieved_chunks)
+            .max()
+            .unwrap_or(0),
     }
 }
 

@@ -116,6 +116,10 @@ impl Plan {
                 .or(file.sweep.overlap)
                 .unwrap_or(defaults.overlap),
             top_k: flags.top_k.or(file.sweep.top_k).unwrap_or(defaults.top_k),
+            budgets: flags
+                .budgets
+                .or(file.sweep.budgets)
+                .unwrap_or(defaults.budgets),
             tokenizer: flags
                 .tokenizer
                 .or(file.sweep.tokenizer)

@@ -1,6 +1,7 @@
 //! Small-sample statistics for the decision: Wilson score intervals for proportions, a seeded
-//! percentile bootstrap over questions for means, and the exact McNemar test for paired
-//! pass/fail outcomes.
+//! percentile bootstrap over questions for means, the exact McNemar test for paired pass/fail
+//! outcomes, the exact sign test for paired graded outcomes (per-question span recall), and
+//! Holm's step-down correction for a family of tests.
 //!
 //! Sources:
 //! - E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
@@ -10,6 +11,10 @@
 //!   two-sided binomial test on the discordant pairs with p = 0.5.
 //! - B. Efron and R. Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (percentile
 //!   intervals).
+//! - W. J. Dixon and A. M. Mood (1946), "The statistical sign test", *Journal of the American
+//!   Statistical Association* 41(236): 557–566. On 0/1 outcomes it is exactly McNemar's test.
+//! - S. Holm (1979), "A simple sequentially rejective multiple test procedure", *Scandinavian
+//!   Journal of Statistics* 6(2): 65–70.
 
 use rand::RngExt;
 use rand::SeedableRng;
@@ -119,22 +124,61 @@ pub fn mcnemar_exact(b: u64, c: u64) -> McNemar {
 /// # Panics
 /// If the slices differ in length.
 pub fn mcnemar_paired(first: &[bool], second: &[bool]) -> McNemar {
+    let (b, c) = discordant(first, second, |x, y| x & !y);
+    mcnemar_exact(b, c)
+}
+
+/// Values closer than this count as equal in [`sign_test`] (per-question span recall is a
+/// ratio of small integers, so real differences are at least 1/spans).
+pub const SIGN_TIE: f64 = 1e-9;
+
+/// Exact two-sided sign test (Dixon and Mood 1946) on paired graded outcomes, one per question in
+/// the same order, e.g. per-question span recall of two configurations: `b` counts questions
+/// where `first` is higher, `c` where `second` is higher (differences within [`SIGN_TIE`] are
+/// ties and drop out), and under the null hypothesis of no difference `b` is Binomial(b + c, ½),
+/// so the p-value is that of [`mcnemar_exact`]. On 0/1 outcomes it is McNemar's test.
+///
+/// Chosen over the Wilcoxon signed-rank test because per-question span recall takes few
+/// distinct values (0, ½, 1 …), where rank ties make Wilcoxon's exact distribution unavailable
+/// and its normal approximation poor at small n; the sign test stays exact.
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn sign_test(first: &[f64], second: &[f64]) -> McNemar {
+    let (b, c) = discordant(first, second, |x, y| x > y + SIGN_TIE);
+    mcnemar_exact(b, c)
+}
+
+/// `(b, c)`: pairs where `better(first, second)`, and pairs where `better(second, first)`.
+fn discordant<T: Copy>(first: &[T], second: &[T], better: impl Fn(T, T) -> bool) -> (u64, u64) {
     assert_eq!(
         first.len(),
         second.len(),
         "paired outcomes differ in length"
     );
-    let b = first
-        .iter()
-        .zip(second)
-        .filter(|(a, b)| **a && !**b)
-        .count() as u64;
-    let c = first
-        .iter()
-        .zip(second)
-        .filter(|(a, b)| !**a && **b)
-        .count() as u64;
-    mcnemar_exact(b, c)
+    first.iter().zip(second).fold((0, 0), |(b, c), (&x, &y)| {
+        (b + u64::from(better(x, y)), c + u64::from(better(y, x)))
+    })
+}
+
+/// Holm's (1979) step-down adjusted p-values for a family of `m` tests, in the input order:
+/// with the p-values sorted ascending as `p(1) ≤ … ≤ p(m)`, the adjusted value of `p(i)` is
+/// `max over j ≤ i of min(1, (m − j + 1) · p(j))`. Rejecting where the adjusted value is below
+/// α controls the family-wise error rate at α without assuming independence. Equal p-values
+/// keep their input order. An empty family gives an empty vector.
+///
+/// Example: `[0.01, 0.04, 0.03, 0.005]` → `[0.03, 0.06, 0.06, 0.02]`.
+pub fn holm(p_values: &[f64]) -> Vec<f64> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]).then(a.cmp(&b)));
+    let mut adjusted = vec![0.0; m];
+    let mut running = 0.0f64;
+    for (j, &i) in order.iter().enumerate() {
+        running = running.max(((m - j) as f64 * p_values[i]).min(1.0));
+        adjusted[i] = running;
+    }
+    adjusted
 }
 
 /// Seeded bootstrap resamples of `n` items: `resamples` vectors of `n` indices drawn with
@@ -266,6 +310,38 @@ mod tests {
         let b = [false, true, true, false, false];
         let t = mcnemar_paired(&a, &b);
         assert_eq!((t.b, t.c), (2, 1));
+    }
+
+    #[test]
+    fn sign_test_counts_graded_differences_and_matches_mcnemar_on_0_1() {
+        let a = [1.0, 0.5, 0.5, 0.0, 1.0, 1.0];
+        let b = [0.5, 0.5, 1.0, 0.0, 0.0, 1.0];
+        let t = sign_test(&a, &b);
+        assert_eq!((t.b, t.c), (2, 1));
+        // 3 discordant, 2 vs 1: p = 2 · (1 + 3) / 8 = 1 (capped).
+        assert_eq!(t.p_value, 1.0);
+        // On 0/1 values it is McNemar: b = 0, c = 6 gives 2 / 64.
+        let zeros = [0.0; 8];
+        let six = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0];
+        let t = sign_test(&zeros, &six);
+        assert_eq!((t.b, t.c), (0, 6));
+        assert!(close(t.p_value, 0.03125, 1e-12));
+        // A rounding residue is a tie, not a difference.
+        assert_eq!(sign_test(&[1.0 / 3.0], &[1.0 - 2.0 / 3.0]).c, 0);
+    }
+
+    #[test]
+    fn holm_adjusted_p_values_equal_the_hand_computed_ones() {
+        // Sorted: 0.005·4 = 0.02; 0.01·3 = 0.03; 0.03·2 = 0.06; 0.04·1 = 0.04 → max(0.06, 0.04).
+        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            assert!(close(*a, w, 1e-12), "{adj:?}");
+        }
+        // Capped at 1, and a single test is left alone.
+        assert_eq!(holm(&[0.4, 0.5, 0.9]), vec![1.0, 1.0, 1.0]);
+        assert_eq!(holm(&[0.03]), vec![0.03]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use chunksweep::chunking::enrich::Prefix;
 use chunksweep::config::{ComparePrefix, Overrides};
 use chunksweep::golden::GoldenFormat;
 use chunksweep::retrieval::AnalyzerKind;
+use chunksweep::select::Rule;
 use chunksweep::sweep::{ConfigSpec, Overlap, RetrieverKind};
 use chunksweep::tokenize::TokenizerKind;
 
@@ -43,7 +44,15 @@ pub struct ReportArgs {
     /// Run folder holding sweep.csv, sweep_questions.csv and manifest.json.
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
-    /// Keep margins >= best − this × |best| (relative; default 0.03 = 3%).
+    /// Plateau rule: `paired` (not significantly worse than the best on the same questions,
+    /// Holm-corrected, and within the recall tolerance) or `seed` (the seeds' literal rule:
+    /// within 3% of the best margin and the recall tolerance).
+    #[arg(long, value_name = "RULE", default_value = "paired")]
+    pub rule: Rule,
+    /// Significance level of the paired tests (default 0.05).
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Rule `seed` only: keep margins >= best − this × |best| (relative; default 0.03 = 3%).
     #[arg(long, value_name = "RATIO", default_value_t = 0.03)]
     pub margin_tolerance: f64,
     /// Keep span recall@k >= best − this (absolute; default 0.02).
@@ -93,6 +102,11 @@ pub struct SweepArgs {
     /// Chunks retrieved per question (default 5).
     #[arg(long, value_name = "N")]
     pub k: Option<usize>,
+    /// Context budgets in tokens per query, comma-separated (e.g. 1000,2000,4000): every
+    /// configuration is also cut at each (chunks in rank order while they fit); the first
+    /// budget decides and the judge retrieves with it.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub budget: Option<Vec<usize>>,
     /// Token unit: cl100k_base (default), o200k_base or words.
     #[arg(long, value_name = "NAME")]
     pub tokenizer: Option<TokenizerKind>,
@@ -205,6 +219,7 @@ impl SweepArgs {
             sizes: self.sizes.clone(),
             overlap: self.overlap,
             top_k: self.k,
+            budgets: self.budget.clone(),
             tokenizer: self.tokenizer,
             prefixes: self.prefixes.clone(),
             context_model: self.context_model.clone(),

@@ -77,6 +77,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 /// `chunksweep report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
     let settings = SelectionSettings {
+        rule: args.rule,
+        alpha: args.alpha,
         margin_tolerance: args.margin_tolerance,
         recall_tolerance: args.recall_tolerance,
         candidates: args.candidates,

@@ -31,7 +31,7 @@ pub struct CandidateInfo {
     pub config_id: String,
     /// Chunk size, in tokenizer units.
     pub chunk_size: usize,
-    /// Context tokens sent per query (k × mean chunk tokens).
+    /// Context tokens sent per query (the mean tokens retrieved, from sweep.csv).
     pub tokens_per_query: f64,
     /// Macro span recall@k from the sweep.
     pub span_recall: f64,

@@ -186,3 +186,45 @@ fn macro_and_micro_means_differ_as_defined() {
     assert!((agg.margin - (0.25 - 0.5) / 2.0).abs() < 1e-12);
     assert_eq!(agg.unreachable, 0);
 }
+
+#[test]
+fn a_budget_takes_chunks_in_rank_order_while_they_fit() {
+    assert_eq!(fit_budget([300, 500, 400, 100], 1000), 2);
+    assert_eq!(
+        fit_budget([300, 500, 200, 100], 1000),
+        3,
+        "exactly 1,000 fits"
+    );
+    assert_eq!(fit_budget([1500, 100], 1000), 1, "at least one chunk");
+    assert_eq!(fit_budget([], 1000), 0);
+    assert_eq!(fit_budget([10; 40], 1000), 40, "never more than the list");
+}
+
+#[test]
+fn budget_ranking_cuts_the_ranked_list_at_the_budget() {
+    // 40 chunks of 30 tokens but chunk 7 (200 tokens) and chunk 3 (1200); scores fall with the
+    // index except that chunk 7 ranks first and chunk 3 second.
+    let mut tokens = vec![30usize; 40];
+    tokens[7] = 200;
+    tokens[3] = 1200;
+    let mut scores: Vec<f64> = (0..40).map(|i| 100.0 - f64::from(i)).collect();
+    scores[7] = 500.0;
+    scores[3] = 400.0;
+    // Budget 1000: chunk 7 (200) fits; chunk 3 would make 1400: cut after one chunk.
+    let r = budget_ranking(&scores, &tokens, 1000);
+    assert_eq!(r.top, vec![7]);
+    // Budget 2000: 7 + 3 = 1400, then 30-token chunks 0, 1, 2, 4, … while ≤ 2000: 20 more
+    // (1400 + 20 × 30 = 2000).
+    let r = budget_ranking(&scores, &tokens, 2000);
+    assert_eq!(r.top.len(), 22);
+    assert_eq!(&r.top[..4], &[7, 3, 0, 1]);
+    assert_eq!(r.top.iter().map(|&i| tokens[i]).sum::<usize>(), 2000);
+    // A budget larger than the index returns the whole index, and a tiny one the top chunk.
+    assert_eq!(budget_ranking(&scores, &tokens, 100_000).top.len(), 40);
+    assert_eq!(budget_ranking(&scores, &tokens, 1).top, vec![7]);
+    assert!(budget_ranking(&[], &[], 1000).top.is_empty());
+    // The tie flag is rank_top_k's at the cut: equal scores at ranks 2 and 3.
+    let r = budget_ranking(&[3.0, 2.0, 2.0], &[10, 10, 10], 20);
+    assert_eq!(r.top, vec![0, 1]);
+    assert!(r.tie_at_k);
+}

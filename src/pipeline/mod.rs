@@ -28,6 +28,7 @@ use crate::plan::Plan;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::select::SelectionSettings;
+use crate::sweep::grid::ConfigSpec;
 use crate::sweep::rows::SweepRow;
 use decide::{Decision, ReportText};
 use judge_step::JudgeOutcome;
@@ -91,15 +92,15 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
-    let (selection, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
-    let pick = rows[selection.winner].config_id.clone();
+    let (cuts, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
     let section =
         judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?;
     let label = label(plan);
     let decision = decide::write(
         &mut dir,
-        selection,
+        cuts,
         prefixes,
         &plan.selection,
         &ReportText {
@@ -137,9 +138,16 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
-    let (selection, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
-    let pick = rows[selection.winner].config_id.clone();
-    let candidates = judge_step::choose_candidates(plan, &plan.configs, &selection, &prefixes)?;
+    let (cuts, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let pick = cuts.primary().winner().config_id.clone();
+    // The judge retrieves with the cut the pick was chosen at.
+    let at_primary: Vec<ConfigSpec> = plan
+        .configs
+        .iter()
+        .filter(|c| c.budget == cuts.primary().budget_tokens())
+        .cloned()
+        .collect();
+    let candidates = judge_step::choose_candidates(plan, &at_primary, cuts.primary(), &prefixes)?;
     let judged = rt.block_on(judge_step::judge(
         plan,
         &swept,
@@ -157,7 +165,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let label = label(plan);
     let decision = decide::write(
         &mut dir,
-        selection,
+        cuts,
         prefixes,
         &plan.selection,
         &ReportText {
@@ -227,13 +235,13 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
         .as_ref()
         .and_then(|m| m.get("config")?.get("judge")?.get("alpha")?.as_f64())
         .unwrap_or(crate::judge::JudgeSettings::default().alpha);
-    let (selection, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
-    let pick = run.sweep[selection.winner].config_id.clone();
+    let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
+    let pick = cuts.primary().winner().config_id.clone();
     let section = judge_step::section_from_folder(dir, &run.sweep, alpha, Some(&pick))?;
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
-        selection,
+        cuts,
         prefixes,
         settings,
         &ReportText {

@@ -1,20 +1,26 @@
-//! report.md: the decision first, then the rule, the table of every configuration, the
-//! diagnoses, the statistics and how to reproduce the run.
+//! report.md: the decision first (in one sentence a reviewer can check against selection.csv,
+//! then the pick at every cut of the ranked list when the sweep has context budgets), then the
+//! rule, the table of every configuration at the deciding cut, the diagnoses, the statistics and
+//! how to reproduce the run.
 
 use std::fmt::Write as _;
 
-use crate::select::{ConfigSelection, Selection, StabilityStatus, Status};
+use super::sentence::{cut_table, cut_words, decision_sentence};
+use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status, fmt_p};
 
 /// Renders report.md. `run_name` heads the report; `command` is the sweep's command line from
 /// manifest.json (its first element, the program path, is shown as `chunksweep`); `run_dir` is
-/// the folder as the reader should type it; `plot_file` is the figure's file name next to
-/// report.md, if one was drawn.
+/// the folder as the reader should type it; `plot_file` and `frontier_file` are the figures'
+/// file names next to report.md, if they were drawn. `sel` is the deciding (primary) cut and
+/// `others` the selections at the other cuts (see [`crate::select::Cuts`]).
 pub fn render(
     sel: &Selection,
+    others: &[Selection],
     run_name: &str,
     run_dir: &str,
     command: Option<&[String]>,
     plot_file: Option<&str>,
+    frontier_file: Option<&str>,
 ) -> String {
     let mut md = String::new();
     let s = &sel.settings;
@@ -25,45 +31,75 @@ pub fn render(
     let _ = writeln!(md, "## Decision\n");
     let _ = writeln!(
         md,
-        "**Use `{}`: {} chunking at chunk size {} {} (overlap {}), k = {}, about {:.0} tokens \
-         per query.**\n",
+        "**Use `{}`: {} chunking at chunk size {} {} (overlap {}), {}, about {:.0} {unit} per \
+         query.**\n",
         w.config_id,
         w.strategy,
         w.chunk_size,
         w.size_unit,
         w.chunk_overlap,
-        w.top_k,
-        w.tokens_per_query
+        cut_words(w),
+        w.tokens_per_query,
+        unit = w.unit()
     );
+    let _ = writeln!(md, "{}\n", decision_sentence(sel));
+    if !others.is_empty() {
+        let _ = writeln!(md, "{}", cut_table(sel, others));
+    }
     let kept = sel.configs.iter().filter(|c| c.kept).count();
-    if sel.plateau_fallback {
-        let _ = writeln!(
-            md,
-            "- **Plateau:** no configuration had both margin ≥ {:.3} and span recall@k ≥ {:.3}, \
-             so the rule fell back to span recall alone: {} of {} configurations pass the test \
-             (within {} of the best span recall {:.3}), and this is the cheapest of them.",
-            sel.margin_floor,
-            sel.recall_floor,
-            kept,
-            sel.configs.len(),
-            fmt_num(s.recall_tolerance),
-            sel.best_span_recall
-        );
+    let place = if kept == 1 {
+        "it is the only one".to_string()
     } else {
-        let _ = writeln!(
-            md,
-            "- **Plateau:** {} of {} configurations pass both tests, margin ≥ {:.3} (best {:.3} − \
-             {}% of |best|) and span recall@k ≥ {:.3} (best {:.3} − {}); this is the cheapest of \
-             them in tokens per query.",
-            kept,
-            sel.configs.len(),
-            sel.margin_floor,
-            sel.best_margin,
-            fmt_num(s.margin_tolerance * 100.0),
-            sel.recall_floor,
-            sel.best_span_recall,
-            fmt_num(s.recall_tolerance)
-        );
+        "this is the cheapest of them in tokens per query".to_string()
+    };
+    match s.rule {
+        Rule::Paired => {
+            let _ = writeln!(
+                md,
+                "- **Plateau (rule `paired`):** {} of {} configurations are not significantly \
+                 worse than the best `{}` on the same questions (exact sign test on per-question \
+                 span recall@k, Holm-corrected across the {} compared, α = {}) and have span \
+                 recall@k ≥ {:.3} (best {:.3} − {}); {place}.",
+                kept,
+                sel.configs.len(),
+                sel.best().config_id,
+                sel.configs.len().saturating_sub(1),
+                fmt_num(s.alpha),
+                sel.recall_floor,
+                sel.best_span_recall,
+                fmt_num(s.recall_tolerance)
+            );
+        }
+        Rule::Seed if sel.plateau_fallback => {
+            let _ = writeln!(
+                md,
+                "- **Plateau (rule `seed`):** no configuration had both margin ≥ {:.3} and span \
+                 recall@k ≥ {:.3}, so the rule fell back to span recall alone: {} of {} \
+                 configurations pass the test (within {} of the best span recall {:.3}); {place}.",
+                sel.margin_floor.unwrap_or(f64::NEG_INFINITY),
+                sel.recall_floor,
+                kept,
+                sel.configs.len(),
+                fmt_num(s.recall_tolerance),
+                sel.best_span_recall
+            );
+        }
+        Rule::Seed => {
+            let _ = writeln!(
+                md,
+                "- **Plateau (rule `seed`):** {} of {} configurations pass both tests, margin ≥ \
+                 {:.3} (best {:.3} − {}% of |best|) and span recall@k ≥ {:.3} (best {:.3} − {}); \
+                 {place}.",
+                kept,
+                sel.configs.len(),
+                sel.margin_floor.unwrap_or(f64::NEG_INFINITY),
+                sel.best_margin,
+                fmt_num(s.margin_tolerance * 100.0),
+                sel.recall_floor,
+                sel.best_span_recall,
+                fmt_num(s.recall_tolerance)
+            );
+        }
     }
     if let Some(peak) = peak(sel)
         && peak.config_id != w.config_id
@@ -79,6 +115,25 @@ pub fn render(
             peak.tokens_per_query / w.tokens_per_query.max(f64::MIN_POSITIVE)
         );
     }
+    let frontier: Vec<String> = {
+        let mut on: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| c.pareto).collect();
+        on.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
+        on.iter()
+            .map(|c| {
+                format!(
+                    "`{}` ({:.0}, {:.3})",
+                    c.config_id, c.tokens_per_query, c.span_recall
+                )
+            })
+            .collect()
+    };
+    let _ = writeln!(
+        md,
+        "- **Cost–quality frontier** (tokens per query, span recall@k; nothing is both cheaper \
+         and better): {}; the pick is {}on it.",
+        frontier.join(", "),
+        if w.pareto { "" } else { "not " }
+    );
     let st = &sel.stability;
     let other = &sel.configs[st.most_wins];
     match st.status {
@@ -99,13 +154,18 @@ pub fn render(
                 "- **Indistinguishable at this sample size:** no configuration is picked on at \
                  least {} of {} random halves ({} questions each): this pick wins {}{}. With {} \
                  questions the sweep cannot separate these configurations, so the pick rests on \
-                 cost: it is the cheapest configuration inside the full set's plateau.",
+                 cost: {}.",
                 pct(s.stable_share),
                 st.halves,
                 st.half_size,
                 pct(st.winner_share),
                 runners_up(sel),
-                sel.n_questions
+                sel.n_questions,
+                if kept == 1 {
+                    "it is the only configuration inside the full set's plateau"
+                } else {
+                    "it is the cheapest configuration inside the full set's plateau"
+                }
             );
         }
         StabilityStatus::HalvesDisagree => {
@@ -161,25 +221,57 @@ pub fn render(
             "![span recall@k, coverage@k, margin and tokens per query against chunk size]({file})\n"
         );
     }
+    if let Some(file) = frontier_file {
+        let _ = writeln!(
+            md,
+            "![span recall@k against tokens per query, with the cost–quality frontier and the \
+             pick]({file})\n"
+        );
+    }
 
     let _ = writeln!(md, "## The rule\n");
+    let plateau_rule = match s.rule {
+        Rule::Paired => format!(
+            "1. **Plateau made of statistics** (rule `paired`, the default). The best is the \
+             configuration with the highest span recall@k (ties: higher margin, then cheaper). \
+             Every other configuration is compared with it on the same questions by the exact \
+             sign test on per-question span recall@k (McNemar's test when questions have one \
+             span), and the {m} p-values are Holm-corrected. A configuration stays unless the \
+             best is significantly better (Holm p < {a}) or its span recall@k is more than {r} \
+             below the best's. The margin does not filter (it can be near 0 or negative, where \
+             a relative tolerance means nothing); it breaks ties.",
+            m = sel.configs.len().saturating_sub(1),
+            a = fmt_num(s.alpha),
+            r = fmt_num(s.recall_tolerance),
+        ),
+        Rule::Seed => format!(
+            "1. **Plateau, not the peak** (rule `seed`, the seeds' literal rule, kept for \
+             reproduction). Keep every configuration whose margin ≥ best margin − {m}% × |best \
+             margin| (relative to the magnitude, since margins can be negative) **and** whose \
+             span recall@k ≥ best span recall@k − {r} (both inclusive; bests over all {n} \
+             configurations). If none passes both, keep those that pass the recall test. \
+             (When the best margin is near 0 this floor is the best value itself and keeps one \
+             configuration; the default rule `paired` does not have that flaw.)",
+            m = fmt_num(s.margin_tolerance * 100.0),
+            r = fmt_num(s.recall_tolerance),
+            n = sel.configs.len(),
+        ),
+    };
     let _ = writeln!(
         md,
-        "1. **Plateau, not the peak.** Keep every configuration whose margin ≥ best margin − \
-         {m}% × |best margin| (relative to the magnitude, since margins can be negative) **and** \
-         whose span recall@k ≥ best span recall@k − {r} (both inclusive; bests over all {n} \
-         configurations). If none passes both, keep those that pass the recall test.\n\
-         2. **Cheapest first.** Rank the kept configurations by tokens per query (k × mean chunk \
-         tokens), then by smaller chunk size, then no prefix before a prefix, then by id. Rank 1 is the pick; ranks 1–{c} are \
-         the judge stage's candidates.\n\
-         3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), recompute \
-         every configuration's span recall@k and margin on each half from sweep_questions.csv, \
-         and apply rules 1–2 to all configurations. The pick is stable when it wins at least \
-         {stable} of the halves; otherwise the sizes are indistinguishable at this sample size \
-         and the pick stands on cost alone.\n",
-        m = fmt_num(s.margin_tolerance * 100.0),
-        r = fmt_num(s.recall_tolerance),
-        n = sel.configs.len(),
+        "{plateau_rule}\n\
+         2. **Cheapest first.** Rank the kept configurations by tokens per query (the mean \
+         tokens retrieved){margin_tie}, then by smaller chunk size, then no prefix before a prefix, then \
+         by id. Rank 1 is the pick; ranks 1–{c} are the judge stage's candidates.\n\
+         3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), and apply \
+         rules 1–2 to all configurations on each half from sweep_questions.csv. The pick is \
+         stable when it wins at least {stable} of the halves; otherwise the sizes are \
+         indistinguishable at this sample size and the pick stands on cost alone.\n",
+        margin_tie = if s.rule == Rule::Paired {
+            ", then by higher margin"
+        } else {
+            ""
+        },
         c = s.candidates,
         h = s.halves,
         seed = s.seed,
@@ -191,17 +283,20 @@ pub fn render(
         md,
         "Intervals are {conf}%: bootstrap over questions for span recall@k, coverage@k and the \
          margin; Wilson for hit@k. *Wins* is the share of random halves on which the \
-         configuration is the pick. *vs pick* is the exact McNemar test on hit@k against the \
-         pick, paired on the same questions: b = pick hit and this missed, c = this hit and the \
-         pick missed; p ≥ 0.05 means the sweep cannot tell the two apart on hit@k.\n",
+         configuration is the pick. *vs best* is the exact sign test on per-question span \
+         recall@k against the best configuration: lower/higher = questions where this \
+         configuration is below/above the best, then the Holm-adjusted p. *vs pick* is the \
+         exact McNemar test on hit@k against the pick, paired on the same questions: b = pick \
+         hit and this missed, c = this hit and the pick missed (not corrected). *Frontier* \
+         marks configurations that no other is both cheaper and better than.\n",
         conf = fmt_num(s.confidence * 100.0)
     );
     let _ = writeln!(
         md,
-        "| rank | configuration | tokens/query | span recall@k | hit@k | coverage@k | margin | \
-         wins | vs pick (b/c, p) | verdict |"
+        "| rank | configuration | tokens/query | frontier | span recall@k | hit@k | coverage@k | \
+         margin | wins | vs best (lower/higher, Holm p) | vs pick (b/c, p) | verdict |"
     );
-    let _ = writeln!(md, "|---:|---|---:|---|---|---|---|---:|---|---|");
+    let _ = writeln!(md, "|---:|---|---:|:---:|---|---|---|---|---:|---|---|---|");
     let mut rows: Vec<&ConfigSelection> = sel.configs.iter().collect();
     rows.sort_by_key(|c| (c.rank.is_none(), c.rank));
     for c in rows {
@@ -215,6 +310,10 @@ pub fn render(
             (Some(b), Some(cc), Some(p)) => format!("{b}/{cc}, p {}", fmt_p(p)),
             _ => "—".into(),
         };
+        let vs_best = match (c.best_better, c.this_better, c.sign_p_holm) {
+            (Some(b), Some(t), Some(p)) => format!("{b}/{t}, p {}", fmt_p(p)),
+            _ => "best".into(),
+        };
         let reason = c
             .reason
             .strip_prefix("dropped: ")
@@ -222,15 +321,17 @@ pub fn render(
             .replace('|', "\\|");
         let _ = writeln!(
             md,
-            "| {} | `{}` | {:.0} | {} | {} | {} | {} | {} | {} | {}: {} |",
+            "| {} | `{}` | {:.0} | {} | {} | {} | {} | {} | {} | {} | {} | {}: {} |",
             c.rank.map_or("—".into(), |r| r.to_string()),
             c.config_id,
             c.tokens_per_query,
+            if c.pareto { "●" } else { "" },
             with_ci(c.span_recall, c.span_recall_lo, c.span_recall_hi),
             with_ci(c.hit_rate, c.hit_rate_lo, c.hit_rate_hi),
             with_ci(c.coverage, c.coverage_lo, c.coverage_hi),
             with_ci(c.margin, c.margin_lo, c.margin_hi),
             pct(c.win_share),
+            vs_best,
             vs,
             status,
             reason
@@ -305,9 +406,12 @@ pub fn render(
     let _ = writeln!(md, "```\n");
     let _ = writeln!(
         md,
-        "Selection settings: margin tolerance {}%, recall tolerance {}, {} candidates, {} halves, \
-         seed {}, stable at {}, {}% intervals with {} bootstrap resamples, diagnoses at < {} \
-         questions and coverage − recall > {}.",
+        "Selection settings: rule `{}`, α {}, margin tolerance {}% (rule `seed` only), recall \
+         tolerance {}, {} candidates, {} halves, seed {}, stable at {}, {}% intervals with {} \
+         bootstrap resamples, diagnoses at < {} questions, coverage − recall > {} and best span \
+         recall < {}.",
+        s.rule.name(),
+        fmt_num(s.alpha),
         fmt_num(s.margin_tolerance * 100.0),
         fmt_num(s.recall_tolerance),
         s.candidates,
@@ -317,7 +421,8 @@ pub fn render(
         fmt_num(s.confidence * 100.0),
         s.bootstrap_resamples,
         s.min_questions,
-        fmt_num(s.boundary_gap)
+        fmt_num(s.boundary_gap),
+        fmt_num(s.weak_recall)
     );
     md
 }
@@ -353,15 +458,6 @@ fn peak(sel: &Selection) -> Option<&ConfigSelection> {
 fn fmt_num(x: f64) -> String {
     let s = format!("{x:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// A p-value with its relation: "= 0.039", or "< 0.001".
-fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("= {p:.3}")
-    }
 }
 
 /// A value with its interval: `0.950 [0.875, 1.000]`.

@@ -10,5 +10,6 @@ pub mod plot;
 pub mod prefix;
 pub mod read;
 pub mod run_dir;
+pub mod sentence;
 
 pub use error::ReportError;

@@ -1,7 +1,12 @@
-//! The sweep figure (plotters, SVG backend): four panels against chunk size, one line per
-//! strategy: span recall@k with its 95% bootstrap interval, coverage@k, the margin (with its
-//! interval), and tokens per query, so quality and cost are read off one figure. The pick is
-//! ringed in black.
+//! The figures (plotters, SVG backend).
+//!
+//! - sweep.svg: four panels against chunk size (log axis, ticks at the sizes swept, in the
+//!   sizes' unit), one line per strategy: span recall@k with its 95% bootstrap interval,
+//!   coverage@k, the margin (with its interval), and tokens per query, so quality and cost are
+//!   read off one figure. The pick is ringed in black.
+//! - frontier.svg: span recall@k against tokens per query (log axis), every configuration a
+//!   dot in its strategy's colour, the cost–quality frontier as a black step line through the
+//!   configurations nothing dominates, and the pick ringed.
 //!
 //! Only SVG is written: the SVG backend needs no font files (text stays text), while PNG would
 //! need the `ttf` feature and system fonts (see notes/crates.md). Convert with
@@ -10,10 +15,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use thiserror::Error;
 
 use crate::select::{ConfigSelection, Selection};
+
+/// Size of the cost–quality figure in pixels (width, height).
+pub const FRONTIER_SIZE: (u32, u32) = (1000, 700);
 
 /// Figure size in pixels (width, height).
 pub const FIGURE_SIZE: (u32, u32) = (1280, 900);
@@ -79,7 +88,7 @@ fn panels() -> [Panel; 4] {
             legend: SeriesLabelPosition::LowerRight,
         },
         Panel {
-            title: "cost: tokens per query (k × mean chunk tokens)",
+            title: "cost: tokens retrieved per query",
             y_desc: "tokens per query",
             value: |c| c.tokens_per_query,
             interval: None,
@@ -96,15 +105,162 @@ fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
     }
 }
 
-/// Draws the figure for `selection` into `dir/sweep.svg` and returns its path.
-/// `title` heads the figure (e.g. the run folder's name).
+/// Draws both figures for `selection` into `dir` (sweep.svg, then frontier.svg) and returns
+/// their paths in that order. `title` heads the figures (e.g. the run folder's name).
 ///
 /// # Errors
-/// [`PlotError`] when plotters cannot draw or write the file.
-pub fn write_plot(dir: &Path, selection: &Selection, title: &str) -> Result<PathBuf, PlotError> {
-    let path = dir.join(crate::files::PLOT);
-    draw(&path, selection, title)?;
-    Ok(path)
+/// [`PlotError`] when plotters cannot draw or write a file.
+pub fn write_plots(
+    dir: &Path,
+    selection: &Selection,
+    title: &str,
+) -> Result<[PathBuf; 2], PlotError> {
+    let sweep = dir.join(crate::files::PLOT);
+    draw(&sweep, selection, title)?;
+    let frontier = dir.join(crate::files::FRONTIER);
+    draw_frontier(&frontier, selection, title)?;
+    Ok([sweep, frontier])
+}
+
+/// The series of `sel`'s configurations in first-appearance order.
+fn series_order(sel: &Selection) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for c in &sel.configs {
+        let name = series(c);
+        if !order.contains(&name) {
+            order.push(name);
+        }
+    }
+    order
+}
+
+/// A linear axis over log2 values whose ticks are exactly the given positions (plotters' own
+/// `with_key_points` drops the f64 label formatter).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let share = if self.hi > self.lo {
+            (v - self.lo) / (self.hi - self.lo)
+        } else {
+            0.5
+        };
+        limit.0 + (f64::from(limit.1 - limit.0) * share).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Formats a log2 axis position as the whole number it stands for.
+fn pow2_label(x: &f64) -> String {
+    format!("{}", 2f64.powf(*x).round())
+}
+
+fn draw_frontier(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
+    let order = series_order(sel);
+    let w = sel.winner();
+    let log = |c: &ConfigSelection| c.tokens_per_query.max(1.0).log2();
+    let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for c in &sel.configs {
+        x_lo = x_lo.min(log(c));
+        x_hi = x_hi.max(log(c));
+    }
+    let (x_lo, x_hi) = (x_lo - 0.3, x_hi + 0.3);
+    // Ticks at powers of two inside the range, labelled as token counts.
+    let ticks: Vec<f64> = (x_lo.ceil() as i32..=x_hi.floor() as i32)
+        .map(f64::from)
+        .collect();
+    let root = SVGBackend::new(path, FRONTIER_SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(path, e))?;
+    let heading = format!(
+        "{title}: span recall@k against cost; pick {} ({} {}/query)",
+        w.config_id,
+        w.tokens_per_query.round(),
+        w.unit()
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&heading, ("sans-serif", 19))
+        .margin(16)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            Ticked {
+                lo: x_lo,
+                hi: x_hi,
+                ticks,
+            },
+            0.0..1.0,
+        )
+        .map_err(|e| err(path, e))?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("{} per query (log scale)", w.unit()))
+        .y_desc("span recall@k")
+        .x_label_formatter(&pow2_label)
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|e| err(path, e))?;
+    for (j, name) in order.iter().enumerate() {
+        let color = COLORS[j % COLORS.len()];
+        chart
+            .draw_series(
+                sel.configs
+                    .iter()
+                    .filter(|c| series(c) == *name)
+                    .map(|c| Circle::new((log(c), c.span_recall), 4, color.filled())),
+            )
+            .map_err(|e| err(path, e))?
+            .label(name.as_str())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+    }
+    // The frontier as a step line: cheapest first, recall rising.
+    let mut on: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| c.pareto).collect();
+    on.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
+    let mut steps: Vec<(f64, f64)> = Vec::new();
+    for c in &on {
+        if let Some(&(_, y)) = steps.last() {
+            steps.push((log(c), y));
+        }
+        steps.push((log(c), c.span_recall));
+    }
+    chart
+        .draw_series(LineSeries::new(steps, BLACK.stroke_width(2)))
+        .map_err(|e| err(path, e))?
+        .label("frontier (nothing cheaper and better)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+    chart
+        .draw_series(std::iter::once(Circle::new(
+            (log(w), w.span_recall),
+            9,
+            RED.stroke_width(2),
+        )))
+        .map_err(|e| err(path, e))?
+        .label("pick")
+        .legend(|(x, y)| Circle::new((x + 10, y), 5, RED.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(|e| err(path, e))?;
+    root.present().map_err(|e| err(path, e))?;
+    Ok(())
 }
 
 /// The series a configuration is drawn in: its strategy, with `+prefix` unless the prefix is
@@ -120,14 +276,10 @@ fn series(c: &ConfigSelection) -> String {
 fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
     // Series (a strategy, or strategy+prefix for prefixed configurations) in first-appearance
     // order, each with its configurations sorted by size.
-    let mut order: Vec<String> = Vec::new();
+    let order = series_order(sel);
     let mut by_strategy: BTreeMap<String, Vec<&ConfigSelection>> = BTreeMap::new();
     for c in &sel.configs {
-        let name = series(c);
-        if !order.contains(&name) {
-            order.push(name.clone());
-        }
-        by_strategy.entry(name).or_default().push(c);
+        by_strategy.entry(series(c)).or_default().push(c);
     }
     for v in by_strategy.values_mut() {
         v.sort_by_key(|c| c.chunk_size);
@@ -185,14 +337,20 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
             .margin(14)
             .x_label_area_size(42)
             .y_label_area_size(64)
-            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+            .build_cartesian_2d(
+                Ticked {
+                    lo: x_lo,
+                    hi: x_hi,
+                    ticks: sizes.clone(),
+                },
+                y_lo..y_hi,
+            )
             .map_err(|e| err(path, e))?;
         chart
             .configure_mesh()
             .x_desc(x_desc.as_str())
-            .x_labels(sizes.len() + 2)
             .y_desc(panel.y_desc)
-            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .x_label_formatter(&pow2_label)
             .y_label_formatter(&|y| {
                 if y_hi - y_lo > 50.0 {
                     format!("{y:.0}")

@@ -130,6 +130,8 @@ mod tests {
     fn question(rank: Option<usize>, recall: f64) -> QuestionRow {
         QuestionRow {
             config_id: "fixed-64-o9-none-bm25-k5".into(),
+            cut: "k".into(),
+            budget_tokens: None,
             question_id: "q, \"quoted\"".into(),
             question_type: String::new(),
             n_spans: 3,
@@ -144,6 +146,9 @@ mod tests {
             char_precision: 0.0,
             char_recall: 0.0,
             tie_at_k: 0,
+            chunks_retrieved: 2,
+            tokens_retrieved: 130,
+            span_tokens: "12|40|7".into(),
             retrieved_chunk_ids: "a|b".into(),
             retrieved_scores: "1.0000|0.5000".into(),
         }

@@ -9,8 +9,21 @@
 //!   sweep cannot tell the sizes apart, so chunk size is not the bottleneck (look at the
 //!   retriever, query rewriting or reranking).
 //! - **winner by question type**: the selection rule, applied to each question type with at
-//!   least `min_type_questions` questions, picks different chunk sizes: consider parent-document
-//!   retrieval (match on small chunks, return their parent section).
+//!   least `min_type_questions` questions, picks a different chunk size **and** that type's best
+//!   configuration is significantly better than the overall pick on that type's questions
+//!   (sign test, Holm-corrected within the type): consider parent-document retrieval (match on
+//!   small chunks, return their parent section).
+//! - **retrieval is the bottleneck**: the best span recall@k is below `weak_recall` (0.7) or
+//!   the best mean margin is negative (a wrong chunk outscores the right one on the typical
+//!   question): look at the retriever, the analyzer, query rewriting or reranking; chunk size
+//!   will not fix it.
+//! - **k covers the index**: some configuration has no more chunks than k, so every query
+//!   retrieves the whole index and its tokens per query is the index's size.
+//! - **chunks as large as the documents**: at some size most documents are a single chunk, so
+//!   every strategy scores alike there.
+//! - boundary damage names the evidence spans longer than the damaged chunks: when more than
+//!   10% are, the advice is bigger chunks (no boundary placement keeps such a span whole), not
+//!   seed 000's "bigger chunks last".
 //! - **too few questions**: fewer than `min_questions` (30): interval half-widths are wide, and
 //!   the differences seen are likely noise.
 //! - **plateau fallback**: no configuration passed both plateau tests (see
@@ -19,54 +32,29 @@
 //!   strategy's span recall or margin still improves towards that edge: the best size may lie
 //!   outside the grid, so extend `--sizes` before trusting the pick.
 
-use serde::Serialize;
-
-/// Which diagnosis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DiagnosisKind {
-    /// coverage − span recall above the threshold.
-    BoundaryDamage,
-    /// Every configuration inside the pick's confidence intervals.
-    FlatCurve,
-    /// The pick's chunk size differs between question types.
-    WinnerByQuestionType,
-    /// Fewer questions than the minimum.
-    TooFewQuestions,
-    /// The plateau's two tests had no configuration in common.
-    PlateauFallback,
-    /// The pick is at the edge of the swept sizes and the curve still improves towards it.
-    EdgeOfGrid,
-}
-
-impl DiagnosisKind {
-    /// Human title for the report.
-    pub fn title(self) -> &'static str {
-        match self {
-            DiagnosisKind::BoundaryDamage => "Boundary damage",
-            DiagnosisKind::FlatCurve => "Flat curve",
-            DiagnosisKind::WinnerByQuestionType => "Winner differs by question type",
-            DiagnosisKind::TooFewQuestions => "Too few questions",
-            DiagnosisKind::PlateauFallback => "Margin and recall disagree",
-            DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
-        }
-    }
-}
-
-/// One diagnosis: what triggered it (with numbers) and what to do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diagnosis {
-    /// Which diagnosis.
-    pub kind: DiagnosisKind,
-    /// The triggering numbers, as a sentence.
-    pub evidence: String,
-    /// What to do about it.
-    pub advice: String,
-}
+use super::plateau::Rule;
+use super::text::{fmt_p, trim};
+use super::types::{ConfigSelection, Selection, TypePick};
+pub use super::types::{Diagnosis, DiagnosisKind};
 
 /// The advice for boundary damage, in seed 000's order.
 pub const BOUNDARY_ADVICE: &str = "boundaries cut the evidence: switch to structure-aware \
 (heading) or sentence splitting first, raise overlap second, and raise chunk size last";
+
+/// Share of the evidence spans longer than a damaged configuration's chunks above which boundary
+/// damage is blamed on the chunk size rather than on where the boundaries fall.
+pub const LONG_SPAN_SHARE: f64 = 0.1;
+
+/// The advice for boundary damage when many spans are longer than the chunks.
+pub const LONG_SPAN_ADVICE: &str = "many evidence spans are longer than these chunks, so no \
+boundary placement keeps them whole and structure-aware splitting or overlap cannot fix it: \
+raise chunk size above the spans' length (or retrieve neighbouring chunks and parents); smaller \
+chunks only make it worse";
+
+/// The advice when most documents are a single chunk.
+pub const WHOLE_DOCS_ADVICE: &str = "at these sizes a chunk is a whole document, so every \
+strategy scores alike and retrieval only picks documents: compare strategies at smaller sizes, \
+and weigh what a whole document costs per query";
 
 /// The advice for a flat curve (seed 001).
 pub const FLAT_ADVICE: &str = "chunk size is not the bottleneck: stop tuning it and look at the \
@@ -81,6 +69,15 @@ neighbouring chunks after retrieval";
 pub const FEW_QUESTIONS_ADVICE: &str = "label more questions (seed 000 suggests 50–100) before \
 trusting differences this small";
 
+/// The advice when retrieval, not chunking, limits recall.
+pub const WEAK_ADVICE: &str = "look at the retriever, the analyzer, query rewriting or \
+reranking first; chunk size will not fix it";
+
+/// The advice when k covers the index.
+pub const K_COVERS_ADVICE: &str = "these configurations send the whole corpus with every \
+query, so their recall says nothing about retrieval: compare at a context budget (--budget) or \
+lower k";
+
 /// The advice for a plateau fallback.
 pub const FALLBACK_ADVICE: &str = "the configuration with the best margin is not among those \
 with the best span recall; the pick uses span recall alone, so check the margin column by hand";
@@ -90,9 +87,10 @@ fn f3(x: f64) -> String {
 }
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
-/// too few questions, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
+/// too few questions, retrieval is the bottleneck, k covers the index, chunks as large as the
+/// documents, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
 /// question type.
-pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
+pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
     let mut out = Vec::new();
@@ -114,12 +112,104 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         });
     }
 
+    let best = sel.best();
+    if sel.best_span_recall < s.weak_recall || sel.best_margin < 0.0 {
+        let mut why = Vec::new();
+        if sel.best_span_recall < s.weak_recall {
+            why.push(format!(
+                "the best span recall@k is {} (`{}`), below {}: the best configuration misses \
+                 {:.0}% of the evidence spans",
+                f3(sel.best_span_recall),
+                best.config_id,
+                trim(s.weak_recall),
+                (1.0 - sel.best_span_recall) * 100.0
+            ));
+        }
+        if sel.best_margin < 0.0 {
+            why.push(format!(
+                "the best mean margin is {}: on the typical question a wrong chunk outscores \
+                 the right one in every configuration",
+                f3(sel.best_margin)
+            ));
+        }
+        out.push(Diagnosis {
+            kind: DiagnosisKind::WeakRetrieval,
+            evidence: why.join("; "),
+            advice: WEAK_ADVICE.into(),
+        });
+    }
+
+    let covered: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| {
+            c.n_chunks > 0
+                && (c.top_k >= c.n_chunks || c.chunks_retrieved_mean >= c.n_chunks as f64)
+        })
+        .collect();
+    if !covered.is_empty() {
+        let shown: Vec<String> = covered
+            .iter()
+            .take(5)
+            .map(|c| {
+                format!(
+                    "{} ({} chunks, k = {}, {} index {})",
+                    c.config_id,
+                    c.n_chunks,
+                    c.top_k,
+                    c.index_tokens,
+                    c.unit()
+                )
+            })
+            .collect();
+        let more = if covered.len() > 5 {
+            format!(" and {} more", covered.len() - 5)
+        } else {
+            String::new()
+        };
+        out.push(Diagnosis {
+            kind: DiagnosisKind::KCoversIndex,
+            evidence: format!(
+                "k is at least the number of chunks in {} of {} configurations: {}{}; every \
+                 query retrieves the whole index, so tokens per query is the index's size",
+                covered.len(),
+                sel.configs.len(),
+                shown.join(", "),
+                more
+            ),
+            advice: K_COVERS_ADVICE.into(),
+        });
+    }
+
+    let whole: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.n_docs > 0 && 2 * c.single_chunk_docs > c.n_docs)
+        .collect();
+    if let Some(smallest) = whole.iter().min_by_key(|c| c.chunk_size) {
+        out.push(Diagnosis {
+            kind: DiagnosisKind::ChunksAsLargeAsDocuments,
+            evidence: format!(
+                "in {} of {} configurations most documents are a single chunk, from chunk size \
+                 {} {} up (`{}`: {} of {} documents are one chunk)",
+                whole.len(),
+                sel.configs.len(),
+                smallest.chunk_size,
+                smallest.size_unit,
+                smallest.config_id,
+                smallest.single_chunk_docs,
+                smallest.n_docs
+            ),
+            advice: WHOLE_DOCS_ADVICE.into(),
+        });
+    }
+
     if sel.plateau_fallback {
         out.push(Diagnosis {
             kind: DiagnosisKind::PlateauFallback,
             evidence: format!(
                 "no configuration has both margin ≥ {} and span recall ≥ {}",
-                f3(sel.margin_floor),
+                f3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
                 f3(sel.recall_floor)
             ),
             advice: FALLBACK_ADVICE.into(),
@@ -167,7 +257,7 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         }
     }
 
-    let mut damaged: Vec<&super::ConfigSelection> = sel
+    let mut damaged: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.boundary_gap > s.boundary_gap)
@@ -197,45 +287,80 @@ pub fn diagnose(sel: &super::Selection) -> Vec<Diagnosis> {
         } else {
             format!("the pick is not (gap {})", f3(w.boundary_gap))
         };
+        // Spans longer than the chunks cannot be kept whole by any boundary placement: for
+        // those, splitting smarter does not help and bigger chunks are the remedy.
+        let spans = sel.n_spans_measured;
+        let too_long = damaged
+            .iter()
+            .filter(|c| {
+                spans > 0 && c.spans_longer_than_chunk as f64 > LONG_SPAN_SHARE * spans as f64
+            })
+            .min_by_key(|c| c.chunk_size);
+        let (long, advice) = match too_long {
+            Some(c) => (
+                format!(
+                    "; {} of {} evidence spans are longer than {} {} (`{}`), so no chunk of that \
+                     size can hold them whole",
+                    c.spans_longer_than_chunk,
+                    spans,
+                    c.chunk_size,
+                    c.unit(),
+                    c.config_id
+                ),
+                LONG_SPAN_ADVICE.to_string(),
+            ),
+            None => (String::new(), BOUNDARY_ADVICE.to_string()),
+        };
         out.push(Diagnosis {
             kind: DiagnosisKind::BoundaryDamage,
             evidence: format!(
-                "coverage − span recall > {} in {} of {} configurations: {}{}; {}",
-                super::trim(s.boundary_gap),
+                "coverage − span recall > {} in {} of {} configurations: {}{}; {}{}",
+                trim(s.boundary_gap),
                 damaged.len(),
                 sel.configs.len(),
                 shown.join(", "),
                 more,
-                pick
+                pick,
+                long
             ),
-            advice: BOUNDARY_ADVICE.into(),
+            advice,
         });
     }
 
-    let sizes: std::collections::BTreeSet<usize> = sel
+    let differing: Vec<&TypePick> = sel
         .by_type
         .iter()
-        .map(|t| sel.configs[t.winner].chunk_size)
+        .filter(|t| t.significant() && sel.configs[t.winner].chunk_size != w.chunk_size)
         .collect();
-    if sizes.len() > 1 {
-        let parts: Vec<String> = sel
-            .by_type
+    if !differing.is_empty() {
+        let parts: Vec<String> = differing
             .iter()
-            .map(|t| {
-                format!(
-                    "{} ({} questions) → {} (span recall {}; the overall pick gets {})",
+            .filter_map(|t| {
+                let v = t.overall_vs_best?;
+                Some(format!(
+                    "{} ({} questions) → {} (span recall {}; the overall pick gets {}; the \
+                     type's best `{}` is higher on {} of its questions and lower on {}, sign \
+                     test Holm p {})",
                     t.question_type,
                     t.n_questions,
                     sel.configs[t.winner].config_id,
                     f3(t.span_recall),
-                    f3(t.overall_pick_span_recall)
-                )
+                    f3(t.overall_pick_span_recall),
+                    sel.configs[t.best].config_id,
+                    v.best_better,
+                    v.this_better,
+                    fmt_p(v.p_holm)
+                ))
             })
             .collect();
         out.push(Diagnosis {
             kind: DiagnosisKind::WinnerByQuestionType,
             evidence: format!(
-                "the selection rule picks different chunk sizes per question type: {}",
+                "on {} of {} question types the overall pick `{}` is significantly worse than \
+                 another chunk size: {}",
+                differing.len(),
+                sel.by_type.len(),
+                w.config_id,
                 parts.join("; ")
             ),
             advice: BY_TYPE_ADVICE.into(),
@@ -252,7 +377,7 @@ fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// The pick at the largest or smallest size of the grid while its strategy's neighbour (the next
 /// size inwards) has a lower span recall or margin.
-fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
+fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
     let w = sel.winner();
     let mut sizes: Vec<usize> = sel.configs.iter().map(|c| c.chunk_size).collect();
     sizes.sort_unstable();
@@ -289,17 +414,80 @@ fn edge_of_grid(sel: &super::Selection) -> Option<Diagnosis> {
     } else {
         return None;
     };
+    let unit = &w.size_unit;
     Some(Diagnosis {
         kind: DiagnosisKind::EdgeOfGrid,
         evidence: format!(
-            "the pick's chunk size {edge} is the {which} swept, and {} still improves towards it: \
-             from {inward} to {edge}, span recall@k {} → {} and margin {} → {}",
+            "the pick's chunk size {edge} {unit} is the {which} swept, and {} still improves \
+             towards it: from {inward} to {edge} {unit}, span recall@k {} → {} and margin {} → \
+             {}; {}",
             w.strategy,
             f3(neighbour.span_recall),
             f3(w.span_recall),
             f3(neighbour.margin),
-            f3(w.margin)
+            f3(w.margin),
+            cheaper_evidence(sel)
         ),
         advice: format!("the best size may lie outside the grid: {advice}"),
     })
+}
+
+/// What holds the pick against every cheaper configuration: under the paired rule each one is
+/// dropped, and the weakest reason is shown (the cheaper configuration with the largest
+/// Holm-adjusted p-value against the best, or the one closest to the recall floor).
+pub fn cheaper_evidence(sel: &Selection) -> String {
+    let w = sel.winner();
+    let cheaper: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.tokens_per_query < w.tokens_per_query)
+        .collect();
+    if cheaper.is_empty() {
+        return "no configuration is cheaper".into();
+    }
+    let significant = |c: &&&ConfigSelection| {
+        c.sign_p_holm.is_some_and(|p| p < sel.settings.alpha) && c.best_better > c.this_better
+    };
+    let (sig, not_sig): (Vec<&ConfigSelection>, Vec<&ConfigSelection>) =
+        cheaper.iter().partition(significant);
+    let mut parts = vec![format!(
+        "cheaper configurations: {} of {} significantly worse than the best `{}` (sign test, \
+         Holm p < {})",
+        sig.len(),
+        cheaper.len(),
+        sel.best().config_id,
+        trim(sel.settings.alpha)
+    )];
+    if let Some(c) = sig.iter().max_by(|a, b| {
+        a.sign_p_holm
+            .unwrap_or(0.0)
+            .total_cmp(&b.sign_p_holm.unwrap_or(0.0))
+    }) {
+        parts.push(format!(
+            "the weakest of those is `{}` (lower on {} questions, higher on {}, Holm p {})",
+            c.config_id,
+            c.best_better.unwrap_or(0),
+            c.this_better.unwrap_or(0),
+            fmt_p(c.sign_p_holm.unwrap_or(1.0))
+        ));
+    }
+    if sel.settings.rule == Rule::Seed && !not_sig.is_empty() {
+        parts.push(format!(
+            "the other {} are dropped by the seed rule (see their reasons)",
+            not_sig.len()
+        ));
+    } else if let Some(c) = not_sig
+        .iter()
+        .max_by(|a, b| a.span_recall.total_cmp(&b.span_recall))
+    {
+        parts.push(format!(
+            "the others are more than {} below the best span recall (closest: `{}` at {}, \
+             floor {})",
+            trim(sel.settings.recall_tolerance),
+            c.config_id,
+            f3(c.span_recall),
+            f3(sel.recall_floor)
+        ));
+    }
+    parts.join("; ")
 }

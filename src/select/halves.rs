@@ -2,27 +2,17 @@
 //! golden set and count how often each configuration is the pick.
 //!
 //! Each draw shuffles the question indices with ChaCha8 (seeded once with the run's seed, so the
-//! sequence of halves is reproducible) and keeps the first `⌊n/2⌋`. On that half every
-//! configuration's macro span recall@k and mean margin are recomputed from the per-question rows
-//! (no re-retrieval: a question's metrics do not depend on which other questions are scored), and
-//! the [plateau rule](super::plateau) is applied to **all** configurations with the same
-//! tolerances; its rank-1 configuration wins the half. Tokens per query is a property of the
-//! chunks, not of the questions, so it does not change between halves.
+//! sequence of halves is reproducible) and keeps the first `⌊n/2⌋`. On that half the
+//! [plateau rule](super::plateau) is applied to **all** configurations with the same settings,
+//! from the per-question rows (no re-retrieval: a question's metrics do not depend on which other
+//! questions are scored); its rank-1 configuration wins the half. Tokens per query is a property
+//! of the chunks, not of the questions, so it does not change between halves.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::plateau::{PlateauInput, plateau};
-
-/// Per-question values of one configuration, in a question order shared by all configurations.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QuestionScores {
-    /// Per-question span recall@k.
-    pub span_recall: Vec<f64>,
-    /// Per-question normalised margin.
-    pub margin: Vec<f64>,
-}
+use super::plateau::{PlateauInput, RuleSettings, plateau};
 
 /// Win counts over the halves.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,51 +36,32 @@ impl HalfWins {
     }
 }
 
-/// Mean of `values` at `idx`.
-pub(crate) fn mean_at(values: &[f64], idx: &[usize]) -> f64 {
-    if idx.is_empty() {
-        0.0
-    } else {
-        idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64
-    }
-}
-
-/// Runs the plateau rule on `halves` random halves. `configs[i]` supplies the cost and tie-break
-/// fields (its recall and margin are ignored and replaced by the half's means of `scores[i]`).
+/// Runs the plateau rule on `halves` random halves of the questions.
 ///
 /// # Panics
-/// If `configs` and `scores` differ in length or the score vectors differ in length.
+/// If the configurations' per-question vectors differ in length.
 pub fn split_halves(
     configs: &[PlateauInput<'_>],
-    scores: &[QuestionScores],
-    margin_tolerance: f64,
-    recall_tolerance: f64,
+    settings: &RuleSettings,
     halves: usize,
     seed: u64,
 ) -> HalfWins {
-    assert_eq!(configs.len(), scores.len());
-    let n = scores.first().map_or(0, |s| s.span_recall.len());
+    let n = configs.first().map_or(0, |c| c.span_recall.len());
     assert!(
-        scores
+        configs
             .iter()
-            .all(|s| s.span_recall.len() == n && s.margin.len() == n)
+            .all(|c| c.span_recall.len() == n && c.margin.len() == n)
     );
     let half_size = n / 2;
     let mut wins = vec![0; configs.len()];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut idx: Vec<usize> = (0..n).collect();
-    let mut items = configs.to_vec();
     let mut drawn = 0;
     if half_size > 0 && !configs.is_empty() {
         for _ in 0..halves {
             idx.sort_unstable();
             idx.shuffle(&mut rng);
-            let half = &idx[..half_size];
-            for (item, s) in items.iter_mut().zip(scores) {
-                item.span_recall = mean_at(&s.span_recall, half);
-                item.margin = mean_at(&s.margin, half);
-            }
-            if let Some(w) = plateau(&items, margin_tolerance, recall_tolerance).winner() {
+            if let Some(w) = plateau(configs, &idx[..half_size], settings).winner() {
                 wins[w] += 1;
             }
             drawn += 1;
@@ -106,31 +77,50 @@ pub fn split_halves(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::plateau::Rule;
 
-    fn input(id: &str, size: usize, tpq: f64) -> PlateauInput<'_> {
+    fn input<'a>(
+        id: &'a str,
+        size: usize,
+        tpq: f64,
+        r: &'a [f64],
+        m: &'a [f64],
+    ) -> PlateauInput<'a> {
         PlateauInput {
             config_id: id,
             chunk_size: size,
+            has_prefix: false,
             tokens_per_query: tpq,
-            span_recall: 0.0,
-            margin: 0.0,
+            span_recall: r,
+            margin: m,
+        }
+    }
+
+    fn settings(rule: Rule) -> RuleSettings {
+        RuleSettings {
+            rule,
+            margin_tolerance: 0.03,
+            recall_tolerance: 0.02,
+            alpha: 0.05,
         }
     }
 
     #[test]
     fn a_clear_winner_wins_every_half() {
         // "small" is cheaper and, question by question, as good as "large": it must win all.
-        let configs = [input("small", 128, 640.0), input("large", 512, 2560.0)];
-        let same = QuestionScores {
-            span_recall: (0..40).map(|i| f64::from(i % 2)).collect(),
-            margin: (0..40).map(|i| 0.2 + 0.01 * f64::from(i % 5)).collect(),
-        };
-        let scores = [same.clone(), same];
-        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
-        assert_eq!(w.halves, 200);
-        assert_eq!(w.half_size, 20);
-        assert_eq!(w.wins, vec![200, 0]);
-        assert_eq!(w.share(0), 1.0);
+        let r: Vec<f64> = (0..40).map(|i| f64::from(i % 2)).collect();
+        let m: Vec<f64> = (0..40).map(|i| 0.2 + 0.01 * f64::from(i % 5)).collect();
+        let configs = [
+            input("small", 128, 640.0, &r, &m),
+            input("large", 512, 2560.0, &r, &m),
+        ];
+        for rule in [Rule::Paired, Rule::Seed] {
+            let w = split_halves(&configs, &settings(rule), 200, 42);
+            assert_eq!(w.halves, 200);
+            assert_eq!(w.half_size, 20);
+            assert_eq!(w.wins, vec![200, 0]);
+            assert_eq!(w.share(0), 1.0);
+        }
     }
 
     #[test]
@@ -141,38 +131,27 @@ mod tests {
         let n = 60;
         let small: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 2 == 0))).collect();
         let large: Vec<f64> = small.iter().map(|x| 1.0 - x).collect();
-        let scores = [
-            QuestionScores {
-                span_recall: small.clone(),
-                margin: vec![0.5; n],
-            },
-            QuestionScores {
-                span_recall: large,
-                margin: vec![0.5; n],
-            },
+        let m = vec![0.5; n];
+        let configs = [
+            input("small", 128, 640.0, &small, &m),
+            input("large", 512, 2560.0, &large, &m),
         ];
-        let configs = [input("small", 128, 640.0), input("large", 512, 2560.0)];
-        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
+        let s = settings(Rule::Seed);
+        let w = split_halves(&configs, &s, 200, 42);
         assert_eq!(w.wins.iter().sum::<usize>(), 200);
         // Neither reaches 90%; each wins a sizeable share.
         assert!(w.share(0) < 0.9 && w.share(1) < 0.9, "{:?}", w.wins);
         assert!(w.share(0) > 0.3 && w.share(1) > 0.3, "{:?}", w.wins);
         // Reproducible with the same seed, different with another.
-        assert_eq!(split_halves(&configs, &scores, 0.03, 0.02, 200, 42), w);
-        assert_ne!(
-            split_halves(&configs, &scores, 0.03, 0.02, 200, 7).wins,
-            w.wins
-        );
+        assert_eq!(split_halves(&configs, &s, 200, 42), w);
+        assert_ne!(split_halves(&configs, &s, 200, 7).wins, w.wins);
     }
 
     #[test]
     fn fewer_than_two_questions_draw_no_half() {
-        let configs = [input("a", 64, 10.0)];
-        let scores = [QuestionScores {
-            span_recall: vec![1.0],
-            margin: vec![0.1],
-        }];
-        let w = split_halves(&configs, &scores, 0.03, 0.02, 200, 42);
+        let (r, m) = ([1.0], [0.1]);
+        let configs = [input("a", 64, 10.0, &r, &m)];
+        let w = split_halves(&configs, &settings(Rule::Paired), 200, 42);
         assert_eq!(w.halves, 0);
         assert_eq!(w.share(0), 0.0);
     }

@@ -1,62 +1,141 @@
-//! The plateau rule (seed 001's "plateau, not the peak", with seed 000's recall tolerance), made
-//! exact.
+//! The plateau: which configurations are as good as the best, and which of those is cheapest.
 //!
-//! With `best_margin` the highest margin and `best_recall` the highest span recall@k over all
-//! configurations being compared:
+//! Two rules ([`Rule`]), both computed from per-question values over a set of questions (all of
+//! them, a random half, or one question type):
 //!
-//! - **margin floor** = `best_margin − margin_tolerance × |best_margin|` (relative to the
-//!   magnitude, because margins can be negative: a best margin of −0.2 with 3% gives a floor of
-//!   −0.206, not −0.194);
-//! - **recall floor** = `best_recall − recall_tolerance` (absolute, in recall units);
-//! - a configuration is **kept** when its margin ≥ the margin floor **and** its span recall@k ≥
-//!   the recall floor (both inclusive, with a 1e-9 allowance for floating-point rounding);
-//! - kept configurations are ranked by tokens per query ascending, ties broken by the smaller
-//!   chunk size, then a configuration without a prefix before one with a prefix (an empty
-//!   prefix, such as a heading path in a document without headings, costs nothing and changes
-//!   nothing), then by config id; rank 1 is the pick.
+//! **`paired`** (the default: the seeds' intent, made statistical). The *best* configuration is
+//! the one with the highest macro span recall@k (ties: higher mean margin, then cheaper, then
+//! the order below). Every other configuration is compared with it on the same questions by the
+//! exact sign test on per-question span recall ([`crate::stats::sign_test`]; on single-span
+//! questions that is McNemar's test on hit@k), and the p-values are Holm-corrected across the
+//! configurations compared ([`crate::stats::holm`]). A configuration is **kept** unless
+//! - the best is significantly better: Holm-adjusted p < `alpha` (0.05) and the best is higher
+//!   on more questions than it is, or
+//! - its span recall is more than `recall_tolerance` (0.02, seed 000's rule) below the best's.
 //!
-//! If no configuration passes both tests (the best-margin configuration is far below the best
-//! recall and vice versa), the rule falls back to the recall test alone and says so
-//! ([`Plateau::fallback`]): recall is the metric that predicts whether the generator can answer.
+//! The margin does not filter: it can be near zero or negative, where no relative tolerance
+//! means anything. It only breaks ties: between configurations of equal span recall when
+//! naming the best, and between kept configurations of equal cost.
+//!
+//! **`seed`** (seed 001's literal rule, kept for reproduction). Keep every configuration whose
+//! margin ≥ `best_margin − margin_tolerance × |best_margin|` (relative to the magnitude, because
+//! margins can be negative) **and** whose span recall ≥ `best_recall − recall_tolerance`; if none
+//! passes both, fall back to the recall test alone and say so ([`Plateau::fallback`]).
+//!
+//! Under both rules the kept configurations are ranked by tokens per query ascending, then (the
+//! paired rule only) the higher margin, then the smaller chunk size, then a configuration without
+//! a prefix before one with a prefix (an empty prefix, such as a heading path in a document
+//! without headings, costs nothing and changes nothing), then by config id; rank 1 is the pick.
+//! The paired tests are computed under both rules, so the report can show them either way.
+
+use serde::Serialize;
+
+use crate::stats;
 
 /// Rounding allowance for the inclusive comparisons, in metric units.
 pub const EPS: f64 = 1e-9;
 
-/// What the plateau rule needs to know about one configuration.
+/// Which rule decides the plateau (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Paired sign test against the best, Holm-corrected, plus the recall tolerance.
+    #[default]
+    Paired,
+    /// Seed 001's "within 3% of the best margin" with seed 000's recall tolerance.
+    Seed,
+}
+
+impl Rule {
+    /// The name used by `--rule` and in the report: `paired` or `seed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Paired => "paired",
+            Rule::Seed => "seed",
+        }
+    }
+}
+
+impl std::str::FromStr for Rule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "paired" => Ok(Rule::Paired),
+            "seed" => Ok(Rule::Seed),
+            other => Err(format!("unknown rule {other:?} (expected paired or seed)")),
+        }
+    }
+}
+
+/// The settings a rule needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RuleSettings {
+    /// Which rule.
+    pub rule: Rule,
+    /// Seed rule only: relative margin tolerance (0.03 = 3% of |best margin|).
+    pub margin_tolerance: f64,
+    /// Absolute span-recall tolerance, in recall units (0.02).
+    pub recall_tolerance: f64,
+    /// Significance level of the Holm-corrected paired tests (0.05).
+    pub alpha: f64,
+}
+
+/// What the plateau needs to know about one configuration: cost, tie-breakers and its
+/// per-question values (one per question, in an order shared by all configurations).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlateauInput<'a> {
     /// Configuration id (last tie-breaker).
     pub config_id: &'a str,
-    /// chunk_size in tokens (second tie-breaker).
+    /// chunk_size in tokenizer units (a tie-breaker).
     pub chunk_size: usize,
-    /// Context tokens per query, `top_k × mean chunk tokens` (the cost being minimised).
+    /// Whether it has a contextual prefix other than `none` (a tie-breaker).
+    pub has_prefix: bool,
+    /// Context tokens per query (the cost being minimised).
     pub tokens_per_query: f64,
-    /// Macro span recall@k, in [0, 1].
-    pub span_recall: f64,
-    /// Mean normalised margin, in [−1, 1].
-    pub margin: f64,
+    /// Per-question span recall@k, in [0, 1].
+    pub span_recall: &'a [f64],
+    /// Per-question normalised margin, in [−1, 1].
+    pub margin: &'a [f64],
 }
 
-/// Whether a configuration id names a prefix other than `none` (ids that do not parse count as
-/// without one).
-fn has_prefix(config_id: &str) -> bool {
-    config_id
-        .parse::<crate::sweep::ConfigSpec>()
-        .is_ok_and(|c| c.prefix != crate::chunking::enrich::Prefix::None)
+/// A configuration against the best, paired on the same questions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct VsBest {
+    /// Questions where the best's span recall is higher.
+    pub best_better: u64,
+    /// Questions where this configuration's span recall is higher.
+    pub this_better: u64,
+    /// Two-sided exact sign-test p-value.
+    pub p_value: f64,
+    /// Holm-adjusted p-value across all configurations compared with the best.
+    pub p_holm: f64,
+    /// The best is significantly better: `p_holm < alpha` and `best_better > this_better`.
+    pub significant: bool,
 }
 
-/// The outcome of the plateau rule over a list of configurations (indices refer to that list).
+/// The outcome of a rule over a list of configurations (indices refer to that list).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plateau {
-    /// Highest margin.
+    /// The rule applied.
+    pub rule: Rule,
+    /// Index of the best configuration (highest span recall; see the module documentation).
+    pub best: usize,
+    /// Highest mean margin over all configurations.
     pub best_margin: f64,
-    /// Highest span recall@k.
+    /// Highest macro span recall over all configurations.
     pub best_recall: f64,
-    /// `best_margin − margin_tolerance × |best_margin|`.
-    pub margin_floor: f64,
+    /// Seed rule: `best_margin − margin_tolerance × |best_margin|`; paired rule: `None`.
+    pub margin_floor: Option<f64>,
     /// `best_recall − recall_tolerance`.
     pub recall_floor: f64,
-    /// Per configuration: margin ≥ margin floor.
+    /// Per configuration: macro span recall over the questions.
+    pub span_recall: Vec<f64>,
+    /// Per configuration: mean margin over the questions.
+    pub margin: Vec<f64>,
+    /// Per configuration: the paired test against the best (`None` for the best itself).
+    pub vs_best: Vec<Option<VsBest>>,
+    /// Per configuration: margin ≥ margin floor (always true under the paired rule).
     pub margin_ok: Vec<bool>,
     /// Per configuration: span recall ≥ recall floor.
     pub recall_ok: Vec<bool>,
@@ -64,7 +143,7 @@ pub struct Plateau {
     pub kept: Vec<bool>,
     /// Kept configurations, cheapest first (rank 1 = `order[0]`).
     pub order: Vec<usize>,
-    /// True when no configuration passed both tests and the recall test alone was used.
+    /// Seed rule: no configuration passed both tests and the recall test alone was used.
     pub fallback: bool,
 }
 
@@ -80,55 +159,121 @@ impl Plateau {
     }
 }
 
-/// Applies the plateau rule (see the module documentation) with a relative `margin_tolerance`
-/// (0.03 = 3% of |best margin|) and an absolute `recall_tolerance` (0.02 recall).
-/// An empty input gives an empty plateau.
+/// Mean of `values` at `idx` (0 for no index).
+pub(crate) fn mean_at(values: &[f64], idx: &[usize]) -> f64 {
+    if idx.is_empty() {
+        0.0
+    } else {
+        idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64
+    }
+}
+
+/// Applies `settings.rule` (see the module documentation) to `items` on the questions at
+/// `questions` (indices into each item's per-question vectors). An empty input gives an empty
+/// plateau with `best` 0.
+///
+/// # Panics
+/// If an index in `questions` is out of range for an item's vectors.
 pub fn plateau(
     items: &[PlateauInput<'_>],
-    margin_tolerance: f64,
-    recall_tolerance: f64,
+    questions: &[usize],
+    settings: &RuleSettings,
 ) -> Plateau {
-    let best_margin = items
+    let span_recall: Vec<f64> = items
         .iter()
-        .map(|c| c.margin)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let best_recall = items
-        .iter()
-        .map(|c| c.span_recall)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let margin_floor = best_margin - margin_tolerance * best_margin.abs();
-    let recall_floor = best_recall - recall_tolerance;
-    let margin_ok: Vec<bool> = items
-        .iter()
-        .map(|c| c.margin >= margin_floor - EPS)
+        .map(|c| mean_at(c.span_recall, questions))
         .collect();
-    let recall_ok: Vec<bool> = items
-        .iter()
-        .map(|c| c.span_recall >= recall_floor - EPS)
-        .collect();
-    let mut kept: Vec<bool> = margin_ok
-        .iter()
-        .zip(&recall_ok)
-        .map(|(m, r)| *m && *r)
-        .collect();
-    let fallback = !items.is_empty() && !kept.iter().any(|&k| k);
-    if fallback {
-        kept.clone_from(&recall_ok);
-    }
-    let mut order: Vec<usize> = (0..items.len()).filter(|&i| kept[i]).collect();
-    order.sort_by(|&a, &b| {
+    let margin: Vec<f64> = items.iter().map(|c| mean_at(c.margin, questions)).collect();
+    let cheaper = |a: usize, b: usize| {
         let (x, y) = (&items[a], &items[b]);
+        let by_margin = if settings.rule == Rule::Paired {
+            margin[b].total_cmp(&margin[a])
+        } else {
+            std::cmp::Ordering::Equal
+        };
         x.tokens_per_query
             .total_cmp(&y.tokens_per_query)
+            .then(by_margin)
             .then(x.chunk_size.cmp(&y.chunk_size))
-            .then(has_prefix(x.config_id).cmp(&has_prefix(y.config_id)))
+            .then(x.has_prefix.cmp(&y.has_prefix))
             .then(x.config_id.cmp(y.config_id))
-    });
+    };
+    let best = (0..items.len())
+        .min_by(|&a, &b| {
+            span_recall[b]
+                .total_cmp(&span_recall[a])
+                .then(margin[b].total_cmp(&margin[a]))
+                .then(cheaper(a, b))
+        })
+        .unwrap_or(0);
+    let best_margin = margin.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let best_recall = span_recall.get(best).copied().unwrap_or(f64::NEG_INFINITY);
+    let recall_floor = best_recall - settings.recall_tolerance;
+
+    // Paired tests against the best, Holm-corrected over the others.
+    let pick = |v: &[f64]| -> Vec<f64> { questions.iter().map(|&q| v[q]).collect() };
+    let best_values = items
+        .get(best)
+        .map(|b| pick(b.span_recall))
+        .unwrap_or_default();
+    let tests: Vec<Option<stats::McNemar>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i != best).then(|| stats::sign_test(&best_values, &pick(c.span_recall))))
+        .collect();
+    let raw: Vec<f64> = tests.iter().flatten().map(|t| t.p_value).collect();
+    let mut adjusted = stats::holm(&raw).into_iter();
+    let vs_best: Vec<Option<VsBest>> = tests
+        .iter()
+        .map(|t| {
+            t.map(|t| {
+                let p_holm = adjusted.next().expect("one adjusted p-value per test");
+                VsBest {
+                    best_better: t.b,
+                    this_better: t.c,
+                    p_value: t.p_value,
+                    p_holm,
+                    significant: p_holm < settings.alpha && t.b > t.c,
+                }
+            })
+        })
+        .collect();
+
+    let recall_ok: Vec<bool> = span_recall
+        .iter()
+        .map(|&r| r >= recall_floor - EPS)
+        .collect();
+    let margin_floor = (settings.rule == Rule::Seed)
+        .then(|| best_margin - settings.margin_tolerance * best_margin.abs());
+    let margin_ok: Vec<bool> = margin
+        .iter()
+        .map(|&m| margin_floor.is_none_or(|f| m >= f - EPS))
+        .collect();
+    let mut fallback = false;
+    let kept: Vec<bool> = match settings.rule {
+        Rule::Paired => (0..items.len())
+            .map(|i| recall_ok[i] && !vs_best[i].is_some_and(|t| t.significant))
+            .collect(),
+        Rule::Seed => {
+            let both: Vec<bool> = (0..items.len())
+                .map(|i| margin_ok[i] && recall_ok[i])
+                .collect();
+            fallback = !items.is_empty() && !both.contains(&true);
+            if fallback { recall_ok.clone() } else { both }
+        }
+    };
+    let mut order: Vec<usize> = (0..items.len()).filter(|&i| kept[i]).collect();
+    order.sort_by(|&a, &b| cheaper(a, b));
     Plateau {
+        rule: settings.rule,
+        best,
         best_margin,
         best_recall,
         margin_floor,
         recall_floor,
+        span_recall,
+        margin,
+        vs_best,
         margin_ok,
         recall_ok,
         kept,
@@ -138,111 +283,4 @@ pub fn plateau(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn item(id: &str, size: usize, tpq: f64, recall: f64, margin: f64) -> PlateauInput<'_> {
-        PlateauInput {
-            config_id: id,
-            chunk_size: size,
-            tokens_per_query: tpq,
-            span_recall: recall,
-            margin,
-        }
-    }
-
-    #[test]
-    fn the_cheapest_inside_the_plateau_wins_not_the_peak() {
-        // 512 is the peak on both metrics; 256 is within 3% of its margin (0.485 ≥ 0.50 − 0.015)
-        // and within 0.02 of its recall (0.79 ≥ 0.78), and costs half as much.
-        // 128 is cheaper still but its margin 0.47 is below the floor 0.485.
-        let items = [
-            item("f-64", 64, 320.0, 0.60, 0.30),
-            item("f-128", 128, 640.0, 0.78, 0.47),
-            item("f-256", 256, 1280.0, 0.79, 0.485),
-            item("f-512", 512, 2560.0, 0.80, 0.50),
-            item("f-1024", 1024, 5120.0, 0.80, 0.49),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert!((p.margin_floor - 0.485).abs() < 1e-12);
-        assert!((p.recall_floor - 0.78).abs() < 1e-12);
-        assert_eq!(p.kept, vec![false, false, true, true, true]);
-        assert_eq!(p.order, vec![2, 3, 4]);
-        assert_eq!(p.winner(), Some(2));
-        assert_eq!(p.rank_of(4), Some(3));
-        assert_eq!(p.rank_of(1), None);
-        assert!(!p.fallback);
-        // 128 fails on margin only; 64 on both.
-        assert!(!p.margin_ok[1]);
-        assert!(p.recall_ok[1]);
-    }
-
-    #[test]
-    fn negative_margins_use_the_magnitude_of_the_best() {
-        // best −0.20 → floor −0.206: −0.205 is kept, −0.21 is not. (Multiplying the best by 0.97
-        // or 1.03 naively would give −0.194 and drop everything but the best.)
-        let items = [
-            item("a", 64, 100.0, 0.5, -0.20),
-            item("b", 128, 50.0, 0.5, -0.205),
-            item("c", 256, 10.0, 0.5, -0.21),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert!((p.margin_floor + 0.206).abs() < 1e-12, "{}", p.margin_floor);
-        assert_eq!(p.kept, vec![true, true, false]);
-        assert_eq!(p.winner(), Some(1));
-    }
-
-    #[test]
-    fn ties_on_cost_go_to_the_smaller_size_then_the_id() {
-        let items = [
-            item("recursive-256", 256, 1000.0, 0.8, 0.5),
-            item("markdown-256", 256, 1000.0, 0.8, 0.5),
-            item("fixed-128", 128, 1000.0, 0.8, 0.5),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert_eq!(p.order, vec![2, 1, 0]);
-    }
-
-    #[test]
-    fn at_equal_cost_no_prefix_goes_before_an_empty_prefix() {
-        // A heading path in a corpus without headings adds nothing: same cost, same metrics.
-        let items = [
-            item(
-                "recursive-256-o38-heading_path-bm25-k5",
-                256,
-                1000.0,
-                0.8,
-                0.5,
-            ),
-            item("recursive-256-o38-none-bm25-k5", 256, 1000.0, 0.8, 0.5),
-            item("recursive-256-o38-title-bm25-k5", 256, 1001.0, 0.8, 0.5),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert_eq!(p.order, vec![1, 0, 2]);
-    }
-
-    #[test]
-    fn disjoint_bests_fall_back_to_recall_alone() {
-        // The margin leader has poor recall and the recall leader a poor margin.
-        let items = [
-            item("a", 64, 100.0, 0.50, 0.60),
-            item("b", 512, 900.0, 0.90, 0.20),
-            item("c", 256, 400.0, 0.89, 0.10),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert!(p.fallback);
-        assert_eq!(p.kept, vec![false, true, true]);
-        assert_eq!(p.winner(), Some(2));
-    }
-
-    #[test]
-    fn bounds_are_inclusive() {
-        let items = [
-            item("a", 64, 100.0, 0.78, 0.97),
-            item("b", 512, 900.0, 0.80, 1.00),
-        ];
-        let p = plateau(&items, 0.03, 0.02);
-        assert_eq!(p.kept, vec![true, true]);
-        assert_eq!(p.winner(), Some(0));
-    }
-}
+mod tests;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::SelectionSettings;
+use super::types::SelectionSettings;
 use crate::stats;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 

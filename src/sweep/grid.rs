@@ -10,6 +10,7 @@ use super::error::SweepError;
 use crate::chunking::enrich::Prefix;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
+use crate::metrics::Cut;
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::hybrid::HybridSettings;
 use crate::tokenize::TokenizerKind;
@@ -126,6 +127,10 @@ pub struct SweepSpec {
     pub overlap: Overlap,
     /// Chunks retrieved per question.
     pub top_k: usize,
+    /// Context budgets in tokens per query (prefixes included): every configuration is also
+    /// cut at each, taking chunks in rank order while they fit (at least one). Empty: top-k only.
+    #[serde(default)]
+    pub budgets: Vec<usize>,
     /// Unit of sizes and costs.
     pub tokenizer: TokenizerKind,
     /// The retrievers (default `[bm25]`); every strategy × size runs with each.
@@ -164,6 +169,7 @@ impl Default for SweepSpec {
             sizes: vec![64, 128, 256, 512, 1024],
             overlap: Overlap::default(),
             top_k: 5,
+            budgets: Vec::new(),
             tokenizer: TokenizerKind::default(),
             retrievers: vec![RetrieverKind::default()],
             hybrid: HybridSettings::default(),
@@ -184,17 +190,25 @@ pub struct ConfigSpec {
     pub prefix: Prefix,
     /// The retriever.
     pub retriever: RetrieverKind,
-    /// Chunks retrieved per question.
+    /// Chunks retrieved per question (0 for a budget cut).
     pub top_k: usize,
     /// BM25's analyzer, k1 and b.
     pub bm25: Bm25Settings,
+    /// Context budget in tokens per query: the ranked list is cut at it instead of at k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
 }
 
 impl ConfigSpec {
-    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`. BM25
-    /// settings that differ from the default follow the retriever, joined by `+`: the analyzer
-    /// (`seed`), `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed-k5`).
+    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`, or
+    /// `…-b<budget>` for a budget cut. BM25 settings that differ from the default follow the
+    /// retriever, joined by `+`: the analyzer (`seed`), `stem`, `k1_<k1>`, `b_<b>` (e.g.
+    /// `words-64-o9-none-bm25+seed-k5`).
     pub fn id(&self) -> String {
+        let cut = match self.budget {
+            Some(b) => format!("b{b}"),
+            None => format!("k{}", self.top_k),
+        };
         let d = Bm25Settings::default();
         let mut retriever = self.retriever.name().to_string();
         if self.bm25.analyzer != d.analyzer {
@@ -210,14 +224,18 @@ impl ConfigSpec {
             retriever += &format!("+b_{}", self.bm25.b);
         }
         format!(
-            "{}-{}-o{}-{}-{}-k{}",
+            "{}-{}-o{}-{}-{}-{cut}",
             self.params.strategy,
             self.params.chunk_size,
             self.params.chunk_overlap,
             self.prefix,
             retriever,
-            self.top_k
         )
+    }
+
+    /// Where its ranked list is cut.
+    pub fn cut(&self) -> Cut {
+        self.budget.map_or(Cut::K(self.top_k), Cut::Budget)
     }
 }
 
@@ -247,7 +265,8 @@ fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings), String> 
 
 impl FromStr for ConfigSpec {
     type Err = String;
-    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5`.
+    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5` or
+    /// `recursive-256-o38-none-bm25-b2000`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why: &str| {
             format!(
@@ -270,11 +289,21 @@ impl FromStr for ConfigSpec {
             .parse()
             .map_err(|e: String| bad(&e))?;
         let (retriever, bm25) = parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
-        let top_k: usize = parts[n - 1]
-            .strip_prefix('k')
-            .and_then(|k| k.parse().ok())
-            .filter(|&k| k > 0)
-            .ok_or_else(|| bad("top_k must be k<n> with n >= 1"))?;
+        let cut = |tag: char| {
+            parts[n - 1]
+                .strip_prefix(tag)
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|&k| k > 0)
+        };
+        let (top_k, budget) = match (cut('k'), cut('b')) {
+            (Some(k), _) => (k, None),
+            (None, Some(b)) => (0, Some(b)),
+            (None, None) => {
+                return Err(bad(
+                    "the cut must be k<n> (top k) or b<n> (a token budget) with n >= 1",
+                ));
+            }
+        };
         let params = ChunkParams {
             strategy,
             chunk_size,
@@ -287,6 +316,7 @@ impl FromStr for ConfigSpec {
             retriever,
             top_k,
             bm25,
+            budget,
         })
     }
 }
@@ -299,6 +329,11 @@ impl FromStr for ConfigSpec {
 pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     if spec.top_k == 0 {
         return Err(SweepError::ZeroK);
+    }
+    if spec.budgets.contains(&0) {
+        return Err(SweepError::Settings(
+            "a context budget (--budget) must be at least 1 token".into(),
+        ));
     }
     if spec.strategies.is_empty() || spec.sizes.is_empty() {
         return Err(SweepError::EmptyGrid);
@@ -339,15 +374,23 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
             })?;
             for &prefix in &spec.prefixes {
                 for &retriever in &spec.retrievers {
-                    let config = ConfigSpec {
+                    let at_k = ConfigSpec {
                         params,
                         prefix,
                         retriever,
                         top_k: spec.top_k,
                         bm25: spec.bm25,
+                        budget: None,
                     };
-                    if !out.contains(&config) {
-                        out.push(config);
+                    let at_budgets = spec.budgets.iter().map(|&b| ConfigSpec {
+                        top_k: 0,
+                        budget: Some(b),
+                        ..at_k.clone()
+                    });
+                    for config in std::iter::once(at_k.clone()).chain(at_budgets) {
+                        if !out.contains(&config) {
+                            out.push(config);
+                        }
                     }
                 }
             }

@@ -11,7 +11,7 @@ use crate::chunking::enrich::{self, ContextMap};
 use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
-use crate::metrics::MarginScale;
+use crate::metrics::{Cut, MarginScale, budget_ranking};
 use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::DenseIndex;
 use crate::retrieval::embeddings::{Embeddings, Role};
@@ -197,12 +197,24 @@ impl ConfigIndex {
         }
     }
 
-    /// The top-k (`config.top_k`) chunks for `query`, best first, ties in chunk order.
+    /// The chunks `scores` (one per chunk) select at the configuration's cut, best first, ties in
+    /// chunk order: the top k, or as many as fit the context budget ([`budget_ranking`]).
+    pub fn rank(&self, scores: &[f64]) -> Ranking {
+        match self.config.cut() {
+            Cut::K(k) => rank_top_k(scores, k),
+            Cut::Budget(b) => {
+                let tokens: Vec<usize> = self.chunks.iter().map(Chunk::total_tokens).collect();
+                budget_ranking(scores, &tokens, b)
+            }
+        }
+    }
+
+    /// The chunks retrieved for `query` at the configuration's cut (see [`ConfigIndex::rank`]).
     ///
     /// # Errors
     /// As [`ConfigIndex::scores`].
     pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
         let scores = self.scores(query)?;
-        Ok(rank_top_k(&scores, self.config.top_k))
+        Ok(self.rank(&scores))
     }
 }

@@ -8,6 +8,11 @@ use super::grid::ConfigSpec;
 use crate::chunking::Chunk;
 use crate::metrics::QuestionMetrics;
 
+/// The `cut` of rows written before cuts were recorded: top k.
+fn cut_k() -> String {
+    "k".into()
+}
+
 /// One row of sweep.csv: a configuration with its cost and aggregate metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -25,8 +30,14 @@ pub struct SweepRow {
     pub prefix: String,
     /// Retriever.
     pub retriever: String,
-    /// top_k.
+    /// top_k (0 for a budget cut).
     pub top_k: usize,
+    /// Where the ranked list is cut: `k` (top k) or `budget` (a context budget).
+    #[serde(default = "cut_k")]
+    pub cut: String,
+    /// The budget in tokens per query, for a budget cut.
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
     /// Token unit.
     pub tokenizer: String,
     /// Number of chunks.
@@ -44,8 +55,21 @@ pub struct SweepRow {
     pub mean_prefix_tokens: f64,
     /// Tokens over all chunks, prefixes included (what indexing or embedding reads once).
     pub index_tokens: usize,
-    /// `top_k × mean_chunk_tokens`: context tokens sent per query, prefixes included.
+    /// Mean tokens retrieved per question, prefixes included: the context sent per query
+    /// (about `top_k × mean_chunk_tokens`, never more than `index_tokens`).
     pub tokens_per_query: f64,
+    /// Mean chunks retrieved per question.
+    #[serde(default)]
+    pub chunks_retrieved_mean: f64,
+    /// Most chunks retrieved for one question.
+    #[serde(default)]
+    pub chunks_retrieved_max: usize,
+    /// Documents in the corpus.
+    #[serde(default)]
+    pub n_docs: usize,
+    /// Documents that are a single chunk.
+    #[serde(default)]
+    pub single_chunk_docs: usize,
     /// Questions scored.
     pub n_questions: usize,
     /// Macro span recall@k.
@@ -97,6 +121,12 @@ pub struct SweepRow {
 pub struct QuestionRow {
     /// Configuration id.
     pub config_id: String,
+    /// `k` or `budget`, as in sweep.csv.
+    #[serde(default = "cut_k")]
+    pub cut: String,
+    /// The budget in tokens per query, for a budget cut.
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
     /// Question id.
     pub question_id: String,
     /// Question type tag (empty if none).
@@ -128,6 +158,15 @@ pub struct QuestionRow {
     pub char_recall: f64,
     /// 1 when the top-k cut fell inside tied scores.
     pub tie_at_k: u8,
+    /// Chunks retrieved.
+    #[serde(default)]
+    pub chunks_retrieved: usize,
+    /// Their tokens, prefixes included.
+    #[serde(default)]
+    pub tokens_retrieved: usize,
+    /// Tokens of each evidence span (shortest location), `|`-separated.
+    #[serde(default)]
+    pub span_tokens: String,
     /// Retrieved chunk ids, best first, `|`-separated.
     pub retrieved_chunk_ids: String,
     /// Their scores, `|`-separated.

@@ -14,7 +14,6 @@ use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable};
 use crate::retrieval::embeddings::Role;
-use crate::retrieval::rank_top_k;
 use crate::tokenize::CorpusTokens;
 
 fn ms_since(t: Instant) -> f64 {
@@ -80,12 +79,14 @@ pub fn run_config(
     for q in &golden.questions {
         let t = Instant::now();
         let scores = built.scores(&q.text)?;
-        let ranking = rank_top_k(&scores, config.top_k);
+        let ranking = built.rank(&scores);
         times.retrieve_ms += ms_since(t);
         let t = Instant::now();
         let m = metrics::score_question_scaled(q, &table, &scores, &ranking, scale);
         rows.push(QuestionRow {
             config_id: config_id.clone(),
+            cut: config.cut().kind().into(),
+            budget_tokens: config.budget,
             question_id: q.id.clone(),
             question_type: q.question_type.clone().unwrap_or_default(),
             n_spans: m.n_spans,
@@ -100,6 +101,13 @@ pub fn run_config(
             char_precision: m.char_precision,
             char_recall: m.char_recall,
             tie_at_k: u8::from(m.tie_at_k),
+            chunks_retrieved: m.retrieved_chunks,
+            tokens_retrieved: m.retrieved_tokens,
+            span_tokens: metrics::span_tokens(q, corpus, tokens)
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("|"),
             retrieved_chunk_ids: ranking
                 .top
                 .iter()
@@ -139,6 +147,8 @@ pub fn run_config(
         prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
         top_k: config.top_k,
+        cut: config.cut().kind().into(),
+        budget_tokens: config.budget,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
         max_chunk_tokens,
@@ -146,7 +156,11 @@ pub fn run_config(
         mean_chunk_tokens,
         mean_prefix_tokens,
         index_tokens,
-        tokens_per_query: config.top_k as f64 * mean_chunk_tokens,
+        tokens_per_query: agg.tokens_per_query,
+        chunks_retrieved_mean: agg.chunks_retrieved_mean,
+        chunks_retrieved_max: agg.chunks_retrieved_max,
+        n_docs: table.single_chunk_docs().0,
+        single_chunk_docs: table.single_chunk_docs().1,
         n_questions: agg.n_questions,
         span_recall: agg.span_recall,
         span_recall_micro: agg.span_recall_micro,

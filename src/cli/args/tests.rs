@@ -63,6 +63,7 @@ fn flags_and_config_keys_give_the_same_plan() {
         (vec!["--overlap", "0.25"], "[sweep]\noverlap = 0.25".into()),
         (vec!["--overlap", "7"], "[sweep]\noverlap = 7".into()),
         (vec!["--k", "3"], "[sweep]\ntop_k = 3".into()),
+        (vec!["--budget", "1000,2000"], "[sweep]\nbudgets = [1000, 2000]".into()),
         (vec!["--tokenizer", "o200k_base"], "[sweep]\ntokenizer = \"o200k_base\"".into()),
         (vec!["--dump-chunks"], "[sweep]\ndump_chunks = true".into()),
         (

@@ -1,0 +1,420 @@
+//! The selection's data: its settings, errors, one row of selection.csv per configuration, the
+//! split-half summary, the per-type picks, the diagnoses and the selection at every cut.
+
+use serde::Serialize;
+use thiserror::Error;
+
+use super::plateau::{Rule, RuleSettings, VsBest};
+
+/// Settings of the selection. Defaults: the paired rule at α = 0.05, 3% margin tolerance (seed
+/// rule only), 0.02 recall tolerance, 3 judge candidates, 200 halves, seed 42, 90% to call a
+/// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
+/// gap, 10 questions per type, 0.7 span recall below which retrieval is the bottleneck.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SelectionSettings {
+    /// Which plateau rule decides ([`Rule::Paired`] by default).
+    pub rule: Rule,
+    /// Significance level of the Holm-corrected paired tests, in (0, 1).
+    pub alpha: f64,
+    /// Seed rule only: relative margin tolerance, keep margin ≥ best − tolerance × |best|
+    /// (0.03 = 3%).
+    pub margin_tolerance: f64,
+    /// Absolute span-recall tolerance: keep recall ≥ best − tolerance (recall units).
+    pub recall_tolerance: f64,
+    /// How many of the kept configurations, cheapest first, become judge candidates.
+    pub candidates: usize,
+    /// Random halves drawn for the stability check.
+    pub halves: usize,
+    /// Seed of the halves and of the bootstrap.
+    pub seed: u64,
+    /// Share of halves the pick must win to be called stable, in [0, 1].
+    pub stable_share: f64,
+    /// Confidence level of the intervals, e.g. 0.95.
+    pub confidence: f64,
+    /// Bootstrap resamples for the intervals of means.
+    pub bootstrap_resamples: usize,
+    /// Fewer questions than this triggers the "too few questions" diagnosis.
+    pub min_questions: usize,
+    /// coverage − span recall above this triggers "boundary damage".
+    pub boundary_gap: f64,
+    /// A question type needs at least this many questions to get its own pick.
+    pub min_type_questions: usize,
+    /// A best span recall@k below this triggers "retrieval is the bottleneck".
+    pub weak_recall: f64,
+}
+
+impl SelectionSettings {
+    /// The plateau rule's part of the settings.
+    pub fn rule_settings(&self) -> RuleSettings {
+        RuleSettings {
+            rule: self.rule,
+            margin_tolerance: self.margin_tolerance,
+            recall_tolerance: self.recall_tolerance,
+            alpha: self.alpha,
+        }
+    }
+}
+
+impl Default for SelectionSettings {
+    fn default() -> Self {
+        SelectionSettings {
+            rule: Rule::Paired,
+            alpha: 0.05,
+            margin_tolerance: 0.03,
+            recall_tolerance: 0.02,
+            candidates: 3,
+            halves: 200,
+            seed: 42,
+            stable_share: 0.9,
+            confidence: 0.95,
+            bootstrap_resamples: 2000,
+            min_questions: 30,
+            boundary_gap: 0.15,
+            min_type_questions: 10,
+            weak_recall: 0.7,
+        }
+    }
+}
+
+/// Errors of the selection.
+#[derive(Debug, Error)]
+pub enum SelectError {
+    /// No configuration to select from.
+    #[error("sweep.csv has no configuration to select from")]
+    NoConfigurations,
+    /// A configuration of sweep.csv has no per-question rows.
+    #[error("sweep_questions.csv has no rows for configuration {0}")]
+    MissingQuestions(String),
+    /// Configurations were scored on different questions.
+    #[error(
+        "configuration {config_id} was scored on different questions than {first} \
+         ({detail}); selection needs the same questions for every configuration"
+    )]
+    DifferentQuestions {
+        /// The configuration that differs.
+        config_id: String,
+        /// The reference configuration.
+        first: String,
+        /// What differs.
+        detail: String,
+    },
+}
+
+impl SelectError {
+    /// Usage (2): the run folder's CSVs cannot be selected from as they are.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            SelectError::NoConfigurations
+            | SelectError::MissingQuestions(_)
+            | SelectError::DifferentQuestions { .. } => crate::exit::ExitClass::Usage,
+        }
+    }
+}
+
+/// Where a configuration ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Rank 1 of the plateau: the pick.
+    Winner,
+    /// Kept and among the judge candidates (ranks 2..=N).
+    Candidate,
+    /// Kept, but beyond the judge candidates.
+    Kept,
+    /// Outside the plateau.
+    Dropped,
+}
+
+/// One row of selection.csv: a configuration with its verdict, stability and intervals.
+/// Flat on purpose (the csv crate cannot write nested structs). Intervals are 95% by default
+/// ([`SelectionSettings::confidence`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigSelection {
+    /// Configuration id.
+    pub config_id: String,
+    /// Chunking strategy.
+    pub strategy: String,
+    /// chunk_size, in `size_unit`.
+    pub chunk_size: usize,
+    /// Unit of chunk_size and chunk_overlap: `words` for the `words` strategy (or tokenizer),
+    /// else `tokens` (see [`crate::chunking::size_unit`]).
+    pub size_unit: String,
+    /// Requested chunk_overlap, in `size_unit`.
+    pub chunk_overlap: usize,
+    /// Token unit of the sizes (`cl100k_base`, `o200k_base` or `words`).
+    pub tokenizer: String,
+    /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
+    pub prefix: String,
+    /// top_k (0 for a budget cut).
+    pub top_k: usize,
+    /// `k` or `budget`: where the ranked list is cut.
+    pub cut: String,
+    /// The context budget in tokens per query, for a budget cut.
+    pub budget_tokens: Option<usize>,
+    /// Chunks in the index.
+    pub n_chunks: usize,
+    /// Tokens over all chunks, prefixes included.
+    pub index_tokens: usize,
+    /// Mean tokens retrieved per query, prefixes included.
+    pub tokens_per_query: f64,
+    /// Mean chunks retrieved per query.
+    pub chunks_retrieved_mean: f64,
+    /// Documents that are a single chunk.
+    pub single_chunk_docs: usize,
+    /// Documents in the corpus.
+    pub n_docs: usize,
+    /// Evidence spans longer than `chunk_size` (no chunk of this size can hold them whole).
+    pub spans_longer_than_chunk: usize,
+    /// Not dominated in (tokens per query, span recall@k) by any other configuration.
+    pub pareto: bool,
+    /// winner, candidate, kept or dropped.
+    pub status: Status,
+    /// Whether the plateau rule kept it.
+    pub kept: bool,
+    /// 1-based rank among kept configurations by tokens per query (empty when dropped).
+    pub rank: Option<usize>,
+    /// Why it was kept or dropped, with the numbers.
+    pub reason: String,
+    /// Share of the random halves on which it was the pick, in [0, 1].
+    pub win_share: f64,
+    /// Questions scored.
+    pub n_questions: usize,
+    /// Macro span recall@k.
+    pub span_recall: f64,
+    /// Bootstrap lower bound of macro span recall@k.
+    pub span_recall_lo: f64,
+    /// Bootstrap upper bound of macro span recall@k.
+    pub span_recall_hi: f64,
+    /// Micro span recall@k (spans found / spans).
+    pub span_recall_micro: f64,
+    /// Wilson lower bound of micro span recall@k.
+    pub span_recall_micro_lo: f64,
+    /// Wilson upper bound of micro span recall@k.
+    pub span_recall_micro_hi: f64,
+    /// hit@k (share of questions with a span found).
+    pub hit_rate: f64,
+    /// Wilson lower bound of hit@k.
+    pub hit_rate_lo: f64,
+    /// Wilson upper bound of hit@k.
+    pub hit_rate_hi: f64,
+    /// Macro coverage@k.
+    pub coverage: f64,
+    /// Bootstrap lower bound of coverage@k.
+    pub coverage_lo: f64,
+    /// Bootstrap upper bound of coverage@k.
+    pub coverage_hi: f64,
+    /// coverage@k − span recall@k (boundary damage when above 0.15).
+    pub boundary_gap: f64,
+    /// Mean normalised margin.
+    pub margin: f64,
+    /// Bootstrap lower bound of the margin.
+    pub margin_lo: f64,
+    /// Bootstrap upper bound of the margin.
+    pub margin_hi: f64,
+    /// Questions where the pick hit and this configuration missed (empty for the pick).
+    pub mcnemar_b: Option<u64>,
+    /// Questions where this configuration hit and the pick missed (empty for the pick).
+    pub mcnemar_c: Option<u64>,
+    /// Exact McNemar two-sided p-value on hit@k against the pick (empty for the pick).
+    pub mcnemar_p: Option<f64>,
+    /// Questions where the best configuration's span recall is higher (empty for the best).
+    pub best_better: Option<u64>,
+    /// Questions where this configuration's span recall is higher than the best's.
+    pub this_better: Option<u64>,
+    /// Exact sign-test two-sided p-value on per-question span recall against the best.
+    pub sign_p: Option<f64>,
+    /// `sign_p` Holm-corrected across every configuration compared with the best.
+    pub sign_p_holm: Option<f64>,
+}
+
+impl ConfigSelection {
+    /// The unit of its sizes and token counts: `words` or `tokens`.
+    pub fn unit(&self) -> &'static str {
+        if self.tokenizer == "words" {
+            "words"
+        } else {
+            "tokens"
+        }
+    }
+}
+
+/// Whether the pick survives the split halves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StabilityStatus {
+    /// The pick won at least `stable_share` of the halves.
+    Stable,
+    /// No configuration won `stable_share` of the halves: indistinguishable at this sample
+    /// size; the pick is made on cost.
+    Indistinguishable,
+    /// Another configuration won at least `stable_share` of the halves although the full set
+    /// picks a different one.
+    HalvesDisagree,
+}
+
+/// The split-half summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stability {
+    /// Verdict.
+    pub status: StabilityStatus,
+    /// Halves drawn.
+    pub halves: usize,
+    /// Questions per half.
+    pub half_size: usize,
+    /// Share of halves the pick won.
+    pub winner_share: f64,
+    /// Index (into [`Selection::configs`]) of the configuration that won most halves.
+    pub most_wins: usize,
+    /// Its share.
+    pub most_wins_share: f64,
+}
+
+/// The pick on one question type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypePick {
+    /// The question_type value.
+    pub question_type: String,
+    /// Questions of that type.
+    pub n_questions: usize,
+    /// Index into [`Selection::configs`] of the type's pick.
+    pub winner: usize,
+    /// The pick's span recall@k on that type.
+    pub span_recall: f64,
+    /// The pick's margin on that type.
+    pub margin: f64,
+    /// The overall pick's span recall@k on that type.
+    pub overall_pick_span_recall: f64,
+    /// Index into [`Selection::configs`] of the type's best configuration.
+    pub best: usize,
+    /// The overall pick against the type's best on that type's questions (empty when the
+    /// overall pick is the type's best).
+    pub overall_vs_best: Option<VsBest>,
+}
+
+impl TypePick {
+    /// The type's best is significantly better than the overall pick on that type's questions.
+    pub fn significant(&self) -> bool {
+        self.overall_vs_best.is_some_and(|t| t.significant)
+    }
+}
+
+/// The decision and everything a reviewer needs to check it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Selection {
+    /// The settings used (the rule that decided is `settings.rule`).
+    pub settings: SelectionSettings,
+    /// Questions (the same for every configuration).
+    pub n_questions: usize,
+    /// Evidence spans over all questions (0 for runs that did not record their lengths).
+    pub n_spans_measured: usize,
+    /// Every configuration, in sweep.csv order.
+    pub configs: Vec<ConfigSelection>,
+    /// Index of the pick in `configs`.
+    pub winner: usize,
+    /// Indices of the judge candidates, cheapest first (the pick first).
+    pub candidates: Vec<usize>,
+    /// Index of the best configuration: highest span recall@k (ties: higher margin, cheaper).
+    pub best: usize,
+    /// Best margin over all configurations.
+    pub best_margin: f64,
+    /// Best span recall@k over all configurations.
+    pub best_span_recall: f64,
+    /// Seed rule: `best_margin − margin_tolerance × |best_margin|`; paired rule: none.
+    pub margin_floor: Option<f64>,
+    /// `best_span_recall − recall_tolerance`.
+    pub recall_floor: f64,
+    /// True when the plateau's two tests had nothing in common and recall alone was used.
+    pub plateau_fallback: bool,
+    /// Split-half stability.
+    pub stability: Stability,
+    /// The pick per question type (empty when fewer than two types qualify).
+    pub by_type: Vec<TypePick>,
+    /// Diagnoses, in report order.
+    pub diagnoses: Vec<Diagnosis>,
+}
+
+impl Selection {
+    /// The pick.
+    pub fn winner(&self) -> &ConfigSelection {
+        &self.configs[self.winner]
+    }
+
+    /// The best configuration (highest span recall@k).
+    pub fn best(&self) -> &ConfigSelection {
+        &self.configs[self.best]
+    }
+
+    /// The context budget of this selection's cut (`None`: top k).
+    pub fn budget_tokens(&self) -> Option<usize> {
+        self.winner().budget_tokens
+    }
+}
+
+/// The selection at every cut of the ranked list: each cut's configurations compared with each
+/// other on the same questions. `selections[0]` is the primary cut, which decides (and the judge
+/// retrieves with): the first context budget when the sweep has budgets (the equal-budget
+/// comparison is the fair one: at a fixed k bigger chunks simply send more text), else top k.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cuts {
+    /// One selection per cut, the primary first, then the other budgets in sweep order, then k.
+    pub selections: Vec<Selection>,
+}
+
+impl Cuts {
+    /// The primary cut's selection.
+    pub fn primary(&self) -> &Selection {
+        &self.selections[0]
+    }
+}
+
+/// Which diagnosis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosisKind {
+    /// coverage − span recall above the threshold.
+    BoundaryDamage,
+    /// Every configuration inside the pick's confidence intervals.
+    FlatCurve,
+    /// The pick's chunk size differs between question types.
+    WinnerByQuestionType,
+    /// Fewer questions than the minimum.
+    TooFewQuestions,
+    /// The plateau's two tests had no configuration in common.
+    PlateauFallback,
+    /// The pick is at the edge of the swept sizes and the curve still improves towards it.
+    EdgeOfGrid,
+    /// Low best span recall or a negative best margin.
+    WeakRetrieval,
+    /// k is at least the number of chunks of some configuration.
+    KCoversIndex,
+    /// Most documents are a single chunk at some size.
+    ChunksAsLargeAsDocuments,
+}
+
+impl DiagnosisKind {
+    /// Human title for the report.
+    pub fn title(self) -> &'static str {
+        match self {
+            DiagnosisKind::BoundaryDamage => "Boundary damage",
+            DiagnosisKind::FlatCurve => "Flat curve",
+            DiagnosisKind::WinnerByQuestionType => "Winner differs by question type",
+            DiagnosisKind::TooFewQuestions => "Too few questions",
+            DiagnosisKind::PlateauFallback => "Margin and recall disagree",
+            DiagnosisKind::EdgeOfGrid => "Pick at the edge of the grid",
+            DiagnosisKind::WeakRetrieval => "Retrieval is the bottleneck",
+            DiagnosisKind::KCoversIndex => "k covers the whole index",
+            DiagnosisKind::ChunksAsLargeAsDocuments => "Chunks as large as the documents",
+        }
+    }
+}
+
+/// One diagnosis: what triggered it (with numbers) and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    /// Which diagnosis.
+    pub kind: DiagnosisKind,
+    /// The triggering numbers, as a sentence.
+    pub evidence: String,
+    /// What to do about it.
+    pub advice: String,
+}

@@ -1,0 +1,179 @@
+//! What a cut of the ranked list retrieves, on seed 000's toy corpus (three documents of 75, 82
+//! and 80 words) with the `words` unit, where every count is known by hand.
+
+use std::path::Path;
+
+use chunksweep::chunking::Strategy;
+use chunksweep::corpus::load_corpus;
+use chunksweep::golden::{self, GoldenFormat};
+use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, expand, run_sweep};
+use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
+
+fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000");
+    let corpus = load_corpus(&root.join("corpus")).unwrap();
+    let golden = golden::load(&root.join("golden.jsonl"), GoldenFormat::Jsonl, &corpus).unwrap();
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Words],
+        sizes,
+        overlap: Overlap::Ratio(0.25),
+        top_k,
+        tokenizer: TokenizerKind::Words,
+        retrievers: vec![RetrieverKind::Bm25],
+        ..SweepSpec::default()
+    };
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &expand(&spec).unwrap(),
+        &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
+            &corpus, &spec,
+        )),
+        false,
+        |_| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn k_beyond_the_index_retrieves_the_index_and_no_more() {
+    // At 128 words every document is one chunk: 3 chunks, 75 + 82 + 80 = 237 words. With k = 10
+    // every question retrieves all three, so tokens per query is exactly the index, not 10 × 79.
+    let o = &sweep(vec![128], 10)[0];
+    assert_eq!(o.row.n_chunks, 3);
+    assert_eq!(o.row.index_tokens, 237);
+    assert_eq!(o.row.tokens_per_query, 237.0);
+    assert_eq!(o.row.chunks_retrieved_mean, 3.0);
+    assert_eq!(o.row.chunks_retrieved_max, 3);
+    assert_eq!((o.row.n_docs, o.row.single_chunk_docs), (3, 3));
+    assert!(o.questions.iter().all(|q| q.tokens_retrieved == 237));
+}
+
+#[test]
+fn span_lengths_are_recorded_in_the_unit() {
+    // "defaults to 300 seconds and cannot be set below 30 seconds" is 11 words; "does not read
+    // the lowercase https_proxy variable" 7; "600 API requests per minute" 5.
+    let o = &sweep(vec![16], 2)[0];
+    let spans: Vec<&str> = o.questions[..3]
+        .iter()
+        .map(|q| q.span_tokens.as_str())
+        .collect();
+    assert_eq!(spans, ["11", "7", "5"]);
+    // Two chunks of at most 16 words per question.
+    assert!(o.questions.iter().all(|q| q.chunks_retrieved == 2));
+    assert!(o.questions.iter().all(|q| q.tokens_retrieved <= 32));
+    assert_eq!(o.row.single_chunk_docs, 0);
+}
+
+#[test]
+fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
+    // Three documents of exactly 10 words, chunked at 10 words: three chunks of 10 words. A
+    // budget of 25 takes two chunks for every question, 5 still takes one (at least one chunk),
+    // and 1,000 takes the three there are (never more than the index).
+    let dir = tempfile::tempdir().unwrap();
+    let corpus_dir = dir.path().join("corpus");
+    std::fs::create_dir(&corpus_dir).unwrap();
+    let docs = [
+        (
+            "a.md",
+            "refunds take fourteen days from the date of the request",
+        ),
+        (
+            "b.md",
+            "shipping is free for orders above fifty euros in europe",
+        ),
+        (
+            "c.md",
+            "support answers every ticket within two working days or less",
+        ),
+    ];
+    for (name, text) in docs {
+        std::fs::write(corpus_dir.join(name), text).unwrap();
+    }
+    let golden_path = dir.path().join("golden.jsonl");
+    std::fs::write(
+        &golden_path,
+        "{\"id\": \"q1\", \"question\": \"How long do refunds take?\", \"evidence\": [\"refunds take fourteen days\"]}\n\
+         {\"id\": \"q2\", \"question\": \"Is shipping free?\", \"evidence\": [\"shipping is free\"]}\n",
+    )
+    .unwrap();
+    let corpus = load_corpus(&corpus_dir).unwrap();
+    let golden = golden::load(&golden_path, GoldenFormat::Jsonl, &corpus).unwrap();
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Words],
+        sizes: vec![10],
+        overlap: Overlap::Tokens(0),
+        top_k: 1,
+        budgets: vec![25, 5, 1000],
+        tokenizer: TokenizerKind::Words,
+        retrievers: vec![RetrieverKind::Bm25],
+        ..SweepSpec::default()
+    };
+    let configs = expand(&spec).unwrap();
+    let ids: Vec<String> = configs.iter().map(|c| c.id()).collect();
+    assert_eq!(
+        ids,
+        [
+            "words-10-o0-none-bm25-k1",
+            "words-10-o0-none-bm25-b25",
+            "words-10-o0-none-bm25-b5",
+            "words-10-o0-none-bm25-b1000"
+        ]
+    );
+    // Ids parse back to the same configuration.
+    for c in &configs {
+        assert_eq!(&c.id().parse::<chunksweep::sweep::ConfigSpec>().unwrap(), c);
+    }
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &configs,
+        &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
+            &corpus, &spec,
+        )),
+        false,
+        |_| {},
+    )
+    .unwrap();
+    let per_question: Vec<Vec<usize>> = outcomes
+        .iter()
+        .map(|o| o.questions.iter().map(|q| q.chunks_retrieved).collect())
+        .collect();
+    assert_eq!(
+        per_question,
+        [vec![1, 1], vec![2, 2], vec![1, 1], vec![3, 3]]
+    );
+    let tokens_per_query: Vec<f64> = outcomes.iter().map(|o| o.row.tokens_per_query).collect();
+    assert_eq!(tokens_per_query, [10.0, 20.0, 10.0, 30.0]);
+    let cuts: Vec<(&str, Option<usize>)> = outcomes
+        .iter()
+        .map(|o| (o.row.cut.as_str(), o.row.budget_tokens))
+        .collect();
+    assert_eq!(
+        cuts,
+        [
+            ("k", None),
+            ("budget", Some(25)),
+            ("budget", Some(5)),
+            ("budget", Some(1000))
+        ]
+    );
+    assert!(outcomes[1].questions.iter().all(|q| q.cut == "budget"));
+    // Both questions are found at every cut: the evidence is one chunk's start.
+    assert!(outcomes.iter().all(|o| o.row.span_recall == 1.0));
+    // The judge retrieves through the same index at the configuration's cut.
+    let index = chunksweep::sweep::ConfigIndex::build(
+        &corpus,
+        &tokens,
+        &configs[1],
+        &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
+            &corpus, &spec,
+        )),
+    )
+    .unwrap();
+    assert_eq!(index.retrieve("refunds").unwrap().top.len(), 2);
+}
