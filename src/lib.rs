@@ -14,6 +14,7 @@ pub mod judge;
 pub mod llm;
 pub mod llm_context;
 pub mod metrics;
+pub mod prompts;
 pub mod report;
 pub mod retrieval;
 pub mod select;

@@ -476,6 +476,10 @@ pub struct QuestionRow {
     pub retrieved_chunk_ids: String,
     /// Their scores, `|`-separated.
     pub retrieved_scores: String,
+    /// Their code-point ranges in their documents, `start-end`, `|`-separated (empty in run
+    /// folders written before this column existed).
+    #[serde(default)]
+    pub retrieved_ranges: String,
 }
 
 /// Everything one configuration produced.
@@ -806,6 +810,12 @@ pub fn run_config_with(
                 .scores
                 .iter()
                 .map(|s| format!("{s:.4}"))
+                .collect::<Vec<_>>()
+                .join("|"),
+            retrieved_ranges: ranking
+                .top
+                .iter()
+                .map(|&i| format!("{}-{}", chunks[i].start, chunks[i].end))
                 .collect::<Vec<_>>()
                 .join("|"),
         });

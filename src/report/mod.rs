@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod decision;
+pub mod html;
 pub mod manifest;
 pub mod markdown;
 pub mod plot;

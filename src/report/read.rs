@@ -133,6 +133,7 @@ mod tests {
             tie_at_k: 0,
             retrieved_chunk_ids: "a|b".into(),
             retrieved_scores: "1.0000|0.5000".into(),
+            retrieved_ranges: "0-10|10-20".into(),
         }
     }
 

@@ -97,6 +97,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
                 tie_at_k: 0,
                 retrieved_chunk_ids: String::new(),
                 retrieved_scores: String::new(),
+                retrieved_ranges: String::new(),
             });
         }
     }

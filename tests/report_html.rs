@@ -1,0 +1,253 @@
+//! report.html on a tiny run: a document holding `<script>alert(1)</script>` and an answer holding
+//! `</div>` stay text; the evidence is marked in the retrieved chunks; and, with headless
+//! Chromium (the ignored tests, which .ci/run runs with `-- --ignored`), the rendered page shows
+//! the decision, a marked evidence span and a verdict, with nothing requested from the network.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use chunksweep::judge::pipeline::JudgeQuestionRow;
+
+const EVIL: &str = "# Gate\n\nThe alarm code is <script>alert(1)</script> and the gate opens at nine every morning.\n\nVisitors sign in at the front desk before entering the building.\n";
+const OTHER: &str =
+    "# Parking\n\nParking is free on weekends and costs two euros per hour on weekdays.\n";
+const GOLDEN: &str = concat!(
+    r#"{"id": "q1", "question": "When does the gate open?", "evidence": ["the gate opens at nine"], "answer": "At nine."}"#,
+    "\n",
+    r#"{"id": "q2", "question": "Where do visitors sign in?", "evidence": ["Visitors sign in at the front desk"]}"#,
+    "\n",
+    r#"{"id": "q3", "question": "What does parking cost on weekdays?", "evidence": ["costs two euros per hour on weekdays"]}"#,
+    "\n",
+);
+const ANSWER: &str = "It opens at nine.</div><b>not bold</b>";
+
+/// A swept tiny run in `root/run` with one judged row, and its report.html rendered.
+fn tiny_run(root: &Path) -> PathBuf {
+    let corpus = root.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("gate.md"), EVIL).unwrap();
+    std::fs::write(corpus.join("parking.md"), OTHER).unwrap();
+    std::fs::write(root.join("golden.jsonl"), GOLDEN).unwrap();
+    let run = root.join("run");
+    Command::cargo_bin("chunksweep")
+        .unwrap()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(root.join("golden.jsonl"))
+        .args(["--strategies", "fixed", "--sizes", "8,64", "--overlap", "0"])
+        .args(["--k", "1", "--tokenizer", "words", "--quiet", "--out"])
+        .arg(&run)
+        .assert()
+        .success();
+    let judged = JudgeQuestionRow {
+        config_id: "fixed-64-o0-none-bm25-k1".into(),
+        question_id: "q1".into(),
+        question_type: String::new(),
+        retrieved_chunk_ids: "gate.md#0".into(),
+        answer: ANSWER.into(),
+        faithfulness: "pass".into(),
+        faithfulness_reason: "The context says the gate opens at nine.".into(),
+        relevancy: "pass".into(),
+        relevancy_reason: "It answers when the gate opens.".into(),
+        correctness: "fail".into(),
+        correctness_reason: "<i>The reference</i> says nine & so does the answer.".into(),
+        errors: 0,
+        retrieve_ms: 1.0,
+        generate_ms: 120.0,
+        judge_ms: 80.0,
+        calls: 4,
+        prompt_tokens: 300,
+        completion_tokens: 40,
+        generate_tokens: 170,
+        cost_usd: None,
+    };
+    // Both configurations judged on q1, as `run --candidates` would.
+    let small = JudgeQuestionRow {
+        config_id: "fixed-8-o0-none-bm25-k1".into(),
+        retrieved_chunk_ids: "gate.md#1".into(),
+        answer: "Nine.".into(),
+        ..judged.clone()
+    };
+    let mut w = csv::Writer::from_path(run.join("judge_questions.csv")).unwrap();
+    w.serialize(&judged).unwrap();
+    w.serialize(&small).unwrap();
+    w.flush().unwrap();
+    render(&run);
+    run
+}
+
+/// Renders report.html from the run folder as `chunksweep report` does.
+fn render(run: &Path) {
+    use chunksweep::report::{html, read};
+    let data = read::read_run(run).unwrap();
+    let selection =
+        chunksweep::select::select(&data.sweep, &data.questions, &Default::default()).unwrap();
+    let loaded = html::load_texts(data.manifest.as_ref());
+    let texts = loaded
+        .as_ref()
+        .map(|(corpus, golden)| html::Texts { corpus, golden });
+    html::write_for_run(run, "run", &data.sweep, &data.questions, &selection, texts).unwrap();
+}
+
+#[test]
+fn a_document_script_and_an_answer_tag_stay_text_and_evidence_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = tiny_run(dir.path());
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // The only <script> elements are the page's two; the document's text is in the JSON block
+    // with '<' escaped, and the answer and reason are entity-escaped.
+    assert_eq!(page.matches("<script").count(), 2);
+    assert!(!page.contains("alert(1)</script>"));
+    assert!(page.contains(r"\u003cscript>alert(1)\u003c/script>"));
+    assert!(page.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
+    assert!(page.contains("&lt;i&gt;The reference&lt;/i&gt; says nine &amp; so does the answer."));
+    // Nothing refers outside the file.
+    for external in ["src=\"http", "href=\"http", "url(", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    // q1 under fixed-64 (one 36-word chunk holds all of gate.md): the span is whole in rank 1,
+    // marked at its UTF-16 offsets in the chunk's text.
+    let chunk = EVIL.trim_end();
+    let start = chunk.find("the gate opens at nine").unwrap();
+    let marks = format!(
+        "data-m=\"{}-{}-1\"",
+        start,
+        start + "the gate opens at nine".len()
+    );
+    assert!(page.contains(&marks), "no {marks}");
+    // Under fixed-8 (windows of 8 words) q2's span "Visitors sign in at the front desk" starts
+    // on the last word of gate.md's second window: cut, whichever window is retrieved.
+    assert!(page.contains("evidence 1: <span class=\"badge cut\">cut</span>"));
+    // The verdicts with their reasons, latency and tokens.
+    assert!(page.contains("faithfulness: pass"));
+    assert!(page.contains("correctness: fail"));
+    assert!(page.contains("300 prompt + 40 completion"));
+}
+
+/// Headless Chromium, or None with the reason the browser tests cannot run.
+fn chromium() -> Option<String> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Process::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_string)
+}
+
+/// Loads `page` in headless Chromium with every host unresolvable and a dead proxy, and returns
+/// the rendered DOM and the URLs of network requests the net log recorded.
+fn dump_dom(browser: &str, page: &Path, work: &Path) -> (String, Vec<String>) {
+    let netlog = work.join("netlog.json");
+    let out = Process::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=http://127.0.0.1:9",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(&netlog).unwrap_or_default();
+    let urls = network_urls(&log);
+    (String::from_utf8(out.stdout).unwrap(), urls)
+}
+
+/// URLs the page itself requested, from a Chromium net log: the `URL_REQUEST_START_JOB` events
+/// whose network isolation key is the file's (`file://`). The browser's own background requests
+/// (time, updates; made unresolvable by the host rules) are keyed otherwise and not counted.
+fn network_urls(log: &str) -> Vec<String> {
+    let log: serde_json::Value = serde_json::from_str(log).expect("a complete net log");
+    let start_job = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| &e["type"] == start_job)
+        .filter(|e| {
+            e["params"]["network_isolation_key"]
+                .as_str()
+                .is_some_and(|k| k.contains("file://"))
+        })
+        .map(|e| e["params"]["url"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn require_browser() -> String {
+    match chromium() {
+        Some(b) => b,
+        None => panic!("no chromium found for the browser tests: apt-get install -y chromium"),
+    }
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_net_log_catches_a_page_request() {
+    // The control: a page that does request something is caught by the check the others use.
+    let browser = require_browser();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("leaky.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><p>x</p><img src=\"http://example.com/a.png\">",
+    )
+    .unwrap();
+    let (_, urls) = dump_dom(&browser, &page, dir.path());
+    assert_eq!(urls, ["http://example.com/a.png"]);
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
+    let browser = require_browser();
+    let dir = tempfile::tempdir().unwrap();
+    let run = tiny_run(dir.path());
+    let (dom, urls) = dump_dom(&browser, &run.join("report.html"), dir.path());
+    assert!(urls.is_empty(), "network requests: {urls:?}");
+    // The script of the document ran nothing and is shown as text (serialised as entities in
+    // the dumped DOM), inside the chunk that the page's script filled.
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{dom}"
+    );
+    assert!(dom.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
+    assert!(!dom.contains("<b>not bold</b>"));
+    assert!(dom.contains("<mark class=\"whole\""));
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_renders_the_committed_example_offline() {
+    let browser = require_browser();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples/chroma-general");
+    let dir = tempfile::tempdir().unwrap();
+    let (dom, urls) = dump_dom(&browser, &example.join("report.html"), dir.path());
+    assert!(urls.is_empty(), "network requests: {urls:?}");
+    assert!(dom.contains("<section id=\"decision\""));
+    assert!(dom.contains("<strong>Use <code>"), "no decision");
+    assert!(dom.contains("<mark class=\"whole\""), "no marked evidence");
+    assert!(dom.contains("<svg"), "no figure");
+}
