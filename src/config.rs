@@ -1,6 +1,6 @@
-//! The configuration file (TOML) and its merge with command-line flags.
-//!
-//! Every key can also be given as a flag; a flag wins over the file, the file over the defaults.
+//! The configuration file (TOML) and the command-line flags, as given: [`ConfigFile`] and
+//! [`Overrides`]. [`crate::plan::Plan`] merges them (a flag wins over the file, the file over
+//! the defaults) and validates the result once.
 //! Relative paths in the file are relative to the file's folder. Secrets never live here: API keys
 //! are read from the environment only.
 //!
@@ -50,11 +50,9 @@ use crate::chunking::Strategy;
 use crate::chunking::enrich::Prefix;
 use crate::chunking::semantic::SemanticSettings;
 use crate::golden::GoldenFormat;
-use crate::judge::JudgeSettings;
-use crate::llm_context::ContextSettings;
-use crate::retrieval::embed::EmbedSettings;
+use crate::retrieval::embeddings::EmbedSettings;
 use crate::retrieval::hybrid::HybridSettings;
-use crate::sweep::{Overlap, RetrieverKind, SweepSpec};
+use crate::sweep::grid::{ConfigSpec, Overlap, RetrieverKind};
 use crate::tokenize::TokenizerKind;
 
 /// Errors reading the configuration.
@@ -83,6 +81,18 @@ pub enum ConfigError {
     /// A required setting is missing.
     #[error("no {0} given: pass --{0} or set `{0} = ...` in the config file")]
     Missing(&'static str),
+}
+
+impl ConfigError {
+    /// Always usage (2): the configuration is the user's input.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ConfigError::Io { .. }
+            | ConfigError::Parse { .. }
+            | ConfigError::Invalid(_)
+            | ConfigError::Missing(_) => crate::exit::ExitClass::Usage,
+        }
+    }
 }
 
 /// The `[sweep]` section.
@@ -185,76 +195,6 @@ pub struct JudgeSection {
     pub prompts: Option<PathBuf>,
 }
 
-/// Judge settings given on the command line (each overrides the file).
-#[derive(Debug, Clone, Default)]
-pub struct JudgeOverrides {
-    /// --generator-model
-    pub generator_model: Option<String>,
-    /// --judge-model
-    pub judge_model: Option<String>,
-    /// --max-cost
-    pub max_cost_usd: Option<f64>,
-    /// --prompts
-    pub prompts: Option<PathBuf>,
-    /// --n-candidates
-    pub candidates: Option<usize>,
-    /// --judge-questions
-    pub max_questions: Option<usize>,
-}
-
-/// Merges the defaults (models from `CHUNKSWEEP_CHAT_MODEL`, else `gpt-4o-mini`), the `[judge]`
-/// section and the flags.
-///
-/// # Errors
-/// [`ConfigError::Invalid`] for a zero concurrency or candidate count, an alpha outside (0, 1) or
-/// a negative budget.
-pub fn resolve_judge(
-    file: &JudgeSection,
-    flags: JudgeOverrides,
-) -> Result<JudgeSettings, ConfigError> {
-    let d = JudgeSettings::default();
-    let s = JudgeSettings {
-        generator_model: flags
-            .generator_model
-            .or(file.generator_model.clone())
-            .unwrap_or(d.generator_model),
-        judge_model: flags
-            .judge_model
-            .or(file.judge_model.clone())
-            .unwrap_or(d.judge_model),
-        candidates: flags.candidates.or(file.candidates).unwrap_or(d.candidates),
-        max_tokens: file.max_tokens.unwrap_or(d.max_tokens),
-        judge_max_tokens: file.judge_max_tokens.unwrap_or(d.judge_max_tokens),
-        temperature: file.temperature.unwrap_or(d.temperature),
-        seed: file.seed.or(d.seed),
-        concurrency: file.concurrency.unwrap_or(d.concurrency),
-        max_cost_usd: flags.max_cost_usd.or(file.max_cost_usd),
-        alpha: file.alpha.unwrap_or(d.alpha),
-        max_questions: flags.max_questions.or(file.max_questions),
-        prompts_dir: flags
-            .prompts
-            .or(file.prompts.clone())
-            .unwrap_or(d.prompts_dir),
-    };
-    if s.concurrency == 0 || s.candidates == 0 || s.max_questions == Some(0) {
-        return Err(ConfigError::Invalid(
-            "judge.concurrency, judge.candidates and judge.max_questions must be at least 1".into(),
-        ));
-    }
-    if !(s.alpha > 0.0 && s.alpha < 1.0) {
-        return Err(ConfigError::Invalid(format!(
-            "judge.alpha {} must be strictly between 0 and 1",
-            s.alpha
-        )));
-    }
-    if s.max_cost_usd.is_some_and(|m| m.is_nan() || m < 0.0) {
-        return Err(ConfigError::Invalid(
-            "--max-cost must be a non-negative number of USD".into(),
-        ));
-    }
-    Ok(s)
-}
-
 impl ConfigFile {
     /// Reads a TOML file; relative paths in it become relative to the file's folder.
     ///
@@ -270,17 +210,20 @@ impl ConfigFile {
             message: e.to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        // Only a cache path written in the file is relative to it; the default stays under the
+        // Only a cache path written in the file is relative to it; the defaults stay under the
         // working directory's results/.
-        let cache_given = text
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|t| t.get("llm")?.get("cache_path").cloned())
-            .is_some();
+        let table = text.parse::<toml::Table>().ok();
+        let given = |section: &str| {
+            table
+                .as_ref()
+                .and_then(|t| t.get(section)?.get("cache_path"))
+                .is_some()
+        };
+        let (llm_cache, embed_cache) = (given("llm"), given("embed"));
         let cache = file
             .llm
             .as_mut()
-            .filter(|_| cache_given)
+            .filter(|_| llm_cache)
             .map(|l| &mut l.cache_path);
         for p in [&mut file.corpus, &mut file.golden, &mut file.out]
             .into_iter()
@@ -288,7 +231,12 @@ impl ConfigFile {
             .chain(file.judge.prompts.as_mut())
             .chain(file.context.prompt.as_mut())
             .chain(cache)
-            .chain(file.embed.as_mut().map(|e| &mut e.cache_path))
+            .chain(
+                file.embed
+                    .as_mut()
+                    .filter(|_| embed_cache)
+                    .map(|e| &mut e.cache_path),
+            )
         {
             if p.is_relative() {
                 *p = base.join(&*p);
@@ -337,191 +285,53 @@ pub struct Overrides {
     pub embed_query_model: Option<String>,
     /// --semantic-percentile
     pub semantic_percentile: Option<f64>,
+    /// --generator-model (run)
+    pub generator_model: Option<String>,
+    /// --judge-model (run)
+    pub judge_model: Option<String>,
+    /// --max-cost (run), USD
+    pub max_cost_usd: Option<f64>,
+    /// --prompts (run)
+    pub prompts: Option<PathBuf>,
+    /// --n-candidates (run)
+    pub n_candidates: Option<usize>,
+    /// --judge-questions (run)
+    pub judge_questions: Option<usize>,
+    /// --candidates (run)
+    pub candidates: Option<Vec<ConfigSpec>>,
+    /// --compare-prefix (run)
+    pub compare_prefix: Option<ComparePrefix>,
+    /// --dry-run (run)
+    pub dry_run: bool,
 }
 
-/// The resolved configuration of a sweep, as recorded in the manifest.
-#[derive(Debug, Clone, Serialize)]
-pub struct SweepConfig {
-    /// Corpus folder.
-    pub corpus: PathBuf,
-    /// Golden-set file.
-    pub golden: PathBuf,
-    /// Golden-set format.
-    pub golden_format: GoldenFormat,
-    /// Run folder, if chosen (otherwise `results/<run-id>`).
-    pub out: Option<PathBuf>,
-    /// The grid.
-    pub sweep: SweepSpec,
-    /// Whether chunks are dumped.
-    pub dump_chunks: bool,
-    /// Embedding settings, when the grid needs embeddings (absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub embed: Option<EmbedSettings>,
-    /// Context generation, when the grid has `llm_context` (absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context: Option<ContextSettings>,
+/// Which prefix `run --compare-prefix` judges beside `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparePrefix {
+    /// The prefix whose span recall gained most at the pick's strategy and size in the sweep.
+    Best,
+    /// This prefix (never `none`).
+    Prefix(Prefix),
 }
 
-impl SweepConfig {
-    /// Merges defaults, the file (if any) and the flags.
-    ///
-    /// # Errors
-    /// [`ConfigError::Missing`] when no corpus or golden set is given; [`ConfigError::Invalid`]
-    /// for a zero context window or concurrency.
-    pub fn resolve(file: ConfigFile, flags: Overrides) -> Result<Self, ConfigError> {
-        let defaults = SweepSpec::default();
-        let mut semantic = file.sweep.semantic.unwrap_or_default();
-        if let Some(p) = flags.semantic_percentile {
-            semantic.percentile = p;
-        }
-        let mut embed = file.embed.clone().unwrap_or_default();
-        if let Some(url) = flags.embed_base_url {
-            embed.base_url = Some(url);
-        }
-        if let Some(m) = flags.embed_model {
-            embed.model = m;
-        }
-        if let Some(m) = flags.embed_query_model {
-            embed.query_model = Some(m);
-        }
-        let prefixes = flags
-            .prefixes
-            .or(file.sweep.prefixes)
-            .unwrap_or(defaults.prefixes);
-        let context = if prefixes.contains(&Prefix::LlmContext) {
-            let d = ContextSettings::default();
-            let c = &file.context;
-            let s = ContextSettings {
-                model: flags.context_model.or(c.model.clone()).unwrap_or(d.model),
-                window_tokens: flags
-                    .context_window
-                    .or(c.window_tokens)
-                    .unwrap_or(d.window_tokens),
-                max_tokens: c.max_tokens.unwrap_or(d.max_tokens),
-                concurrency: c.concurrency.unwrap_or(d.concurrency),
-                prompt: c.prompt.clone().unwrap_or(d.prompt),
-                ..d
-            };
-            if s.window_tokens == 0 || s.concurrency == 0 {
-                return Err(ConfigError::Invalid(
-                    "context.window_tokens (--context-window) and context.concurrency must be at least 1"
-                        .into(),
-                ));
-            }
-            Some(s)
-        } else {
-            None
-        };
-        let golden = flags
-            .golden
-            .or(file.golden)
-            .ok_or(ConfigError::Missing("golden"))?;
-        let golden_format = flags
-            .golden_format
-            .or(file.golden_format)
-            .unwrap_or_else(|| GoldenFormat::from_path(&golden));
-        Ok(SweepConfig {
-            corpus: flags
-                .corpus
-                .or(file.corpus)
-                .ok_or(ConfigError::Missing("corpus"))?,
-            golden,
-            golden_format,
-            out: flags.out.or(file.out),
-            sweep: SweepSpec {
-                strategies: flags
-                    .strategies
-                    .or(file.sweep.strategies)
-                    .unwrap_or(defaults.strategies),
-                sizes: flags.sizes.or(file.sweep.sizes).unwrap_or(defaults.sizes),
-                overlap: flags
-                    .overlap
-                    .or(file.sweep.overlap)
-                    .unwrap_or(defaults.overlap),
-                top_k: flags.top_k.or(file.sweep.top_k).unwrap_or(defaults.top_k),
-                tokenizer: flags
-                    .tokenizer
-                    .or(file.sweep.tokenizer)
-                    .unwrap_or(defaults.tokenizer),
-                retrievers: flags
-                    .retrievers
-                    .or(file.sweep.retrievers)
-                    .unwrap_or(defaults.retrievers),
-                hybrid: file.sweep.hybrid.unwrap_or_default(),
-                semantic,
-                prefixes,
+impl std::str::FromStr for ComparePrefix {
+    type Err = String;
+    /// `best`, or a prefix name other than `none`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "best" => Ok(ComparePrefix::Best),
+            other => match other.parse::<Prefix>()? {
+                Prefix::None => Err("--compare-prefix needs a prefix other than none".into()),
+                p => Ok(ComparePrefix::Prefix(p)),
             },
-            dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
-            embed: None,
-            context,
-        })
-        .map(|mut cfg: SweepConfig| {
-            if cfg.sweep.needs_embeddings() {
-                cfg.embed = Some(embed);
-            }
-            cfg
-        })
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flags_override_the_file_and_paths_are_relative_to_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.toml");
-        std::fs::write(
-            &path,
-            "corpus = \"docs\"\ngolden = \"g.csv\"\n[sweep]\nsizes = [32, 64]\noverlap = 8\ntop_k = 3\n",
-        )
-        .unwrap();
-        let file = ConfigFile::load(&path).unwrap();
-        let cfg = SweepConfig::resolve(
-            file,
-            Overrides {
-                top_k: Some(7),
-                ..Overrides::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(cfg.corpus, dir.path().join("docs"));
-        assert_eq!(cfg.golden_format, GoldenFormat::Chroma);
-        assert_eq!(cfg.sweep.sizes, vec![32, 64]);
-        assert_eq!(cfg.sweep.overlap, Overlap::Tokens(8));
-        assert_eq!(cfg.sweep.top_k, 7);
-        assert_eq!(cfg.sweep.prefixes, vec![Prefix::None]);
-        assert!(cfg.context.is_none());
-    }
-
-    #[test]
-    fn prefixes_and_context_settings_resolve() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.toml");
-        std::fs::write(
-            &path,
-            "corpus = \"docs\"\ngolden = \"g.jsonl\"\n[sweep]\nprefixes = [\"none\", \"heading_path\"]\n[context]\nwindow_tokens = 512\nprompt = \"p/context.md\"\n",
-        )
-        .unwrap();
-        let cfg =
-            SweepConfig::resolve(ConfigFile::load(&path).unwrap(), Overrides::default()).unwrap();
-        assert_eq!(cfg.sweep.prefixes, vec![Prefix::None, Prefix::HeadingPath]);
-        assert!(cfg.context.is_none(), "no llm_context, no context settings");
-        let cfg = SweepConfig::resolve(
-            ConfigFile::load(&path).unwrap(),
-            Overrides {
-                prefixes: Some(vec![Prefix::LlmContext]),
-                context_model: Some("small".into()),
-                ..Overrides::default()
-            },
-        )
-        .unwrap();
-        let c = cfg.context.unwrap();
-        assert_eq!(c.model, "small");
-        assert_eq!(c.window_tokens, 512);
-        assert_eq!(c.prompt, dir.path().join("p/context.md"));
-    }
 
     #[test]
     fn only_a_cache_path_written_in_the_file_is_relative_to_it() {

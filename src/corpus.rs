@@ -54,6 +54,19 @@ pub enum CorpusError {
     Empty(PathBuf),
 }
 
+impl CorpusError {
+    /// Always usage (2): the corpus is the user's input.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            CorpusError::NotFound(_)
+            | CorpusError::NotADirectory(_)
+            | CorpusError::Io { .. }
+            | CorpusError::NotUtf8 { .. }
+            | CorpusError::Empty(_) => crate::exit::ExitClass::Usage,
+        }
+    }
+}
+
 /// One document of the corpus.
 #[derive(Debug, Clone)]
 pub struct Document {

@@ -10,11 +10,14 @@ use std::sync::{Arc, Mutex};
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::{Corpus, load_corpus};
 use chunksweep::golden::{self, GoldenFormat, GoldenSet};
-use chunksweep::retrieval::embed::{EmbedSettings, Embedder};
-use chunksweep::retrieval::embed_cache::EmbedCache;
+use chunksweep::prepare::embed::{EmbedError, EmbedStats, Embedder};
+use chunksweep::prepare::embed_cache::EmbedCache;
+use chunksweep::prepare::vectors::embed_grid;
+use chunksweep::retrieval::embeddings::EmbedSettings;
 use chunksweep::retrieval::hybrid::HybridSettings;
-use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, run_sweep_with};
-use chunksweep::sweep_embed::embed_for_sweep;
+use chunksweep::sweep::{
+    ConfigOutcome, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
+};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 use llm_support::*;
 use serde_json::{Value, json};
@@ -122,6 +125,27 @@ fn settings() -> EmbedSettings {
     }
 }
 
+/// The prepare step's embeddings for the grid of `spec`.
+async fn embed_for_sweep(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    spec: &SweepSpec,
+    emb: &Embedder,
+) -> Result<(RetrievalContext, EmbedStats), EmbedError> {
+    let mut context = RetrievalContext::for_spec(spec);
+    let stats = embed_grid(
+        corpus,
+        tokens,
+        golden,
+        &expand(spec).unwrap(),
+        emb,
+        &mut context,
+    )
+    .await?;
+    Ok((context, stats))
+}
+
 fn row<'a>(outcomes: &'a [ConfigOutcome], retriever: &str) -> &'a ConfigOutcome {
     outcomes
         .iter()
@@ -175,8 +199,16 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         assert!(inputs.contains(&(MODEL.into(), "query: When is payment due?".into())));
     }
     let context = Arc::new(context);
-    let outcomes =
-        run_sweep_with(&corpus, &tokens, &golden, &spec, &context, true, |_| {}).unwrap();
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &expand(&spec).unwrap(),
+        &context,
+        true,
+        |_| {},
+    )
+    .unwrap();
     assert_eq!(outcomes.len(), 3);
     for o in &outcomes {
         assert_eq!(o.row.n_chunks, 3, "{}", o.row.config_id);
@@ -232,11 +264,11 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         "no request on the rerun"
     );
     assert!(emb2.records().is_empty());
-    let again = run_sweep_with(
+    let again = run_sweep(
         &corpus,
         &tokens,
         &golden,
-        &spec,
+        &expand(&spec).unwrap(),
         &Arc::new(context2),
         false,
         |_| {},
@@ -284,11 +316,11 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
             .iter()
             .all(|(_, s)| s.starts_with("passage: "))
     );
-    let outcomes = run_sweep_with(
+    let outcomes = run_sweep(
         &corpus,
         &tokens,
         &golden,
-        &spec,
+        &expand(&spec).unwrap(),
         &Arc::new(context),
         true,
         |_| {},

@@ -7,10 +7,12 @@ mod llm_support;
 use std::path::Path;
 
 use chunksweep::chunking::enrich::Prefix;
-use chunksweep::chunking::{ChunkParams, Strategy};
+use chunksweep::chunking::{ChunkContext, ChunkParams, Strategy};
 use chunksweep::corpus::load_corpus;
-use chunksweep::llm_context::{ContextPrompt, ContextSettings, generate_contexts, needed_chunks};
-use chunksweep::sweep::{ConfigIndex, ConfigSpec, RetrieverKind};
+use chunksweep::prepare::contexts::{
+    ContextPrompt, ContextSettings, generate_contexts, needed_chunks,
+};
+use chunksweep::sweep::{ConfigIndex, ConfigSpec, RetrievalContext, RetrieverKind};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 use llm_support::*;
 use wiremock::matchers::path;
@@ -46,8 +48,9 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
         spec(Strategy::Markdown, 1024, Prefix::LlmContext),
         spec(Strategy::Fixed, 256, Prefix::None),
     ];
-    let (keys, occurrences) = needed_chunks(&corpus, &tokens, &configs).unwrap();
-    assert_eq!(occurrences, 2 * keys.len());
+    let needed = needed_chunks(&corpus, &tokens, &configs, &ChunkContext::default()).unwrap();
+    let keys = &needed.keys;
+    assert_eq!(needed.occurrences, 2 * keys.len());
     let prompt = ContextPrompt::load(&root.join("prompts/context.md")).unwrap();
     let settings = ContextSettings {
         model: MODEL.into(),
@@ -56,7 +59,7 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
     };
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&format!("{}/v1", s.uri()), dir.path()));
-    let first = generate_contexts(&c, &corpus, &tokens, &configs, &prompt, &settings, &|_| {})
+    let first = generate_contexts(&c, &corpus, &tokens, &needed, &prompt, &settings, &|_| {})
         .await
         .unwrap();
     assert_eq!(first.summary.chunks, keys.len());
@@ -80,7 +83,11 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
     }
 
     // the contexts are the prefixes, one line each
-    let index = ConfigIndex::build(&corpus, &tokens, &configs[0], &first.contexts).unwrap();
+    let context = std::sync::Arc::new(RetrievalContext {
+        contexts: first.contexts.clone(),
+        ..RetrievalContext::default()
+    });
+    let index = ConfigIndex::build(&corpus, &tokens, &configs[0], &context).unwrap();
     assert!(
         index
             .chunks
@@ -90,7 +97,7 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
 
     // a second identical run sends nothing
     let c2 = client(config(&format!("{}/v1", s.uri()), dir.path()));
-    let second = generate_contexts(&c2, &corpus, &tokens, &configs, &prompt, &settings, &|_| {})
+    let second = generate_contexts(&c2, &corpus, &tokens, &needed, &prompt, &settings, &|_| {})
         .await
         .unwrap();
     assert_eq!(second.summary.calls_sent, 0);

@@ -64,7 +64,9 @@ async fn slow_server_latency_is_measured() {
     assert_eq!(c.records(), vec![r.clone()]);
 }
 
-async fn assert_waits(template: ResponseTemplate, min_s: f64, max_s: f64) {
+/// The call waits at least `min_s` (a lower bound only: how long a busy machine takes on top is
+/// not the client's doing; the exact waits are checked on the pure functions in llm::retry).
+async fn assert_waits(template: ResponseTemplate, min_s: f64) {
     let s = server().await;
     faults_then_ok(&s, template, 1).await;
     let dir = tempfile::tempdir().unwrap();
@@ -73,7 +75,6 @@ async fn assert_waits(template: ResponseTemplate, min_s: f64, max_s: f64) {
     let out = c.chat("gen", req("q")).await.unwrap();
     let e = t.elapsed().as_secs_f64();
     assert!(e >= min_s, "waited only {e:.3} s, wanted >= {min_s}");
-    assert!(e < max_s, "waited {e:.3} s, wanted < {max_s}");
     assert_eq!(out.record.attempts, 2);
     assert_eq!(out.content, "fine");
     assert_eq!(received(&s).await, 2);
@@ -87,7 +88,6 @@ async fn retry_after_seconds_is_waited_for() {
             .insert_header("retry-after", "1")
             .set_body_string("slow down"),
         1.0,
-        2.0,
     )
     .await;
 }
@@ -97,7 +97,6 @@ async fn retry_after_fractional_seconds() {
     assert_waits(
         ResponseTemplate::new(429).insert_header("retry-after", "0.6"),
         0.6,
-        1.2,
     )
     .await;
 }
@@ -109,7 +108,6 @@ async fn retry_after_http_date() {
     assert_waits(
         ResponseTemplate::new(429).insert_header("retry-after", date.as_str()),
         1.0,
-        2.8,
     )
     .await;
 }
@@ -119,7 +117,6 @@ async fn retry_after_ms_header() {
     assert_waits(
         ResponseTemplate::new(429).insert_header("retry-after-ms", "400"),
         0.4,
-        1.0,
     )
     .await;
 }
@@ -134,7 +131,6 @@ async fn x_ratelimit_reset_header() {
             .insert_header("x-ratelimit-reset-tokens", "6m0s")
             .set_body_json(json!({"error": {"message": "Rate limit", "code": 429}})),
         1.5,
-        2.5,
     )
     .await;
 }
@@ -150,9 +146,9 @@ async fn retry_after_longer_than_allowed_ends_the_call() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&base(&s), dir.path()));
-    let t = Instant::now();
+    // The call ends at the first answer (one attempt, one request), without waiting.
     let err = c.chat("gen", req("q")).await.unwrap_err();
-    assert!(t.elapsed() < Duration::from_secs(1));
+    assert_eq!(received(&s).await, 1);
     assert!(
         matches!(err, LlmError::RetryAfterTooLong { wait_s, .. } if wait_s == 3600.0),
         "{err:?}"

@@ -75,21 +75,31 @@ fn tiny_run(root: &Path) -> PathBuf {
     w.serialize(&judged).unwrap();
     w.serialize(&small).unwrap();
     w.flush().unwrap();
+    let fingerprint = chunksweep::judge::Fingerprint::new(
+        &chunksweep::judge::JudgeSettings {
+            generator_model: "gen".into(),
+            judge_model: "judge".into(),
+            ..Default::default()
+        },
+        &chunksweep::judge::prompts::PromptSet::defaults(),
+    );
+    std::fs::write(
+        run.join("judge_settings.json"),
+        serde_json::to_string(&fingerprint).unwrap(),
+    )
+    .unwrap();
     render(&run);
     run
 }
 
-/// Renders report.html from the run folder as `chunksweep report` does.
+/// Rewrites the run folder's decision files and report.html, now with the judged rows.
 fn render(run: &Path) {
-    use chunksweep::report::{html, read};
-    let data = read::read_run(run).unwrap();
-    let selection =
-        chunksweep::select::select(&data.sweep, &data.questions, &Default::default()).unwrap();
-    let loaded = html::load_texts(data.manifest.as_ref());
-    let texts = loaded
-        .as_ref()
-        .map(|(corpus, golden)| html::Texts { corpus, golden });
-    html::write_for_run(run, "run", &data.sweep, &data.questions, &selection, texts).unwrap();
+    Command::cargo_bin("chunksweep")
+        .unwrap()
+        .arg("report")
+        .arg(run)
+        .assert()
+        .success();
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::path::Path;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
-use chunksweep::sweep::{Overlap, RetrieverKind, SweepSpec, run_sweep};
+use chunksweep::sweep::{Overlap, RetrieverKind, SweepSpec, expand, run_sweep};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[test]
@@ -35,7 +35,7 @@ fn seed_000_table_is_reproduced() {
         &corpus,
         &tokens,
         &golden,
-        &spec,
+        &expand(&spec).unwrap(),
         &Default::default(),
         false,
         |_| {},

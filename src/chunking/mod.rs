@@ -129,6 +129,19 @@ pub enum ChunkError {
     },
 }
 
+impl ChunkError {
+    /// Usage (2) for parameters the user chose; failure (1) for a sentence the prepare step
+    /// did not embed.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ChunkError::ZeroSize | ChunkError::OverlapTooLarge { .. } => {
+                crate::exit::ExitClass::Usage
+            }
+            ChunkError::MissingSentenceEmbedding { .. } => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
 impl ChunkParams {
     /// Checks chunk_size > 0 and chunk_overlap < chunk_size.
     ///
@@ -204,33 +217,6 @@ impl Chunk {
 /// Byte ranges of one document's chunks, in order, as a strategy returns them.
 pub type Ranges = Vec<(usize, usize)>;
 
-/// Chunks one document. Ranges are trimmed of surrounding whitespace (except `fixed` windows,
-/// which keep their exact token boundaries, since trimming a leading space can make BPE count one
-/// token more); empty ones are dropped.
-///
-/// `stream` is the document's token stream in the unit of `counter`; sizes are counted through it
-/// (see [`DocSizer`]), so a chunk's `tokens` is the number of the document's tokens it overlaps.
-///
-/// # Panics
-/// For the `semantic` strategy, which needs sentence embeddings: use [`chunk_document_with`].
-pub fn chunk_document(
-    doc: &Document,
-    doc_index: usize,
-    stream: &TokenStream,
-    params: &ChunkParams,
-    counter: crate::tokenize::TokenCounter,
-) -> Vec<Chunk> {
-    chunk_document_with(
-        doc,
-        doc_index,
-        stream,
-        params,
-        counter,
-        &ChunkContext::default(),
-    )
-    .expect("semantic chunking needs sentence embeddings: use chunk_document_with")
-}
-
 /// What strategies beyond text and tokens need: sentence embeddings for `semantic`.
 #[derive(Clone, Copy, Default)]
 pub struct ChunkContext<'a> {
@@ -240,11 +226,16 @@ pub struct ChunkContext<'a> {
     pub semantic: semantic::SemanticSettings,
 }
 
-/// [`chunk_document`] with a [`ChunkContext`].
+/// Chunks one document. Ranges are trimmed of surrounding whitespace (except `fixed` windows,
+/// which keep their exact token boundaries, since trimming a leading space can make BPE count one
+/// token more); empty ones are dropped.
+///
+/// `stream` is the document's token stream in the unit of `counter`; sizes are counted through it
+/// (see [`DocSizer`]), so a chunk's `tokens` is the number of the document's tokens it overlaps.
 ///
 /// # Errors
 /// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without a vector for a sentence.
-pub fn chunk_document_with(
+pub fn chunk_document(
     doc: &Document,
     doc_index: usize,
     stream: &TokenStream,
@@ -304,23 +295,14 @@ pub fn chunk_document_with(
 }
 
 /// Chunks every document of the corpus, in document order, with the token streams of `tokens`
-/// (computed once per sweep and shared by every configuration).
+/// Chunks every document of the corpus, in document order, with the token streams of `tokens`
+/// (computed once per sweep and shared by every configuration); `ctx` holds the sentence
+/// vectors that `semantic` needs.
 ///
 /// # Errors
-/// [`ChunkError`] when the parameters are invalid (checked before any work).
+/// [`ChunkError`] for invalid parameters (checked before any work) or a missing sentence
+/// embedding.
 pub fn chunk_corpus(
-    corpus: &Corpus,
-    tokens: &CorpusTokens,
-    params: &ChunkParams,
-) -> Result<Vec<Chunk>, ChunkError> {
-    chunk_corpus_with(corpus, tokens, params, &ChunkContext::default())
-}
-
-/// [`chunk_corpus`] with a [`ChunkContext`] (sentence embeddings for `semantic`).
-///
-/// # Errors
-/// [`ChunkError`] for invalid parameters or a missing sentence embedding.
-pub fn chunk_corpus_with(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     params: &ChunkParams,
@@ -329,7 +311,7 @@ pub fn chunk_corpus_with(
     params.validate()?;
     let mut out = Vec::new();
     for (i, doc) in corpus.docs.iter().enumerate() {
-        out.extend(chunk_document_with(
+        out.extend(chunk_document(
             doc,
             i,
             tokens.doc(i),

@@ -2,7 +2,7 @@
 //!
 //! The document is cut into sentences (UAX #29, as the `sentence` strategy does; each trimmed
 //! of surrounding whitespace). Every sentence is embedded (document side, once per distinct
-//! sentence; see [`crate::retrieval::embed`]), and the cosine distance `d_i = 1 − cos(v_i,
+//! sentence; see [`crate::prepare::embed`]), and the cosine distance `d_i = 1 − cos(v_i,
 //! v_{i+1})` of each pair of consecutive sentences is computed. A boundary goes between
 //! sentences `i` and `i + 1` when `d_i` **exceeds** the `percentile`-th percentile of the
 //! document's distances (default 95th; linear interpolation between closest ranks, as numpy's
@@ -19,7 +19,10 @@ use serde::{Deserialize, Serialize};
 use text_splitter::{ChunkConfig, TextSplitter};
 use unicode_segmentation::UnicodeSegmentation;
 
+use std::collections::HashSet;
+
 use super::{ChunkError, ChunkParams, Ranges};
+use crate::corpus::Corpus;
 use crate::tokenize::DocSizer;
 
 /// Settings of semantic chunking.
@@ -74,7 +77,7 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
 pub fn breakpoints(vectors: &[&[f32]], p: f64) -> Vec<usize> {
     let d: Vec<f64> = vectors
         .windows(2)
-        .map(|w| 1.0 - f64::from(crate::retrieval::dense::dot(w[0], w[1])))
+        .map(|w| 1.0 - f64::from(crate::vector::dot(w[0], w[1])))
         .collect();
     let Some(threshold) = percentile(&d, p) else {
         return Vec::new();
@@ -152,6 +155,21 @@ fn pack(
         }
     }
     out.extend(current);
+}
+
+/// Every distinct sentence of the corpus as semantic chunking embeds it, in corpus order.
+pub fn corpus_sentences(corpus: &Corpus) -> Vec<&str> {
+    let mut seen = HashSet::new();
+    corpus
+        .docs
+        .iter()
+        .flat_map(|d| {
+            sentences(&d.text)
+                .into_iter()
+                .map(move |(s, e)| &d.text[s..e])
+        })
+        .filter(|s| seen.insert(*s))
+        .collect()
 }
 
 #[cfg(test)]

@@ -52,7 +52,15 @@ fn chunks_for(strategy: Strategy, size: usize, overlap: usize) -> Vec<Chunk> {
     params.validate().unwrap();
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let d = doc();
-    chunk_document(&d, 0, &TokenStream::new(&d.text, counter), &params, counter)
+    chunk_document(
+        &d,
+        0,
+        &TokenStream::new(&d.text, counter),
+        &params,
+        counter,
+        &ChunkContext::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -126,7 +134,15 @@ fn words_windows_follow_the_seed_harness() {
         chunk_overlap: 1,
     };
     let words = TokenCounter::new(TokenizerKind::Words);
-    let chunks = chunk_document(&d, 0, &TokenStream::new(&d.text, words), &params, words);
+    let chunks = chunk_document(
+        &d,
+        0,
+        &TokenStream::new(&d.text, words),
+        &params,
+        words,
+        &ChunkContext::default(),
+    )
+    .unwrap();
     let texts: Vec<&str> = chunks
         .iter()
         .map(|c| &d.text[c.byte_start..c.byte_end])
@@ -249,8 +265,8 @@ fn chunk_ids_are_stable() {
         chunk_size: 32,
         chunk_overlap: 4,
     };
-    let a = chunk_corpus(&corpus, &tokens, &params).unwrap();
-    let b = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let a = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+    let b = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!(a, b);
     assert_eq!(a[2].id(&corpus), "handbook.md#2");
 }
@@ -265,7 +281,7 @@ fn prefixes_follow_nesting_and_setext_and_ignore_fenced_hashes() {
         chunk_size: 48,
         chunk_overlap: 0,
     };
-    let plain = chunk_corpus(&corpus, &tokens, &params).unwrap();
+    let plain = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     let with = |prefix| {
         let mut chunks = plain.clone();
         enrich(

@@ -269,6 +269,18 @@ pub enum GoldenError {
     },
 }
 
+impl GoldenError {
+    /// Always usage (2): the golden set is the user's input.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            GoldenError::Io { .. }
+            | GoldenError::Parse { .. }
+            | GoldenError::Empty(_)
+            | GoldenError::Invalid { .. } => crate::exit::ExitClass::Usage,
+        }
+    }
+}
+
 /// Reads a golden file in either format.
 ///
 /// # Errors

@@ -27,13 +27,13 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use pipeline::{
-    CallRow, Estimate, Job, JudgeEvent, JudgeQuestionRow, JudgeRun, estimate, load_finished,
-    plan_jobs, run_judge,
+    CallRow, Estimate, Job, JudgeQuestionRow, JudgeRun, estimate, load_finished, plan_jobs,
+    run_judge,
 };
 pub use prompts::{PromptError, PromptKind, PromptSet};
 pub use verdict::{Criterion, Verdict};
 
-use crate::report::ReportError;
+use crate::exit::ExitClass;
 use crate::sweep::SweepError;
 
 /// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest.
@@ -117,9 +117,6 @@ pub enum JudgeError {
         #[source]
         source: csv::Error,
     },
-    /// A report file could not be written.
-    #[error(transparent)]
-    Report(#[from] ReportError),
     /// The run folder holds judge results made with other settings (models, prompts, caps).
     #[error(
         "{dir} holds judge results made with other settings ({what}); use a new --out folder or delete judge_questions.csv there"
@@ -153,6 +150,48 @@ pub enum JudgeError {
     /// The LLM client could not be built.
     #[error(transparent)]
     Client(#[from] crate::llm::LlmError),
+    /// `--compare-prefix` without a prefixed configuration at the pick's strategy and size.
+    #[error(
+        "--compare-prefix: the sweep has no prefixed configuration at {strategy} {size}; add --prefixes none,heading_path (say) or name the prefix (--compare-prefix heading_path)"
+    )]
+    NoPrefixToCompare {
+        /// The pick's strategy.
+        strategy: String,
+        /// The pick's chunk size.
+        size: usize,
+    },
+    /// Every question failed: nothing was judged, so nothing can be confirmed.
+    #[error(
+        "no question could be judged; the first failure ({config_id}, {question_id}): {error}. Check the server ({server}) and the model names, then run the same command again"
+    )]
+    NothingJudged {
+        /// The candidate of the first failure.
+        config_id: String,
+        /// Its question.
+        question_id: String,
+        /// The error.
+        error: String,
+        /// The server's base URL.
+        server: String,
+    },
+}
+
+impl JudgeError {
+    /// Usage (2) for prompts, settings and budgets the user chose; the sweep's or the client's
+    /// class for theirs; failure (1) for files.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            JudgeError::Prompt(e) => e.exit_class(),
+            JudgeError::Sweep(e) => e.exit_class(),
+            JudgeError::Client(e) => e.exit_class(),
+            JudgeError::SettingsChanged { .. }
+            | JudgeError::OverBudget { .. }
+            | JudgeError::Unpriced { .. }
+            | JudgeError::NoPrefixToCompare { .. } => ExitClass::Usage,
+            JudgeError::NothingJudged { .. } => ExitClass::Failure,
+            JudgeError::Io { .. } | JudgeError::Csv { .. } => ExitClass::Failure,
+        }
+    }
 }
 
 impl JudgeError {
@@ -204,13 +243,31 @@ impl Fingerprint {
         }
     }
 
+    /// Reads `dir/judge_settings.json`; `None` when the folder has none.
+    ///
+    /// # Errors
+    /// [`JudgeError::Io`] when it exists but cannot be read or parsed.
+    pub fn load(dir: &Path) -> Result<Option<Self>, JudgeError> {
+        let path = dir.join(crate::files::JUDGE_SETTINGS);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+                JudgeError::io(
+                    &path,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(JudgeError::io(&path, e)),
+        }
+    }
+
     /// Checks `dir/judge_settings.json` against `self` when the folder already has judge rows,
     /// then writes `self` there.
     ///
     /// # Errors
     /// [`JudgeError::SettingsChanged`] naming the differing fields; [`JudgeError::Io`].
     pub fn check_and_store(&self, dir: &Path) -> Result<(), JudgeError> {
-        let path = dir.join("judge_settings.json");
+        let path = dir.join(crate::files::JUDGE_SETTINGS);
         let has_rows = pipeline::questions_path(dir)
             .metadata()
             .map(|m| m.len() > 0)

@@ -16,13 +16,15 @@ use tokio::task::JoinSet;
 use super::prompts::{PromptKind, PromptSet, fence_context};
 use super::verdict::{Criterion, Verdict, grade, is_final, last_record};
 use super::{JudgeError, JudgeSettings};
-use crate::chunking::enrich::ContextMap;
 use crate::corpus::Corpus;
+use crate::events::{Events, RunEvent, Step};
+use crate::files;
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
-use crate::sweep::{ConfigIndex, ConfigSpec};
+use crate::sweep::grid::ConfigSpec;
+use crate::sweep::index::{ConfigIndex, RetrievalContext};
 use crate::tokenize::CorpusTokens;
 
 /// Separates the parts of the call tag carried in [`CallRecord::stage`].
@@ -59,8 +61,10 @@ pub struct Job {
     pub retrieve_ms: f64,
 }
 
-/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; model-written
-/// contexts for `llm_context` candidates from `contexts`) and retrieves top-k for every question.
+/// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; embeddings and
+/// model-written contexts from the prepare step in `context`, so dense, hybrid, semantic and
+/// `llm_context` candidates retrieve exactly as in the sweep) and retrieves top-k for every
+/// question.
 /// The generator sees each retrieved chunk as it was indexed: its prefix, then its text.
 ///
 /// # Errors
@@ -70,11 +74,11 @@ pub fn plan_jobs(
     golden: &GoldenSet,
     candidates: &[ConfigSpec],
     tokens: &CorpusTokens,
-    contexts: &ContextMap,
+    context: &Arc<RetrievalContext>,
 ) -> Result<Vec<Job>, JudgeError> {
     let mut jobs = Vec::new();
     for (ci, config) in candidates.iter().enumerate() {
-        let index = ConfigIndex::build(corpus, tokens, config, contexts)?;
+        let index = ConfigIndex::build(corpus, tokens, config, context)?;
         let config_id = config.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();
@@ -444,24 +448,6 @@ async fn run_job(
     })
 }
 
-/// Progress of the judge stage, for a display.
-#[derive(Debug, Clone)]
-pub enum JudgeEvent {
-    /// A chat call finished (or failed).
-    Call(CallRecord),
-    /// A question finished and its row was written.
-    Question(Box<JudgeQuestionRow>),
-    /// A question stayed unfinished (a transient failure); a rerun will redo it.
-    Unfinished {
-        /// Configuration id.
-        config_id: String,
-        /// Question id.
-        question_id: String,
-        /// Why.
-        error: String,
-    },
-}
-
 /// The result of [`run_judge`].
 #[derive(Debug, Clone)]
 pub struct JudgeRun {
@@ -487,7 +473,7 @@ impl JudgeRun {
 
 /// judge_questions.csv in `dir`.
 pub fn questions_path(dir: &Path) -> PathBuf {
-    dir.join("judge_questions.csv")
+    dir.join(files::JUDGE_QUESTIONS)
 }
 
 /// Reads the finished rows of a run folder's judge_questions.csv, dropping a torn last line (a
@@ -570,7 +556,7 @@ pub async fn run_judge(
     prompts: Arc<PromptSet>,
     settings: Arc<JudgeSettings>,
     client: &LlmClient,
-    on_event: &(dyn Fn(JudgeEvent) + Sync),
+    events: Events<'_>,
 ) -> Result<JudgeRun, JudgeError> {
     let done = load_finished(dir)?;
     let resumed = done.len();
@@ -579,7 +565,7 @@ pub async fn run_judge(
         .map(|r| (r.config_id.clone(), r.question_id.clone()))
         .collect();
     let mut rows_out = Appender::open(&questions_path(dir))?;
-    let mut calls_out = Appender::open(&dir.join("calls.csv"))?;
+    let mut calls_out = Appender::open(&dir.join(files::CALLS))?;
     let mut calls_rx = client.subscribe();
 
     let todo: Vec<usize> = (0..jobs.len())
@@ -601,7 +587,12 @@ pub async fn run_judge(
         while let Ok(rec) = rx.try_recv() {
             *spent += rec.cost_usd.unwrap_or(0.0);
             out.append(&CallRow::from(&rec))?;
-            on_event(JudgeEvent::Call(rec));
+            events(RunEvent::Advanced {
+                step: Step::Judge,
+                label: rec.stage.replace(TAG_SEP, " "),
+                cost_usd: rec.cost_usd,
+                cached: rec.cache_hit,
+            });
         }
         Ok(())
     };
@@ -648,12 +639,11 @@ pub async fn run_judge(
         match res {
             Ok(row) => {
                 rows_out.append(&row)?;
-                on_event(JudgeEvent::Question(Box::new(row.clone())));
                 new_rows.push(Finished { row, job_index: ji });
             }
             Err(e) => {
                 let job = &jobs[ji];
-                on_event(JudgeEvent::Unfinished {
+                events(RunEvent::Unfinished {
                     config_id: job.config_id.clone(),
                     question_id: job.question_id.clone(),
                     error: e.to_string(),
@@ -687,8 +677,11 @@ pub async fn run_judge(
     all.sort_by_key(|(i, _)| *i);
     let rows: Vec<JudgeQuestionRow> = all.into_iter().map(|(_, r)| r).collect();
     let path = questions_path(dir);
-    let tmp = dir.join("judge_questions.csv.tmp");
-    crate::report::csv::write_rows(&tmp, &rows)?;
+    let tmp = dir.join(format!("{}.tmp", files::JUDGE_QUESTIONS));
+    crate::table::write_rows(&tmp, &rows).map_err(|source| JudgeError::Csv {
+        path: tmp.clone(),
+        source,
+    })?;
     std::fs::rename(&tmp, &path).map_err(|e| JudgeError::io(&path, e))?;
     Ok(JudgeRun {
         rows,

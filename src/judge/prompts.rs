@@ -83,6 +83,17 @@ pub enum PromptError {
     },
 }
 
+impl PromptError {
+    /// Usage (2): the prompt folder is the user's input.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            PromptError::Io { .. } | PromptError::MissingPlaceholder { .. } => {
+                crate::exit::ExitClass::Usage
+            }
+        }
+    }
+}
+
 /// One loaded template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
@@ -192,38 +203,8 @@ impl PromptSet {
 
     /// Renders the template of `kind` with `values` (name, value).
     pub fn render(&self, kind: PromptKind, values: &[(&str, &str)]) -> String {
-        render(&self.get(kind).text, values)
+        crate::template::render(&self.get(kind).text, values)
     }
-}
-
-/// Replaces each `{name}` whose name is one of `values` in a single left-to-right pass; any other
-/// brace text is kept as written, and substituted values are never scanned again.
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() + 256);
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let hit = after.find('}').and_then(|close| {
-            let name = &after[..close];
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (close, *v))
-        });
-        match hit {
-            Some((close, value)) => {
-                out.push_str(value);
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Fences retrieved chunks as `<document id="ID">\nTEXT\n</document>` blocks separated by blank
@@ -267,18 +248,6 @@ fn neutralise(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn render_is_single_pass_and_keeps_other_braces() {
-        let t = "Q: {question}\nA: {answer}\nJSON: {\"verdict\": \"pass\"} {unknown}";
-        let s = render(t, &[("question", "what is {answer}?"), ("answer", "42")]);
-        assert_eq!(
-            s,
-            "Q: what is {answer}?\nA: 42\nJSON: {\"verdict\": \"pass\"} {unknown}"
-        );
-        assert_eq!(render("{", &[]), "{");
-        assert_eq!(render("a{b", &[("b", "x")]), "a{b");
-    }
 
     #[test]
     fn fences_cannot_be_closed_from_inside() {

@@ -17,7 +17,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::error::LlmError;
-use super::structured::ResponseFormatKind;
+use super::format::ResponseFormatKind;
 
 /// A stored reply.
 #[derive(Debug, Clone, PartialEq)]

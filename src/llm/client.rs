@@ -12,12 +12,11 @@ use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, can
 use super::config::{ApiKey, ClientConfig, ModelConfig};
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
+use super::format::ResponseFormatKind;
 use super::limiter::ModelLimiter;
 use super::record::{CallKind, CallRecord, rfc3339_utc};
 use super::retry::{backoff, hinted_wait, is_retryable_status, retry_hint};
-use super::structured::{
-    ResponseFormatKind, apply_mode, instruction_message, is_format_refusal, parse_json_checked,
-};
+use super::structured::{apply_mode, instruction_message, is_format_refusal, parse_json_checked};
 use super::types::{
     ChatOutcome, ChatRequest, EmbedOutcome, EmbedRequest, JsonOutcome, WireChat, WireEmbeddings,
     WireUsage,

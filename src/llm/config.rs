@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::error::LlmError;
-use super::structured::ResponseFormatKind;
+use super::format::ResponseFormatKind;
 
 /// OpenAI's API, used when neither the config nor `OPENAI_BASE_URL` names a server.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";

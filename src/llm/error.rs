@@ -64,6 +64,21 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Usage (2) for an unusable client configuration; failure (1) for what a server did.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            LlmError::Config(_) => crate::exit::ExitClass::Usage,
+            LlmError::Rejected { .. }
+            | LlmError::Exhausted { .. }
+            | LlmError::RetryAfterTooLong { .. }
+            | LlmError::BadResponse { .. }
+            | LlmError::NoJson { .. }
+            | LlmError::Cache(_) => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
+impl LlmError {
     pub(crate) fn bad_response(endpoint: &str, detail: impl Into<String>) -> Self {
         LlmError::BadResponse {
             endpoint: endpoint.to_string(),

@@ -74,6 +74,7 @@ pub mod client;
 pub mod config;
 pub mod cost;
 pub mod error;
+pub mod format;
 pub mod limiter;
 pub mod record;
 pub mod retry;
@@ -83,8 +84,9 @@ pub mod types;
 pub use client::LlmClient;
 pub use config::{ApiKey, ClientConfig, ModelConfig, RetryConfig};
 pub use error::LlmError;
+pub use format::ResponseFormatKind;
 pub use record::{CallKind, CallRecord};
-pub use structured::{ResponseFormatKind, parse_json_lenient};
+pub use structured::parse_json_lenient;
 pub use types::{
     ChatMessage, ChatOutcome, ChatRequest, EmbedOutcome, EmbedRequest, JsonOutcome, Role,
 };

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::structured::ResponseFormatKind;
+use super::format::ResponseFormatKind;
 
 /// Which endpoint a call used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

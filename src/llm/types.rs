@@ -15,8 +15,8 @@ use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::format::ResponseFormatKind;
 use super::record::CallRecord;
-use super::structured::ResponseFormatKind;
 
 /// Author of a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

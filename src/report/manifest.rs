@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::ReportError;
+use super::error::ReportError;
 use crate::corpus::Corpus;
 
 /// Fingerprint of the inputs.
@@ -84,8 +84,8 @@ pub struct Manifest<C: Serialize> {
     /// Wall time of each phase of the run, in milliseconds.
     pub phase_time_ms: PhaseTimes,
     /// Wall time per configuration (chunk, index, retrieve, score), in milliseconds.
-    pub config_time_ms: std::collections::BTreeMap<String, crate::sweep::StageTimes>,
-    /// Files written, relative to the run folder.
+    pub config_time_ms: std::collections::BTreeMap<String, crate::sweep::rows::StageTimes>,
+    /// Files written, relative to the run folder (set by [`super::run_dir::RunDir::write_manifest`]).
     pub outputs: Vec<String>,
 }
 
@@ -123,17 +123,4 @@ impl Default for Bm25Settings {
             term_pattern: TERM_PATTERN,
         }
     }
-}
-
-/// Writes `manifest` as pretty JSON to `dir/manifest.json`.
-///
-/// # Errors
-/// [`ReportError`] naming the file.
-pub fn write<C: Serialize>(dir: &Path, manifest: &Manifest<C>) -> Result<(), ReportError> {
-    let path = dir.join("manifest.json");
-    let text = serde_json::to_string_pretty(manifest).map_err(|source| ReportError::Json {
-        path: path.clone(),
-        source,
-    })?;
-    std::fs::write(&path, text + "\n").map_err(|source| ReportError::Io { path, source })
 }

@@ -15,9 +15,6 @@ use thiserror::Error;
 
 use crate::select::{ConfigSelection, Selection};
 
-/// File name of the figure, next to report.md.
-pub const PLOT_FILE: &str = "sweep.svg";
-
 /// Figure size in pixels (width, height).
 pub const FIGURE_SIZE: (u32, u32) = (1280, 900);
 
@@ -105,7 +102,7 @@ fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
 /// # Errors
 /// [`PlotError`] when plotters cannot draw or write the file.
 pub fn write_plot(dir: &Path, selection: &Selection, title: &str) -> Result<PathBuf, PlotError> {
-    let path = dir.join(PLOT_FILE);
+    let path = dir.join(crate::files::PLOT);
     draw(&path, selection, title)?;
     Ok(path)
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 
-use crate::sweep::{QuestionRow, SweepRow};
+use crate::files;
+use crate::sweep::rows::{QuestionRow, SweepRow};
 
 /// Errors while reading a run folder.
 #[derive(Debug, Error)]
@@ -44,6 +45,18 @@ pub enum ReadError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl ReadError {
+    /// Usage (2): the folder named is not a readable run folder.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ReadError::Missing { .. }
+            | ReadError::Csv { .. }
+            | ReadError::Json { .. }
+            | ReadError::Io { .. } => crate::exit::ExitClass::Usage,
+        }
+    }
 }
 
 /// What a run folder holds for the decision.
@@ -91,9 +104,9 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReadError> 
 /// # Errors
 /// [`ReadError`] naming the file that is missing or malformed.
 pub fn read_run(dir: &Path) -> Result<RunData, ReadError> {
-    let sweep = read_rows(&dir.join("sweep.csv"))?;
-    let questions = read_rows(&dir.join("sweep_questions.csv"))?;
-    let path = dir.join("manifest.json");
+    let sweep = read_rows(&dir.join(files::SWEEP))?;
+    let questions = read_rows(&dir.join(files::SWEEP_QUESTIONS))?;
+    let path = dir.join(files::MANIFEST);
     let manifest = if path.exists() {
         let text = std::fs::read_to_string(&path).map_err(|source| ReadError::Io {
             path: path.clone(),
@@ -143,7 +156,7 @@ mod tests {
         let path = dir.path().join("sweep_questions.csv");
         // An empty rank (unreachable), awkward text and floats that are not short decimals.
         let rows = vec![question(None, 2.0 / 3.0), question(Some(4), 1.0 / 7.0)];
-        crate::report::csv::write_rows(&path, &rows).unwrap();
+        crate::table::write_rows(&path, &rows).unwrap();
         let back: Vec<QuestionRow> = read_rows(&path).unwrap();
         assert_eq!(back, rows);
     }

@@ -8,6 +8,8 @@
 
 use thiserror::Error;
 
+use crate::vector::dot;
+
 /// Errors building or querying a [`DenseIndex`].
 #[derive(Debug, Error, PartialEq)]
 pub enum DenseError {
@@ -41,11 +43,6 @@ pub fn normalise(v: &mut [f32]) -> Result<(), DenseError> {
         *x = (f64::from(*x) / norm) as f32;
     }
     Ok(())
-}
-
-/// Dot product (the cosine when both vectors are unit length).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Unit-length chunk vectors of one configuration, row-major in chunk order.

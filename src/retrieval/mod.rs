@@ -7,8 +7,7 @@
 
 pub mod bm25;
 pub mod dense;
-pub mod embed;
-pub mod embed_cache;
+pub mod embeddings;
 pub mod hybrid;
 pub mod rank;
 

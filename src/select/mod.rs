@@ -22,6 +22,7 @@
 pub mod diagnose;
 pub mod halves;
 pub mod plateau;
+pub mod prefix;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -103,6 +104,17 @@ pub enum SelectError {
         /// What differs.
         detail: String,
     },
+}
+
+impl SelectError {
+    /// Usage (2): the run folder's CSVs cannot be selected from as they are.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            SelectError::NoConfigurations
+            | SelectError::MissingQuestions(_)
+            | SelectError::DifferentQuestions { .. } => crate::exit::ExitClass::Usage,
+        }
+    }
 }
 
 /// Where a configuration ended up.

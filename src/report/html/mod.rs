@@ -13,62 +13,24 @@
 //! chunks are therefore built only when it is opened (the first is open), which keeps the page
 //! light at thousands of questions: each distinct chunk text is stored once.
 
+mod configs;
+pub mod model;
 mod questions;
 pub mod review;
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-
 use thiserror::Error;
 
-use super::ReportError;
-use super::read::{ReadError, read_rows};
 use crate::corpus::{Corpus, CorpusError, load_corpus};
-use crate::golden::{self, GoldenError, GoldenFormat, GoldenSet, Location};
-use crate::judge::pipeline::JudgeQuestionRow;
-use crate::select::{ConfigSelection, Selection, Status};
-use crate::sweep::{QuestionRow, SweepRow};
-
-/// File name of the HTML report.
-pub const HTML_FILE: &str = "report.html";
+use crate::exit::ExitClass;
+use crate::golden::{self, GoldenError, GoldenFormat, GoldenSet};
+use model::{Page, TextStore};
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
-
-/// The corpus and golden set the run scored, for the questions' and chunks' texts.
-#[derive(Debug, Clone, Copy)]
-pub struct Texts<'a> {
-    /// The corpus (chunk text).
-    pub corpus: &'a Corpus,
-    /// The golden set (question text, reference answer, evidence locations).
-    pub golden: &'a GoldenSet,
-}
-
-/// Everything the page shows.
-#[derive(Debug, Clone, Copy)]
-pub struct Page<'a> {
-    /// The run's name (its folder's name).
-    pub run_name: &'a str,
-    /// report.md as written: its sections are shown as HTML.
-    pub markdown: &'a str,
-    /// sweep.svg's text, shown inline.
-    pub plot_svg: Option<&'a str>,
-    /// Rows of sweep.csv (the retriever of each configuration).
-    pub sweep: &'a [SweepRow],
-    /// The selection.
-    pub selection: &'a Selection,
-    /// Rows of sweep_questions.csv.
-    pub questions: &'a [QuestionRow],
-    /// Rows of judge_questions.csv (empty without a judge run).
-    pub judge: &'a [JudgeQuestionRow],
-    /// Texts of the questions and chunks; without them the questions show ids and figures only.
-    pub texts: Option<Texts<'a>>,
-    /// Why `texts` is missing, shown on the page.
-    pub texts_note: Option<&'a str>,
-}
 
 /// Renders report.html.
 pub fn render(page: &Page) -> String {
@@ -109,13 +71,13 @@ pub fn render(page: &Page) -> String {
                 }
                 @for (title, body) in &rest {
                     @if *title == "Configurations" {
-                        section #configurations { (config_table(page)) }
+                        section #configurations { (configs::config_table(page)) }
                     } @else {
                         section { (md_html(body)) }
                     }
                 }
                 @if section("Configurations").is_none() {
-                    section #configurations { (config_table(page)) }
+                    section #configurations { (configs::config_table(page)) }
                 }
                 section #questions { (questions) }
                 script #chunk-texts type="application/json" { (PreEscaped(store.json())) }
@@ -124,19 +86,6 @@ pub fn render(page: &Page) -> String {
         }
     };
     markup.into_string()
-}
-
-/// Writes [`render`]'s page to `dir/report.html` and returns its path.
-///
-/// # Errors
-/// [`ReportError::Io`] when the file cannot be written.
-pub fn write_html(dir: &Path, page: &Page) -> Result<PathBuf, ReportError> {
-    let path = dir.join(HTML_FILE);
-    std::fs::write(&path, render(page)).map_err(|source| ReportError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
 }
 
 /// Why the questions' texts could not be loaded for a run folder.
@@ -151,6 +100,17 @@ pub enum TextsError {
     /// The golden set could not be read.
     #[error(transparent)]
     Golden(#[from] GoldenError),
+}
+
+impl TextsError {
+    /// The class of the cause (the page is written without the texts either way).
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            TextsError::NotRecorded => ExitClass::Usage,
+            TextsError::Corpus(e) => e.exit_class(),
+            TextsError::Golden(e) => e.exit_class(),
+        }
+    }
 }
 
 /// Loads the corpus and golden set a run folder's manifest records (`config.corpus`,
@@ -174,61 +134,6 @@ pub fn load_texts(manifest: Option<&serde_json::Value>) -> Result<(Corpus, Golde
     let corpus = load_corpus(&corpus_dir)?;
     let golden = golden::load(&golden_path, format, &corpus)?;
     Ok((corpus, golden))
-}
-
-/// Writes report.html into `dir` for a run whose decision files are written: report.md and
-/// sweep.svg are read from `dir`, and judge_questions.csv when it is there. `texts` are the
-/// corpus and golden set, or why they are missing (the questions then show ids and figures).
-///
-/// # Errors
-/// [`HtmlError::Read`] for an unreadable report.md or judge_questions.csv, [`HtmlError::Write`].
-pub fn write_for_run(
-    dir: &Path,
-    run_name: &str,
-    sweep: &[SweepRow],
-    questions: &[QuestionRow],
-    selection: &Selection,
-    texts: Result<Texts, &TextsError>,
-) -> Result<PathBuf, HtmlError> {
-    let read = |name: &str| {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path).map_err(|source| ReadError::Io { path, source })
-    };
-    let markdown = read(super::decision::REPORT_FILE)?;
-    let plot_svg = read(super::plot::PLOT_FILE).ok();
-    let judge_path = crate::judge::pipeline::questions_path(dir);
-    let judge: Vec<JudgeQuestionRow> = if judge_path.exists() {
-        read_rows(&judge_path)?
-    } else {
-        Vec::new()
-    };
-    let note = texts
-        .as_ref()
-        .err()
-        .map(|e| format!("The questions' and chunks' texts are not shown: {e}."));
-    let page = Page {
-        run_name,
-        markdown: &markdown,
-        plot_svg: plot_svg.as_deref(),
-        sweep,
-        selection,
-        questions,
-        judge: &judge,
-        texts: texts.ok(),
-        texts_note: note.as_deref(),
-    };
-    Ok(write_html(dir, &page)?)
-}
-
-/// Errors of [`write_for_run`].
-#[derive(Debug, Error)]
-pub enum HtmlError {
-    /// A file of the run folder could not be read.
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    /// report.html could not be written.
-    #[error(transparent)]
-    Write(#[from] ReportError),
 }
 
 /// report.md's `## ` sections as (title, text with its heading); the title line (`# …`) before
@@ -277,116 +182,4 @@ fn svg_element(svg: &str) -> Option<&str> {
     let start = svg.find("<svg")?;
     let end = svg.rfind("</svg>")? + "</svg>".len();
     (start < end).then(|| &svg[start..end])
-}
-
-pub(super) fn fmt3(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-fn config_table(page: &Page) -> Markup {
-    let retriever: HashMap<&str, &str> = page
-        .sweep
-        .iter()
-        .map(|r| (r.config_id.as_str(), r.retriever.as_str()))
-        .collect();
-    let configs = &page.selection.configs;
-    let ret = |c: &ConfigSelection| retriever.get(c.config_id.as_str()).copied().unwrap_or("");
-    let distinct = |f: &dyn Fn(&ConfigSelection) -> String| {
-        let set: BTreeSet<(usize, String)> = configs
-            .iter()
-            .map(|c| {
-                let v = f(c);
-                (v.parse().unwrap_or(usize::MAX), v)
-            })
-            .collect();
-        set.into_iter().map(|(_, v)| v).collect::<Vec<_>>()
-    };
-    let filters: [(&str, &str, Vec<String>); 4] = [
-        ("strategy", "strategy", distinct(&|c| c.strategy.clone())),
-        ("size", "size", distinct(&|c| c.chunk_size.to_string())),
-        ("prefix", "prefix", distinct(&|c| c.prefix.clone())),
-        ("retriever", "retriever", distinct(&|c| ret(c).to_string())),
-    ];
-    html! {
-        h2 { "Configurations" }
-        p .meta { "Click a column to sort; the pick is green, the other judge candidates pale green." }
-        div .filters {
-            @for (key, label, values) in &filters {
-                label { (label) " "
-                    select data-f=(key) {
-                        option value="" { "all" }
-                        @for v in values { option value=(v) { (v) } }
-                    }
-                }
-            }
-        }
-        table #configs {
-            thead { tr {
-                th { "configuration" } th { "strategy" } th { "size" } th { "overlap" }
-                th { "prefix" } th { "retriever" } th { "k" } th { "tokens/query" }
-                th { "span recall@k" } th { "hit@k" } th { "coverage@k" } th { "margin" }
-                th { "status" } th { "rank" } th { "half wins" } th { "reason" }
-            } }
-            tbody {
-                @for c in configs {
-                    tr .(status_class(c.status)) data-strategy=(c.strategy) data-size=(c.chunk_size)
-                        data-prefix=(c.prefix) data-retriever=(ret(c)) {
-                        td { code { (c.config_id) } }
-                        td { (c.strategy) }
-                        td data-v=(c.chunk_size) { (c.chunk_size) }
-                        td data-v=(c.chunk_overlap) { (c.chunk_overlap) }
-                        td { (c.prefix) }
-                        td { (ret(c)) }
-                        td data-v=(c.top_k) { (c.top_k) }
-                        td data-v=(c.tokens_per_query) { (format!("{:.0}", c.tokens_per_query)) }
-                        td data-v=(c.span_recall) title=(format!("[{:.3}, {:.3}]", c.span_recall_lo, c.span_recall_hi)) { (fmt3(c.span_recall)) }
-                        td data-v=(c.hit_rate) { (fmt3(c.hit_rate)) }
-                        td data-v=(c.coverage) { (fmt3(c.coverage)) }
-                        td data-v=(c.margin) { (fmt3(c.margin)) }
-                        td { (status_class(c.status)) }
-                        td data-v=(c.rank.map_or(f64::NAN, |r| r as f64)) { (c.rank.map(|r| r.to_string()).unwrap_or_default()) }
-                        td data-v=(c.win_share) { (format!("{:.0}%", c.win_share * 100.0)) }
-                        td .meta { (c.reason) }
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn status_class(s: Status) -> &'static str {
-    match s {
-        Status::Winner => "winner",
-        Status::Candidate => "candidate",
-        Status::Kept => "kept",
-        Status::Dropped => "dropped",
-    }
-}
-
-/// Distinct chunk texts, each stored once, by location.
-#[derive(Default)]
-pub(super) struct TextStore {
-    texts: Vec<String>,
-    index: HashMap<Location, usize>,
-}
-
-impl TextStore {
-    pub(super) fn add(&mut self, corpus: &Corpus, loc: Location) -> (usize, &str) {
-        let i = *self.index.entry(loc).or_insert_with(|| {
-            self.texts.push(
-                corpus.docs[loc.doc]
-                    .slice_chars(loc.start, loc.end)
-                    .to_string(),
-            );
-            self.texts.len() - 1
-        });
-        (i, &self.texts[i])
-    }
-
-    /// The texts as a JSON array that is safe inside a `<script>` element.
-    fn json(&self) -> String {
-        serde_json::to_string(&self.texts)
-            .unwrap_or_else(|_| "[]".into())
-            .replace('<', "\\u003c")
-    }
 }

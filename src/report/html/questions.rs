@@ -7,13 +7,13 @@ use std::fmt::Write as _;
 
 use maud::{Markup, html};
 
+use super::model::{Page, TextStore, fmt3};
 use super::review::{self, SpanStatus};
-use super::{Page, TextStore, fmt3};
 use crate::corpus::Corpus;
 use crate::golden::Question;
 use crate::judge::pipeline::JudgeQuestionRow;
 use crate::judge::verdict::Criterion;
-use crate::sweep::QuestionRow;
+use crate::sweep::rows::QuestionRow;
 
 /// The configurations shown per question: those judged (in judge_questions.csv order), else the
 /// selection's judge candidates.

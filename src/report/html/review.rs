@@ -7,7 +7,7 @@
 
 use crate::corpus::Corpus;
 use crate::golden::{EvidenceSpan, Location, Question};
-use crate::sweep::QuestionRow;
+use crate::sweep::rows::QuestionRow;
 
 /// One chunk of a configuration's top-k, as sweep_questions.csv records it.
 #[derive(Debug, Clone, PartialEq)]

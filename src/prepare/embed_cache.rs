@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
 
-use super::embed::EmbedError;
+use thiserror::Error;
 
 /// One cached vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,16 +29,21 @@ pub struct EmbedCache {
     path: PathBuf,
 }
 
-fn err(e: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Cache(e.to_string())
+/// An error of the cache file (SQLite), with its message.
+#[derive(Debug, Error)]
+#[error("embedding cache: {0}")]
+pub struct CacheError(pub String);
+
+fn err(e: impl std::fmt::Display) -> CacheError {
+    CacheError(e.to_string())
 }
 
 impl EmbedCache {
     /// Opens (creating it and its folder if needed) the cache at `path`.
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] if the file cannot be created or opened.
-    pub fn open(path: &Path) -> Result<Self, EmbedError> {
+    /// [`CacheError`] if the file cannot be created or opened.
+    pub fn open(path: &Path) -> Result<Self, CacheError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
         }
@@ -74,8 +79,8 @@ impl EmbedCache {
     /// The vector of `(model, hash)`, if cached.
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] on a database error or a corrupt row.
-    pub fn get(&self, model: &str, hash: &[u8; 32]) -> Result<Option<CachedVector>, EmbedError> {
+    /// [`CacheError`] on a database error or a corrupt row.
+    pub fn get(&self, model: &str, hash: &[u8; 32]) -> Result<Option<CachedVector>, CacheError> {
         let conn = self.conn.lock().expect("embed cache lock");
         let mut stmt = conn
             .prepare_cached(
@@ -105,12 +110,12 @@ impl EmbedCache {
     /// Stores vectors (in one transaction); an existing row is replaced.
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] on a database error.
+    /// [`CacheError`] on a database error.
     pub fn put_many(
         &self,
         model: &str,
         rows: &[([u8; 32], &[f32], f64)],
-    ) -> Result<(), EmbedError> {
+    ) -> Result<(), CacheError> {
         let mut conn = self.conn.lock().expect("embed cache lock");
         let tx = conn.transaction().map_err(err)?;
         {
@@ -132,8 +137,8 @@ impl EmbedCache {
     /// Rows stored for `model`.
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] on a database error.
-    pub fn count(&self, model: &str) -> Result<usize, EmbedError> {
+    /// [`CacheError`] on a database error.
+    pub fn count(&self, model: &str) -> Result<usize, CacheError> {
         let conn = self.conn.lock().expect("embed cache lock");
         conn.query_row(
             "SELECT COUNT(*) FROM embeddings WHERE model = ?1",

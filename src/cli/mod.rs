@@ -1,0 +1,112 @@
+//! The binary's side: flags ([`args`]), the progress display ([`progress`]) and what is printed
+//! ([`print`]). Each command resolves its [`Plan`], calls the library's pipeline and prints.
+
+pub mod args;
+pub mod print;
+pub mod progress;
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use chunksweep::golden::Severity;
+use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
+use chunksweep::plan::Plan;
+use chunksweep::select::SelectionSettings;
+
+use args::{InputArgs, ReportArgs, RunArgs, SweepArgs};
+use progress::Progress;
+
+fn command_line() -> Vec<String> {
+    std::env::args().collect()
+}
+
+/// `chunksweep sweep`.
+pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
+    let plan = Plan::load(
+        args.input.config.as_deref(),
+        args.overrides(),
+        jiff::Timestamp::now(),
+    )?;
+    let progress = Progress::new(args.quiet);
+    let out = pipeline::sweep(&plan, &command_line(), &|e| progress.handle(e))
+        .with_context(|| format!("sweep into {}", plan.run_dir.display()))?;
+    progress.clear();
+    if !args.quiet {
+        print::summary(&out.rows);
+        println!(
+            "{} configurations × {} questions in {:.1} s; results in {}",
+            out.rows.len(),
+            out.n_questions,
+            out.wall_s,
+            out.run_dir.display()
+        );
+        print::decision(&out.decision);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chunksweep run`.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let plan = Plan::load(
+        args.sweep.input.config.as_deref(),
+        args.overrides(),
+        jiff::Timestamp::now(),
+    )?;
+    let quiet = args.sweep.quiet;
+    let progress = Progress::new(quiet);
+    let out = pipeline::run(&plan, &command_line(), &|e| progress.handle(e))
+        .with_context(|| format!("run into {}", plan.run_dir.display()))?;
+    progress.clear();
+    match &out.judge {
+        JudgeOutcome::DryRun(d) => print::dry_run(d),
+        JudgeOutcome::Judged(j) => {
+            if !quiet {
+                print::judged(j, &out.sweep.run_dir);
+            }
+            if let Some(note) = &j.incomplete {
+                eprintln!("incomplete: {note}");
+            }
+        }
+    }
+    Ok(out
+        .exit_class()
+        .map_or(ExitCode::SUCCESS, |c| ExitCode::from(c.code())))
+}
+
+/// `chunksweep report`.
+pub fn report(args: ReportArgs) -> Result<ExitCode> {
+    let settings = SelectionSettings {
+        margin_tolerance: args.margin_tolerance,
+        recall_tolerance: args.recall_tolerance,
+        candidates: args.candidates,
+        halves: args.halves,
+        seed: args.seed,
+        ..SelectionSettings::default()
+    };
+    let decision = pipeline::report(&args.run_dir, &settings)
+        .with_context(|| format!("report of {}", args.run_dir.display()))?;
+    print::decision(&decision);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chunksweep validate`: exit 2 when the golden set has an error.
+pub fn validate(args: InputArgs) -> Result<ExitCode> {
+    let plan = Plan::load(
+        args.config.as_deref(),
+        args.overrides(),
+        jiff::Timestamp::now(),
+    )?;
+    let v = pipeline::validate(&plan)?;
+    let errors = v
+        .problems
+        .iter()
+        .filter(|p| p.kind.severity() == Severity::Error)
+        .count();
+    print::validation(&v, &plan.golden, errors);
+    Ok(if errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

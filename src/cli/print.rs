@@ -1,0 +1,122 @@
+//! What the commands print to standard output: the sweep table, the decision, the judge
+//! section, the dry run's estimate, the validation's problems.
+
+use chunksweep::pipeline::Validation;
+use chunksweep::pipeline::decide::Decision;
+use chunksweep::pipeline::judge_step::{DryRun, Judged};
+use chunksweep::select::StabilityStatus;
+use chunksweep::sweep::SweepRow;
+
+/// The pick, its stability, and the decision files written.
+pub fn decision(d: &Decision) {
+    let sel = &d.selection;
+    let w = sel.winner();
+    let stability = match sel.stability.status {
+        StabilityStatus::Stable => "stable",
+        StabilityStatus::Indistinguishable => {
+            "indistinguishable from its neighbours; picked on cost"
+        }
+        StabilityStatus::HalvesDisagree => "halves disagree; see the report",
+    };
+    println!(
+        "pick: {} ({:.0} tokens/query, span recall@k {:.3}); won {:.0}% of {} halves: {}",
+        w.config_id,
+        w.tokens_per_query,
+        w.span_recall,
+        sel.stability.winner_share * 100.0,
+        sel.stability.halves,
+        stability
+    );
+    for f in &d.files {
+        println!("wrote {}", f.display());
+    }
+}
+
+/// The sweep table: one line per configuration.
+pub fn summary(rows: &[SweepRow]) {
+    println!(
+        "{:<34} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
+        "config",
+        "chunks",
+        "tok/query",
+        "recall@k",
+        "hit@k",
+        "coverage",
+        "margin",
+        "mrr",
+        "iou",
+        "unrch",
+        "ties"
+    );
+    for r in rows {
+        println!(
+            "{:<34} {:>7} {:>9.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
+            r.config_id,
+            r.n_chunks,
+            r.tokens_per_query,
+            r.span_recall,
+            r.hit_rate,
+            r.coverage,
+            r.margin,
+            r.mrr,
+            r.iou,
+            r.unreachable,
+            r.ties_at_k
+        );
+    }
+}
+
+/// The judge section and what the judge stage did.
+pub fn judged(j: &Judged, run_dir: &std::path::Path) {
+    println!("{}", j.section);
+    println!(
+        "{} judged question(s) ({} resumed), ${:.4} spent; results in {}",
+        j.run.rows.len(),
+        j.run.resumed,
+        j.run.spent_usd,
+        run_dir.display()
+    );
+}
+
+/// The dry run's estimate.
+pub fn dry_run(d: &DryRun) {
+    println!(
+        "dry run: {} candidate(s) × {} question(s); {} already done, {} to run",
+        d.candidates.len(),
+        d.questions,
+        d.done,
+        d.todo
+    );
+    println!("candidates: {}", d.candidates.join(", "));
+    let cost = d
+        .estimate
+        .cost_usd
+        .map(|c| format!("${c:.4}"))
+        .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
+    println!(
+        "{} chat calls (generator {}, judge {}); about {} prompt tokens and at most {} completion tokens; estimated cost {} (cache hits would cost nothing)",
+        d.estimate.calls,
+        d.generator_model,
+        d.judge_model,
+        d.estimate.prompt_tokens,
+        d.estimate.completion_tokens,
+        cost
+    );
+}
+
+/// Every problem, then the counts.
+pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
+    for p in &v.problems {
+        println!("{p}");
+    }
+    println!(
+        "{}: {} questions, {} evidence spans ({} with several locations) against {} documents; {} error(s), {} warning(s)",
+        golden.display(),
+        v.questions,
+        v.spans,
+        v.ambiguous,
+        v.documents,
+        errors,
+        v.problems.len() - errors
+    );
+}

@@ -1,0 +1,69 @@
+//! The library's one error type: every stage's error, each with its exit class
+//! ([`crate::exit::ExitClass`]); the binary maps the class to the process's exit code.
+
+use thiserror::Error;
+
+use crate::exit::ExitClass;
+
+use crate::config::ConfigError;
+use crate::corpus::CorpusError;
+use crate::golden::GoldenError;
+use crate::judge::JudgeError;
+use crate::prepare::PrepareError;
+use crate::report::ReportError;
+use crate::report::read::ReadError;
+use crate::select::SelectError;
+use crate::sweep::SweepError;
+
+/// Any error of the pipeline, by stage.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The configuration file or the flags.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Reading the corpus.
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    /// Reading or resolving the golden set.
+    #[error(transparent)]
+    Golden(#[from] GoldenError),
+    /// The prepare step (embeddings, model-written contexts).
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The sweep.
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    /// The selection.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// The judge stage.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    /// Writing the run folder.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// Reading a run folder back.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl Error {
+    /// The exit class of the stage's error.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            Error::Config(e) => e.exit_class(),
+            Error::Corpus(e) => e.exit_class(),
+            Error::Golden(e) => e.exit_class(),
+            Error::Prepare(e) => e.exit_class(),
+            Error::Sweep(e) => e.exit_class(),
+            Error::Select(e) => e.exit_class(),
+            Error::Judge(e) => e.exit_class(),
+            Error::Report(e) => e.exit_class(),
+            Error::Read(e) => e.exit_class(),
+            Error::Runtime(_) => ExitClass::Failure,
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The names of the files in a run folder, in one place. Column meanings are in the README.
+
+/// What the run was: version, resolved plan, input hashes, timings, the files written.
+pub const MANIFEST: &str = "manifest.json";
+/// One row per configuration.
+pub const SWEEP: &str = "sweep.csv";
+/// One row per configuration × question.
+pub const SWEEP_QUESTIONS: &str = "sweep_questions.csv";
+/// The selection: every configuration with its status, intervals and stability.
+pub const SELECTION: &str = "selection.csv";
+/// Each prefix against `none` at equal strategy and size (when the grid has prefixes).
+pub const PREFIX_COMPARISON: &str = "prefix_comparison.csv";
+/// The decision and its reasons.
+pub const REPORT: &str = "report.md";
+/// The page for reviewers: report.md's content, the figure, the configuration table and, per
+/// question, each candidate's chunks with the evidence marked, answers and verdicts.
+pub const HTML: &str = "report.html";
+/// Span recall, coverage, margin and tokens per query against chunk size.
+pub const PLOT: &str = "sweep.svg";
+/// The judge stage per candidate: pass rates, intervals, latency, tokens, cost.
+pub const JUDGE: &str = "judge.csv";
+/// The judge stage per candidate × question (the resumable journal).
+pub const JUDGE_QUESTIONS: &str = "judge_questions.csv";
+/// Every chat call of the judge stage.
+pub const CALLS: &str = "calls.csv";
+/// Every embedding request of the prepare step.
+pub const EMBED_CALLS: &str = "embed_calls.csv";
+/// What the embedding step did: counts, tokens, cost, time, settings.
+pub const EMBEDDINGS: &str = "embeddings.json";
+/// Every call that wrote an `llm_context` prefix.
+pub const CONTEXT_CALLS: &str = "context_calls.csv";
+/// `chunks/<config_id>.jsonl` with `--dump-chunks`.
+pub const CHUNKS_DIR: &str = "chunks";
+/// The judge stage's settings (models, caps, prompt hashes) that the journal was made with.
+pub const JUDGE_SETTINGS: &str = "judge_settings.json";

@@ -1,0 +1,357 @@
+//! The judge step of `run`: which candidates (the selection's, `--candidates`, or the pick with
+//! and without a prefix), the estimate (`--dry-run`, `--max-cost`), the resumable judge run
+//! through the LLM client, and the judge section of report.md (also rebuilt from a run folder by
+//! `chunksweep report`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::swept::Swept;
+use crate::chunking::enrich::Prefix;
+use crate::config::ComparePrefix;
+use crate::error::Error;
+use crate::events::{Events, RunEvent, Step};
+use crate::files;
+use crate::golden::GoldenSet;
+use crate::judge::summary::{self, CandidateInfo, JudgeRow};
+use crate::judge::{
+    self, Estimate, Fingerprint, JudgeError, JudgeQuestionRow, JudgeRun, PromptSet, estimate,
+};
+use crate::llm::LlmClient;
+use crate::plan::Plan;
+use crate::report::run_dir::RunDir;
+use crate::select::Selection;
+use crate::select::prefix::{PrefixComparison, best_prefix};
+use crate::sweep::grid::ConfigSpec;
+use crate::sweep::rows::SweepRow;
+use crate::sweep::score::run_config;
+
+/// What `--dry-run` found: the work left and its estimate; nothing was sent.
+#[derive(Debug, Clone)]
+pub struct DryRun {
+    /// The candidates' ids.
+    pub candidates: Vec<String>,
+    /// Questions judged per candidate.
+    pub questions: usize,
+    /// Candidate × question pairs already in the run folder.
+    pub done: usize,
+    /// Pairs left to run.
+    pub todo: usize,
+    /// Calls, tokens and cost of what is left.
+    pub estimate: Estimate,
+    /// The generator model.
+    pub generator_model: String,
+    /// The judge model.
+    pub judge_model: String,
+}
+
+/// What the judge stage did.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The rows and counts of the run.
+    pub run: JudgeRun,
+    /// judge.csv.
+    pub table: Vec<JudgeRow>,
+    /// The judge section of report.md.
+    pub section: String,
+    /// Why the run is incomplete, when it is (rerun the same command).
+    pub incomplete: Option<String>,
+    /// The candidates' ids, in order.
+    pub candidates: Vec<String>,
+    /// SHA-256 of each prompt template used, by file name.
+    pub prompt_sha256: BTreeMap<String, String>,
+}
+
+/// The judge step's result.
+#[derive(Debug, Clone)]
+pub enum JudgeOutcome {
+    /// `--dry-run`: the estimate only.
+    DryRun(DryRun),
+    /// The candidates were judged (perhaps not completely).
+    Judged(Judged),
+}
+
+/// The configurations to judge: `--candidates`, else the pick with and without a prefix
+/// (`--compare-prefix`), else the selection's candidates.
+///
+/// # Errors
+/// [`JudgeError::NoPrefixToCompare`] when `--compare-prefix` finds no prefix to compare.
+pub fn choose_candidates(
+    plan: &Plan,
+    configs: &[ConfigSpec],
+    selection: &Selection,
+    prefixes: &[PrefixComparison],
+) -> Result<Vec<ConfigSpec>, Error> {
+    if let Some(list) = &plan.candidates {
+        return Ok(list.clone());
+    }
+    let Some(choice) = plan.compare_prefix else {
+        return Ok(selection
+            .candidates
+            .iter()
+            .map(|&i| configs[i].clone())
+            .collect());
+    };
+    let pick = &configs[selection.winner];
+    let prefix = match choice {
+        ComparePrefix::Prefix(p) => p,
+        ComparePrefix::Best => {
+            let best = best_prefix(
+                prefixes,
+                pick.params.strategy.name(),
+                pick.params.chunk_size,
+            )
+            .ok_or_else(|| JudgeError::NoPrefixToCompare {
+                strategy: pick.params.strategy.to_string(),
+                size: pick.params.chunk_size,
+            })?;
+            best.prefix
+                .parse::<Prefix>()
+                .expect("the comparison names prefixes it parsed")
+        }
+    };
+    Ok(vec![
+        ConfigSpec {
+            prefix: Prefix::None,
+            ..pick.clone()
+        },
+        ConfigSpec {
+            prefix,
+            ..pick.clone()
+        },
+    ])
+}
+
+/// The golden set's first `max_questions` questions (all without a cap).
+fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenSet {
+    match max_questions {
+        Some(n) if n < golden.questions.len() => GoldenSet {
+            path: golden.path.clone(),
+            questions: golden.questions[..n].to_vec(),
+        },
+        _ => golden.clone(),
+    }
+}
+
+/// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
+/// rows already there.
+///
+/// # Errors
+/// [`JudgeError`] for prompts, settings that changed, a budget the estimate passes or that has no
+/// prices, run files; [`JudgeError::NothingJudged`] when every question failed.
+pub async fn judge(
+    plan: &Plan,
+    swept: &Swept,
+    candidates: &[ConfigSpec],
+    dir: &mut RunDir,
+    events: Events<'_>,
+) -> Result<JudgeOutcome, Error> {
+    let settings = &plan.judge;
+    let prompts = PromptSet::load(&settings.prompts_dir).map_err(JudgeError::from)?;
+    let judged = judged_questions(&swept.golden, settings.max_questions);
+    let infos = candidate_infos(swept, candidates)?;
+    let jobs = judge::plan_jobs(
+        &swept.corpus,
+        &judged,
+        candidates,
+        &swept.tokens,
+        &swept.context,
+    )?;
+    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
+    let done: HashSet<(String, String)> = judge::load_finished(dir.path())?
+        .into_iter()
+        .map(|r| (r.config_id, r.question_id))
+        .collect();
+    let todo: Vec<_> = jobs
+        .iter()
+        .filter(|j| !done.contains(&(j.config_id.clone(), j.question_id.clone())))
+        .cloned()
+        .collect();
+    let est = estimate(&todo, &prompts, settings, &client);
+    let ids: Vec<String> = candidates.iter().map(ConfigSpec::id).collect();
+    if plan.dry_run {
+        return Ok(JudgeOutcome::DryRun(DryRun {
+            candidates: ids,
+            questions: judged.questions.len(),
+            done: jobs.len() - todo.len(),
+            todo: todo.len(),
+            estimate: est,
+            generator_model: settings.generator_model.clone(),
+            judge_model: settings.judge_model.clone(),
+        }));
+    }
+    if let Some(max) = settings.max_cost_usd {
+        let Some(c) = est.cost_usd else {
+            return Err(JudgeError::Unpriced {
+                max,
+                models: format!("{} and {}", settings.generator_model, settings.judge_model),
+            }
+            .into());
+        };
+        if c > max {
+            return Err(JudgeError::OverBudget { estimate: c, max }.into());
+        }
+    }
+    Fingerprint::new(settings, &prompts).check_and_store(dir.path())?;
+    let prompt_sha256 = prompts.hashes();
+    dir.record(files::JUDGE_SETTINGS);
+    events(RunEvent::Note(format!(
+        "judging {} candidate(s) on {} question(s) with {} (answers) and {} (verdicts) at {}; {} of {} already done",
+        candidates.len(),
+        judged.questions.len(),
+        settings.generator_model,
+        settings.judge_model,
+        client.base_url(),
+        jobs.len() - todo.len(),
+        jobs.len()
+    )));
+    events(RunEvent::Started {
+        step: Step::Judge,
+        total: est.calls as u64,
+    });
+    let run = judge::run_judge(
+        dir.path(),
+        &jobs,
+        Arc::new(prompts),
+        Arc::new(settings.clone()),
+        &client,
+        events,
+    )
+    .await?;
+    dir.record(files::JUDGE_QUESTIONS);
+    dir.record(files::CALLS);
+    if run.rows.is_empty()
+        && let Some((config_id, question_id, error)) = run.unfinished.first()
+    {
+        return Err(JudgeError::NothingJudged {
+            config_id: config_id.clone(),
+            question_id: question_id.clone(),
+            error: error.clone(),
+            server: client.base_url().to_string(),
+        }
+        .into());
+    }
+    let incomplete = (!run.is_complete()).then(|| {
+        format!(
+            "{} question(s) unfinished after transient failures and {} not started for the budget; rerun the same command to finish them.",
+            run.unfinished.len(),
+            run.skipped_for_budget
+        )
+    });
+    let (table, section) = summarise(
+        &infos,
+        &run.rows,
+        &settings.generator_model,
+        &settings.judge_model,
+        settings.alpha,
+        incomplete.as_deref(),
+    );
+    dir.write_csv(files::JUDGE, &table)?;
+    events(RunEvent::Finished {
+        step: Step::Judge,
+        summary: format!(
+            "{} judged question(s) ({} resumed), ${:.4} spent",
+            run.rows.len(),
+            run.resumed,
+            run.spent_usd
+        ),
+    });
+    Ok(JudgeOutcome::Judged(Judged {
+        run,
+        table,
+        section,
+        incomplete,
+        candidates: ids,
+        prompt_sha256,
+    }))
+}
+
+/// Each candidate's sweep figures: from the sweep when it was in the grid, else scored now with
+/// the same prepared context.
+fn candidate_infos(swept: &Swept, candidates: &[ConfigSpec]) -> Result<Vec<CandidateInfo>, Error> {
+    candidates
+        .iter()
+        .map(|c| {
+            let id = c.id();
+            let row = match swept.outcomes.iter().find(|o| o.row.config_id == id) {
+                Some(o) => o.row.clone(),
+                None => {
+                    run_config(
+                        &swept.corpus,
+                        &swept.tokens,
+                        &swept.golden,
+                        c,
+                        &swept.context,
+                        false,
+                    )?
+                    .row
+                }
+            };
+            Ok(info(&row))
+        })
+        .collect()
+}
+
+fn info(row: &SweepRow) -> CandidateInfo {
+    CandidateInfo {
+        config_id: row.config_id.clone(),
+        chunk_size: row.chunk_size,
+        tokens_per_query: row.tokens_per_query,
+        span_recall: row.span_recall,
+    }
+}
+
+/// judge.csv's rows and the judge section of report.md for `rows` of `infos`' candidates.
+fn summarise(
+    infos: &[CandidateInfo],
+    rows: &[JudgeQuestionRow],
+    generator_model: &str,
+    judge_model: &str,
+    alpha: f64,
+    incomplete: Option<&str>,
+) -> (Vec<JudgeRow>, String) {
+    let table = summary::summarise(infos, rows);
+    let decision = summary::decide(infos, rows, alpha);
+    let section = summary::markdown(&table, &decision, generator_model, judge_model, incomplete);
+    (table, section)
+}
+
+/// The judge section of report.md rebuilt from a run folder: the rows of judge_questions.csv
+/// (candidates in the order they appear there), the models of judge_settings.json and each
+/// candidate's figures in `sweep`. `None` when the folder holds no judged answer.
+///
+/// # Errors
+/// [`JudgeError`] when the journal or the settings file cannot be read.
+pub fn section_from_folder(
+    dir: &Path,
+    sweep: &[SweepRow],
+    alpha: f64,
+) -> Result<Option<String>, Error> {
+    let rows = judge::load_finished(dir)?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let Some(fingerprint) = Fingerprint::load(dir)? else {
+        return Ok(None);
+    };
+    let mut seen = HashSet::new();
+    let infos: Vec<CandidateInfo> = rows
+        .iter()
+        .filter(|r| seen.insert(r.config_id.clone()))
+        .filter_map(|r| sweep.iter().find(|s| s.config_id == r.config_id))
+        .map(info)
+        .collect();
+    if infos.is_empty() {
+        return Ok(None);
+    }
+    let (_, section) = summarise(
+        &infos,
+        &rows,
+        &fingerprint.generator_model,
+        &fingerprint.judge_model,
+        alpha,
+        None,
+    );
+    Ok(Some(section))
+}

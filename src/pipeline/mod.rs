@@ -1,0 +1,286 @@
+//! The pipeline, end to end, as the commands run it (the binary only parses flags into a
+//! [`Plan`], calls one of these, and prints):
+//!
+//! - [`sweep`]: load → prepare → sweep → select → report;
+//! - [`run`]: the same, then judge → report;
+//! - [`report`]: select → report again from a run folder's CSVs;
+//! - [`validate`]: load the inputs and list every problem of the golden set.
+//!
+//! This module owns the one async runtime (for the prepare and judge steps, which talk to
+//! servers); the sweep itself runs on rayon. Stages pass plain values forward and report
+//! progress through one [`Events`] stream.
+
+pub mod decide;
+pub mod judge_step;
+mod record;
+pub mod swept;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::corpus;
+use crate::error::Error;
+use crate::events::Events;
+use crate::exit::ExitClass;
+use crate::golden::{self, Problem};
+use crate::plan::Plan;
+use crate::report::html::{self, model::Texts};
+use crate::report::read;
+use crate::report::run_dir::RunDir;
+use crate::select::SelectionSettings;
+use crate::sweep::rows::SweepRow;
+use decide::{Decision, HtmlInputs, ReportText};
+use judge_step::JudgeOutcome;
+
+/// What `sweep` did.
+pub struct SweepOutput {
+    /// The run folder.
+    pub run_dir: PathBuf,
+    /// sweep.csv's rows.
+    pub rows: Vec<SweepRow>,
+    /// Questions scored per configuration.
+    pub n_questions: usize,
+    /// The selection and the decision files.
+    pub decision: Decision,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+}
+
+/// What `run` did.
+pub struct RunOutput {
+    /// The sweep part.
+    pub sweep: SweepOutput,
+    /// The judge part.
+    pub judge: JudgeOutcome,
+}
+
+impl RunOutput {
+    /// Success, or incomplete (4) when the judge stage left questions for a rerun.
+    pub fn exit_class(&self) -> Option<ExitClass> {
+        match &self.judge {
+            JudgeOutcome::Judged(j) if j.incomplete.is_some() => Some(ExitClass::Incomplete),
+            _ => None,
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)
+}
+
+fn label(plan: &Plan) -> String {
+    plan.out
+        .as_ref()
+        .unwrap_or(&plan.run_dir)
+        .display()
+        .to_string()
+}
+
+/// `chunksweep sweep`: load → prepare → sweep → select → report, into `plan.run_dir`.
+/// `command` is the command line, recorded in the manifest and the report.
+///
+/// # Errors
+/// [`Error`] from the first stage that fails (files already written stay).
+pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<SweepOutput, Error> {
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now();
+    let rt = runtime()?;
+    let mut dir = RunDir::create(&plan.run_dir)?;
+    let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
+    let rows = swept.rows();
+    let questions = swept.questions();
+    let (selection, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
+    // A judge section is kept only when the folder's journal is of this sweep's candidates.
+    let section = judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha)?;
+    let label = label(plan);
+    let decision = decide::write(
+        &mut dir,
+        selection,
+        prefixes,
+        &plan.selection,
+        &ReportText {
+            label: &label,
+            command: Some(command),
+            judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &rows,
+            questions: &questions,
+            texts: Ok(Texts {
+                corpus: &swept.corpus,
+                golden: &swept.golden,
+            }),
+        },
+    )?;
+    let wall_s = started.elapsed().as_secs_f64();
+    record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
+    Ok(SweepOutput {
+        run_dir: plan.run_dir.clone(),
+        n_questions: swept.golden.questions.len(),
+        rows,
+        decision,
+        wall_s,
+    })
+}
+
+/// `chunksweep run`: the sweep, then the judge stage on the candidates, then the report with the
+/// judge's section. With `plan.dry_run` the judge stage only estimates.
+///
+/// # Errors
+/// [`Error`] from the first stage that fails; finished judge rows stay in the folder.
+pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOutput, Error> {
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now();
+    let rt = runtime()?;
+    let mut dir = RunDir::create(&plan.run_dir)?;
+    let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
+    let rows = swept.rows();
+    let questions = swept.questions();
+    let (selection, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
+    let candidates = judge_step::choose_candidates(plan, &plan.configs, &selection, &prefixes)?;
+    let judged = rt.block_on(judge_step::judge(
+        plan,
+        &swept,
+        &candidates,
+        &mut dir,
+        events,
+    ))?;
+    let section = match &judged {
+        JudgeOutcome::Judged(j) => Some(j.section.clone()),
+        JudgeOutcome::DryRun(_) => {
+            judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha)?
+        }
+    };
+    let label = label(plan);
+    let decision = decide::write(
+        &mut dir,
+        selection,
+        prefixes,
+        &plan.selection,
+        &ReportText {
+            label: &label,
+            command: Some(command),
+            judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &rows,
+            questions: &questions,
+            texts: Ok(Texts {
+                corpus: &swept.corpus,
+                golden: &swept.golden,
+            }),
+        },
+    )?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let judge_record = match &judged {
+        JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
+            candidates: &j.candidates,
+            prompt_sha256: &j.prompt_sha256,
+        }),
+        JudgeOutcome::DryRun(_) => None,
+    };
+    record::write_manifest(
+        &mut dir,
+        plan,
+        command,
+        started_at,
+        wall_s,
+        &swept,
+        judge_record,
+    )?;
+    Ok(RunOutput {
+        sweep: SweepOutput {
+            run_dir: plan.run_dir.clone(),
+            n_questions: swept.golden.questions.len(),
+            rows,
+            decision,
+            wall_s,
+        },
+        judge: judged,
+    })
+}
+
+/// `chunksweep report`: reads a run folder (sweep.csv, sweep_questions.csv, manifest.json,
+/// and the judge's journal when there is one) and rewrites its decision files without
+/// recomputing the sweep. The folder is named as the sweep's `--out` recorded in the manifest
+/// when there is one, so the result does not depend on how `dir` was typed.
+///
+/// # Errors
+/// [`Error::Read`] naming the file that is missing or malformed; [`Error::Select`];
+/// [`Error::Report`] for a file that cannot be written.
+pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Error> {
+    let run = read::read_run(dir)?;
+    let command = run.command();
+    let label = run
+        .manifest
+        .as_ref()
+        .and_then(|m| m.get("config")?.get("out")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| dir.display().to_string());
+    let alpha = run
+        .manifest
+        .as_ref()
+        .and_then(|m| m.get("config")?.get("judge")?.get("alpha")?.as_f64())
+        .unwrap_or(crate::judge::JudgeSettings::default().alpha);
+    let section = judge_step::section_from_folder(dir, &run.sweep, alpha)?;
+    let (selection, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
+    let loaded = html::load_texts(run.manifest.as_ref());
+    let mut out = RunDir::create(dir)?;
+    let decision = decide::write(
+        &mut out,
+        selection,
+        prefixes,
+        settings,
+        &ReportText {
+            label: &label,
+            command: command.as_deref(),
+            judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &run.sweep,
+            questions: &run.questions,
+            texts: loaded
+                .as_ref()
+                .map(|(corpus, golden)| Texts { corpus, golden }),
+        },
+    )?;
+    out.update_manifest_outputs()?;
+    Ok(decision)
+}
+
+/// What `validate` found.
+pub struct Validation {
+    /// Every problem, errors and warnings, with file and line.
+    pub problems: Vec<Problem>,
+    /// Questions read.
+    pub questions: usize,
+    /// Evidence spans over all questions.
+    pub spans: usize,
+    /// Spans whose text occurs at several places.
+    pub ambiguous: usize,
+    /// Documents in the corpus.
+    pub documents: usize,
+}
+
+/// `chunksweep validate`: reads the corpus and the golden set of `plan` and lists every problem.
+///
+/// # Errors
+/// [`Error::Corpus`] or [`Error::Golden`] when a file cannot be read at all.
+pub fn validate(plan: &Plan) -> Result<Validation, Error> {
+    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let (set, problems) = golden::load_with_problems(&plan.golden, plan.golden_format, &corpus)?;
+    Ok(Validation {
+        problems,
+        questions: set.questions.len(),
+        spans: set.questions.iter().map(|q| q.spans.len()).sum(),
+        ambiguous: set
+            .questions
+            .iter()
+            .flat_map(|q| &q.spans)
+            .filter(|s| s.locations.len() > 1)
+            .count(),
+        documents: corpus.docs.len(),
+    })
+}

@@ -1,0 +1,99 @@
+//! Resolution of the plan from a config file and flags.
+
+use super::*;
+use crate::chunking::enrich::Prefix;
+use crate::sweep::grid::Overlap;
+
+fn now() -> jiff::Timestamp {
+    jiff::Timestamp::UNIX_EPOCH
+}
+
+#[test]
+fn flags_override_the_file_and_paths_are_relative_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "corpus = \"docs\"\ngolden = \"g.csv\"\n[sweep]\nsizes = [32, 64]\noverlap = 8\ntop_k = 3\n",
+    )
+    .unwrap();
+    let file = ConfigFile::load(&path).unwrap();
+    let cfg = Plan::resolve(
+        file,
+        Overrides {
+            top_k: Some(7),
+            ..Overrides::default()
+        },
+        now(),
+    )
+    .unwrap();
+    assert_eq!(cfg.corpus, dir.path().join("docs"));
+    assert_eq!(cfg.golden_format, GoldenFormat::Chroma);
+    assert_eq!(cfg.sweep.sizes, vec![32, 64]);
+    assert_eq!(cfg.sweep.overlap, Overlap::Tokens(8));
+    assert_eq!(cfg.sweep.top_k, 7);
+    assert_eq!(cfg.sweep.prefixes, vec![Prefix::None]);
+    assert!(cfg.context.is_none());
+}
+
+#[test]
+fn prefixes_and_context_settings_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "corpus = \"docs\"\ngolden = \"g.jsonl\"\n[sweep]\nprefixes = [\"none\", \"heading_path\"]\n[context]\nwindow_tokens = 512\nprompt = \"p/context.md\"\n",
+    )
+    .unwrap();
+    let cfg = Plan::resolve(
+        ConfigFile::load(&path).unwrap(),
+        Overrides::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(cfg.sweep.prefixes, vec![Prefix::None, Prefix::HeadingPath]);
+    assert!(cfg.context.is_none(), "no llm_context, no context settings");
+    let cfg = Plan::resolve(
+        ConfigFile::load(&path).unwrap(),
+        Overrides {
+            prefixes: Some(vec![Prefix::LlmContext]),
+            context_model: Some("small".into()),
+            ..Overrides::default()
+        },
+        now(),
+    )
+    .unwrap();
+    let c = cfg.context.unwrap();
+    assert_eq!(c.model, "small");
+    assert_eq!(c.window_tokens, 512);
+    assert_eq!(c.prompt, dir.path().join("p/context.md"));
+}
+
+#[test]
+fn the_default_run_folder_is_stamped_and_never_an_existing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let at: jiff::Timestamp = "2026-12-01T16:12:29Z".parse().unwrap();
+    assert_eq!(
+        new_run_dir(dir.path(), at),
+        dir.path().join("20261201-161229")
+    );
+    std::fs::create_dir(dir.path().join("20261201-161229")).unwrap();
+    assert_eq!(
+        new_run_dir(dir.path(), at),
+        dir.path().join("20261201-161229-2")
+    );
+}
+
+#[test]
+fn a_grid_that_cannot_run_is_refused_before_any_work() {
+    let flags = Overrides {
+        corpus: Some("docs".into()),
+        golden: Some("g.jsonl".into()),
+        sizes: Some(vec![16]),
+        overlap: Some(Overlap::Tokens(16)),
+        ..Overrides::default()
+    };
+    let err = Plan::resolve(ConfigFile::default(), flags, now()).unwrap_err();
+    assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
+    assert!(err.to_string().contains("chunk_overlap 16"), "{err}");
+}

@@ -1,0 +1,209 @@
+//! The prepare step: what the grid needs from a server before the sweep scores anything, made
+//! once for `sweep` and `run` alike, through the LLM client (rate limits, retries, caches):
+//!
+//! 1. embeddings ([`vectors`], [`embed`], [`embed_cache`]) for dense, hybrid and semantic
+//!    configurations: the corpus's sentences, then the chunks and the questions;
+//! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes (after the embeddings,
+//!    since semantic chunks need their sentence vectors).
+//!
+//! The result is a plain [`RetrievalContext`] that every configuration reads, with what each step
+//! did and cost. A grid that needs neither sends nothing.
+
+pub mod contexts;
+pub mod embed;
+pub mod embed_cache;
+pub mod vectors;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::corpus::Corpus;
+use crate::events::{Events, RunEvent, Step};
+use crate::exit::ExitClass;
+use crate::golden::GoldenSet;
+use crate::llm::{CallRecord, ClientConfig, LlmClient};
+use crate::retrieval::embeddings::EmbedSettings;
+use crate::sweep::grid::{ConfigSpec, SweepSpec};
+use crate::sweep::index::RetrievalContext;
+use crate::tokenize::CorpusTokens;
+use contexts::{
+    ContextError, ContextPrompt, ContextSettings, ContextSummary, generate_contexts, needed_chunks,
+};
+use embed::{EmbedError, EmbedStats, Embedder};
+
+/// Errors of the prepare step.
+#[derive(Debug, Error)]
+pub enum PrepareError {
+    /// Embedding failed.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// Writing the contexts failed.
+    #[error(transparent)]
+    Contexts(#[from] ContextError),
+}
+
+impl PrepareError {
+    /// The step's own class.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            PrepareError::Embed(e) => e.exit_class(),
+            PrepareError::Contexts(e) => e.exit_class(),
+        }
+    }
+}
+
+/// What the embedding step did, for embeddings.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbedReport {
+    /// The settings used.
+    pub settings: EmbedSettings,
+    /// The server, as configured (credentials are never part of a base URL kept here).
+    pub base_url: String,
+    /// Counts, tokens, cost, time.
+    #[serde(flatten)]
+    pub stats: EmbedStats,
+    /// One record per request sent (none when everything was cached).
+    #[serde(skip)]
+    pub records: Vec<CallRecord>,
+}
+
+/// What the context step did.
+#[derive(Debug, Clone)]
+pub struct ContextReport {
+    /// Counts and cost, for the manifest.
+    pub summary: ContextSummary,
+    /// One record per call, in chunk order.
+    pub records: Vec<CallRecord>,
+}
+
+/// The prepare step's result.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// What every configuration reads: embeddings, contexts, fusion and semantic settings.
+    pub context: RetrievalContext,
+    /// The embedding step, when the grid needed it.
+    pub embed: Option<EmbedReport>,
+    /// The context step, when the grid has `llm_context`.
+    pub contexts: Option<ContextReport>,
+}
+
+/// What the prepare step reads.
+pub struct PrepareInputs<'a> {
+    /// The corpus.
+    pub corpus: &'a Corpus,
+    /// Its token streams in the grid's unit.
+    pub tokens: &'a CorpusTokens,
+    /// The golden set (its questions are embedded for dense and hybrid).
+    pub golden: &'a GoldenSet,
+    /// What to sweep (hybrid and semantic settings).
+    pub spec: &'a SweepSpec,
+    /// The grid.
+    pub configs: &'a [ConfigSpec],
+    /// Embedding settings, when the grid needs embeddings.
+    pub embed: Option<&'a EmbedSettings>,
+    /// Context settings, when the grid has `llm_context`.
+    pub context: Option<&'a ContextSettings>,
+    /// The LLM client's settings (server, limits, prices, cache).
+    pub llm: &'a ClientConfig,
+}
+
+/// Runs the steps the grid needs, in order, reporting progress to `events`.
+///
+/// # Errors
+/// [`PrepareError`] from the first step that fails; what finished is in the caches, so the same
+/// command again sends only what is missing.
+pub async fn prepare(
+    inputs: &PrepareInputs<'_>,
+    events: Events<'_>,
+) -> Result<Prepared, PrepareError> {
+    let mut context = RetrievalContext::for_spec(inputs.spec);
+    let embed = match inputs.embed {
+        Some(settings) if vectors::needs_embeddings(inputs.configs) => {
+            let embedder = Embedder::new(settings.clone(), inputs.llm.clone(), true)?;
+            events(RunEvent::Note(format!(
+                "embedding with {} at {}",
+                settings.model,
+                embedder.base_url()
+            )));
+            let stats = vectors::embed_grid(
+                inputs.corpus,
+                inputs.tokens,
+                inputs.golden,
+                inputs.configs,
+                &embedder,
+                &mut context,
+            )
+            .await?;
+            events(RunEvent::Finished {
+                step: Step::Embed,
+                summary: format!(
+                    "{} distinct texts, {} from the cache, {} sent in {} requests ({} tokens, ${:.6}) in {:.1} s",
+                    stats.texts,
+                    stats.cached,
+                    stats.sent,
+                    stats.requests,
+                    stats.tokens_sent,
+                    stats.cost_usd,
+                    stats.wall_ms / 1e3
+                ),
+            });
+            Some(EmbedReport {
+                settings: settings.clone(),
+                base_url: embedder.base_url(),
+                stats,
+                records: embedder.records(),
+            })
+        }
+        _ => None,
+    };
+    let contexts = match inputs.context {
+        Some(settings) => {
+            let prompt = ContextPrompt::load(&settings.prompt)?;
+            let client = LlmClient::new(inputs.llm.clone()).map_err(ContextError::from)?;
+            let needed = needed_chunks(
+                inputs.corpus,
+                inputs.tokens,
+                inputs.configs,
+                &context.chunk_context(),
+            )?;
+            let run = generate_contexts(
+                &client,
+                inputs.corpus,
+                inputs.tokens,
+                &needed,
+                &prompt,
+                settings,
+                events,
+            )
+            .await?;
+            let s = &run.summary;
+            events(RunEvent::Finished {
+                step: Step::Contexts,
+                summary: format!(
+                    "{} distinct chunks ({} over the configurations), {} calls sent, {} from the cache; {} prompt + {} completion tokens; cost {}",
+                    s.chunks,
+                    s.chunk_occurrences,
+                    s.calls_sent,
+                    s.cache_hits,
+                    s.prompt_tokens,
+                    s.completion_tokens,
+                    s.cost_usd.map_or_else(
+                        || "unknown (no price in [llm.models])".into(),
+                        |c| format!("${c:.4}")
+                    )
+                ),
+            });
+            context.contexts = run.contexts;
+            Some(ContextReport {
+                summary: run.summary,
+                records: run.records,
+            })
+        }
+        None => None,
+    };
+    Ok(Prepared {
+        context,
+        embed,
+        contexts,
+    })
+}

@@ -1,0 +1,214 @@
+//! The run folder writer: every output file of a command is created through it and recorded, so
+//! manifest.json lists exactly the files that the command wrote (with those an earlier command
+//! wrote into the same folder, when the manifest is updated rather than replaced).
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::error::ReportError;
+use super::manifest::Manifest;
+use crate::corpus::Corpus;
+use crate::files;
+use crate::sweep::rows::ConfigOutcome;
+
+/// A run folder and the files written into it.
+#[derive(Debug)]
+pub struct RunDir {
+    path: PathBuf,
+    written: BTreeSet<String>,
+}
+
+#[derive(Serialize)]
+struct ChunkRecord<'a> {
+    id: String,
+    doc: &'a str,
+    start: usize,
+    end: usize,
+    heading_path: &'a [String],
+    tokens: usize,
+}
+
+impl RunDir {
+    /// Creates the folder (and its parents) if needed; nothing is recorded yet.
+    ///
+    /// # Errors
+    /// [`ReportError::Io`] naming the folder.
+    pub fn create(path: &Path) -> Result<Self, ReportError> {
+        std::fs::create_dir_all(path).map_err(|source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            written: BTreeSet::new(),
+        })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records `name` (relative to the folder) as written by this command: for files another
+    /// stage writes itself, such as the judge's journal.
+    pub fn record(&mut self, name: &str) {
+        self.written.insert(name.to_string());
+    }
+
+    /// The files recorded so far, sorted.
+    pub fn written(&self) -> impl Iterator<Item = &str> {
+        self.written.iter().map(String::as_str)
+    }
+
+    /// Writes `rows` as CSV with a header into `name`, records it and returns its path.
+    ///
+    /// # Errors
+    /// [`ReportError::Csv`] naming the file.
+    pub fn write_csv<T: Serialize>(
+        &mut self,
+        name: &str,
+        rows: &[T],
+    ) -> Result<PathBuf, ReportError> {
+        let path = self.path.join(name);
+        crate::table::write_rows(&path, rows).map_err(|source| ReportError::Csv {
+            path: path.clone(),
+            source,
+        })?;
+        self.record(name);
+        Ok(path)
+    }
+
+    /// Writes `text` into `name`, records it and returns its path.
+    ///
+    /// # Errors
+    /// [`ReportError::Io`] naming the file.
+    pub fn write_text(&mut self, name: &str, text: &str) -> Result<PathBuf, ReportError> {
+        let path = self.path.join(name);
+        std::fs::write(&path, text).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        self.record(name);
+        Ok(path)
+    }
+
+    /// Writes `value` as pretty JSON (with a final newline) into `name` and records it.
+    ///
+    /// # Errors
+    /// [`ReportError::Json`] or [`ReportError::Io`] naming the file.
+    pub fn write_json<T: Serialize>(
+        &mut self,
+        name: &str,
+        value: &T,
+    ) -> Result<PathBuf, ReportError> {
+        let text = serde_json::to_string_pretty(value).map_err(|source| ReportError::Json {
+            path: self.path.join(name),
+            source,
+        })?;
+        self.write_text(name, &(text + "\n"))
+    }
+
+    /// Writes sweep.csv and sweep_questions.csv for `outcomes`.
+    ///
+    /// # Errors
+    /// [`ReportError`] naming the file that failed.
+    pub fn write_sweep(&mut self, outcomes: &[ConfigOutcome]) -> Result<(), ReportError> {
+        let rows: Vec<_> = outcomes.iter().map(|o| &o.row).collect();
+        self.write_csv(files::SWEEP, &rows)?;
+        let questions: Vec<_> = outcomes.iter().flat_map(|o| &o.questions).collect();
+        self.write_csv(files::SWEEP_QUESTIONS, &questions)?;
+        Ok(())
+    }
+
+    /// Writes `chunks/<config_id>.jsonl` for every configuration: one JSON object per chunk with
+    /// `id`, `doc`, `start` and `end` (code points, end exclusive), `heading_path` and `tokens`.
+    ///
+    /// # Errors
+    /// [`ReportError`] naming the file that failed.
+    pub fn write_chunks(
+        &mut self,
+        corpus: &Corpus,
+        outcomes: &[ConfigOutcome],
+    ) -> Result<(), ReportError> {
+        let folder = self.path.join(files::CHUNKS_DIR);
+        std::fs::create_dir_all(&folder).map_err(|source| ReportError::Io {
+            path: folder.clone(),
+            source,
+        })?;
+        for outcome in outcomes {
+            let path = folder.join(format!("{}.jsonl", outcome.row.config_id));
+            let io = |source| ReportError::Io {
+                path: path.clone(),
+                source,
+            };
+            let file = std::fs::File::create(&path).map_err(io)?;
+            let mut out = std::io::BufWriter::new(file);
+            for chunk in &outcome.chunks {
+                let record = ChunkRecord {
+                    id: chunk.id(corpus),
+                    doc: &corpus.docs[chunk.doc].id,
+                    start: chunk.start,
+                    end: chunk.end,
+                    heading_path: &chunk.heading_path,
+                    tokens: chunk.tokens,
+                };
+                serde_json::to_writer(&mut out, &record).map_err(|source| ReportError::Json {
+                    path: path.clone(),
+                    source,
+                })?;
+                out.write_all(b"\n").map_err(io)?;
+            }
+            out.flush().map_err(io)?;
+        }
+        self.record(&format!("{}/", files::CHUNKS_DIR));
+        Ok(())
+    }
+
+    /// Writes manifest.json with `outputs` set to every file recorded (manifest.json included).
+    ///
+    /// # Errors
+    /// [`ReportError`] naming the file.
+    pub fn write_manifest<C: Serialize>(
+        &mut self,
+        mut manifest: Manifest<C>,
+    ) -> Result<(), ReportError> {
+        self.record(files::MANIFEST);
+        manifest.outputs = self.written.iter().cloned().collect();
+        self.write_json(files::MANIFEST, &manifest)?;
+        Ok(())
+    }
+
+    /// Adds the files recorded by this command to the `outputs` of the folder's existing
+    /// manifest.json (for `chunksweep report`, which rewrites some files of an earlier run); does
+    /// nothing when there is no manifest.
+    ///
+    /// # Errors
+    /// [`ReportError`] when the manifest cannot be read back or written.
+    pub fn update_manifest_outputs(&mut self) -> Result<(), ReportError> {
+        let path = self.path.join(files::MANIFEST);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(());
+        };
+        let json = |source| ReportError::Json {
+            path: path.clone(),
+            source,
+        };
+        let mut value: serde_json::Value = serde_json::from_str(&text).map_err(json)?;
+        let mut outputs: BTreeSet<String> = value
+            .get("outputs")
+            .and_then(|o| o.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        outputs.extend(self.written.iter().cloned());
+        value["outputs"] = serde_json::Value::from(outputs.into_iter().collect::<Vec<_>>());
+        let text = serde_json::to_string_pretty(&value).map_err(json)?;
+        std::fs::write(&path, text + "\n").map_err(|source| ReportError::Io { path, source })
+    }
+}

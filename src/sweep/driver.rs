@@ -1,0 +1,44 @@
+//! The parallel driver: every configuration of the grid on rayon's pool, results in grid order.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::error::SweepError;
+use super::grid::ConfigSpec;
+use super::index::RetrievalContext;
+use super::rows::ConfigOutcome;
+use super::score::run_config;
+use crate::corpus::Corpus;
+use crate::golden::GoldenSet;
+use crate::tokenize::CorpusTokens;
+
+/// Runs every configuration of `configs` (in parallel), calling `on_done` as each finishes.
+/// Results come back in the order of `configs` whatever the finishing order. `tokens` must be
+/// the corpus's token streams in the grid's unit ([`CorpusTokens::new`]); they are computed once
+/// and shared by every configuration. `context` holds what the prepare step made (embeddings,
+/// model-written contexts).
+///
+/// # Errors
+/// [`SweepError::NoQuestions`] (before any work), or the first error of [`run_config`].
+pub fn run_sweep(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    configs: &[ConfigSpec],
+    context: &Arc<RetrievalContext>,
+    keep_chunks: bool,
+    on_done: impl Fn(&ConfigOutcome) + Sync,
+) -> Result<Vec<ConfigOutcome>, SweepError> {
+    if golden.questions.is_empty() {
+        return Err(SweepError::NoQuestions);
+    }
+    configs
+        .par_iter()
+        .map(|config| {
+            let outcome = run_config(corpus, tokens, golden, config, context, keep_chunks)?;
+            on_done(&outcome);
+            Ok(outcome)
+        })
+        .collect()
+}

@@ -1,0 +1,182 @@
+//! A configuration's retrieval index: its chunks (prefixes set), BM25 over their indexed texts
+//! and, for dense and hybrid, their unit vectors. The sweep and the judge stage both retrieve
+//! through [`ConfigIndex`], so they see the same top-k.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::error::SweepError;
+use super::grid::{ConfigSpec, RetrieverKind, SweepSpec};
+use crate::chunking::enrich::{self, ContextMap};
+use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
+use crate::chunking::{self, Chunk};
+use crate::corpus::Corpus;
+use crate::metrics::MarginScale;
+use crate::retrieval::dense::DenseIndex;
+use crate::retrieval::embeddings::{Embeddings, Role};
+use crate::retrieval::hybrid::HybridSettings;
+use crate::retrieval::{Bm25Index, Ranking, rank_top_k};
+use crate::tokenize::CorpusTokens;
+
+/// What configurations need beyond the corpus and its token streams, made by the prepare step
+/// before the sweep (see [`crate::prepare`]): the embeddings of every text that dense, hybrid
+/// and semantic configurations read, the model-written contexts of `llm_context` prefixes, and
+/// the fusion and semantic settings. The default (nothing prepared) serves BM25 configurations
+/// without `llm_context`.
+#[derive(Debug, Clone, Default)]
+pub struct RetrievalContext {
+    /// Vectors of chunks, sentences and questions (empty when nothing needs them).
+    pub embeddings: Embeddings,
+    /// Model-written contexts of the `llm_context` prefix (empty when not swept).
+    pub contexts: ContextMap,
+    /// Fusion settings of `hybrid`.
+    pub hybrid: HybridSettings,
+    /// Settings of `semantic` chunking.
+    pub semantic: SemanticSettings,
+}
+
+impl RetrievalContext {
+    /// A context with the spec's hybrid and semantic settings and nothing prepared.
+    pub fn for_spec(spec: &SweepSpec) -> Self {
+        RetrievalContext {
+            hybrid: spec.hybrid,
+            semantic: spec.semantic,
+            ..RetrievalContext::default()
+        }
+    }
+
+    /// The chunking context (sentence vectors when there are embeddings).
+    pub fn chunk_context(&self) -> chunking::ChunkContext<'_> {
+        chunking::ChunkContext {
+            sentence_vectors: (!self.embeddings.is_empty())
+                .then_some(&self.embeddings as &dyn SentenceVectors),
+            semantic: self.semantic,
+        }
+    }
+}
+
+/// A configuration's chunks and retriever, built once and queried per question.
+pub struct ConfigIndex {
+    /// The configuration.
+    pub config: ConfigSpec,
+    /// Its chunks, in corpus order, with their prefixes set.
+    pub chunks: Vec<Chunk>,
+    /// BM25 over the chunks' indexed texts (prefix + text; chunk order).
+    pub index: Bm25Index,
+    /// Time spent chunking, in ms.
+    pub chunk_ms: f64,
+    /// Time spent indexing, in ms.
+    pub index_ms: f64,
+    /// Unit chunk vectors, for dense and hybrid.
+    pub dense: Option<DenseIndex>,
+    /// Embeddings, contexts and retriever settings.
+    pub context: Arc<RetrievalContext>,
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+impl ConfigIndex {
+    /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]; sentence
+    /// vectors for `semantic` from `context`), puts the configuration's prefix on each chunk
+    /// (model-written ones from `context.contexts`, for `llm_context`), indexes the prefixed
+    /// texts, and for dense and hybrid looks up each chunk's vector in `context.embeddings`.
+    ///
+    /// # Errors
+    /// [`SweepError::Chunk`] for invalid parameters or a semantic configuration without sentence
+    /// vectors, [`SweepError::Enrich`] for an `llm_context` chunk missing from the contexts,
+    /// [`SweepError::Embed`] for a chunk not embedded, [`SweepError::Retrieval`] if indexing
+    /// fails.
+    pub fn build(
+        corpus: &Corpus,
+        tokens: &CorpusTokens,
+        config: &ConfigSpec,
+        context: &Arc<RetrievalContext>,
+    ) -> Result<Self, SweepError> {
+        let started = Instant::now();
+        let params = config.params;
+        let mut chunks = chunking::chunk_corpus(corpus, tokens, &params, &context.chunk_context())
+            .map_err(|source| SweepError::Chunk {
+                strategy: params.strategy,
+                size: params.chunk_size,
+                source,
+            })?;
+        enrich::enrich(
+            corpus,
+            tokens.counter(),
+            config.prefix,
+            &mut chunks,
+            &context.contexts,
+        )?;
+        let chunk_ms = ms_since(started);
+        let t = Instant::now();
+        let texts: Vec<_> = chunks.iter().map(|c| c.indexed_text(corpus)).collect();
+        let index = Bm25Index::build(texts.iter().map(|t| t.as_ref()))?;
+        // Dense vectors are of the chunk text alone: the prepare step embeds chunk texts, not
+        // prefixed ones (prefixes reach BM25 and the generator, not the embeddings).
+        let dense = if config.retriever.needs_embeddings() {
+            let mut vectors = Vec::with_capacity(chunks.len());
+            for c in &chunks {
+                vectors.push(
+                    context
+                        .embeddings
+                        .get(Role::Document, c.text(corpus))?
+                        .vector
+                        .clone(),
+                );
+            }
+            Some(DenseIndex::build(vectors.iter().map(|v| &v[..]))?)
+        } else {
+            None
+        };
+        Ok(ConfigIndex {
+            config: config.clone(),
+            chunks,
+            index,
+            chunk_ms,
+            index_ms: ms_since(t),
+            dense,
+            context: Arc::clone(context),
+        })
+    }
+
+    /// One score per chunk for `query`, on the retriever's scale: BM25 scores, cosines, or
+    /// fused reciprocal-rank scores.
+    ///
+    /// # Errors
+    /// [`SweepError::Retrieval`], or [`SweepError::Embed`] for a question not embedded.
+    pub fn scores(&self, query: &str) -> Result<Vec<f32>, SweepError> {
+        let dense = |d: &DenseIndex| -> Result<Vec<f32>, SweepError> {
+            let q = self.context.embeddings.get(Role::Query, query)?;
+            Ok(d.scores(&q.vector)?)
+        };
+        match (self.config.retriever, &self.dense) {
+            (RetrieverKind::Bm25, _) => Ok(self.index.scores(query)?),
+            (RetrieverKind::Dense, Some(d)) => dense(d),
+            (RetrieverKind::Hybrid, Some(d)) => {
+                let bm25 = self.index.scores(query)?;
+                Ok(self.context.hybrid.fuse(&bm25, &dense(d)?))
+            }
+            (_, None) => unreachable!("dense and hybrid indexes are built with vectors"),
+        }
+    }
+
+    /// The margin's scale for this retriever.
+    pub fn margin_scale(&self) -> MarginScale {
+        match self.config.retriever {
+            RetrieverKind::Bm25 => MarginScale::TopScore,
+            RetrieverKind::Dense => MarginScale::Raw,
+            RetrieverKind::Hybrid => MarginScale::Divide(self.context.hybrid.max_score()),
+        }
+    }
+
+    /// The top-k (`config.top_k`) chunks for `query`, best first, ties in chunk order.
+    ///
+    /// # Errors
+    /// As [`ConfigIndex::scores`].
+    pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
+        let scores = self.scores(query)?;
+        Ok(rank_top_k(&scores, self.config.top_k))
+    }
+}

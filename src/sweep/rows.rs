@@ -1,0 +1,159 @@
+//! The sweep's plain results: one [`SweepRow`] per configuration (sweep.csv), one
+//! [`QuestionRow`] per configuration × question (sweep_questions.csv), and a configuration's
+//! whole [`ConfigOutcome`].
+
+use serde::{Deserialize, Serialize};
+
+use super::grid::ConfigSpec;
+use crate::chunking::Chunk;
+use crate::metrics::QuestionMetrics;
+
+/// One row of sweep.csv: a configuration with its cost and aggregate metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// Configuration id.
+    pub config_id: String,
+    /// Chunking strategy.
+    pub strategy: String,
+    /// chunk_size in `tokenizer` units.
+    pub chunk_size: usize,
+    /// Requested chunk_overlap in `tokenizer` units.
+    pub chunk_overlap: usize,
+    /// Mean tokens shared with the previous chunk of the same document.
+    pub realized_overlap: f64,
+    /// Contextual prefix.
+    pub prefix: String,
+    /// Retriever.
+    pub retriever: String,
+    /// top_k.
+    pub top_k: usize,
+    /// Token unit.
+    pub tokenizer: String,
+    /// Number of chunks.
+    pub n_chunks: usize,
+    /// Mean tokens per chunk, prefix included.
+    pub mean_chunk_tokens: f64,
+    /// Mean tokens per chunk that the prefix adds (separator included; 0 for `none`).
+    #[serde(default)]
+    pub mean_prefix_tokens: f64,
+    /// Tokens over all chunks, prefixes included (what indexing or embedding reads once).
+    pub index_tokens: usize,
+    /// `top_k × mean_chunk_tokens`: context tokens sent per query, prefixes included.
+    pub tokens_per_query: f64,
+    /// Questions scored.
+    pub n_questions: usize,
+    /// Macro span recall@k.
+    pub span_recall: f64,
+    /// Micro span recall@k.
+    pub span_recall_micro: f64,
+    /// hit@k.
+    pub hit_rate: f64,
+    /// Macro coverage@k.
+    pub coverage: f64,
+    /// Micro coverage@k.
+    pub coverage_micro: f64,
+    /// Mean normalised margin.
+    pub margin: f64,
+    /// MRR@k.
+    pub mrr: f64,
+    /// Macro token-level IoU.
+    pub iou: f64,
+    /// Micro token-level IoU.
+    pub iou_micro: f64,
+    /// Macro token-level precision.
+    pub precision: f64,
+    /// Macro token-level recall.
+    pub token_recall: f64,
+    /// Questions with no chunk holding a span whole.
+    pub unreachable: usize,
+    /// Questions whose top-k cut fell inside tied scores.
+    pub ties_at_k: usize,
+    /// Tokens this configuration embeds (cl100k count of each distinct text as sent: chunks for
+    /// dense and hybrid, the corpus's sentences for semantic, and the questions; 0 for BM25 on
+    /// non-semantic chunks), whether or not the cache already held them.
+    #[serde(default)]
+    pub embed_tokens: usize,
+    /// Their cost in USD at the embedding models' input prices (empty when a price is unknown).
+    #[serde(default)]
+    pub embed_cost_usd: Option<f64>,
+    /// Embedding time of those texts, ms: each text's share (by tokens) of its batch's latency
+    /// when it was embedded, kept in the cache, so a cached rerun reports the same cost.
+    #[serde(default)]
+    pub embed_ms: f64,
+}
+
+/// One row of sweep_questions.csv: a configuration × question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionRow {
+    /// Configuration id.
+    pub config_id: String,
+    /// Question id.
+    pub question_id: String,
+    /// Question type tag (empty if none).
+    pub question_type: String,
+    /// Evidence spans.
+    pub n_spans: usize,
+    /// 1 when a span lies wholly in a top-k chunk.
+    pub hit: u8,
+    /// Span recall@k.
+    pub span_recall: f64,
+    /// Coverage@k.
+    pub coverage: f64,
+    /// Normalised margin (−1 when unreachable).
+    pub margin: f64,
+    /// 1 when no chunk holds a span whole.
+    pub unreachable: u8,
+    /// Rank of the first correct chunk in the whole ranking (empty when unreachable).
+    pub first_correct_rank: Option<usize>,
+    /// Reciprocal rank at k.
+    pub reciprocal_rank: f64,
+    /// Token-level IoU.
+    pub iou: f64,
+    /// Token-level precision.
+    pub precision: f64,
+    /// Token-level recall.
+    pub token_recall: f64,
+    /// 1 when the top-k cut fell inside tied scores.
+    pub tie_at_k: u8,
+    /// Retrieved chunk ids, best first, `|`-separated.
+    pub retrieved_chunk_ids: String,
+    /// Their scores, `|`-separated.
+    pub retrieved_scores: String,
+    /// Their code-point ranges in their documents, `start-end`, `|`-separated (empty in run
+    /// folders written before this column existed).
+    #[serde(default)]
+    pub retrieved_ranges: String,
+}
+
+/// Everything one configuration produced.
+#[derive(Debug, Clone)]
+pub struct ConfigOutcome {
+    /// The configuration.
+    pub config: ConfigSpec,
+    /// Its sweep.csv row.
+    pub row: SweepRow,
+    /// Its sweep_questions.csv rows, in golden-set order.
+    pub questions: Vec<QuestionRow>,
+    /// Per-question metrics, in golden-set order.
+    pub metrics: Vec<QuestionMetrics>,
+    /// The chunks (kept for `--dump-chunks`; empty otherwise).
+    pub chunks: Vec<Chunk>,
+    /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds (kept
+    /// out of sweep.csv so that equal inputs give byte-identical CSVs).
+    pub elapsed_ms: u64,
+    /// Where that time went.
+    pub times: StageTimes,
+}
+
+/// Wall time of one configuration's stages, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StageTimes {
+    /// Tokenizing and chunking the corpus (token counts, heading paths included).
+    pub chunk_ms: f64,
+    /// Building the BM25 index.
+    pub index_ms: f64,
+    /// Scoring every chunk for every question and taking the top k.
+    pub retrieve_ms: f64,
+    /// Computing the metrics (and realized overlap) from the rankings.
+    pub score_ms: f64,
+}

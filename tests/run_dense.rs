@@ -1,0 +1,272 @@
+//! `chunksweep run` on a grid that needs embeddings (dense and hybrid retrievers, semantic
+//! chunking), against one mock OpenAI-compatible server serving both /v1/embeddings and
+//! /v1/chat/completions: the prepare step runs for `run` as for `sweep`, and the judge stage
+//! judges dense, hybrid and semantic candidates, retrieving exactly as the sweep did.
+
+mod csv_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use csv_support::read_csv;
+use serde_json::{Value, json};
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// Vector of a text: e0 for apples, e1 for invoices and payments, e2 for rivers, e3 otherwise.
+fn vector_of(text: &str) -> Vec<f32> {
+    let t = text.to_lowercase();
+    let mut v = vec![0.0f32; 4];
+    for (i, words) in [
+        &["apple"][..],
+        &["invoice", "payment", "paid"][..],
+        &["river"][..],
+    ]
+    .iter()
+    .enumerate()
+    {
+        if words.iter().any(|w| t.contains(w)) {
+            v[i] = 1.0;
+        }
+    }
+    if v.iter().all(|&x| x == 0.0) {
+        v[3] = 1.0;
+    }
+    v
+}
+
+/// One request: (endpoint, model, the inputs or the joined messages).
+type Seen = (String, String, Vec<String>);
+
+/// Answers both endpoints and keeps every request it received.
+#[derive(Clone, Default)]
+struct Mock2 {
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Respond for Mock2 {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let model = body["model"].as_str().unwrap().to_string();
+        if req.url.path().ends_with("/embeddings") {
+            let inputs: Vec<String> = body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string())
+                .collect();
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| json!({"object": "embedding", "index": i, "embedding": vector_of(s)}))
+                .collect();
+            self.seen
+                .lock()
+                .unwrap()
+                .push(("embeddings".into(), model.clone(), inputs));
+            return ResponseTemplate::new(200).set_body_json(json!({
+                "object": "list", "data": data, "model": model,
+                "usage": {"prompt_tokens": 4, "total_tokens": 4}
+            }));
+        }
+        let text = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let reply = if text.contains("Task: answer the question from the documents.") {
+            "The answer is in the documents."
+        } else {
+            r#"{"verdict": "pass", "reason": "supported"}"#
+        };
+        self.seen
+            .lock()
+            .unwrap()
+            .push(("chat".into(), model.clone(), vec![text]));
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "x", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        }))
+    }
+}
+
+const DOC: &str = "Apples grow on trees in the old orchard. Apples are picked in autumn.\n\nThe invoice total must be paid within thirty days. A late payment costs a fee.\n\nRivers flood the valley every spring after snowmelt.\n";
+
+fn fixture(dir: &Path, base: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("corpus")).unwrap();
+    std::fs::write(dir.join("corpus/a.md"), DOC).unwrap();
+    let golden = [
+        json!({"id": "q1", "question": "When must the invoice be paid?", "evidence": ["paid within thirty days"]}),
+        json!({"id": "q2", "question": "Where do apples grow?", "evidence": ["grow on trees in the old orchard"]}),
+    ];
+    let lines: Vec<String> = golden.iter().map(Value::to_string).collect();
+    std::fs::write(dir.join("golden.jsonl"), lines.join("\n") + "\n").unwrap();
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let cfg = format!(
+        r#"corpus = "corpus"
+golden = "golden.jsonl"
+
+[llm]
+base_url = "{base}/v1"
+api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
+cache_path = "cache.sqlite"
+
+[llm.defaults]
+rpm = 0
+max_in_flight = 8
+timeout_s = 10.0
+
+[embed]
+model = "e5-passage"
+query_model = "e5-query"
+cache_path = "embed.sqlite"
+
+[judge]
+generator_model = "gen"
+judge_model = "judge"
+prompts = "{}"
+"#,
+        prompts.display()
+    );
+    let path = dir.join("config.toml");
+    std::fs::write(&path, cfg).unwrap();
+    path
+}
+
+const DENSE: &str = "recursive-24-o0-none-dense-k1";
+const HYBRID: &str = "recursive-24-o0-none-hybrid-k1";
+const SEMANTIC: &str = "semantic-24-o0-none-bm25-k1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_judges_dense_hybrid_and_semantic_candidates() {
+    let server = MockServer::start().await;
+    let mock = Mock2::default();
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(mock.clone())
+        .mount(&server)
+        .await;
+    Mock::given(path("/v1/chat/completions"))
+        .respond_with(mock.clone())
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let out = dir.path().join("run");
+    let output = tokio::task::spawn_blocking({
+        let (cfg, out) = (cfg.clone(), out.clone());
+        move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+                .args(["run", "--quiet", "--config"])
+                .arg(&cfg)
+                .arg("--out")
+                .arg(&out)
+                .args([
+                    "--retrievers",
+                    "bm25,dense,hybrid",
+                    "--strategies",
+                    "recursive,semantic",
+                    "--sizes",
+                    "24",
+                    "--overlap",
+                    "0",
+                    "--k",
+                    "1",
+                    "--candidates",
+                    &format!("{DENSE},{HYBRID},{SEMANTIC}"),
+                ])
+                .env_remove("OPENAI_BASE_URL")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The judge judged every candidate on both questions.
+    let judge = read_csv(&out.join("judge.csv"));
+    let ids: Vec<&str> = judge.iter().map(|r| r["config_id"].as_str()).collect();
+    assert_eq!(ids, [DENSE, HYBRID, SEMANTIC]);
+    for r in &judge {
+        assert_eq!(r["n_questions"], "2", "{r:?}");
+        assert_eq!(r["faithfulness_pass"], "2", "{r:?}");
+    }
+    // Dense retrieval found the invoice paragraph for q1 (e1 against e1), as the sweep did.
+    let rows = read_csv(&out.join("judge_questions.csv"));
+    let q1_dense = rows
+        .iter()
+        .find(|r| r["config_id"] == DENSE && r["question_id"] == "q1")
+        .unwrap();
+    let sweep_q = read_csv(&out.join("sweep_questions.csv"));
+    let swept = sweep_q
+        .iter()
+        .find(|r| r["config_id"] == DENSE && r["question_id"] == "q1")
+        .unwrap();
+    assert_eq!(
+        q1_dense["retrieved_chunk_ids"],
+        swept["retrieved_chunk_ids"]
+    );
+    assert_eq!(swept["hit"], "1");
+
+    // The mock received the questions as query embeddings, with the query model, once each
+    // (the embedding cache serves the judge step), and the corpus's sentences for semantic.
+    let seen = mock.seen.lock().unwrap();
+    let queries: Vec<&String> = seen
+        .iter()
+        .filter(|(kind, model, _)| kind == "embeddings" && model == "e5-query")
+        .flat_map(|(_, _, inputs)| inputs)
+        .collect();
+    assert_eq!(
+        queries,
+        ["When must the invoice be paid?", "Where do apples grow?"]
+    );
+    let documents: Vec<&String> = seen
+        .iter()
+        .filter(|(kind, model, _)| kind == "embeddings" && model == "e5-passage")
+        .flat_map(|(_, _, inputs)| inputs)
+        .collect();
+    assert!(
+        documents.contains(&&"Rivers flood the valley every spring after snowmelt.".to_string())
+    );
+    // 3 candidates × 2 questions × (1 answer + 2 verdicts; no reference answers); a request
+    // equal to an earlier one (dense and hybrid retrieving the same chunk) is a cache hit.
+    let calls = read_csv(&out.join("calls.csv"));
+    assert_eq!(calls.len(), 18);
+    let sent = calls.iter().filter(|c| c["cache_hit"] == "false").count();
+    let chats = seen.iter().filter(|(kind, _, _)| kind == "chat").count();
+    assert_eq!(chats, sent);
+    assert!(sent < 18, "{sent}");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let outputs: Vec<&str> = manifest["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for f in [
+        "embed_calls.csv",
+        "embeddings.json",
+        "judge.csv",
+        "judge_questions.csv",
+        "calls.csv",
+        "report.md",
+        "manifest.json",
+    ] {
+        assert!(outputs.contains(&f), "{f} in {outputs:?}");
+        assert!(out.join(f).exists(), "{f} exists");
+    }
+    for f in &outputs {
+        assert!(
+            out.join(f).exists(),
+            "the manifest lists only written files: {f}"
+        );
+    }
+}
