@@ -46,6 +46,16 @@ pub enum ExportError {
     },
 }
 
+impl ExportError {
+    /// Usage (2) when a file is in the way, failure (1) when writing fails.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ExportError::Exists(_) => crate::exit::ExitClass::Usage,
+            ExportError::Io { .. } => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
 /// Writes every default template into `dir` (created if needed) and returns the paths written.
 /// Refuses, before writing anything, when one of the files exists.
 ///
