@@ -107,13 +107,14 @@ fn a_document_script_and_an_answer_tag_stay_text_and_evidence_is_marked() {
     let dir = tempfile::tempdir().unwrap();
     let run = tiny_run(dir.path());
     let page = std::fs::read_to_string(run.join("report.html")).unwrap();
-    // The only <script> elements are the page's two; the document's text is in the JSON block
-    // with '<' escaped, and the answer and reason are entity-escaped.
-    assert_eq!(page.matches("<script").count(), 2);
+    // The only <script> elements are the page's own: its script, the chunk texts and one data
+    // block per question. Texts travel as JSON with '<' escaped; the script inserts them as text.
+    assert_eq!(page.matches("<script").count(), 2 + 3);
     assert!(!page.contains("alert(1)</script>"));
     assert!(page.contains(r"\u003cscript>alert(1)\u003c/script>"));
-    assert!(page.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
-    assert!(page.contains("&lt;i&gt;The reference&lt;/i&gt; says nine &amp; so does the answer."));
+    assert!(page.contains(r#""answer":"It opens at nine.\u003c/div>\u003cb>not bold\u003c/b>""#));
+    assert!(page.contains(r"\u003ci>The reference\u003c/i> says nine & so does the answer."));
+    assert!(!page.contains("<b>not bold"));
     // Nothing refers outside the file.
     for external in ["src=\"http", "href=\"http", "url(", "@import"] {
         assert!(!page.contains(external), "{external}");
@@ -123,17 +124,18 @@ fn a_document_script_and_an_answer_tag_stay_text_and_evidence_is_marked() {
     let chunk = EVIL.trim_end();
     let start = chunk.find("the gate opens at nine").unwrap();
     let marks = format!(
-        "data-m=\"{}-{}-1\"",
+        r#""marks":"{}-{}-1""#,
         start,
         start + "the gate opens at nine".len()
     );
     assert!(page.contains(&marks), "no {marks}");
+    assert!(page.contains(r#""spans":[{"status":"whole","rank":1,"text":null}]"#));
     // Under fixed-8 (windows of 8 words) q2's span "Visitors sign in at the front desk" starts
     // on the last word of gate.md's second window: cut, whichever window is retrieved.
-    assert!(page.contains("evidence 1: <span class=\"badge cut\">cut</span>"));
+    assert!(page.contains(r#""spans":[{"status":"cut","rank":null,"text":null}]"#));
     // The verdicts with their reasons, latency and tokens.
-    assert!(page.contains("faithfulness: pass"));
-    assert!(page.contains("correctness: fail"));
+    assert!(page.contains(r#"{"criterion":"faithfulness","verdict":"pass","reason":"The context says the gate opens at nine."}"#));
+    assert!(page.contains(r#""criterion":"correctness","verdict":"fail""#));
     assert!(page.contains("300 prompt + 40 completion"));
 }
 
@@ -245,7 +247,9 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
     );
     assert!(dom.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
     assert!(!dom.contains("<b>not bold</b>"));
+    assert!(dom.contains("&lt;i&gt;The reference&lt;/i&gt; says nine &amp; so does the answer."));
     assert!(dom.contains("<mark class=\"whole\""));
+    assert!(dom.contains("<span class=\"badge pass\">faithfulness: pass</span>"));
 }
 
 #[test]

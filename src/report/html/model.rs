@@ -64,13 +64,19 @@ impl TextStore {
 
     /// The texts as a JSON array that is safe inside a `<script>` element.
     pub fn json(&self) -> String {
-        serde_json::to_string(&self.texts)
-            .unwrap_or_else(|_| "[]".into())
-            .replace('<', "\\u003c")
+        script_json(&self.texts)
     }
 }
 
 /// A number with three decimals, as the tables show metrics.
 pub fn fmt3(x: f64) -> String {
     format!("{x:.3}")
+}
+
+/// `value` as JSON that is safe inside a `<script>` element: every `<` is written `\u003c`, so
+/// no text can close the element or open a comment.
+pub fn script_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|_| "null".into())
+        .replace('<', "\\u003c")
 }

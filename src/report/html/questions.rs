@@ -5,9 +5,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped, html};
+use serde::Serialize;
 
-use super::model::{Page, TextStore, fmt3};
+use super::model::{Page, TextStore, fmt3, script_json};
 use super::review::{self, SpanStatus};
 use crate::corpus::Corpus;
 use crate::golden::Question;
@@ -78,7 +79,7 @@ pub(super) fn questions_html(page: &Page, store: &mut TextStore) -> Markup {
                 row: rows.get(&(*c, *id)).copied(),
                 judge: judged.get(&(*c, *id)).copied(),
             };
-            cells.push(candidate_html(
+            cells.push(cell_data(
                 &cell,
                 q,
                 page.texts.map(|t| t.corpus),
@@ -103,7 +104,8 @@ pub(super) fn questions_html(page: &Page, store: &mut TextStore) -> Markup {
                 @if let Some(reference) = q.and_then(|q| q.answer.as_deref()) {
                     p { b { "Reference answer: " } (reference) }
                 }
-                div .cands { @for cell in &cells { (cell) } }
+                div .cands {}
+                script .qd type="application/json" { (PreEscaped(script_json(&cells))) }
             }
         });
     }
@@ -158,13 +160,54 @@ fn badges(row: Option<&QuestionRow>, judge: Option<&JudgeQuestionRow>) -> Markup
     }
 }
 
-fn candidate_html(
-    cell: &Cell,
-    question: Option<&Question>,
-    corpus: Option<&Corpus>,
+/// One candidate's view of one question, as the page's script reads it (JSON): every text in
+/// it is inserted with `textContent`.
+#[derive(Serialize)]
+struct CellData<'a> {
+    config: &'a str,
+    /// First correct rank and the question's metrics, or why they are missing.
+    metrics: String,
+    spans: Vec<SpanData<'a>>,
+    chunks: Vec<ChunkData>,
+    answer: Option<&'a str>,
+    verdicts: Vec<VerdictData<'a>>,
+    /// Latency, tokens and cost.
+    cost: Option<String>,
+}
+
+#[derive(Serialize)]
+struct SpanData<'a> {
+    status: &'static str,
+    rank: Option<usize>,
+    /// The span's text, for a span no retrieved chunk touches.
+    text: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ChunkData {
+    rank: usize,
+    id: String,
+    score: String,
+    /// Index of the chunk's text in the page's store (`None`: not available).
+    text: Option<usize>,
+    /// Evidence marks, `start-end-w` in UTF-16 units ([`review::utf16_marks`]).
+    marks: String,
+}
+
+#[derive(Serialize)]
+struct VerdictData<'a> {
+    criterion: &'static str,
+    verdict: &'static str,
+    reason: &'a str,
+}
+
+fn cell_data<'a>(
+    cell: &Cell<'a>,
+    question: Option<&'a Question>,
+    corpus: Option<&'a Corpus>,
     store: &mut TextStore,
     classes: &mut BTreeSet<&'static str>,
-) -> Markup {
+) -> CellData<'a> {
     let chunks = cell
         .row
         .map(|r| review::retrieved(r, corpus))
@@ -177,98 +220,111 @@ fn candidate_html(
                 .collect()
         })
         .unwrap_or_default();
-    for s in &statuses {
+    let mut spans = Vec::with_capacity(statuses.len());
+    for (i, s) in statuses.iter().enumerate() {
         match s {
             SpanStatus::Cut => classes.insert("has-cut"),
             SpanStatus::Missing => classes.insert("has-missing"),
             SpanStatus::Whole(_) => false,
         };
+        let text = match (s, question, corpus) {
+            (SpanStatus::Missing, Some(q), Some(corpus)) => q.spans[i]
+                .locations
+                .first()
+                .map(|loc| corpus.docs[loc.doc].slice_chars(loc.start, loc.end)),
+            _ => None,
+        };
+        spans.push(SpanData {
+            status: s.class(),
+            rank: match s {
+                SpanStatus::Whole(r) => Some(*r),
+                _ => None,
+            },
+            text,
+        });
     }
-    if let Some(j) = cell.judge
+    let chunks = chunks
+        .iter()
+        .map(|c| {
+            let (text, marks) = match (c.location, corpus) {
+                (Some(loc), Some(corpus)) => {
+                    let (i, text) = store.add(corpus, loc);
+                    let marks = question
+                        .map(|q| review::utf16_marks(text, &review::marks(q, &loc)))
+                        .unwrap_or_default();
+                    (Some(i), marks)
+                }
+                _ => (None, String::new()),
+            };
+            ChunkData {
+                rank: c.rank,
+                id: c.id.clone(),
+                score: c.score.clone(),
+                text,
+                marks,
+            }
+        })
+        .collect();
+    let metrics = match cell.row {
+        Some(r) => format!(
+            "first correct rank (whole index): {} · span recall {} · coverage {} · margin {}",
+            r.first_correct_rank
+                .map_or_else(|| "none (unreachable)".to_string(), |k| k.to_string()),
+            fmt3(r.span_recall),
+            fmt3(r.coverage),
+            fmt3(r.margin)
+        ),
+        None => "not in sweep_questions.csv".into(),
+    };
+    let j = cell.judge;
+    if let Some(j) = j
         && Criterion::ALL
             .iter()
             .any(|&c| matches!(j.verdict(c).as_str(), "fail" | "error"))
     {
         classes.insert("has-fail");
     }
-    let mut bodies = Vec::with_capacity(chunks.len());
-    for c in &chunks {
-        let body = match (c.location, corpus) {
-            (Some(loc), Some(corpus)) => {
-                let (i, text) = store.add(corpus, loc);
-                let marks = question
-                    .map(|q| review::utf16_marks(text, &review::marks(q, &loc)))
-                    .unwrap_or_default();
-                html! { pre .ct data-t=(i) data-m=(marks) {} }
-            }
-            _ => html! { p .meta { "(text not available)" } },
-        };
-        bodies.push(body);
-    }
-    html! {
-        div .cand {
-            h4 { (cell.config_id) }
-            @match cell.row {
-                Some(r) => p .meta {
-                    "first correct rank (whole index): "
-                    b { (r.first_correct_rank.map_or_else(|| "none (unreachable)".to_string(), |k| k.to_string())) }
-                    " · span recall " (fmt3(r.span_recall)) " · coverage " (fmt3(r.coverage))
-                    " · margin " (fmt3(r.margin))
-                },
-                None => p .note { "not in sweep_questions.csv" },
-            }
-            @if !statuses.is_empty() {
-                ul .spans {
-                    @for (i, s) in statuses.iter().enumerate() {
-                        li {
-                            "evidence " (i + 1) ": " span .badge .(s.class()) { (s.class()) }
-                            @if let SpanStatus::Whole(rank) = s { " in rank " (rank) }
-                            @if let (SpanStatus::Missing, Some(q), Some(corpus)) = (s, question, corpus) {
-                                @if let Some(loc) = q.spans[i].locations.first() {
-                                    " " q { (corpus.docs[loc.doc].slice_chars(loc.start, loc.end)) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            @for (c, body) in chunks.iter().zip(&bodies) {
-                div .chunk {
-                    div .head { "rank " (c.rank) " · " code { (c.id) } " · score " (c.score) }
-                    (body)
-                }
-            }
-            @if let Some(j) = cell.judge { (judge_html(j)) }
-        }
+    CellData {
+        config: cell.config_id,
+        metrics,
+        spans,
+        chunks,
+        answer: j.map(|j| j.answer.as_str()),
+        verdicts: j.map(verdicts).unwrap_or_default(),
+        cost: j.map(cost_line),
     }
 }
 
-fn judge_html(j: &JudgeQuestionRow) -> Markup {
-    let reason = |c: Criterion| match c {
-        Criterion::Faithfulness => &j.faithfulness_reason,
-        Criterion::Relevancy => &j.relevancy_reason,
-        Criterion::Correctness => &j.correctness_reason,
-    };
-    let mut cost = String::new();
+fn verdicts(j: &JudgeQuestionRow) -> Vec<VerdictData<'_>> {
+    Criterion::ALL
+        .into_iter()
+        .filter(|&c| j.verdict(c).as_str() != "na")
+        .map(|c| VerdictData {
+            criterion: c.name(),
+            verdict: j.verdict(c).as_str(),
+            reason: match c {
+                Criterion::Faithfulness => &j.faithfulness_reason,
+                Criterion::Relevancy => &j.relevancy_reason,
+                Criterion::Correctness => &j.correctness_reason,
+            },
+        })
+        .collect()
+}
+
+fn cost_line(j: &JudgeQuestionRow) -> String {
+    let mut line = format!(
+        "latency: retrieve {:.0} ms, generate {:.0} ms, judge {:.0} ms · tokens: {} prompt + {} \
+         completion ({} to generate) in {} calls",
+        j.retrieve_ms,
+        j.generate_ms,
+        j.judge_ms,
+        j.prompt_tokens,
+        j.completion_tokens,
+        j.generate_tokens,
+        j.calls
+    );
     if let Some(usd) = j.cost_usd {
-        let _ = write!(cost, " · cost ${usd:.5}");
+        let _ = write!(line, " · cost ${usd:.5}");
     }
-    html! {
-        p { b { "Answer" } }
-        div .answer { (j.answer) }
-        ul .verdicts {
-            @for c in Criterion::ALL {
-                @let v = j.verdict(c);
-                @if v.as_str() != "na" {
-                    li { span .badge .(v.as_str()) { (c.name()) ": " (v.as_str()) } " " (reason(c)) }
-                }
-            }
-        }
-        p .meta {
-            "latency: retrieve " (format!("{:.0}", j.retrieve_ms)) " ms, generate "
-            (format!("{:.0}", j.generate_ms)) " ms, judge " (format!("{:.0}", j.judge_ms)) " ms · tokens: "
-            (j.prompt_tokens) " prompt + " (j.completion_tokens) " completion ("
-            (j.generate_tokens) " to generate) in " (j.calls) " calls" (cost)
-        }
-    }
+    line
 }
