@@ -254,14 +254,32 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
 
 #[test]
 #[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
-fn browser_renders_the_committed_example_offline() {
+fn browser_renders_the_committed_examples_offline() {
     let browser = require_browser();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples/chroma-general");
-    let dir = tempfile::tempdir().unwrap();
-    let (dom, urls) = dump_dom(&browser, &example.join("report.html"), dir.path());
-    assert!(urls.is_empty(), "network requests: {urls:?}");
-    assert!(dom.contains("<section id=\"decision\""));
-    assert!(dom.contains("<strong>Use <code>"), "no decision");
-    assert!(dom.contains("<mark class=\"whole\""), "no marked evidence");
-    assert!(dom.contains("<svg"), "no figure");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples");
+    for (name, judged) in [("handbook-judged", true), ("chroma-general", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (dom, urls) = dump_dom(
+            &browser,
+            &examples.join(name).join("report.html"),
+            dir.path(),
+        );
+        assert!(urls.is_empty(), "{name}: network requests: {urls:?}");
+        assert!(dom.contains("id=\"decision\""), "{name}: no decision");
+        assert!(dom.contains("<strong>Use <code>"), "{name}: no decision");
+        assert!(dom.contains("<svg"), "{name}: no figure");
+        // The first question is open: its chunks are built, with evidence marked.
+        assert!(
+            dom.contains("<mark class=\"whole\""),
+            "{name}: no marked evidence"
+        );
+        if judged {
+            let verdict = ["pass", "fail"].iter().any(|v| {
+                dom.contains(&format!(
+                    "<span class=\"badge {v}\">faithfulness: {v}</span>"
+                ))
+            });
+            assert!(verdict, "{name}: no verdict");
+        }
+    }
 }

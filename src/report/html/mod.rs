@@ -8,10 +8,11 @@
 //!
 //! No external request: CSS, JavaScript and the figure are inline. Every text from the corpus,
 //! the golden set, answers and reasons is escaped: by maud in the markup, and the chunks' texts
-//! travel as one JSON array (with `<` written `\u003c`, so nothing can close the script block)
-//! that the page's script inserts with `createTextNode` when a question is opened. A question's
-//! chunks are therefore built only when it is opened (the first is open), which keeps the page
-//! light at thousands of questions: each distinct chunk text is stored once.
+//! travel as JSON (with `<` written `\u003c`, so nothing can close the script block) that the
+//! page's script inserts with `createTextNode` / `textContent`. A question's
+//! candidates (chunks, answers, verdicts) travel as a JSON block per question and are built only
+//! when it is opened (the first is open, and `report.html#q-ID` opens question ID), which keeps
+//! the page light at thousands of questions; each distinct chunk text is stored once.
 
 mod configs;
 pub mod model;

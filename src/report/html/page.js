@@ -126,6 +126,9 @@
       if (first) { pre.scrollTop = Math.max(0, first.offsetTop - pre.offsetTop - 40); }
     });
   };
+  // A link to a question (report.html#q-ID) opens it.
+  var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  if (target && target.tagName === "DETAILS") { target.open = true; }
   var questions = document.querySelectorAll("details.q");
   questions.forEach(function (d) {
     if (d.open) { fill(d); }

@@ -95,7 +95,7 @@ pub(super) fn questions_html(page: &Page, store: &mut TextStore) -> Markup {
         let summary_badges: Vec<Markup> = summary_badges.collect();
         let class = classes.into_iter().collect::<Vec<_>>().join(" ");
         items.push(html! {
-            details .q .(class) open[n == 0] {
+            details .q .(class) id=(format!("q-{id}")) open[n == 0] {
                 summary {
                     b { (id) } " "
                     @if let Some(q) = q { (q.text) }
