@@ -166,25 +166,31 @@ pub fn bootstrap_mean(values: &[f64], resamples: &[Vec<u32>], confidence: f64) -
     if resamples.is_empty() {
         return Interval { lo: mean, hi: mean };
     }
-    let mut means: Vec<f64> = resamples
+    let means: Vec<f64> = resamples
         .iter()
         .map(|idx| idx.iter().map(|&i| values[i as usize]).sum::<f64>() / idx.len() as f64)
         .collect();
-    means.sort_by(f64::total_cmp);
     let alpha = (1.0 - confidence) / 2.0;
     Interval {
-        lo: quantile_sorted(&means, alpha),
-        hi: quantile_sorted(&means, 1.0 - alpha),
+        lo: quantile(&means, alpha).expect("at least one resample"),
+        hi: quantile(&means, 1.0 - alpha).expect("at least one resample"),
     }
 }
 
-/// Quantile `q` in [0, 1] of sorted values, interpolating linearly between order statistics
-/// (type 7 of Hyndman and Fan 1996, the default of R and NumPy).
-fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+/// Quantile `q` in [0, 1] of `values` (any order), interpolating linearly between order
+/// statistics (type 7 of Hyndman and Fan 1996, the default of R and NumPy: the median of 1..=4 is
+/// 2.5, its 0.95 quantile 3.85); `None` for no value. The one quantile of the crate: bootstrap
+/// intervals, semantic chunking's distance threshold and latency percentiles all use it.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
     let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
 }
 
 #[cfg(test)]
@@ -193,6 +199,18 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn quantile_interpolates_like_numpy() {
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.5), Some(3.0));
+        // numpy.percentile([1, 2, 3, 4], 95) = 3.85; numpy.median(range(1, 21)) = 10.5
+        assert!((quantile(&[4.0, 1.0, 3.0, 2.0], 0.95).unwrap() - 3.85).abs() < 1e-12);
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), Some(10.5));
+        assert!((quantile(&v, 0.95).unwrap() - 19.05).abs() < 1e-12);
+        assert_eq!(quantile(&[3.0], 0.95), Some(3.0));
+        assert_eq!(quantile(&[], 0.5), None);
     }
 
     #[test]

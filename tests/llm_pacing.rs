@@ -1,6 +1,7 @@
-//! Pacing: requests leave evenly spaced at the configured rate, with no burst, even with many
-//! tasks waiting and a generous in-flight cap. (The full 300-request measurement is the
-//! `llm_pacing` example; this is a short check with loose bounds.)
+//! Pacing end to end: with many tasks waiting and a generous in-flight cap, requests take at
+//! least as long as the rate allows. Lower bounds only; the spacing itself is checked on
+//! governor's fake clock in llm::limiter, and the full 300-request measurement is the
+//! `llm_pacing` example.
 
 mod llm_support;
 
@@ -39,16 +40,9 @@ async fn requests_are_spaced_by_the_rpm_limit() {
     assert_eq!(arrivals.len(), 20);
     // 20 requests at 20/s: the last cannot leave before 0.95 s. (No upper bound on time: a
     // loaded machine is slower, and speed belongs to the `llm_pacing` benchmark.)
+    // (The spacing itself, one per slot and never two, is checked on governor's fake clock
+    // in llm::limiter's tests: arrival times at a mock server depend on the machine's load.)
     assert!(elapsed >= Duration::from_millis(950), "{elapsed:?}");
-    // no burst: never two requests within half a 50 ms slot
-    assert!(
-        max_in_window(&arrivals, Duration::from_millis(25)) <= 1,
-        "{arrivals:?}"
-    );
-    assert!(
-        max_in_window(&arrivals, Duration::from_millis(500)) <= 11,
-        "{arrivals:?}"
-    );
 }
 
 #[tokio::test]

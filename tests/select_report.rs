@@ -37,6 +37,18 @@ fn sweep(out: &Path) {
         ));
 }
 
+/// `text` with the characters that a regular expression treats specially escaped.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if r"\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn records(path: &Path) -> (csv::StringRecord, Vec<csv::StringRecord>) {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let header = reader.headers().unwrap().clone();
@@ -92,17 +104,19 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
         .sum();
     assert!((total - 1.0).abs() < 1e-9, "{total}");
 
-    // report.md: the decision first, and the command from the manifest.
+    // report.md and selection.csv as a whole, against the reviewed snapshots in
+    // tests/snapshots/ (the temporary run folder and the binary's path redacted). The decision
+    // comes first: `words-48-o12-none-bm25-k2`, indistinguishable at 8 questions.
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
-    let decision = md.find("## Decision").unwrap();
-    let table = md.find("## Configurations").unwrap();
-    assert!(decision < table);
-    assert!(md[decision..table].contains("**Use `words-48-o12-none-bm25-k2`"));
-    // 8 questions: the pick wins only about half of the halves, and the report says so.
-    assert!(md.contains("**Indistinguishable at this sample size:**"));
-    assert!(md.contains("### Too few questions\n\n8 questions (< 30)"));
-    assert!(md.contains("chunksweep sweep --corpus "));
-    assert!(md.contains("![span recall@k, coverage@k, margin and tokens per query"));
+    let selection = std::fs::read_to_string(run.join("selection.csv")).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&dir.path().display().to_string()), "[TMP]");
+    settings.add_filter(&regex_escape(&fixture().display().to_string()), "[FIXTURE]");
+    settings.add_filter(r"\S*/chunksweep(\.exe)? sweep", "chunksweep sweep");
+    settings.bind(|| {
+        insta::assert_snapshot!("seed000_report_md", md);
+        insta::assert_snapshot!("seed000_selection_csv", selection);
+    });
 
     // The figure is SVG text with the panel titles in it.
     let svg = std::fs::read_to_string(run.join("sweep.svg")).unwrap();

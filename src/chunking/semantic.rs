@@ -58,20 +58,6 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The `p`-th percentile (0 to 100) of `values` by linear interpolation between closest ranks
-/// (numpy's default); `None` for no value.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let pos = (p.clamp(0.0, 100.0) / 100.0) * (v.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    Some(v[lo] + (v[hi] - v[lo]) * (pos - lo as f64))
-}
-
 /// Indices `i` such that a boundary goes after sentence `i`: the cosine distance of sentences
 /// `i` and `i + 1` exceeds the `p`-th percentile of all consecutive distances.
 pub fn breakpoints(vectors: &[&[f32]], p: f64) -> Vec<usize> {
@@ -79,7 +65,7 @@ pub fn breakpoints(vectors: &[&[f32]], p: f64) -> Vec<usize> {
         .windows(2)
         .map(|w| 1.0 - f64::from(crate::vector::dot(w[0], w[1])))
         .collect();
-    let Some(threshold) = percentile(&d, p) else {
+    let Some(threshold) = crate::stats::quantile(&d, p.clamp(0.0, 100.0) / 100.0) else {
         return Vec::new();
     };
     d.iter()
@@ -185,14 +171,6 @@ mod tests {
         fn sentence_vector(&self, s: &str) -> Option<&[f32]> {
             self.0.get(s).map(Vec::as_slice)
         }
-    }
-
-    #[test]
-    fn percentile_interpolates_like_numpy() {
-        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 50.0), Some(3.0));
-        // numpy.percentile([1, 2, 3, 4], 95) = 3.85
-        assert!((percentile(&[4.0, 1.0, 3.0, 2.0], 95.0).unwrap() - 3.85).abs() < 1e-12);
-        assert_eq!(percentile(&[], 95.0), None);
     }
 
     fn run(text: &str, map: &Map, size: usize, pct: f64) -> Vec<String> {

@@ -103,15 +103,9 @@ pub struct JudgeRow {
     pub cost_total_usd: Option<f64>,
 }
 
-/// Nearest-rank percentile (`q` in 0..=1) of `v`; 0 for an empty slice.
-pub fn percentile(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
-    s[rank - 1]
+/// Quantile `q` of latencies `v` ([`crate::stats::quantile`]); 0 for none.
+fn percentile(v: &[f64], q: f64) -> f64 {
+    crate::stats::quantile(v, q).unwrap_or(0.0)
 }
 
 /// Aggregates the rows of each candidate (in `candidates` order) into judge.csv rows.
@@ -537,15 +531,6 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_nearest_rank() {
-        let v: Vec<f64> = (1..=20).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 10.0);
-        assert_eq!(percentile(&v, 0.95), 19.0);
-        assert_eq!(percentile(&[3.0], 0.95), 3.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
-    }
-
-    #[test]
     fn summary_counts_errors_as_not_passing() {
         // 10 questions: faithfulness 7 pass, 2 fail, 1 error; correctness only on 4
         let mut rows = Vec::new();
@@ -582,7 +567,8 @@ mod tests {
         assert_eq!(r.correctness_n, 4);
         assert_eq!(r.correctness_rate, Some(0.75));
         assert_eq!(r.errors, 1);
-        assert_eq!(r.generate_ms_p50, 40.0);
+        // 0, 10, …, 90 ms: the median interpolates between 40 and 50
+        assert_eq!(r.generate_ms_p50, 45.0);
         assert!((r.cost_total_usd.unwrap() - 0.01).abs() < 1e-12);
         assert!((r.tokens_per_question - 110.0).abs() < 1e-12);
     }

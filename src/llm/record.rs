@@ -1,7 +1,7 @@
 //! One flat accounting record per call, writable as CSV.
 
 use std::io::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,40 +74,17 @@ pub fn write_csv<W: Write>(records: &[CallRecord], out: W) -> Result<(), csv::Er
     Ok(())
 }
 
-/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T21:30:05.123Z`.
+/// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T21:30:05.123Z`
+/// (jiff's formatting; a time before 1970 or past jiff's range is shown as the epoch).
 pub fn rfc3339_utc(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, dd) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{dd:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day); H. Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    let ts = jiff::Timestamp::try_from(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    format!("{ts:.3}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn rfc3339_known_instants() {

@@ -114,19 +114,6 @@ impl Respond for Recording {
     }
 }
 
-/// Largest number of arrivals in any window of length `w`.
-pub fn max_in_window(sorted: &[Duration], w: Duration) -> usize {
-    let mut best = 0;
-    let mut lo = 0;
-    for hi in 0..sorted.len() {
-        while sorted[hi] - sorted[lo] >= w {
-            lo += 1;
-        }
-        best = best.max(hi - lo + 1);
-    }
-    best
-}
-
 /// A raw HTTP server on 127.0.0.1 that reads each request and closes the first `drops`
 /// connections without answering, then answers `body` with 200. Returns the base URL (with
 /// `/v1`) and the connection counter.
