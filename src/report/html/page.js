@@ -88,15 +88,6 @@
       });
       box.appendChild(ul);
     }
-    c.chunks.forEach(function (k) {
-      var div = el("div", "chunk");
-      var head = el("div", "head", "rank " + k.rank + " · ");
-      head.appendChild(el("code", null, k.id));
-      head.appendChild(document.createTextNode(" · score " + k.score));
-      div.appendChild(head);
-      div.appendChild(chunkText(k));
-      box.appendChild(div);
-    });
     if (c.answer !== null) {
       var p = el("p"); p.appendChild(el("b", null, "Answer")); box.appendChild(p);
       box.appendChild(el("div", "answer", c.answer));
@@ -112,6 +103,15 @@
       box.appendChild(vl);
     }
     if (c.cost !== null) { box.appendChild(el("p", "meta", c.cost)); }
+    c.chunks.forEach(function (k) {
+      var div = el("div", "chunk");
+      var head = el("div", "head", "rank " + k.rank + " · ");
+      head.appendChild(el("code", null, k.id));
+      head.appendChild(document.createTextNode(" · score " + k.score));
+      div.appendChild(head);
+      div.appendChild(chunkText(k));
+      box.appendChild(div);
+    });
     return box;
   };
   var fill = function (details) {
