@@ -155,6 +155,14 @@ fn chromium() -> Option<String> {
 /// Loads `page` in headless Chromium with every host unresolvable and a dead proxy, and returns
 /// the rendered DOM and the URLs of network requests the net log recorded.
 fn dump_dom(browser: &str, page: &Path, work: &Path) -> (String, Vec<String>) {
+    dump_dom_at(browser, page, "", work)
+}
+
+/// A mark the page's script put on evidence whole inside a retrieved chunk.
+const WHOLE_MARK: &str = "<mark class=\"whole\" title=\"evidence, whole in this chunk\">";
+
+/// [`dump_dom`] of `page` opened at `fragment` (`#q-ID` opens that question).
+fn dump_dom_at(browser: &str, page: &Path, fragment: &str, work: &Path) -> (String, Vec<String>) {
     let netlog = work.join("netlog.json");
     let out = Process::new(browser)
         .args([
@@ -175,7 +183,7 @@ fn dump_dom(browser: &str, page: &Path, work: &Path) -> (String, Vec<String>) {
         ))
         .arg(format!("--log-net-log={}", netlog.display()))
         .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .output()
         .unwrap();
     assert!(
@@ -248,7 +256,7 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
     assert!(dom.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
     assert!(!dom.contains("<b>not bold</b>"));
     assert!(dom.contains("&lt;i&gt;The reference&lt;/i&gt; says nine &amp; so does the answer."));
-    assert!(dom.contains("<mark class=\"whole\""));
+    assert!(dom.contains(WHOLE_MARK));
     assert!(dom.contains("<span class=\"badge pass\">faithfulness: pass</span>"));
 }
 
@@ -257,23 +265,28 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
 fn browser_renders_the_committed_examples_offline() {
     let browser = require_browser();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples");
-    for (name, judged) in [("handbook-judged", true), ("chroma-general", false)] {
+    // The handbook judged by the local models, opened at q-004, whose evidence was retrieved
+    // whole and whose answer holds a `<document id=...>` tag copied from the prompt; and Chroma's
+    // data at its first question (open by default).
+    for (name, fragment, judged) in [
+        ("handbook-judged", "#q-q-004", true),
+        ("chroma-general", "", false),
+    ] {
         let dir = tempfile::tempdir().unwrap();
-        let (dom, urls) = dump_dom(
-            &browser,
-            &examples.join(name).join("report.html"),
-            dir.path(),
-        );
+        let page = examples.join(name).join("report.html");
+        let (dom, urls) = dump_dom_at(&browser, &page, fragment, dir.path());
         assert!(urls.is_empty(), "{name}: network requests: {urls:?}");
         assert!(dom.contains("id=\"decision\""), "{name}: no decision");
         assert!(dom.contains("<strong>Use <code>"), "{name}: no decision");
         assert!(dom.contains("<svg"), "{name}: no figure");
-        // The first question is open: its chunks are built, with evidence marked.
-        assert!(
-            dom.contains("<mark class=\"whole\""),
-            "{name}: no marked evidence"
-        );
+        // The opened question's chunks are built, with evidence marked inside a chunk (the
+        // legend's own <mark> has no title).
+        assert!(dom.contains(WHOLE_MARK), "{name}: no marked evidence");
         if judged {
+            assert!(
+                dom.contains("The answer is:\n&lt;document id=\"10-release-notes.md#2\"&gt;"),
+                "{name}: answer not text"
+            );
             let verdict = ["pass", "fail"].iter().any(|v| {
                 dom.contains(&format!(
                     "<span class=\"badge {v}\">faithfulness: {v}</span>"
