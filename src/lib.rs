@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod plan;
 pub mod prepare;
+pub mod prompts;
 pub mod report;
 pub mod retrieval;
 pub mod select;

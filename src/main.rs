@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cli::validate(args),
         Command::Report(args) => cli::report(args),
         Command::Run(args) => cli::run(args),
+        Command::Prompts(command) => cli::prompts(command),
     };
     match result {
         Ok(code) => code,

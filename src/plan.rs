@@ -170,7 +170,7 @@ impl Plan {
                     .unwrap_or(d.window_tokens),
                 max_tokens: c.max_tokens.unwrap_or(d.max_tokens),
                 concurrency: c.concurrency.unwrap_or(d.concurrency),
-                prompt: c.prompt.clone().unwrap_or(d.prompt),
+                prompt: c.prompt.clone().or(d.prompt),
                 ..d
             };
             if s.window_tokens == 0 || s.concurrency == 0 {
@@ -253,7 +253,7 @@ fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, 
             .prompts
             .clone()
             .or(f.prompts.clone())
-            .unwrap_or(d.prompts_dir),
+            .or(d.prompts_dir),
     };
     if s.concurrency == 0 || s.candidates == 0 || s.max_questions == Some(0) {
         return Err(ConfigError::Invalid(

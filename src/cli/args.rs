@@ -33,10 +33,27 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
-    /// Regenerate selection.csv, report.md and sweep.svg from a run folder's CSVs (no re-run).
+    /// Regenerate selection.csv, report.md, sweep.svg and report.html from a run folder's CSVs
+    /// (no re-run).
     Report(ReportArgs),
     /// Sweep, select, judge the candidates with an LLM, and write the report (resumable).
     Run(RunArgs),
+    /// The prompt templates compiled into the binary.
+    #[command(subcommand)]
+    Prompts(PromptsCommand),
+}
+
+/// `chunksweep prompts ...`.
+#[derive(Subcommand)]
+pub enum PromptsCommand {
+    /// Write the built-in templates into DIR (created if needed; nothing is overwritten), to edit
+    /// them and pass the folder back with `run --prompts DIR`.
+    Export {
+        /// Folder to write generate.md, faithfulness.md, relevancy.md, correctness.md and
+        /// context.md into.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -187,7 +204,8 @@ pub struct RunArgs {
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
     #[arg(long)]
     pub dry_run: bool,
-    /// Folder of prompt templates (default prompts).
+    /// Folder of prompt templates overriding the built-in ones (`chunksweep prompts export DIR`
+    /// writes those out for editing).
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
     /// Judge the selection's pick with and without a prefix, on the same questions: its

@@ -14,7 +14,7 @@ use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 use chunksweep::select::SelectionSettings;
 
-use args::{InputArgs, ReportArgs, RunArgs, SweepArgs};
+use args::{InputArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
 use progress::Progress;
 
 fn command_line() -> Vec<String> {
@@ -89,6 +89,19 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
     let decision = pipeline::report(&args.run_dir, &settings)
         .with_context(|| format!("report of {}", args.run_dir.display()))?;
     print::decision(&decision);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chunksweep prompts export DIR`.
+pub fn prompts(command: PromptsCommand) -> Result<ExitCode> {
+    match command {
+        PromptsCommand::Export { dir } => {
+            let written = chunksweep::prompts::export(&dir).map_err(chunksweep::Error::from)?;
+            for path in written {
+                println!("wrote {}", path.display());
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -108,6 +108,28 @@ pub struct Template {
     pub sha256: String,
 }
 
+impl Template {
+    /// Checks that `text` has the placeholders `kind` needs and hashes it (SHA-256 of its UTF-8
+    /// bytes, the file's bytes).
+    ///
+    /// # Errors
+    /// [`PromptError::MissingPlaceholder`] naming `path`.
+    fn new(kind: PromptKind, path: PathBuf, text: String) -> Result<Self, PromptError> {
+        if let Some(&placeholder) = kind
+            .required()
+            .iter()
+            .find(|name| !text.contains(&format!("{{{name}}}")))
+        {
+            return Err(PromptError::MissingPlaceholder { path, placeholder });
+        }
+        Ok(Template {
+            path,
+            sha256: hex::encode(Sha256::digest(text.as_bytes())),
+            text,
+        })
+    }
+}
+
 /// The four templates of the judge stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptSet {
@@ -130,31 +152,43 @@ impl PromptSet {
                 path: path.clone(),
                 source,
             })?;
-            let text = String::from_utf8(bytes.clone()).map_err(|e| PromptError::Io {
+            let text = String::from_utf8(bytes).map_err(|e| PromptError::Io {
                 path: path.clone(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
             })?;
-            for &name in kind.required() {
-                if !text.contains(&format!("{{{name}}}")) {
-                    return Err(PromptError::MissingPlaceholder {
-                        path,
-                        placeholder: name,
-                    });
-                }
-            }
-            templates.insert(
-                kind,
-                Template {
-                    path,
-                    text,
-                    sha256: hex::encode(Sha256::digest(&bytes)),
-                },
-            );
+            templates.insert(kind, Template::new(kind, path, text)?);
         }
         Ok(PromptSet {
             dir: dir.to_path_buf(),
             templates,
         })
+    }
+
+    /// The templates compiled into the binary ([`crate::prompts::DEFAULTS`]); their paths read
+    /// `<built-in>/NAME`.
+    pub fn defaults() -> Self {
+        let templates = PromptKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let name = kind.file_name();
+                let text = crate::prompts::default_text(name).expect("every kind has a default");
+                let t = Template::new(kind, crate::prompts::builtin_path(name), text.into())
+                    .expect("the defaults have their placeholders (tested)");
+                (kind, t)
+            })
+            .collect();
+        PromptSet {
+            dir: crate::prompts::builtin_path(""),
+            templates,
+        }
+    }
+
+    /// The templates of `dir` when given, else [`defaults`](Self::defaults).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn load_or_defaults(dir: Option<&Path>) -> Result<Self, PromptError> {
+        dir.map_or_else(|| Ok(Self::defaults()), Self::load)
     }
 
     /// The template of `kind`.
@@ -321,6 +355,29 @@ mod tests {
         );
         assert!(r.contains("<question>\nQ?\n</question>") && r.contains("<answer>\nA.\n</answer>"));
         assert!(r.contains("{\"verdict\": \"pass\" or \"fail\""));
+    }
+
+    #[test]
+    fn the_defaults_are_the_repository_files_with_the_same_hashes() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let builtin = PromptSet::defaults();
+        let files = PromptSet::load(&dir).unwrap();
+        assert_eq!(builtin.hashes(), files.hashes());
+        assert_eq!(
+            builtin.get(PromptKind::Generate).path,
+            Path::new("<built-in>/generate.md")
+        );
+        assert_eq!(
+            PromptSet::load_or_defaults(None).unwrap().hashes(),
+            files.hashes()
+        );
+        let err = PromptSet::load_or_defaults(Some(Path::new("/nonexistent/prompts")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cannot read prompt /nonexistent/prompts/generate.md"),
+            "{err}"
+        );
     }
 
     #[test]

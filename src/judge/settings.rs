@@ -35,8 +35,9 @@ pub struct JudgeSettings {
     /// Judge only the first this many questions of the golden set, in file order (`None`: all).
     /// A cost control for smoke tests and slow local models; the sweep always scores all.
     pub max_questions: Option<usize>,
-    /// Folder of the prompt templates (default `prompts`).
-    pub prompts_dir: PathBuf,
+    /// Folder of the prompt templates (`None`, the default: the templates compiled into the
+    /// binary, [`crate::prompts::DEFAULTS`]).
+    pub prompts_dir: Option<PathBuf>,
 }
 
 impl Default for JudgeSettings {
@@ -57,7 +58,7 @@ impl Default for JudgeSettings {
             max_cost_usd: None,
             max_questions: None,
             alpha: 0.05,
-            prompts_dir: PathBuf::from("prompts"),
+            prompts_dir: None,
         }
     }
 }

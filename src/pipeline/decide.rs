@@ -1,11 +1,14 @@
 //! The decision files of a run: the selection ([`crate::select`]) and the prefix comparison made
 //! from the sweep's rows, then written as selection.csv, prefix_comparison.csv (when the grid has
-//! prefixes), report.md (with the judge section when there is one), sweep.svg and frontier.svg.
+//! prefixes), report.md (with the judge section when there is one), sweep.svg, frontier.svg and
+//! report.html.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::files;
+use crate::report::html::model::{Page, Texts};
+use crate::report::html::{self, TextsError};
 use crate::report::run_dir::RunDir;
 use crate::report::{markdown, plot, prefix as prefix_report};
 use crate::select::prefix::{PrefixComparison, compare};
@@ -53,21 +56,35 @@ pub struct ReportText<'a> {
     pub label: &'a str,
     /// The command line that made the run (shown under "Reproduce").
     pub command: Option<&'a [String]>,
-    /// The judge stage's section, when the folder has judged answers.
+    /// The judge stage's section, when the folder has judged answers (report.html then shows
+    /// the folder's judge_questions.csv).
     pub judge_section: Option<&'a str>,
 }
 
-/// Writes selection.csv, prefix_comparison.csv (when there is a comparison), report.md and
-/// sweep.svg for a selection made by [`select`].
+/// What report.html shows besides the selection and report.md.
+pub struct HtmlInputs<'a> {
+    /// sweep.csv's rows.
+    pub rows: &'a [SweepRow],
+    /// sweep_questions.csv's rows.
+    pub questions: &'a [QuestionRow],
+    /// The corpus and golden set, or why they could not be read (the page then says so and
+    /// shows the questions without their texts).
+    pub texts: Result<Texts<'a>, &'a TextsError>,
+}
+
+/// Writes selection.csv, prefix_comparison.csv (when there is a comparison), report.md,
+/// sweep.svg and report.html for a selection made by [`select`].
 ///
 /// # Errors
-/// [`crate::report::ReportError`] naming the file that failed.
+/// [`crate::report::ReportError`] naming the file that failed; [`crate::judge::JudgeError`]
+/// when the folder's judge_questions.csv cannot be read.
 pub fn write(
     dir: &mut RunDir,
     cuts: Cuts,
     prefixes: Vec<PrefixComparison>,
     settings: &SelectionSettings,
     text: &ReportText<'_>,
+    inputs: &HtmlInputs<'_>,
 ) -> Result<Decision, Error> {
     let all: Vec<&select::ConfigSelection> =
         cuts.selections.iter().flat_map(|s| &s.configs).collect();
@@ -107,6 +124,28 @@ pub fn write(
         md.push_str(section);
     }
     written.push(dir.write_text(files::REPORT, &md)?);
+    let svg = std::fs::read_to_string(dir.path().join(files::PLOT)).ok();
+    let judge = match text.judge_section {
+        Some(_) => crate::judge::load_finished(dir.path())?,
+        None => Vec::new(),
+    };
+    let note = inputs
+        .texts
+        .as_ref()
+        .err()
+        .map(|e| format!("The questions' and chunks' texts are not shown: {e}."));
+    let page = Page {
+        run_name: &run_name,
+        markdown: &md,
+        plot_svg: svg.as_deref(),
+        sweep: inputs.rows,
+        selection: &selection,
+        questions: inputs.questions,
+        judge: &judge,
+        texts: inputs.texts.as_ref().ok().copied(),
+        texts_note: note.as_deref(),
+    };
+    written.push(dir.write_text(files::HTML, &html::render(&page))?);
     written.extend(plot_paths);
     Ok(Decision {
         selection,

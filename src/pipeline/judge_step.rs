@@ -169,7 +169,8 @@ pub async fn judge(
             "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
         )));
     }
-    let prompts = PromptSet::load(&settings.prompts_dir).map_err(JudgeError::from)?;
+    let prompts =
+        PromptSet::load_or_defaults(settings.prompts_dir.as_deref()).map_err(JudgeError::from)?;
     let judged = judged_questions(&swept.golden, settings.max_questions);
     let infos = candidate_infos(swept, candidates)?;
     let jobs = judge::plan_jobs(

@@ -25,12 +25,13 @@ use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
 use crate::plan::Plan;
+use crate::report::html::{self, model::Texts};
 use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::select::SelectionSettings;
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::rows::SweepRow;
-use decide::{Decision, ReportText};
+use decide::{Decision, HtmlInputs, ReportText};
 use judge_step::JudgeOutcome;
 
 /// What `sweep` did.
@@ -92,7 +93,8 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
-    let (cuts, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let questions = swept.questions();
+    let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
     let section =
@@ -107,6 +109,14 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
             label: &label,
             command: Some(command),
             judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &rows,
+            questions: &questions,
+            texts: Ok(Texts {
+                corpus: &swept.corpus,
+                golden: &swept.golden,
+            }),
         },
     )?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -138,7 +148,8 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
-    let (cuts, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let questions = swept.questions();
+    let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // The judge retrieves with the cut the pick was chosen at.
     let at_primary: Vec<ConfigSpec> = plan
@@ -172,6 +183,14 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             label: &label,
             command: Some(command),
             judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &rows,
+            questions: &questions,
+            texts: Ok(Texts {
+                corpus: &swept.corpus,
+                golden: &swept.golden,
+            }),
         },
     )?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -238,6 +257,7 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
     let pick = cuts.primary().winner().config_id.clone();
     let section = judge_step::section_from_folder(dir, &run.sweep, alpha, Some(&pick))?;
+    let loaded = html::load_texts(run.manifest.as_ref());
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
@@ -248,6 +268,13 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
             label: &label,
             command: command.as_deref(),
             judge_section: section.as_deref(),
+        },
+        &HtmlInputs {
+            rows: &run.sweep,
+            questions: &run.questions,
+            texts: loaded
+                .as_ref()
+                .map(|(corpus, golden)| Texts { corpus, golden }),
         },
     )?;
     out.update_manifest_outputs()?;

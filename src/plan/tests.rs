@@ -66,7 +66,7 @@ fn prefixes_and_context_settings_resolve() {
     let c = cfg.context.unwrap();
     assert_eq!(c.model, "small");
     assert_eq!(c.window_tokens, 512);
-    assert_eq!(c.prompt, dir.path().join("p/context.md"));
+    assert_eq!(c.prompt, Some(dir.path().join("p/context.md")));
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //! `llm_context` configuration, deduplicated by (document, byte range) so a chunk that several
 //! configurations share is asked once. Every call goes through [`LlmClient::chat`], so it is paced,
 //! retried, recorded (tokens, latency, cost) and cached: a second identical run sends nothing.
-//! The prompt is a template file (`prompts/context.md` by default) with the placeholders
-//! `{document}` and `{chunk}`; its SHA-256 is recorded with the run.
+//! The prompt is a template with the placeholders `{document}` and `{chunk}`: `context.md`
+//! compiled into the binary ([`crate::prompts`]), or a file of the user's own
+//! (`[context] prompt`); its SHA-256 is recorded with the run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,8 +44,8 @@ pub struct ContextSettings {
     pub max_tokens: u32,
     /// Requests in progress at once (default 4); the client's per-model limits still apply.
     pub concurrency: usize,
-    /// The prompt template (default `prompts/context.md`).
-    pub prompt: PathBuf,
+    /// The prompt template (`None`, the default: `context.md` compiled into the binary).
+    pub prompt: Option<PathBuf>,
     /// Sampling temperature (default 0).
     pub temperature: f32,
     /// Seed sent to servers that accept one (default 7).
@@ -61,7 +62,7 @@ impl Default for ContextSettings {
             window_tokens: 2048,
             max_tokens: 100,
             concurrency: 4,
-            prompt: PathBuf::from("prompts/context.md"),
+            prompt: None,
             temperature: 0.0,
             seed: Some(7),
         }
@@ -143,16 +144,32 @@ impl ContextPrompt {
             path: path.to_path_buf(),
             source,
         })?;
+        Self::new(path.to_path_buf(), text)
+    }
+
+    /// The template at `path` when given ([`load`](Self::load)), else `context.md` compiled into
+    /// the binary (its path reads `<built-in>/context.md`).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn load_or_default(path: Option<&Path>) -> Result<Self, ContextError> {
+        match path {
+            Some(p) => Self::load(p),
+            None => {
+                let text = crate::prompts::default_text("context.md").unwrap_or_default();
+                Self::new(crate::prompts::builtin_path("context.md"), text.to_string())
+            }
+        }
+    }
+
+    fn new(path: PathBuf, text: String) -> Result<Self, ContextError> {
         for placeholder in ["document", "chunk"] {
             if !text.contains(&format!("{{{placeholder}}}")) {
-                return Err(ContextError::Placeholder {
-                    path: path.to_path_buf(),
-                    placeholder,
-                });
+                return Err(ContextError::Placeholder { path, placeholder });
             }
         }
         Ok(ContextPrompt {
-            path: path.to_path_buf(),
+            path,
             sha256: hex::encode(Sha256::digest(text.as_bytes())),
             text,
         })
@@ -378,6 +395,9 @@ mod tests {
     fn repository_prompt_loads_and_renders_the_chunk_and_window() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/context.md");
         let prompt = ContextPrompt::load(&path).unwrap();
+        let builtin = ContextPrompt::load_or_default(None).unwrap();
+        assert_eq!(builtin.sha256, prompt.sha256);
+        assert_eq!(builtin.path, Path::new("<built-in>/context.md"));
         let corpus = Corpus::from_documents(
             "t",
             vec![Document::new(

@@ -158,7 +158,7 @@ pub async fn prepare(
     };
     let contexts = match inputs.context {
         Some(settings) => {
-            let prompt = ContextPrompt::load(&settings.prompt)?;
+            let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
             let client = LlmClient::new(inputs.llm.clone()).map_err(ContextError::from)?;
             let needed = needed_chunks(
                 inputs.corpus,

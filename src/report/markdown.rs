@@ -400,7 +400,7 @@ pub fn render(
     }
     let _ = writeln!(
         md,
-        "# regenerate selection.csv, report.md and the figure from the CSVs, without re-running:"
+        "# regenerate selection.csv, report.md, report.html and the figure from the CSVs, without re-running:"
     );
     let _ = writeln!(md, "chunksweep report {}", shell_quote(run_dir));
     let _ = writeln!(md, "```\n");

@@ -151,6 +151,7 @@ mod tests {
             span_tokens: "12|40|7".into(),
             retrieved_chunk_ids: "a|b".into(),
             retrieved_scores: "1.0000|0.5000".into(),
+            retrieved_ranges: "0-10|10-20".into(),
         }
     }
 

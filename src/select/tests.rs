@@ -113,6 +113,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
                 span_tokens: f.span_tokens.to_string(),
                 retrieved_chunk_ids: String::new(),
                 retrieved_scores: String::new(),
+                retrieved_ranges: String::new(),
             });
         }
     }

@@ -171,6 +171,10 @@ pub struct QuestionRow {
     pub retrieved_chunk_ids: String,
     /// Their scores, `|`-separated.
     pub retrieved_scores: String,
+    /// Their code-point ranges in their documents, `start-end`, `|`-separated (empty in run
+    /// folders written before this column existed).
+    #[serde(default)]
+    pub retrieved_ranges: String,
 }
 
 /// Everything one configuration produced.

@@ -120,6 +120,12 @@ pub fn run_config(
                 .map(|s| format!("{s:.4}"))
                 .collect::<Vec<_>>()
                 .join("|"),
+            retrieved_ranges: ranking
+                .top
+                .iter()
+                .map(|&i| format!("{}-{}", chunks[i].start, chunks[i].end))
+                .collect::<Vec<_>>()
+                .join("|"),
         });
         metrics.push(m);
         times.score_ms += ms_since(t);

@@ -1,0 +1,123 @@
+//! The default prompt templates, compiled into the binary from `prompts/*.md`, so `chunksweep run`
+//! works from any folder; a folder of the user's own overrides them (`--prompts DIR`), and
+//! [`export`] writes the defaults out for editing (`chunksweep prompts export DIR`).
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// The default templates: (file name, text), in file order. The judge stage uses the first
+/// four, the `llm_context` prefix the last.
+pub const DEFAULTS: [(&str, &str); 5] = [
+    ("generate.md", include_str!("../prompts/generate.md")),
+    (
+        "faithfulness.md",
+        include_str!("../prompts/faithfulness.md"),
+    ),
+    ("relevancy.md", include_str!("../prompts/relevancy.md")),
+    ("correctness.md", include_str!("../prompts/correctness.md")),
+    ("context.md", include_str!("../prompts/context.md")),
+];
+
+/// How a built-in template's path is shown (in errors and the manifest): `<built-in>/NAME`.
+pub fn builtin_path(name: &str) -> PathBuf {
+    Path::new("<built-in>").join(name)
+}
+
+/// The default text of the template `name` (for example `generate.md`), if there is one.
+pub fn default_text(name: &str) -> Option<&'static str> {
+    DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Errors writing the defaults out.
+#[derive(Debug, Error)]
+pub enum ExportError {
+    /// A file of that name is already there; nothing is overwritten.
+    #[error("{0} already exists; export into an empty folder or remove it first")]
+    Exists(PathBuf),
+    /// The folder or a file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ExportError {
+    /// Usage (2) when a file is in the way, failure (1) when writing fails.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ExportError::Exists(_) => crate::exit::ExitClass::Usage,
+            ExportError::Io { .. } => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
+/// Writes every default template into `dir` (created if needed) and returns the paths written.
+/// Refuses, before writing anything, when one of the files exists.
+///
+/// # Errors
+/// [`ExportError::Exists`] naming the first file already there, [`ExportError::Io`].
+pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    let paths: Vec<PathBuf> = DEFAULTS.iter().map(|(n, _)| dir.join(n)).collect();
+    if let Some(p) = paths.iter().find(|p| p.exists()) {
+        return Err(ExportError::Exists(p.clone()));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (path, (_, text)) in paths.iter().zip(DEFAULTS) {
+        std::fs::write(path, text).map_err(|source| ExportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_writes_the_repository_files_byte_for_byte_and_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("p");
+        let written = export(&out).unwrap();
+        assert_eq!(written.len(), 5);
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        for (name, _) in DEFAULTS {
+            assert_eq!(
+                std::fs::read(out.join(name)).unwrap(),
+                std::fs::read(repo.join(name)).unwrap(),
+                "{name}"
+            );
+        }
+        std::fs::write(out.join("generate.md"), "mine").unwrap();
+        let err = export(&out).unwrap_err();
+        assert!(matches!(err, ExportError::Exists(ref p) if p.ends_with("generate.md")));
+        assert_eq!(
+            std::fs::read_to_string(out.join("generate.md")).unwrap(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn every_prompt_file_of_the_repository_is_a_default() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let mut files: Vec<String> = std::fs::read_dir(repo)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let mut names: Vec<&str> = DEFAULTS.iter().map(|(n, _)| *n).collect();
+        names.sort();
+        assert_eq!(files, names);
+        assert_eq!(default_text("context.md"), Some(DEFAULTS[4].1));
+        assert_eq!(default_text("nope.md"), None);
+    }
+}

@@ -1,0 +1,300 @@
+//! report.html on a tiny run: a document holding `<script>alert(1)</script>` and an answer holding
+//! `</div>` stay text; the evidence is marked in the retrieved chunks; and, with headless
+//! Chromium (the ignored tests, which .ci/run runs with `-- --ignored`), the rendered page shows
+//! the decision, a marked evidence span and a verdict, with nothing requested from the network.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use chunksweep::judge::rows::JudgeQuestionRow;
+
+const EVIL: &str = "# Gate\n\nThe alarm code is <script>alert(1)</script> and the gate opens at nine every morning.\n\nVisitors sign in at the front desk before entering the building.\n";
+const OTHER: &str =
+    "# Parking\n\nParking is free on weekends and costs two euros per hour on weekdays.\n";
+const GOLDEN: &str = concat!(
+    r#"{"id": "q1", "question": "When does the gate open?", "evidence": ["the gate opens at nine"], "answer": "At nine."}"#,
+    "\n",
+    r#"{"id": "q2", "question": "Where do visitors sign in?", "evidence": ["Visitors sign in at the front desk"]}"#,
+    "\n",
+    r#"{"id": "q3", "question": "What does parking cost on weekdays?", "evidence": ["costs two euros per hour on weekdays"]}"#,
+    "\n",
+);
+const ANSWER: &str = "It opens at nine.</div><b>not bold</b>";
+
+/// A swept tiny run in `root/run` with one judged row, and its report.html rendered.
+fn tiny_run(root: &Path) -> PathBuf {
+    let corpus = root.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("gate.md"), EVIL).unwrap();
+    std::fs::write(corpus.join("parking.md"), OTHER).unwrap();
+    std::fs::write(root.join("golden.jsonl"), GOLDEN).unwrap();
+    let run = root.join("run");
+    Command::cargo_bin("chunksweep")
+        .unwrap()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(root.join("golden.jsonl"))
+        .args(["--strategies", "fixed", "--sizes", "8,64", "--overlap", "0"])
+        .args(["--k", "1", "--tokenizer", "words", "--quiet", "--out"])
+        .arg(&run)
+        .assert()
+        .success();
+    let judged = JudgeQuestionRow {
+        config_id: "fixed-64-o0-none-bm25-k1".into(),
+        question_id: "q1".into(),
+        question_type: String::new(),
+        retrieved_chunk_ids: "gate.md#0".into(),
+        answer: ANSWER.into(),
+        generate_error: String::new(),
+        faithfulness: "pass".into(),
+        faithfulness_reason: "The context says the gate opens at nine.".into(),
+        relevancy: "pass".into(),
+        relevancy_reason: "It answers when the gate opens.".into(),
+        correctness: "fail".into(),
+        correctness_reason: "<i>The reference</i> says nine & so does the answer.".into(),
+        errors: 0,
+        retrieve_ms: 1.0,
+        generate_ms: 120.0,
+        judge_ms: 80.0,
+        calls: 4,
+        prompt_tokens: 300,
+        completion_tokens: 40,
+        generate_tokens: 170,
+        cost_usd: None,
+        calls_without_usage: 0,
+    };
+    // Both configurations judged on q1, as `run --candidates` would.
+    let small = JudgeQuestionRow {
+        config_id: "fixed-8-o0-none-bm25-k1".into(),
+        retrieved_chunk_ids: "gate.md#1".into(),
+        answer: "Nine.".into(),
+        ..judged.clone()
+    };
+    let mut w = csv::Writer::from_path(run.join("judge_questions.csv")).unwrap();
+    w.serialize(&judged).unwrap();
+    w.serialize(&small).unwrap();
+    w.flush().unwrap();
+    let fingerprint = chunksweep::judge::Fingerprint::new(
+        &chunksweep::judge::JudgeSettings {
+            generator_model: "gen".into(),
+            judge_model: "judge".into(),
+            ..Default::default()
+        },
+        &chunksweep::judge::prompts::PromptSet::defaults(),
+    );
+    std::fs::write(
+        run.join("judge_settings.json"),
+        serde_json::to_string(&fingerprint).unwrap(),
+    )
+    .unwrap();
+    render(&run);
+    run
+}
+
+/// Rewrites the run folder's decision files and report.html, now with the judged rows.
+fn render(run: &Path) {
+    Command::cargo_bin("chunksweep")
+        .unwrap()
+        .arg("report")
+        .arg(run)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_document_script_and_an_answer_tag_stay_text_and_evidence_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = tiny_run(dir.path());
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // The only <script> elements are the page's own: its script, the chunk texts and one data
+    // block per question. Texts travel as JSON with '<' escaped; the script inserts them as text.
+    assert_eq!(page.matches("<script").count(), 2 + 3);
+    assert!(!page.contains("alert(1)</script>"));
+    assert!(page.contains(r"\u003cscript>alert(1)\u003c/script>"));
+    assert!(page.contains(r#""answer":"It opens at nine.\u003c/div>\u003cb>not bold\u003c/b>""#));
+    assert!(page.contains(r"\u003ci>The reference\u003c/i> says nine & so does the answer."));
+    assert!(!page.contains("<b>not bold"));
+    // Nothing refers outside the file.
+    for external in ["src=\"http", "href=\"http", "url(", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    // q1 under fixed-64 (one 36-word chunk holds all of gate.md): the span is whole in rank 1,
+    // marked at its UTF-16 offsets in the chunk's text.
+    let chunk = EVIL.trim_end();
+    let start = chunk.find("the gate opens at nine").unwrap();
+    let marks = format!(
+        r#""marks":"{}-{}-1""#,
+        start,
+        start + "the gate opens at nine".len()
+    );
+    assert!(page.contains(&marks), "no {marks}");
+    assert!(page.contains(r#""spans":[{"status":"whole","rank":1,"text":null}]"#));
+    // Under fixed-8 (windows of 8 words) q2's span "Visitors sign in at the front desk" starts
+    // on the last word of gate.md's second window: cut, whichever window is retrieved.
+    assert!(page.contains(r#""spans":[{"status":"cut","rank":null,"text":null}]"#));
+    // The verdicts with their reasons, latency and tokens.
+    assert!(page.contains(r#"{"criterion":"faithfulness","verdict":"pass","reason":"The context says the gate opens at nine."}"#));
+    assert!(page.contains(r#""criterion":"correctness","verdict":"fail""#));
+    assert!(page.contains("300 prompt + 40 completion"));
+}
+
+/// Headless Chromium, or None with the reason the browser tests cannot run.
+fn chromium() -> Option<String> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Process::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_string)
+}
+
+/// Loads `page` in headless Chromium with every host unresolvable and a dead proxy, and returns
+/// the rendered DOM and the URLs of network requests the net log recorded.
+fn dump_dom(browser: &str, page: &Path, work: &Path) -> (String, Vec<String>) {
+    dump_dom_at(browser, page, "", work)
+}
+
+/// A mark the page's script put on evidence whole inside a retrieved chunk.
+const WHOLE_MARK: &str = "<mark class=\"whole\" title=\"evidence, whole in this chunk\">";
+
+/// [`dump_dom`] of `page` opened at `fragment` (`#q-ID` opens that question).
+fn dump_dom_at(browser: &str, page: &Path, fragment: &str, work: &Path) -> (String, Vec<String>) {
+    let netlog = work.join("netlog.json");
+    let out = Process::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=http://127.0.0.1:9",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}{fragment}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(&netlog).unwrap_or_default();
+    let urls = network_urls(&log);
+    (String::from_utf8(out.stdout).unwrap(), urls)
+}
+
+/// URLs the page itself requested, from a Chromium net log: the `URL_REQUEST_START_JOB` events
+/// whose network isolation key is the file's (`file://`). The browser's own background requests
+/// (time, updates; made unresolvable by the host rules) are keyed otherwise and not counted.
+fn network_urls(log: &str) -> Vec<String> {
+    let log: serde_json::Value = serde_json::from_str(log).expect("a complete net log");
+    let start_job = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| &e["type"] == start_job)
+        .filter(|e| {
+            e["params"]["network_isolation_key"]
+                .as_str()
+                .is_some_and(|k| k.contains("file://"))
+        })
+        .map(|e| e["params"]["url"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn require_browser() -> String {
+    match chromium() {
+        Some(b) => b,
+        None => panic!("no chromium found for the browser tests: apt-get install -y chromium"),
+    }
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_net_log_catches_a_page_request() {
+    // The control: a page that does request something is caught by the check the others use.
+    let browser = require_browser();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("leaky.html");
+    std::fs::write(
+        &page,
+        "<!doctype html><p>x</p><img src=\"http://example.com/a.png\">",
+    )
+    .unwrap();
+    let (_, urls) = dump_dom(&browser, &page, dir.path());
+    assert_eq!(urls, ["http://example.com/a.png"]);
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
+    let browser = require_browser();
+    let dir = tempfile::tempdir().unwrap();
+    let run = tiny_run(dir.path());
+    let (dom, urls) = dump_dom(&browser, &run.join("report.html"), dir.path());
+    assert!(urls.is_empty(), "network requests: {urls:?}");
+    // The script of the document ran nothing and is shown as text (serialised as entities in
+    // the dumped DOM), inside the chunk that the page's script filled.
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{dom}"
+    );
+    assert!(dom.contains("It opens at nine.&lt;/div&gt;&lt;b&gt;not bold&lt;/b&gt;"));
+    assert!(!dom.contains("<b>not bold</b>"));
+    assert!(dom.contains("&lt;i&gt;The reference&lt;/i&gt; says nine &amp; so does the answer."));
+    assert!(dom.contains(WHOLE_MARK));
+    assert!(dom.contains("<span class=\"badge pass\">faithfulness: pass</span>"));
+}
+
+#[test]
+#[ignore = "needs headless Chromium (apt-get install -y chromium); .ci/run runs it"]
+fn browser_renders_the_committed_examples_offline() {
+    let browser = require_browser();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples");
+    // The handbook judged by the local models, opened at q-004, whose evidence was retrieved
+    // whole and whose answer holds a `<document id=...>` tag copied from the prompt; and Chroma's
+    // data at its first question (open by default).
+    for (name, fragment, judged) in [
+        ("handbook-judged", "#q-q-004", true),
+        ("chroma-general", "", false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let page = examples.join(name).join("report.html");
+        let (dom, urls) = dump_dom_at(&browser, &page, fragment, dir.path());
+        assert!(urls.is_empty(), "{name}: network requests: {urls:?}");
+        assert!(dom.contains("id=\"decision\""), "{name}: no decision");
+        assert!(dom.contains("<strong>Use <code>"), "{name}: no decision");
+        assert!(dom.contains("<svg"), "{name}: no figure");
+        // The opened question's chunks are built, with evidence marked inside a chunk (the
+        // legend's own <mark> has no title).
+        assert!(dom.contains(WHOLE_MARK), "{name}: no marked evidence");
+        if judged {
+            assert!(
+                dom.contains("The answer is:\n&lt;document id=\"10-release-notes.md#2\"&gt;"),
+                "{name}: answer not text"
+            );
+            let verdict = ["pass", "fail"].iter().any(|v| {
+                dom.contains(&format!(
+                    "<span class=\"badge {v}\">faithfulness: {v}</span>"
+                ))
+            });
+            assert!(verdict, "{name}: no verdict");
+        }
+    }
+}
