@@ -14,6 +14,7 @@ pub(crate) struct Fake {
     pub margin: Vec<f64>,
     pub types: Vec<&'static str>,
     pub prefix: &'static str,
+    pub retriever: &'static str,
 }
 
 impl Fake {
@@ -35,6 +36,7 @@ impl Fake {
             margin,
             types: vec![""; n],
             prefix: "none",
+            retriever: "bm25",
         }
     }
 }
@@ -52,7 +54,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             chunk_overlap: 0,
             realized_overlap: 0.0,
             prefix: f.prefix.into(),
-            retriever: "bm25".into(),
+            retriever: f.retriever.into(),
             top_k: 5,
             tokenizer: "cl100k_base".into(),
             n_chunks: 100,
@@ -77,6 +79,10 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             embed_tokens: 0,
             embed_cost_usd: Some(0.0),
             embed_ms: 0.0,
+            embed_input: String::new(),
+            context_calls: 0,
+            context_tokens: 0,
+            context_cost_usd: Some(0.0),
         });
         for i in 0..n {
             qs.push(QuestionRow {
