@@ -332,3 +332,97 @@ async fn the_failure_rate_reduction_is_the_one_computed_by_hand() {
     );
     assert!(report.contains("| 0.750 → 0.250 | +67% ["), "{report}");
 }
+
+/// Answers chat completions: an answer for the generator, a pass for every verdict.
+struct Chat;
+
+impl Respond for Chat {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let text = body["messages"].to_string();
+        let reply = if text.contains("Task: answer the question from the documents.") {
+            "Fourteen days."
+        } else {
+            r#"{"verdict": "pass", "reason": "supported"}"#
+        };
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "x", "object": "chat.completion", "created": 1, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        }))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_prefix_judges_a_dense_pick_with_a_prefix_outside_the_grid() {
+    let (server, seen) = server().await;
+    Mock::given(path("/v1/chat/completions"))
+        .respond_with(Chat)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(
+        dir.path(),
+        &server.uri(),
+        &[("guide.md", GUIDE)],
+        &guide_golden(),
+    );
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let out = dir.path().join("run");
+    let output = tokio::task::spawn_blocking({
+        let (cfg, out) = (cfg.clone(), out.clone());
+        move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+                .args(["run", "--quiet", "--config"])
+                .arg(&cfg)
+                .arg("--out")
+                .arg(&out)
+                .arg("--prompts")
+                .arg(&prompts)
+                .args([
+                    "--retrievers",
+                    "dense",
+                    "--strategies",
+                    "markdown",
+                    "--sizes",
+                    "64",
+                    "--overlap",
+                    "0",
+                    "--generator-model",
+                    "gen",
+                    "--judge-model",
+                    "judge",
+                    "--compare-prefix",
+                    "heading_path",
+                ])
+                .env_remove("OPENAI_BASE_URL")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The grid has no prefix; the prepare step embedded the heading_path variant the judge
+    // compares, and the judge judged the dense pick with and without it.
+    assert!(
+        seen.documents()
+            .contains(&format!("Guide > Refunds\n\n{SECTION}")),
+        "{:?}",
+        seen.documents()
+    );
+    let judge = read_csv(&out.join("judge.csv"));
+    let ids: Vec<&str> = judge.iter().map(|r| r["config_id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "markdown-64-o0-none-dense-k5",
+            "markdown-64-o0-heading_path-dense-k5"
+        ]
+    );
+    assert!(judge.iter().all(|r| r["n_questions"] == "1"), "{judge:?}");
+}
