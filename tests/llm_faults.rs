@@ -228,13 +228,12 @@ async fn timeout_is_retried() {
     let c = client(cfg);
     let t = Instant::now();
     let out = c.chat("gen", req("q")).await.unwrap();
-    assert_eq!(out.content, "fine"); // not the late reply
+    // Not the late reply: the first attempt was cut at its timeout and retried (a lower bound
+    // on time only; the late reply's 3 s are not waited for, or its content would be here).
+    assert_eq!(out.content, "fine");
     assert_eq!(out.record.attempts, 2);
     let e = t.elapsed();
-    assert!(
-        e >= Duration::from_millis(300) && e < Duration::from_secs(2),
-        "{e:?}"
-    );
+    assert!(e >= Duration::from_millis(300), "{e:?}");
 }
 
 #[tokio::test]

@@ -107,3 +107,42 @@ impl Progress {
         self.multi.clear().ok();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn advanced(step: Step) -> RunEvent {
+        RunEvent::Advanced {
+            step,
+            label: "x".into(),
+            cost_usd: Some(0.5),
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn a_count_never_passes_its_total_and_a_finished_step_is_cleared() {
+        let p = Progress::new(true);
+        p.handle(RunEvent::Started {
+            step: Step::Judge,
+            total: 2,
+        });
+        for _ in 0..3 {
+            p.handle(advanced(Step::Judge));
+        }
+        {
+            let bars = p.bars.lock().unwrap();
+            let (bar, spent) = &bars[&Step::Judge];
+            assert_eq!((bar.position(), bar.length()), (3, Some(3)));
+            assert_eq!(*spent, 1.5);
+        }
+        // an event of a step that has no bar is ignored
+        p.handle(advanced(Step::Sweep));
+        p.handle(RunEvent::Finished {
+            step: Step::Judge,
+            summary: "done".into(),
+        });
+        assert!(p.bars.lock().unwrap().is_empty());
+    }
+}
