@@ -426,3 +426,39 @@ async fn compare_prefix_judges_a_dense_pick_with_a_prefix_outside_the_grid() {
     );
     assert!(judge.iter().all(|r| r["n_questions"] == "1"), "{judge:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_too_long_once_prefixed_is_an_error_naming_its_configuration() {
+    let (server, seen) = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(
+        dir.path(),
+        &server.uri(),
+        &[("guide.md", GUIDE)],
+        &guide_golden(),
+    );
+    // the section alone is 11 cl100k tokens; with "Guide > Refunds\n\n" before it, more
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}max_input_tokens = 11\n")).unwrap();
+    let out = dir.path().join("run");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+        .args(["sweep", "--quiet", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args(GRID)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("configuration markdown-64-o0-title-dense-k5: document text of"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("exceeds embed.max_input_tokens = 11"),
+        "{stderr}"
+    );
+    assert_eq!(seen.requests(), 0, "nothing sent");
+}

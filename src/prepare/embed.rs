@@ -28,6 +28,16 @@ pub enum EmbedError {
     /// A text, vector or setting is unusable.
     #[error(transparent)]
     Embedding(#[from] EmbeddingError),
+    /// A configuration's chunk, as embedded (prefix included), is longer than
+    /// `max_input_tokens` and overflow is `error`.
+    #[error("configuration {config}: {source}")]
+    TooLongIn {
+        /// The configuration's id.
+        config: String,
+        /// [`EmbeddingError::TooLong`].
+        #[source]
+        source: EmbeddingError,
+    },
     /// The grid could not be chunked or prefixed to find the texts to embed.
     #[error("chunking before embedding: {0}")]
     Chunking(#[from] SweepError),
@@ -40,7 +50,7 @@ impl EmbedError {
         match self {
             EmbedError::Llm(e) => e.exit_class(),
             EmbedError::Cache(_) => ExitClass::Failure,
-            EmbedError::Embedding(e) => e.exit_class(),
+            EmbedError::Embedding(e) | EmbedError::TooLongIn { source: e, .. } => e.exit_class(),
             EmbedError::Chunking(e) => e.exit_class(),
         }
     }

@@ -10,7 +10,9 @@
 //!    step 1 and prefixed as BM25 indexes them ([`prefixed_chunks`]; the bare text with
 //!    `embed_prefix = false`), and the questions.
 //!
-//! Within a step every text's length is checked before any request is sent.
+//! Within a step every text's length is checked before any request is sent; a chunk too long
+//! once prefixed is an error naming its configuration (or, with `overflow = "truncate"`, cut and
+//! counted).
 
 use std::collections::HashSet;
 
@@ -20,6 +22,7 @@ use super::embed::{EmbedError, EmbedStats, Embedder};
 use crate::chunking::{Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
+use crate::retrieval::embeddings::Role;
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{RetrievalContext, prefixed_chunks};
 use crate::tokenize::CorpusTokens;
@@ -76,20 +79,30 @@ pub async fn embed_chunks(
         return Ok(EmbedStats::default());
     }
     let ctx: &RetrievalContext = context;
-    let per_config: Vec<Vec<Chunk>> = configs
+    let per_config: Vec<(&ConfigSpec, Vec<Chunk>)> = configs
         .par_iter()
         .filter(|c| c.retriever.needs_embeddings())
-        .map(|c| prefixed_chunks(corpus, tokens, c, ctx))
+        .map(|c| prefixed_chunks(corpus, tokens, c, ctx).map(|chunks| (c, chunks)))
         .collect::<Result<_, _>>()?;
     let settings = embedder.settings();
     let mut seen = HashSet::new();
-    let texts: Vec<String> = per_config
-        .iter()
-        .flatten()
-        .map(|c| settings.chunk_text(c, corpus))
-        .filter(|t| seen.insert(t.clone()))
-        .map(|t| t.into_owned())
-        .collect();
+    let mut texts: Vec<String> = Vec::new();
+    for (config, chunks) in &per_config {
+        for chunk in chunks {
+            let text = settings.chunk_text(chunk, corpus);
+            if !seen.insert(text.clone()) {
+                continue;
+            }
+            // over-long input (prefix included) is named with its configuration
+            settings
+                .prepare(Role::Document, &text)
+                .map_err(|source| EmbedError::TooLongIn {
+                    config: config.id(),
+                    source,
+                })?;
+            texts.push(text.into_owned());
+        }
+    }
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let questions: Vec<&str> = golden.questions.iter().map(|q| q.text.as_str()).collect();
     let (vectors, stats) = embedder.embed_all(&texts, &questions).await?;
