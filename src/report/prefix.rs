@@ -177,7 +177,8 @@ pub fn markdown(table: &[PrefixComparison], settings: &SelectionSettings) -> Str
             .filter_map(|c| {
                 c.reaches_size.map(|s| {
                     format!(
-                        "{} {} reaches {} ({:.0} vs {:.0} tok/query)",
+                        "{} {} {} reaches {} ({:.0} vs {:.0} tok/query)",
+                        c.retriever,
                         c.strategy,
                         c.chunk_size,
                         s,

@@ -386,7 +386,7 @@ mod tests {
         );
         assert!(md.contains("mean span-failure reduction +58%"), "{md}");
         assert!(
-            md.contains("fixed 64 reaches 256 (360 vs 1280 tok/query)"),
+            md.contains("bm25 fixed 64 reaches 256 (360 vs 1280 tok/query)"),
             "{md}"
         );
     }
