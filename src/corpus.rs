@@ -110,12 +110,6 @@ impl Document {
         self.char_len
     }
 
-    /// Whether the document is Markdown, judged by its extension (`.md` or `.markdown`).
-    pub fn is_markdown(&self) -> bool {
-        let lower = self.id.to_ascii_lowercase();
-        lower.ends_with(".md") || lower.ends_with(".markdown")
-    }
-
     /// Converts a byte offset (on a char boundary, at most the text length) to a code-point offset.
     pub fn byte_to_char(&self, byte: usize) -> usize {
         if self.checkpoints.is_empty() {

@@ -15,7 +15,8 @@
 //!   span whole (the splitter cut every span) the question is **unreachable** and its margin is
 //!   −1, the worst value on this scale.
 //! - **MRR@k**: 1 / rank of the first correct chunk when that rank is at most k, else 0.
-//! - **IoU, precision, token recall** (Chroma's token-level evaluation, seed 004): with `G` the
+//! - **char IoU, char precision, char recall** (Chroma's "token-level" evaluation, seed 004,
+//!   computed, as Chroma's code does, over characters: code points here): with `G` the
 //!   union of the evidence ranges (each span at its location best covered by the retrieval) and
 //!   `R` the union of the top-k chunk ranges, `precision = |G ∩ R| / Σ|chunk|`,
 //!   `recall = |G ∩ R| / Σ|span|` and `IoU = |G ∩ R| / (Σ|chunk| + |G \ R|)`. As in Chroma's code,
@@ -104,12 +105,12 @@ pub struct QuestionMetrics {
     pub gold_chars: usize,
     /// `|G \ R|`, in code points.
     pub unused_gold_chars: usize,
-    /// Token-level IoU.
-    pub iou: f64,
-    /// Token-level precision.
-    pub precision: f64,
-    /// Token-level recall.
-    pub token_recall: f64,
+    /// Character-level IoU: `|G ∩ R| / (Σ|chunk| + |G \ R|)`, over code points.
+    pub char_iou: f64,
+    /// Character-level precision: `|G ∩ R| / Σ|chunk|`, over code points.
+    pub char_precision: f64,
+    /// Character-level recall: `|G ∩ R| / Σ|span|`, over code points.
+    pub char_recall: f64,
     /// The top-k cut fell inside a group of tied scores.
     pub tie_at_k: bool,
 }
@@ -265,7 +266,7 @@ pub fn score_question_scaled(
         m.reciprocal_rank = if rank <= k { 1.0 / rank as f64 } else { 0.0 };
     }
 
-    // Token-level IoU, precision and recall over code-point ranges.
+    // Character-level IoU, precision and recall over code-point ranges.
     let mut gold: Vec<(usize, usize, usize)> =
         chosen.iter().map(|l| (l.doc, l.start, l.end)).collect();
     gold.sort_unstable();
@@ -298,9 +299,9 @@ pub fn score_question_scaled(
     m.retrieved_chars = top.iter().map(|t| t.2 - t.1).sum();
     m.gold_chars = chosen.iter().map(Location::len).sum();
     m.unused_gold_chars = gold_union - inter;
-    m.precision = ratio(inter, m.retrieved_chars);
-    m.token_recall = ratio(inter, m.gold_chars);
-    m.iou = ratio(inter, m.retrieved_chars + m.unused_gold_chars);
+    m.char_precision = ratio(inter, m.retrieved_chars);
+    m.char_recall = ratio(inter, m.gold_chars);
+    m.char_iou = ratio(inter, m.retrieved_chars + m.unused_gold_chars);
     m
 }
 
@@ -323,14 +324,14 @@ pub struct Aggregate {
     pub margin: f64,
     /// Mean reciprocal rank at k.
     pub mrr: f64,
-    /// Macro mean IoU.
-    pub iou: f64,
-    /// Micro IoU: pooled intersections over pooled denominators.
-    pub iou_micro: f64,
-    /// Macro mean token-level precision.
-    pub precision: f64,
-    /// Macro mean token-level recall.
-    pub token_recall: f64,
+    /// Macro mean character-level IoU.
+    pub char_iou: f64,
+    /// Micro character-level IoU: pooled intersections over pooled denominators.
+    pub char_iou_micro: f64,
+    /// Macro mean character-level precision.
+    pub char_precision: f64,
+    /// Macro mean character-level recall.
+    pub char_recall: f64,
     /// Questions with no chunk holding any evidence span whole.
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
@@ -357,13 +358,13 @@ pub fn aggregate(questions: &[QuestionMetrics]) -> Aggregate {
         coverage_micro: ratio(sum(&|q| q.covered_chars), sum(&|q| q.evidence_chars)),
         margin: mean(&|q| q.margin),
         mrr: mean(&|q| q.reciprocal_rank),
-        iou: mean(&|q| q.iou),
-        iou_micro: ratio(
+        char_iou: mean(&|q| q.char_iou),
+        char_iou_micro: ratio(
             sum(&|q| q.intersection_chars),
             sum(&|q| q.retrieved_chars + q.unused_gold_chars),
         ),
-        precision: mean(&|q| q.precision),
-        token_recall: mean(&|q| q.token_recall),
+        char_precision: mean(&|q| q.char_precision),
+        char_recall: mean(&|q| q.char_recall),
         unreachable: sum(&|q| usize::from(q.unreachable)),
         ties_at_k: sum(&|q| usize::from(q.tie_at_k)),
     }

@@ -213,38 +213,73 @@ impl CorpusTokens {
 }
 
 /// A text-splitter sizer for slices of one document: counts through the document's
-/// [`TokenStream`] (a binary search) instead of encoding each candidate chunk again. Text that is
-/// not a slice of the document is encoded as usual.
+/// [`TokenStream`] (a binary search) instead of encoding each candidate chunk again, except near
+/// the size limit: a slice whose stream count is within [`DocSizer::SLACK`] tokens of `limit` is
+/// encoded alone, since trimming and cut tokens at its edges can put its own count on the other
+/// side of the limit. Text that is not a slice of the document is encoded as usual.
 #[derive(Clone, Copy)]
 pub struct DocSizer<'a> {
+    /// The text whose slices are sized (the document, or a copy with its byte layout).
+    base: &'a str,
+    /// The document's text, which is what is encoded.
     text: &'a str,
     stream: &'a TokenStream,
     counter: TokenCounter,
+    limit: usize,
 }
 
 impl<'a> DocSizer<'a> {
-    /// A sizer for slices of `text`, whose stream is `stream`.
-    pub fn new(text: &'a str, stream: &'a TokenStream, counter: TokenCounter) -> Self {
+    /// How far (in tokens) from the limit a stream count is checked by encoding.
+    pub const SLACK: usize = 8;
+
+    /// A sizer for slices of `text`, whose stream is `stream`, deciding against `limit` tokens.
+    pub fn new(
+        text: &'a str,
+        stream: &'a TokenStream,
+        counter: TokenCounter,
+        limit: usize,
+    ) -> Self {
         DocSizer {
+            base: text,
             text,
             stream,
             counter,
+            limit,
         }
     }
 
-    /// Tokens in the byte range `[start, end)` of the document.
+    /// The same sizer for slices of `copy`, a text with the document's byte layout (characters
+    /// replaced by others of the same length); the document's text at the same bytes is counted.
+    pub fn over<'b>(&self, copy: &'b str) -> DocSizer<'b>
+    where
+        'a: 'b,
+    {
+        debug_assert_eq!(copy.len(), self.text.len());
+        DocSizer {
+            base: copy,
+            ..*self
+        }
+    }
+
+    /// Tokens in the byte range `[start, end)` of the document: the stream's count, or the
+    /// slice's own count when the stream's is within [`DocSizer::SLACK`] of the limit.
     pub fn count_range(&self, start: usize, end: usize) -> usize {
-        self.stream.count_in(start, end)
+        let n = self.stream.count_in(start, end);
+        if n + Self::SLACK >= self.limit && n <= self.limit + Self::SLACK {
+            self.counter.count(&self.text[start..end])
+        } else {
+            n
+        }
     }
 }
 
 impl text_splitter::ChunkSizer for DocSizer<'_> {
     fn size(&self, chunk: &str) -> usize {
-        let base = self.text.as_ptr() as usize;
+        let base = self.base.as_ptr() as usize;
         let at = chunk.as_ptr() as usize;
-        if at >= base && at + chunk.len() <= base + self.text.len() {
+        if at >= base && at + chunk.len() <= base + self.base.len() {
             let start = at - base;
-            self.stream.count_in(start, start + chunk.len())
+            self.count_range(start, start + chunk.len())
         } else {
             self.counter.count(chunk)
         }
@@ -300,7 +335,7 @@ mod tests {
         let (_, e) = stream.span(7);
         assert_eq!(stream.count_in(s, e), 5);
         assert_eq!(stream.count_in(e, e), 0);
-        let sizer = DocSizer::new(text, &stream, counter);
+        let sizer = DocSizer::new(text, &stream, counter, 100);
         use text_splitter::ChunkSizer;
         assert_eq!(sizer.size(&text[s..e]), 5);
         assert_eq!(sizer.size("An apple a"), 3, "foreign text is encoded");

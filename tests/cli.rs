@@ -53,6 +53,8 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         "retriever",
         "top_k",
         "n_chunks",
+        "max_chunk_tokens",
+        "n_oversize",
         "mean_chunk_tokens",
         "index_tokens",
         "tokens_per_query",
@@ -62,9 +64,10 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
         "coverage",
         "margin",
         "mrr",
-        "iou",
-        "precision",
-        "token_recall",
+        "char_iou",
+        "char_iou_micro",
+        "char_precision",
+        "char_recall",
         "unreachable",
         "ties_at_k",
     ] {
@@ -93,6 +96,16 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
     assert_eq!(first["id"], "config.md#0");
     assert_eq!(first["start"], 0);
     assert_eq!(first["tokens"], 16);
+    // sizes are labelled with their unit: words here (the words tokenizer)
+    let selection = std::fs::read_to_string(a.join("selection.csv")).unwrap();
+    let mut lines = selection.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains(",chunk_size,size_unit,chunk_overlap,")
+    );
+    assert!(lines.all(|l| l.contains(",words,")), "{selection}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["inputs"]["n_documents"], 3);

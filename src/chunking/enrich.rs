@@ -15,7 +15,6 @@
 //! and its token count (separator included) are carried beside them in [`Chunk::prefix`] and
 //! [`Chunk::prefix_tokens`], so the cost columns include it.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
@@ -23,13 +22,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::Chunk;
-use super::headings::headings;
+use super::chunk::Chunk;
+pub use super::chunk::{PREFIX_SEPARATOR, with_prefix};
+use super::headings::{DocKind, headings};
 use crate::corpus::{Corpus, Document};
 use crate::tokenize::{TokenCounter, TokenStream};
-
-/// What goes between a prefix and the chunk's text.
-pub const PREFIX_SEPARATOR: &str = "\n\n";
 
 /// Separator between the parts of a heading path in a prefix.
 pub const PATH_SEPARATOR: &str = " > ";
@@ -153,13 +150,12 @@ pub enum EnrichError {
     },
 }
 
-/// The document's title: the text of its first heading (Markdown documents), else its file name
-/// (the last `/`-separated part of its id).
+/// The document's title: the text of its first heading (Markdown) or section title
+/// (reStructuredText), else its file name (the last `/`-separated part of its id).
 pub fn doc_title(doc: &Document) -> String {
-    if doc.is_markdown()
-        && let Some(h) = headings(&doc.text)
-            .into_iter()
-            .find(|h| !h.title.is_empty())
+    if let Some(h) = headings(DocKind::of(doc), &doc.text)
+        .into_iter()
+        .find(|h| !h.title.is_empty())
     {
         return h.title;
     }
@@ -204,7 +200,8 @@ pub fn prefix_text(
 }
 
 /// Sets [`Chunk::prefix`] and [`Chunk::prefix_tokens`] (counted with `counter`, separator
-/// included) on every chunk for `prefix`. Ranges are not touched.
+/// included) on every chunk for `prefix`: the prefix text, then the chunk's carried
+/// [`Chunk::table_header`], joined by [`PREFIX_SEPARATOR`]. Ranges are not touched.
 ///
 /// # Errors
 /// [`EnrichError::MissingContext`] for an `llm_context` chunk absent from `contexts`.
@@ -224,22 +221,24 @@ pub fn enrich(
             .entry(chunk.doc)
             .or_insert_with(|| doc_title(&corpus.docs[chunk.doc]));
         let text = prefix_text(prefix, corpus, title, chunk, contexts)?;
-        chunk.prefix_tokens = if text.is_empty() {
-            0
-        } else {
-            counter.count(&format!("{text}{PREFIX_SEPARATOR}"))
+        let text = match (text.is_empty(), chunk.table_header.is_empty()) {
+            (_, true) => text,
+            (true, false) => chunk.table_header.clone(),
+            (false, false) => format!("{text}{PREFIX_SEPARATOR}{}", chunk.table_header),
         };
+        chunk.prefix_tokens = prefix_tokens(&text, counter);
         chunk.prefix = text;
     }
     Ok(())
 }
 
-/// `prefix + "\n\n" + text`, or `text` alone when `prefix` is empty.
-pub fn with_prefix<'a>(prefix: &str, text: &'a str) -> Cow<'a, str> {
+/// Tokens a prefix adds to the indexed text: `prefix + "\n\n"` counted with `counter`, 0 for an
+/// empty prefix.
+pub fn prefix_tokens(prefix: &str, counter: TokenCounter) -> usize {
     if prefix.is_empty() {
-        Cow::Borrowed(text)
+        0
     } else {
-        Cow::Owned(format!("{prefix}{PREFIX_SEPARATOR}{text}"))
+        counter.count(&format!("{prefix}{PREFIX_SEPARATOR}"))
     }
 }
 
@@ -333,6 +332,12 @@ mod tests {
         assert_eq!(doc_title(&d), "notes.txt");
         let d = Document::new("plain.md", "```\n# fenced\n```\nno heading\n");
         assert_eq!(doc_title(&d), "plain.md");
+        // reStructuredText: the first section title
+        let d = Document::new(
+            "guide/install.rst",
+            "Intro.\n\nInstalling\n~~~~~~~~~~\n\nRun it.\n",
+        );
+        assert_eq!(doc_title(&d), "Installing");
     }
 
     #[test]

@@ -1,22 +1,65 @@
-//! Markdown headings (ATX `#` and setext `===`/`---`) with their byte offsets, parsed with
-//! pulldown-cmark so that a `#` line inside a code fence is not a heading, and the heading path
-//! (outermost heading first) in effect at any position.
+//! The structure of a document, decided by its file type ([`DocKind`]): its headings with their
+//! byte offsets, and the heading path (outermost heading first) in effect at any position.
+//!
+//! | file type          | headings                                                              |
+//! |--------------------|-----------------------------------------------------------------------|
+//! | `.md`, `.markdown` | ATX `#` and setext `===`/`---`, parsed with pulldown-cmark (a `#` line inside a code fence is not a heading) |
+//! | `.rst`             | reStructuredText section titles (see [`super::rst`])                  |
+//! | `.txt` and others  | none: plain paragraphs                                                |
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-/// One heading of a Markdown document.
+use crate::corpus::Document;
+
+/// How a document's structure is read, from its file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    /// Markdown (`.md`, `.markdown`).
+    Markdown,
+    /// reStructuredText (`.rst`).
+    Rest,
+    /// Plain text (`.txt` and anything else): paragraphs, no headings.
+    Plain,
+}
+
+impl DocKind {
+    /// The kind of `doc`, judged by the extension of its id (case-insensitive).
+    pub fn of(doc: &Document) -> Self {
+        let ext = doc.id.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("md" | "markdown") => DocKind::Markdown,
+            Some("rst") => DocKind::Rest,
+            _ => DocKind::Plain,
+        }
+    }
+}
+
+/// Every heading of a document of kind `kind`, in order.
+pub fn headings(kind: DocKind, text: &str) -> Vec<Heading> {
+    match kind {
+        DocKind::Markdown => markdown_headings(text),
+        DocKind::Rest => super::rst::titles(text)
+            .into_iter()
+            .map(|(byte, level, title)| Heading { byte, level, title })
+            .collect(),
+        DocKind::Plain => Vec::new(),
+    }
+}
+
+/// One heading (Markdown) or section title (reStructuredText) of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
     /// Byte offset where the heading's block starts.
     pub byte: usize,
-    /// Level 1 to 6.
+    /// Level, 1 outermost (Markdown: 1 to 6; reStructuredText: the order of first appearance of
+    /// the adornment style).
     pub level: u8,
     /// The heading's text, without markup.
     pub title: String,
 }
 
-/// Every heading of `text`, in order.
-pub fn headings(text: &str) -> Vec<Heading> {
+/// Every heading of the Markdown `text`, in order.
+pub fn markdown_headings(text: &str) -> Vec<Heading> {
     let mut out = Vec::new();
     let mut current: Option<Heading> = None;
     for (event, range) in Parser::new_ext(text, Options::ENABLE_TABLES).into_offset_iter() {

@@ -1,36 +1,72 @@
-//! Structure-aware Markdown chunking. Every heading (any level, ATX or setext) starts a new chunk:
-//! the document is cut into sections at its headings, and each section is split with
-//! text-splitter's `MarkdownSplitter`, which keeps the largest Markdown unit that fits (a whole
-//! section, then blocks such as a code fence, a table, a list or a paragraph, then sentences and
-//! words). A code fence or a table is therefore split only when it alone exceeds `chunk_size`.
-//! In a probe, `MarkdownSplitter` produced no overlap at any setting; the sweep records the
-//! overlap actually achieved.
+//! Structure-aware chunking, by file type ([`DocKind`]). Every heading (Markdown: any level, ATX
+//! or setext; reStructuredText: every section title) starts a new chunk: the document is cut
+//! into sections at its headings, and each section is split with text-splitter:
+//!
+//! - Markdown sections with `MarkdownSplitter`, which keeps the largest Markdown unit that fits
+//!   (a whole section, then blocks such as a code fence, a table, a list or a paragraph, then
+//!   sentences and words). A code fence or a table is therefore split only when it alone
+//!   exceeds `chunk_size`. `MarkdownSplitter` parses with every pulldown-cmark extension,
+//!   inline math included, which would read the text between two dollar amounts (`$570 … $758`)
+//!   as one formula; so the splitter parses a copy of the section in which every `$` is `%`
+//!   (same byte length, no Markdown meaning, the same Unicode word and sentence classes), and the
+//!   ranges it returns are applied to the original text. Money is never math.
+//! - reStructuredText and plain-text sections with `TextSplitter` (paragraphs, then sentences,
+//!   then words): a `~~~~` underline is a title, never a code fence, and `.txt` files have no
+//!   headings, so they are split by paragraphs.
+//!
+//! Overlap is text-splitter's: honoured where a boundary allows (the sweep records the overlap
+//! achieved in `realized_overlap`).
 
-use text_splitter::{ChunkConfig, MarkdownSplitter};
+use std::borrow::Cow;
 
-use super::headings::headings;
-use super::{ChunkParams, Ranges};
+use text_splitter::{ChunkConfig, ChunkSizer, MarkdownSplitter, TextSplitter};
+
+use super::chunk::{ChunkParams, Ranges};
+use super::headings::{DocKind, headings};
 use crate::tokenize::DocSizer;
 
-/// Byte ranges of the Markdown chunks of `text`.
-pub fn split(text: &str, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
-    let config = ChunkConfig::new(params.chunk_size)
-        .with_sizer(sizer)
-        .with_overlap(params.chunk_overlap)
-        .expect("overlap below size is checked by ChunkParams::validate");
-    let splitter = MarkdownSplitter::new(config);
-    let mut starts: Vec<usize> = headings(text).iter().map(|h| h.byte).collect();
+/// Byte ranges of the structure-aware chunks of `text`, a document of kind `kind`.
+pub fn split(text: &str, kind: DocKind, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
+    let parsed = without_math(text);
+    let sizer = sizer.over(&parsed);
+    let mut starts: Vec<usize> = headings(kind, text).iter().map(|h| h.byte).collect();
     if starts.first() != Some(&0) {
         starts.insert(0, 0);
     }
     let mut out = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(text.len());
-        out.extend(
-            splitter
-                .chunk_indices(&text[start..end])
-                .map(|(offset, chunk)| (start + offset, start + offset + chunk.len())),
-        );
+        let section = &parsed[start..end];
+        let pieces: Vec<(usize, usize)> = match kind {
+            DocKind::Markdown => {
+                ranges(MarkdownSplitter::new(config(params, sizer)).chunk_indices(section))
+            }
+            DocKind::Rest | DocKind::Plain => {
+                ranges(TextSplitter::new(config(params, sizer)).chunk_indices(section))
+            }
+        };
+        out.extend(pieces.into_iter().map(|(s, e)| (start + s, start + e)));
     }
     out
+}
+
+fn config<S: ChunkSizer>(params: &ChunkParams, sizer: S) -> ChunkConfig<S> {
+    ChunkConfig::new(params.chunk_size)
+        .with_sizer(sizer)
+        .with_overlap(params.chunk_overlap)
+        .expect("overlap below size is checked by ChunkParams::validate")
+}
+
+fn ranges<'t>(chunks: impl Iterator<Item = (usize, &'t str)>) -> Vec<(usize, usize)> {
+    chunks.map(|(o, c)| (o, o + c.len())).collect()
+}
+
+/// `text` with every `$` replaced by `%`: the same byte layout, and no inline or display math
+/// for pulldown-cmark.
+pub fn without_math(text: &str) -> Cow<'_, str> {
+    if text.contains('$') {
+        Cow::Owned(text.replace('$', "%"))
+    } else {
+        Cow::Borrowed(text)
+    }
 }

@@ -4,7 +4,7 @@
 
 use text_splitter::{ChunkConfig, TextSplitter};
 
-use super::{ChunkParams, Ranges};
+use super::chunk::{ChunkParams, Ranges};
 use crate::tokenize::DocSizer;
 
 /// Byte ranges of the recursive chunks of `text`.

@@ -12,7 +12,7 @@
 //! **Hard cap.** A relative threshold alone gives unbounded chunks (seed 001), so each group of
 //! sentences between boundaries is packed greedily into chunks of at most `chunk_size` tokens
 //! (counted in the document's token stream), and a single sentence longer than that is split
-//! with text-splitter. No chunk exceeds `chunk_size`. `chunk_overlap` is not applied: semantic
+//! with text-splitter. No chunk exceeds `chunk_size` by its own count (see [`super::bound`]). `chunk_overlap` is not applied: semantic
 //! boundaries are meant to be clean (`realized_overlap` reports 0).
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use std::collections::HashSet;
 
-use super::{ChunkError, ChunkParams, Ranges};
+use super::chunk::{ChunkError, ChunkParams, Ranges};
 use crate::corpus::Corpus;
 use crate::tokenize::DocSizer;
 
@@ -163,7 +163,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    use crate::chunking::Strategy;
+    use super::super::chunk::Strategy;
     use crate::tokenize::{TokenCounter, TokenStream, TokenizerKind};
 
     struct Map(HashMap<String, Vec<f32>>);
@@ -176,7 +176,7 @@ mod tests {
     fn run(text: &str, map: &Map, size: usize, pct: f64) -> Vec<String> {
         let counter = TokenCounter::new(TokenizerKind::Words);
         let stream = TokenStream::new(text, counter);
-        let sizer = DocSizer::new(text, &stream, counter);
+        let sizer = DocSizer::new(text, &stream, counter, size);
         let params = ChunkParams {
             strategy: Strategy::Semantic,
             chunk_size: size,
@@ -255,7 +255,7 @@ mod tests {
         let err = split(
             text,
             &params,
-            DocSizer::new(text, &stream, counter),
+            DocSizer::new(text, &stream, counter, 10),
             &Map(HashMap::new()),
             &SemanticSettings::default(),
         )

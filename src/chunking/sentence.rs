@@ -4,14 +4,14 @@
 //! text-splitter. Overlap repeats the previous chunk's last whole sentences, as many as fit in
 //! `chunk_overlap` tokens.
 //!
-//! Packing adds up the token counts of the sentences (each with its trailing whitespace) from the
-//! document's token stream; a token that straddles two sentences counts in both, so a chunk's own
-//! count is at most that sum.
+//! A chunk's size while packing is the count of its range through the document's token stream,
+//! encoded alone near the limit (see [`DocSizer`]); a packed chunk whose own text still encodes
+//! to more than `chunk_size` tokens is split again by [`super::bound`].
 
 use text_splitter::{ChunkConfig, TextSplitter};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{ChunkParams, Ranges};
+use super::chunk::{ChunkParams, Ranges};
 use crate::tokenize::DocSizer;
 
 /// Byte ranges of the sentence chunks of `text`.
@@ -24,24 +24,28 @@ pub fn split(text: &str, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
     let size = params.chunk_size;
     let mut out = Vec::new();
     let mut current: Vec<(usize, usize, usize)> = Vec::new();
-    let mut tokens = 0;
+    let fits = |current: &[(usize, usize, usize)], end: usize| {
+        current
+            .first()
+            .is_none_or(|first| sizer.count_range(first.0, end) <= size)
+    };
     for &sentence in &sentences {
         let (s, e, n) = sentence;
         if n > size {
             flush(&mut out, &current);
             current.clear();
-            tokens = 0;
             out.extend(split_long(&text[s..e], s, params, sizer));
             continue;
         }
-        if tokens + n > size && !current.is_empty() {
+        if !fits(&current, e) {
             flush(&mut out, &current);
             let carried = carry_overlap(&current, params.chunk_overlap, size - n);
             current.drain(..current.len() - carried);
-            tokens = current.iter().map(|c| c.2).sum();
+            while !fits(&current, e) {
+                current.remove(0);
+            }
         }
         current.push(sentence);
-        tokens += n;
     }
     flush(&mut out, &current);
     out

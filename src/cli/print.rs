@@ -44,7 +44,7 @@ pub fn summary(rows: &[SweepRow]) {
         "coverage",
         "margin",
         "mrr",
-        "iou",
+        "c_iou",
         "unrch",
         "ties"
     );
@@ -59,7 +59,7 @@ pub fn summary(rows: &[SweepRow]) {
             r.coverage,
             r.margin,
             r.mrr,
-            r.iou,
+            r.char_iou,
             r.unreachable,
             r.ties_at_k
         );
@@ -110,11 +110,12 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         println!("{p}");
     }
     println!(
-        "{}: {} questions, {} evidence spans ({} with several locations) against {} documents; {} error(s), {} warning(s)",
+        "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),
         v.questions,
         v.spans,
         v.ambiguous,
+        v.trimmed,
         v.documents,
         errors,
         v.problems.len() - errors

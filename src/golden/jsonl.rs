@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{GoldenError, RawEvidence, RawQuestion};
+use super::types::{GoldenError, RawEvidence, RawQuestion};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

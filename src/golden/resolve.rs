@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{
+use super::types::{
     EvidenceSpan, GoldenSet, Location, Problem, ProblemKind, Question, RawEvidence, RawQuestion,
 };
 use crate::corpus::{Corpus, Document};
@@ -11,12 +11,14 @@ use crate::corpus::{Corpus, Document};
 /// Resolves raw questions against `corpus`. Every evidence item becomes an [`EvidenceSpan`] with
 /// all its occurrences; what cannot be resolved becomes a [`Problem`] naming `path` and the line.
 /// Exact text is preferred; text found only after collapsing runs of whitespace (line wraps) is
-/// accepted with a warning.
+/// accepted with a warning. Every location is trimmed of the whitespace at its edges (see
+/// [`GoldenSet::trimmed_spans`]).
 pub fn resolve(path: &Path, raw: &[RawQuestion], corpus: &Corpus) -> (GoldenSet, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut seen = HashSet::new();
     let mut normalized: Vec<Option<Normalized>> = vec![None; corpus.docs.len()];
     let mut questions = Vec::with_capacity(raw.len());
+    let mut trimmed_spans = 0;
     for q in raw {
         let mut report = |kind: ProblemKind, message: String| {
             problems.push(Problem {
@@ -64,6 +66,8 @@ pub fn resolve(path: &Path, raw: &[RawQuestion], corpus: &Corpus) -> (GoldenSet,
                             ),
                         );
                     }
+                    let (locations, trimmed) = trim_edges(corpus, locations);
+                    trimmed_spans += usize::from(trimmed);
                     spans.push(EvidenceSpan { locations });
                 }
                 Err((kind, message)) => report(
@@ -84,8 +88,34 @@ pub fn resolve(path: &Path, raw: &[RawQuestion], corpus: &Corpus) -> (GoldenSet,
     let set = GoldenSet {
         path: path.to_path_buf(),
         questions,
+        trimmed_spans,
     };
     (set, problems)
+}
+
+/// `locations` without the whitespace at their edges, and whether any had some. A location of
+/// whitespace only is kept as it is (text search refuses empty evidence; ranges are checked in
+/// [`locate`]).
+fn trim_edges(corpus: &Corpus, locations: Vec<Location>) -> (Vec<Location>, bool) {
+    let mut trimmed = false;
+    let out = locations
+        .into_iter()
+        .map(|loc| {
+            let text = corpus.docs[loc.doc].slice_chars(loc.start, loc.end);
+            let lead = text.chars().take_while(|c| c.is_whitespace()).count();
+            let trail = text.chars().rev().take_while(|c| c.is_whitespace()).count();
+            if lead + trail == 0 || lead == loc.len() {
+                return loc;
+            }
+            trimmed = true;
+            Location {
+                start: loc.start + lead,
+                end: loc.end - trail,
+                ..loc
+            }
+        })
+        .collect();
+    (out, trimmed)
 }
 
 type Located = (Vec<Location>, bool);
@@ -117,11 +147,14 @@ fn locate(
         } => {
             let d = find_doc(doc)?;
             let document = &corpus.docs[d];
-            if start >= end || *end > document.char_len() {
+            if start >= end
+                || *end > document.char_len()
+                || document.slice_chars(*start, *end).trim().is_empty()
+            {
                 return Err((
                     ProblemKind::BadRange,
                     format!(
-                        "range {start}..{end} is empty or outside {doc:?} ({} code points)",
+                        "range {start}..{end} is empty, whitespace only or outside {doc:?} ({} code points)",
                         document.char_len()
                     ),
                 ));
@@ -394,5 +427,105 @@ mod tests {
             ]
         );
         assert!(problems[0].to_string().starts_with("g.jsonl:1: error:"));
+    }
+
+    #[test]
+    fn whitespace_at_span_edges_is_trimmed_so_every_strategy_can_hold_the_span() {
+        use crate::chunking::{ChunkContext, ChunkParams, Strategy, chunk_corpus};
+        use crate::metrics::ChunkTable;
+        use crate::tokenize::{CorpusTokens, TokenizerKind};
+        let text = "The refund window is fourteen days. Partial refunds are prorated by the day.";
+        let c = Corpus::from_documents("root", vec![Document::new("refunds.md", text)]);
+        // Chroma's reference: range 0..36 with its trailing space, and the same as JSONL text.
+        let (set, problems) = resolve(
+            Path::new("questions_df.csv"),
+            &[
+                raw(
+                    2,
+                    "q001",
+                    vec![RawEvidence::DocRange {
+                        doc: "refunds".into(),
+                        start: 0,
+                        end: 36,
+                        content: Some("The refund window is fourteen days. ".into()),
+                    }],
+                ),
+                raw(
+                    3,
+                    "q002",
+                    vec![RawEvidence::Text(" fourteen days. ".into())],
+                ),
+                raw(4, "q003", vec![RawEvidence::Text("Partial refunds".into())]),
+            ],
+            &c,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(set.trimmed_spans, 2);
+        let locs: Vec<Location> = set
+            .questions
+            .iter()
+            .map(|q| q.spans[0].locations[0])
+            .collect();
+        assert_eq!(
+            locs,
+            vec![
+                Location {
+                    doc: 0,
+                    start: 0,
+                    end: 35
+                },
+                Location {
+                    doc: 0,
+                    start: 21,
+                    end: 35
+                },
+                Location {
+                    doc: 0,
+                    start: 36,
+                    end: 51
+                },
+            ]
+        );
+        let tokens = CorpusTokens::new(&c, TokenizerKind::Cl100kBase);
+        for strategy in [
+            Strategy::Fixed,
+            Strategy::Recursive,
+            Strategy::Sentence,
+            Strategy::Markdown,
+        ] {
+            let params = ChunkParams {
+                strategy,
+                chunk_size: 10,
+                chunk_overlap: 0,
+            };
+            let chunks = chunk_corpus(&c, &tokens, &params, &ChunkContext::default()).unwrap();
+            let table = ChunkTable::new(&chunks, 1);
+            let holding: Vec<&str> = table
+                .containing(&locs[0])
+                .map(|i| chunks[i].text(&c))
+                .collect();
+            let expected = if strategy == Strategy::Fixed {
+                "The refund window is fourteen days. Partial refunds are"
+            } else {
+                "The refund window is fourteen days."
+            };
+            assert_eq!(holding, vec![expected], "{strategy}");
+        }
+        // A range of whitespace only is refused.
+        let (_, problems) = resolve(
+            Path::new("questions_df.csv"),
+            &[raw(
+                2,
+                "q001",
+                vec![RawEvidence::DocRange {
+                    doc: "refunds".into(),
+                    start: 35,
+                    end: 36,
+                    content: None,
+                }],
+            )],
+            &c,
+        );
+        assert_eq!(problems[0].kind, ProblemKind::BadRange);
     }
 }

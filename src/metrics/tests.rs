@@ -40,6 +40,7 @@ fn chunk(corpus: &Corpus, doc: usize, ordinal: usize, start: usize, end: usize) 
         tokens: 0,
         prefix: String::new(),
         prefix_tokens: 0,
+        table_header: String::new(),
     }
 }
 
@@ -116,9 +117,9 @@ fn two_spans_at_k2_nothing_whole_partial_coverage() {
     assert_eq!(m.intersection_chars, 5);
     assert_eq!(m.retrieved_chars, 52);
     assert_eq!(m.unused_gold_chars, 45);
-    assert!((m.iou - 5.0 / 97.0).abs() < 1e-12);
-    assert!((m.precision - 5.0 / 52.0).abs() < 1e-12);
-    assert!((m.token_recall - 0.1).abs() < 1e-12);
+    assert!((m.char_iou - 5.0 / 97.0).abs() < 1e-12);
+    assert!((m.char_precision - 5.0 / 52.0).abs() < 1e-12);
+    assert!((m.char_recall - 0.1).abs() < 1e-12);
     assert!(!m.tie_at_k);
 }
 
@@ -133,9 +134,9 @@ fn two_spans_at_k3_one_whole() {
     assert_eq!(m.first_correct_rank, Some(3));
     assert!((m.reciprocal_rank - 1.0 / 3.0).abs() < 1e-12);
     assert_eq!(m.retrieved_chars, 30 + 22 + 36);
-    assert!((m.iou - 40.0 / 98.0).abs() < 1e-12);
-    assert!((m.precision - 40.0 / 88.0).abs() < 1e-12);
-    assert!((m.token_recall - 0.8).abs() < 1e-12);
+    assert!((m.char_iou - 40.0 / 98.0).abs() < 1e-12);
+    assert!((m.char_precision - 40.0 / 88.0).abs() < 1e-12);
+    assert!((m.char_recall - 0.8).abs() < 1e-12);
 }
 
 #[test]

@@ -128,8 +128,8 @@ pub fn choose_candidates(
 fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenSet {
     match max_questions {
         Some(n) if n < golden.questions.len() => GoldenSet {
-            path: golden.path.clone(),
             questions: golden.questions[..n].to_vec(),
+            ..golden.clone()
         },
         _ => golden.clone(),
     }

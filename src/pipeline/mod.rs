@@ -233,6 +233,8 @@ pub struct Validation {
     pub spans: usize,
     /// Spans whose text occurs at several places.
     pub ambiguous: usize,
+    /// Spans trimmed of whitespace at their edges ([`golden::GoldenSet::trimmed_spans`]).
+    pub trimmed: usize,
     /// Documents in the corpus.
     pub documents: usize,
 }
@@ -254,6 +256,7 @@ pub fn validate(plan: &Plan) -> Result<Validation, Error> {
             .flat_map(|q| &q.spans)
             .filter(|s| s.locations.len() > 1)
             .count(),
+        trimmed: set.trimmed_spans,
         documents: corpus.docs.len(),
     })
 }

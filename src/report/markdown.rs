@@ -25,9 +25,15 @@ pub fn render(
     let _ = writeln!(md, "## Decision\n");
     let _ = writeln!(
         md,
-        "**Use `{}`: {} chunking at chunk size {} (overlap {}), k = {}, about {:.0} tokens per \
-         query.**\n",
-        w.config_id, w.strategy, w.chunk_size, w.chunk_overlap, w.top_k, w.tokens_per_query
+        "**Use `{}`: {} chunking at chunk size {} {} (overlap {}), k = {}, about {:.0} tokens \
+         per query.**\n",
+        w.config_id,
+        w.strategy,
+        w.chunk_size,
+        w.size_unit,
+        w.chunk_overlap,
+        w.top_k,
+        w.tokens_per_query
     );
     let kept = sel.configs.iter().filter(|c| c.kept).count();
     if sel.plateau_fallback {

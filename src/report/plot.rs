@@ -139,6 +139,10 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
         s.into_iter().map(|x| (x as f64).log2()).collect()
     };
     let (x_lo, x_hi) = (sizes[0] - 0.35, sizes[sizes.len() - 1] + 0.35);
+    let mut units: Vec<&str> = sel.configs.iter().map(|c| c.size_unit.as_str()).collect();
+    units.sort_unstable();
+    units.dedup();
+    let x_desc = format!("chunk size ({}, log scale)", units.join(" or "));
     // Strategies are offset slightly along x so their intervals do not hide each other.
     let n_strat = order.len() as f64;
     let offset = |j: usize| 0.06 * (j as f64 - (n_strat - 1.0) / 2.0);
@@ -185,7 +189,7 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
             .map_err(|e| err(path, e))?;
         chart
             .configure_mesh()
-            .x_desc("chunk size (tokens, log scale)")
+            .x_desc(x_desc.as_str())
             .x_labels(sizes.len() + 2)
             .y_desc(panel.y_desc)
             .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))

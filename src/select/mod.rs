@@ -140,9 +140,12 @@ pub struct ConfigSelection {
     pub config_id: String,
     /// Chunking strategy.
     pub strategy: String,
-    /// chunk_size in tokenizer units.
+    /// chunk_size, in `size_unit`.
     pub chunk_size: usize,
-    /// Requested chunk_overlap in tokenizer units.
+    /// Unit of chunk_size and chunk_overlap: `words` for the `words` strategy (or tokenizer),
+    /// else `tokens` (see [`crate::chunking::size_unit`]).
+    pub size_unit: String,
+    /// Requested chunk_overlap, in `size_unit`.
     pub chunk_overlap: usize,
     /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
     pub prefix: String,
@@ -473,6 +476,7 @@ pub fn select(
             config_id: row.config_id.clone(),
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
+            size_unit: crate::chunking::size_unit(&row.strategy, &row.tokenizer).to_string(),
             chunk_overlap: row.chunk_overlap,
             prefix: row.prefix.clone(),
             top_k: row.top_k,

@@ -31,6 +31,12 @@ pub struct SweepRow {
     pub tokenizer: String,
     /// Number of chunks.
     pub n_chunks: usize,
+    /// Most tokens of one chunk's own text, prefix excluded.
+    #[serde(default)]
+    pub max_chunk_tokens: usize,
+    /// Chunks over `chunk_size` by their own count: single units that cannot be split.
+    #[serde(default)]
+    pub n_oversize: usize,
     /// Mean tokens per chunk, prefix included.
     pub mean_chunk_tokens: f64,
     /// Mean tokens per chunk that the prefix adds (separator included; 0 for `none`).
@@ -56,14 +62,18 @@ pub struct SweepRow {
     pub margin: f64,
     /// MRR@k.
     pub mrr: f64,
-    /// Macro token-level IoU.
-    pub iou: f64,
-    /// Micro token-level IoU.
-    pub iou_micro: f64,
-    /// Macro token-level precision.
-    pub precision: f64,
-    /// Macro token-level recall.
-    pub token_recall: f64,
+    /// Macro character-level IoU (code points).
+    #[serde(alias = "iou")]
+    pub char_iou: f64,
+    /// Micro character-level IoU.
+    #[serde(alias = "iou_micro")]
+    pub char_iou_micro: f64,
+    /// Macro character-level precision.
+    #[serde(alias = "precision")]
+    pub char_precision: f64,
+    /// Macro character-level recall.
+    #[serde(alias = "token_recall")]
+    pub char_recall: f64,
     /// Questions with no chunk holding a span whole.
     pub unreachable: usize,
     /// Questions whose top-k cut fell inside tied scores.
@@ -121,12 +131,15 @@ pub struct QuestionRow {
     pub first_correct_rank: Option<usize>,
     /// Reciprocal rank at k.
     pub reciprocal_rank: f64,
-    /// Token-level IoU.
-    pub iou: f64,
-    /// Token-level precision.
-    pub precision: f64,
-    /// Token-level recall.
-    pub token_recall: f64,
+    /// Character-level IoU (code points).
+    #[serde(alias = "iou")]
+    pub char_iou: f64,
+    /// Character-level precision.
+    #[serde(alias = "precision")]
+    pub char_precision: f64,
+    /// Character-level recall.
+    #[serde(alias = "token_recall")]
+    pub char_recall: f64,
     /// 1 when the top-k cut fell inside tied scores.
     pub tie_at_k: u8,
     /// Retrieved chunk ids, best first, `|`-separated.

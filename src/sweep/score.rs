@@ -11,7 +11,7 @@ use super::grid::ConfigSpec;
 use super::index::{ConfigIndex, RetrievalContext};
 use super::rows::{ConfigOutcome, QuestionRow, StageTimes, SweepRow};
 use crate::chunking::enrich::{ChunkKey, ContextCost, Prefix};
-use crate::chunking::{Chunk, Strategy, semantic};
+use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{self, Aggregate, ChunkTable};
@@ -99,9 +99,9 @@ pub fn run_config(
             unreachable: u8::from(m.unreachable),
             first_correct_rank: m.first_correct_rank,
             reciprocal_rank: m.reciprocal_rank,
-            iou: m.iou,
-            precision: m.precision,
-            token_recall: m.token_recall,
+            char_iou: m.char_iou,
+            char_precision: m.char_precision,
+            char_recall: m.char_recall,
             tie_at_k: u8::from(m.tie_at_k),
             retrieved_chunk_ids: ranking
                 .top
@@ -132,6 +132,7 @@ pub fn run_config(
     };
     let mean_chunk_tokens = per_chunk(index_tokens);
     let mean_prefix_tokens = per_chunk(prefix_tokens);
+    let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params);
     let row = SweepRow {
         config_id,
         strategy: params.strategy.name().into(),
@@ -143,6 +144,8 @@ pub fn run_config(
         top_k: config.top_k,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
+        max_chunk_tokens,
+        n_oversize,
         mean_chunk_tokens,
         mean_prefix_tokens,
         index_tokens,
@@ -155,10 +158,10 @@ pub fn run_config(
         coverage_micro: agg.coverage_micro,
         margin: agg.margin,
         mrr: agg.mrr,
-        iou: agg.iou,
-        iou_micro: agg.iou_micro,
-        precision: agg.precision,
-        token_recall: agg.token_recall,
+        char_iou: agg.char_iou,
+        char_iou_micro: agg.char_iou_micro,
+        char_precision: agg.char_precision,
+        char_recall: agg.char_recall,
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
         embed_tokens: embed_cost.tokens,

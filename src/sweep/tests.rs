@@ -127,6 +127,7 @@ mod prefixes {
                     vec![span(0, A, "It takes fourteen days to arrive.")],
                 ),
             ],
+            trimmed_spans: 0,
         };
         (corpus, tokens, golden)
     }
@@ -237,17 +238,17 @@ mod prefixes {
                 (
                     a.span_recall,
                     a.coverage,
-                    a.iou,
-                    a.precision,
-                    a.token_recall,
+                    a.char_iou,
+                    a.char_precision,
+                    a.char_recall,
                     a.unreachable
                 ),
                 (
                     b.span_recall,
                     b.coverage,
-                    b.iou,
-                    b.precision,
-                    b.token_recall,
+                    b.char_iou,
+                    b.char_precision,
+                    b.char_recall,
                     b.unreachable
                 )
             );
