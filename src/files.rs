@@ -30,3 +30,5 @@ pub const CONTEXT_CALLS: &str = "context_calls.csv";
 pub const CHUNKS_DIR: &str = "chunks";
 /// The judge stage's settings (models, caps, prompt hashes) that the journal was made with.
 pub const JUDGE_SETTINGS: &str = "judge_settings.json";
+/// The run folder's advisory lock (held by the process writing the folder; never an output).
+pub const LOCK: &str = ".chunksweep.lock";

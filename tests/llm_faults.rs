@@ -249,12 +249,19 @@ async fn persistent_timeout_is_a_recorded_error() {
     model_mut(&mut cfg).max_attempts = 2;
     let c = client(cfg);
     let err = c.chat("gen", req("q")).await.unwrap_err();
-    assert!(
-        matches!(&err, LlmError::Exhausted { attempts: 2, last, .. } if last.starts_with("timeout")),
-        "{err:?}"
+    assert_eq!(
+        err,
+        LlmError::TimedOut {
+            endpoint: "/chat/completions".into(),
+            attempts: 2
+        }
     );
+    // a result (the question gets an error row), with the reason `timeout`
+    assert!(err.is_result() && !err.stops_run());
+    assert_eq!(err.reason(), "timeout");
     assert_eq!(c.records().len(), 1);
     assert_eq!(c.records()[0].http_status, None);
+    assert_eq!(received(&s).await, 2);
 }
 
 #[tokio::test]
@@ -370,11 +377,14 @@ async fn bad_request_is_not_retried_and_its_message_is_shown() {
         err,
         LlmError::Rejected {
             status: 400,
-            endpoint: "/chat/completions".into(),
+            url: format!("{}/chat/completions", base(&s)),
+            model: MODEL.into(),
             message: "This model's maximum context length is 8192 tokens".into()
         }
     );
     assert!(err.to_string().contains("maximum context length is 8192"));
+    // a client error is not a result (the work stays unfinished), and does not stop a run
+    assert!(!err.is_result() && !err.stops_run());
     let r = &c.records()[0];
     assert_eq!((r.attempts, r.http_status), (1, Some(400)));
     assert!(
@@ -519,5 +529,140 @@ async fn embeddings_count_mismatch_is_an_error() {
     assert!(
         matches!(&err, LlmError::BadResponse { detail, .. } if detail == "1 vectors for 2 inputs"),
         "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn auth_and_unknown_model_errors_stop_a_run_and_name_model_and_server() {
+    for (status, message) in [
+        (401, "Incorrect API key provided"),
+        (403, "Forbidden"),
+        (404, "The model `test-model` does not exist"),
+    ] {
+        let s = server().await;
+        Mock::given(path("/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(status).set_body_json(json!({"error": {"message": message}})),
+            )
+            .mount(&s)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let c = client(config(&base(&s), dir.path()));
+        let err = c.chat("gen", req("q")).await.unwrap_err();
+        assert!(err.stops_run() && !err.is_result(), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&base(&s)) && text.contains(MODEL), "{text}");
+        assert_eq!(received(&s).await, 1, "not retried");
+    }
+}
+
+#[tokio::test]
+async fn usage_with_floats_null_or_empty_keeps_the_answer() {
+    let s = server().await;
+    let body = |usage: serde_json::Value| {
+        let mut b = chat_body("Forty-two.", None);
+        b["usage"] = usage;
+        ResponseTemplate::new(200).set_body_json(b)
+    };
+    for (i, (usage, tokens)) in [
+        (
+            json!({"prompt_tokens": 57.0, "completion_tokens": 3.0, "total_tokens": 60.0}),
+            Some((57, 3)),
+        ),
+        (
+            json!({"prompt_tokens": null, "completion_tokens": null}),
+            None,
+        ),
+        (json!({}), None),
+        (serde_json::Value::Null, None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let q = format!("q{i}");
+        Mock::given(path("/v1/chat/completions"))
+            .and(wiremock::matchers::body_string_contains(q.as_str()))
+            .respond_with(body(usage))
+            .mount(&s)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let c = client(config(&base(&s), dir.path()));
+        let out = c.chat("gen", req(&q)).await.unwrap();
+        assert_eq!(out.content, "Forty-two.");
+        let r = &out.record;
+        match tokens {
+            Some((p, c)) => assert_eq!(
+                (r.prompt_tokens, r.completion_tokens, r.tokens_estimated),
+                (p, c, false)
+            ),
+            None => assert!(r.tokens_estimated, "{r:?}"),
+        }
+        assert_eq!(r.attempts, 1, "not taken for a malformed reply");
+    }
+    assert_eq!(received(&s).await, 4);
+}
+
+#[tokio::test]
+async fn empty_filtered_or_truncated_replies_are_errors_never_cached() {
+    let s = server().await;
+    let reply = |content: serde_json::Value, finish: &str| {
+        let mut b = chat_body("", Some((20, 0)));
+        b["choices"][0]["message"]["content"] = content;
+        b["choices"][0]["finish_reason"] = json!(finish);
+        ResponseTemplate::new(200).set_body_json(b)
+    };
+    let cases = [
+        ("empty", reply(json!(""), "stop"), "empty content"),
+        (
+            "null",
+            reply(serde_json::Value::Null, "stop"),
+            "empty content",
+        ),
+        (
+            "filtered",
+            reply(json!("I can"), "content_filter"),
+            "finish_reason content_filter",
+        ),
+        (
+            "cut",
+            reply(json!("The answer is"), "length"),
+            "finish_reason length",
+        ),
+    ];
+    for (q, template, _) in &cases {
+        Mock::given(path("/v1/chat/completions"))
+            .and(wiremock::matchers::body_string_contains(*q))
+            .respond_with(template.clone())
+            .mount(&s)
+            .await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(config(&base(&s), dir.path()));
+    for (q, _, reason) in &cases {
+        for _ in 0..2 {
+            let mut r = req(q);
+            r.reject_truncated = true;
+            let err = c.chat("gen", r).await.unwrap_err();
+            assert!(
+                matches!(&err, LlmError::NoContent { reason: got } if got.starts_with(reason)),
+                "{q}: {err:?}"
+            );
+            assert!(err.is_result());
+        }
+    }
+    // each asked twice and sent twice: nothing was cached
+    assert_eq!(received(&s).await, 8);
+    let records = c.records();
+    assert_eq!(records.len(), 8);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.error.is_some() && r.prompt_tokens == 20 && !r.cache_hit)
+    );
+    // without reject_truncated a reply cut at the cap is a reply
+    let out = c.chat("gen", req("cut")).await.unwrap();
+    assert_eq!(
+        (out.content.as_str(), out.finish_reason.as_deref()),
+        ("The answer is", Some("length"))
     );
 }

@@ -1,7 +1,7 @@
 //! The API key is sent to the server and appears nowhere else: not in Debug output, error
 //! messages, records, the records CSV or the cache file (including its WAL/SHM files), even when
-//! the server echoes it back. One test in its own binary, because it sets an environment
-//! variable.
+//! the server echoes it back; a key with a newline is a usage error naming its variable. The same
+//! for credentials in a base URL. The key test is the only one that sets environment variables.
 
 mod llm_support;
 
@@ -39,8 +39,21 @@ fn files_containing(dir: &Path, needle: &[u8]) -> (usize, Vec<String>) {
 
 #[tokio::test]
 async fn api_key_never_written() {
-    // SAFETY: this binary has a single test and sets the variable before any thread reads it.
+    // SAFETY: the only test of this binary that touches the environment; the other reads none.
     unsafe { std::env::set_var(KEY_VAR, KEY) };
+    unsafe { std::env::set_var("CHUNKSWEEP_LLM_SECRETS_BAD_KEY", "sk-first-half\nsk-second") };
+    let bad = ApiKey::from_env("CHUNKSWEEP_LLM_SECRETS_BAD_KEY").unwrap_err();
+    assert_eq!(
+        bad,
+        chunksweep::llm::LlmError::BadKey {
+            var: "CHUNKSWEEP_LLM_SECRETS_BAD_KEY".into()
+        }
+    );
+    assert!(
+        bad.to_string().contains("$CHUNKSWEEP_LLM_SECRETS_BAD_KEY"),
+        "{bad}"
+    );
+    assert!(!bad.to_string().contains("sk-first"), "{bad}");
 
     let s = MockServer::start().await;
     let bearer = format!("Bearer {KEY}");
@@ -125,4 +138,71 @@ async fn api_key_never_written() {
     // and a sanity check that the scan would have found it
     std::fs::write(dir.path().join("canary"), KEY).unwrap();
     assert_eq!(files_containing(dir.path(), KEY.as_bytes()).1.len(), 1);
+}
+
+const URL_SECRET: &str = "pw-0f9e8d7c6b";
+
+#[tokio::test]
+async fn credentials_in_the_base_url_are_sent_and_never_shown_or_stored() {
+    let s = MockServer::start().await;
+    // user:pw-0f9e8d7c6b as basic authentication
+    let basic = "Basic dXNlcjpwdy0wZjllOGQ3YzZi";
+    Mock::given(path("/v1/chat/completions"))
+        .and(header("authorization", basic))
+        .and(wiremock::matchers::body_string_contains("good"))
+        .respond_with(ok_chat("hello"))
+        .mount(&s)
+        .await;
+    let port = s.address().port();
+    let with_creds = format!("http://user:{URL_SECRET}@127.0.0.1:{port}/v1");
+    Mock::given(path("/v1/chat/completions"))
+        .and(wiremock::matchers::body_string_contains("echo"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({
+            "error": {"message": format!("bad credentials for {with_creds}")}
+        })))
+        .mount(&s)
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&with_creds, dir.path());
+    let c = LlmClient::with_api_key(cfg.clone(), None).unwrap();
+    assert_eq!(c.base_url(), format!("http://***@127.0.0.1:{port}/v1"));
+    assert_eq!(c.chat("gen", req("good")).await.unwrap().content, "hello");
+    let e401 = c.chat("gen", req("echo")).await.unwrap_err();
+    // nothing listens on port 9: a transport error, whose message names the URL (reqwest's own
+    // message drops the credentials; the scrubbing would catch them otherwise)
+    let mut closed = config(
+        &format!("http://user:{URL_SECRET}@127.0.0.1:9/v1"),
+        dir.path(),
+    );
+    closed.cache = false;
+    model_mut(&mut closed).max_attempts = 1;
+    let down = LlmClient::with_api_key(closed, None).unwrap();
+    let econn = down.chat("gen", req("q")).await.unwrap_err();
+
+    let recorded = c.resolved_config();
+    assert_eq!(
+        recorded.base_url.as_deref(),
+        Some(format!("http://***@127.0.0.1:{port}/v1").as_str())
+    );
+    let mut texts = vec![
+        format!("{c:?}"),
+        serde_json::to_string(&cfg).unwrap(),
+        serde_json::to_string(&recorded).unwrap(),
+        format!("{:?}", c.records()),
+        format!("{:?}", down.records()),
+    ];
+    for e in [&e401, &econn] {
+        texts.push(e.to_string());
+        texts.push(format!("{e:?}"));
+    }
+    assert!(e401.to_string().contains("http://***@127.0.0.1"), "{e401}");
+    assert!(econn.to_string().contains("127.0.0.1:9"), "{econn}");
+    for t in &texts {
+        assert!(!t.contains(URL_SECRET), "credentials leaked in: {t}");
+    }
+    drop(c);
+    let (scanned, hits) = files_containing(dir.path(), URL_SECRET.as_bytes());
+    assert!(scanned >= 1);
+    assert!(hits.is_empty(), "credentials found in {hits:?}");
 }

@@ -221,3 +221,71 @@ async fn value_outside_the_enum_is_rejected() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn a_refusal_is_known_at_once_to_calls_waiting_for_a_slot() {
+    let s = MockServer::start().await;
+    Mock::given(path("/v1/chat/completions"))
+        .and(mode_matcher("json_schema"))
+        .respond_with(
+            ResponseTemplate::new(400)
+                .set_body_string("unknown field response_format")
+                .set_delay(std::time::Duration::from_millis(300)),
+        )
+        .mount(&s)
+        .await;
+    Mock::given(path("/v1/chat/completions"))
+        .and(mode_matcher("json_object"))
+        .respond_with(ok_chat(r#"{"verdict": "pass", "reason": "r"}"#))
+        .mount(&s)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&base(&s), dir.path());
+    model_mut(&mut cfg).max_in_flight = 2;
+    let c = client(cfg);
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..6 {
+        let c = c.clone();
+        set.spawn(async move { c.chat_json("judge", req(&format!("q{i}")), &schema()).await });
+    }
+    while let Some(r) = set.join_next().await {
+        assert_eq!(r.unwrap().unwrap().format, ResponseFormatKind::JsonObject);
+    }
+    // the two calls in flight are refused; the four waiting for a slot learn it before they
+    // send: 2 refusals + 6 answers, not 2 × 6
+    let reqs = s.received_requests().await.unwrap();
+    let schema_requests = reqs
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("\"json_schema\""))
+        .count();
+    assert_eq!((reqs.len(), schema_requests), (8, 2));
+}
+
+#[tokio::test]
+async fn a_transient_500_mentioning_the_format_is_retried_not_remembered() {
+    let s = MockServer::start().await;
+    Mock::given(path("/v1/chat/completions"))
+        .and(mode_matcher("json_schema"))
+        .respond_with(ResponseTemplate::new(500).set_body_json(json!({
+            "error": {"message": "worker crashed while applying response_format"}
+        })))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&s)
+        .await;
+    Mock::given(path("/v1/chat/completions"))
+        .and(mode_matcher("json_schema"))
+        .respond_with(ok_chat(r#"{"verdict":"PASS","reason":"r"}"#))
+        .with_priority(2)
+        .mount(&s)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(config(&base(&s), dir.path()));
+    let out = c.chat_json("judge", req("q"), &schema()).await.unwrap();
+    assert_eq!(out.format, ResponseFormatKind::JsonSchema);
+    assert_eq!(out.record.attempts, 2);
+    // case normalised before the schema check
+    assert_eq!(out.value["verdict"], "pass");
+    assert_eq!(c.format_for(MODEL).await, ResponseFormatKind::JsonSchema);
+    assert_eq!(s.received_requests().await.unwrap().len(), 2);
+}

@@ -54,11 +54,12 @@ fn run_against_local_llama_cpp_server() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = root().join("datasets");
     let config = dir.path().join("real.toml");
-    // Two questions, one candidate, short prompts: a handful of calls to a 135M model.
+    // Two questions, one candidate, short prompts: a handful of calls to a 135M model. The
+    // answer's cap leaves room for a whole answer: one cut at the cap is a generation error.
     std::fs::write(
         &config,
         format!(
-            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 48\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
+            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 160\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
             fixture.join("handbook"),
             fixture.join("handbook-golden.jsonl"),
             dir.path().join("cache.sqlite"),

@@ -88,19 +88,10 @@ pub fn dry_run(d: &DryRun) {
         d.todo
     );
     println!("candidates: {}", d.candidates.join(", "));
-    let cost = d
-        .estimate
-        .cost_usd
-        .map(|c| format!("${c:.4}"))
-        .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
     println!(
-        "{} chat calls (generator {}, judge {}); about {} prompt tokens and at most {} completion tokens; estimated cost {} (cache hits would cost nothing)",
-        d.estimate.calls,
-        d.generator_model,
-        d.judge_model,
-        d.estimate.prompt_tokens,
-        d.estimate.completion_tokens,
-        cost
+        "{}",
+        d.estimate
+            .summary(&d.server, &d.generator_model, &d.judge_model)
     );
 }
 

@@ -4,36 +4,29 @@
 //! and, through the client's response cache, resends no finished call.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use super::error::JudgeError;
+use super::journal::{Appender, CallLog, load_finished, questions_path, rewrite_rows};
 use super::prompts::{PromptKind, PromptSet, fence_context};
-use super::verdict::{Criterion, Verdict, grade, is_final, last_record};
-use super::{JudgeError, JudgeSettings};
+use super::rows::{JudgeQuestionRow, TAG_SEP, tag};
+use super::settings::JudgeSettings;
+use super::verdict::{Criterion, Verdict, grade, last_record};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
-use crate::files;
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
-use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
+use crate::llm::{CallRecord, ChatMessage, ChatRequest, ClientConfig, LlmClient, LlmError};
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{ConfigIndex, RetrievalContext};
 use crate::tokenize::CorpusTokens;
-
-/// Separates the parts of the call tag carried in [`CallRecord::stage`].
-const TAG_SEP: char = '\u{1f}';
-
-/// The tag of one call: `<stage>␟<config_id>␟<question_id>`.
-fn tag(stage: &str, config_id: &str, question_id: &str) -> String {
-    format!("{stage}{TAG_SEP}{config_id}{TAG_SEP}{question_id}")
-}
 
 /// One unit of work: a candidate × question with its retrieved chunks (retrieval is done up
 /// front, locally, so the estimate and the prompts are exact).
@@ -111,129 +104,6 @@ pub fn plan_jobs(
     Ok(jobs)
 }
 
-/// One row of judge_questions.csv: a candidate × question. Flat, so it is one CSV row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeQuestionRow {
-    /// Configuration id.
-    pub config_id: String,
-    /// Question id.
-    pub question_id: String,
-    /// Question type tag (empty if none).
-    pub question_type: String,
-    /// Retrieved chunk ids, best first, `|`-separated.
-    pub retrieved_chunk_ids: String,
-    /// The generator's answer (empty if generation was rejected).
-    pub answer: String,
-    /// `pass`, `fail` or `error`.
-    pub faithfulness: String,
-    /// The judge's reason, or why the verdict is an error.
-    pub faithfulness_reason: String,
-    /// `pass`, `fail` or `error`.
-    pub relevancy: String,
-    /// The judge's reason, or why the verdict is an error.
-    pub relevancy_reason: String,
-    /// `pass`, `fail`, `error`, or `na` without a reference answer.
-    pub correctness: String,
-    /// The judge's reason, or why the verdict is an error (empty for `na`).
-    pub correctness_reason: String,
-    /// Error verdicts in this row (0 to 3), plus 1 if generation was rejected.
-    pub errors: u32,
-    /// Retrieval time, in ms.
-    pub retrieve_ms: f64,
-    /// Generation call wall time (queueing, retries included), in ms.
-    pub generate_ms: f64,
-    /// Wall time of the judge calls (run concurrently), in ms.
-    pub judge_ms: f64,
-    /// Chat calls made for this row (generate, verdicts, format reminders).
-    pub calls: u32,
-    /// Prompt tokens over all calls of the row.
-    pub prompt_tokens: u64,
-    /// Completion tokens over all calls of the row.
-    pub completion_tokens: u64,
-    /// Generator prompt + completion tokens (what a production query costs).
-    pub generate_tokens: u64,
-    /// Cost at list price of all calls of the row, in USD, whether or not a call was answered from
-    /// the cache; empty when a model has no price.
-    pub cost_usd: Option<f64>,
-}
-
-impl JudgeQuestionRow {
-    /// The verdict of `c` in this row.
-    pub fn verdict(&self, c: Criterion) -> Verdict {
-        let s = match c {
-            Criterion::Faithfulness => &self.faithfulness,
-            Criterion::Relevancy => &self.relevancy,
-            Criterion::Correctness => &self.correctness,
-        };
-        Verdict::parse(s).unwrap_or(Verdict::Error)
-    }
-}
-
-/// One row of calls.csv: a [`CallRecord`] with its configuration and question.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallRow {
-    /// `generate`, `faithfulness`, `relevancy` or `correctness`.
-    pub stage: String,
-    /// Configuration id.
-    pub config_id: String,
-    /// Question id.
-    pub question_id: String,
-    /// Model.
-    pub model: String,
-    /// Start time (RFC 3339 UTC).
-    pub started_at: String,
-    /// Last attempt's time to the end of the body, in ms (empty for cache hits).
-    pub latency_ms_total: Option<f64>,
-    /// Whole call including queueing and retries, in ms.
-    pub wall_ms: f64,
-    /// Prompt tokens.
-    pub prompt_tokens: u64,
-    /// Completion tokens.
-    pub completion_tokens: u64,
-    /// Whether the tokens are estimates.
-    pub tokens_estimated: bool,
-    /// Money actually spent, in USD (0 for a cache hit; empty without a price).
-    pub cost_usd: Option<f64>,
-    /// HTTP attempts.
-    pub attempts: u32,
-    /// Answered from the cache.
-    pub cache_hit: bool,
-    /// Structured-output mode, if any.
-    pub response_format: String,
-    /// Last HTTP status.
-    pub http_status: Option<u16>,
-    /// Error, if the call failed.
-    pub error: String,
-}
-
-impl From<&CallRecord> for CallRow {
-    fn from(r: &CallRecord) -> Self {
-        let mut parts = r.stage.split(TAG_SEP);
-        let stage = parts.next().unwrap_or_default().to_string();
-        CallRow {
-            stage,
-            config_id: parts.next().unwrap_or_default().to_string(),
-            question_id: parts.next().unwrap_or_default().to_string(),
-            model: r.model.clone(),
-            started_at: r.started_at.clone(),
-            latency_ms_total: r.latency_ms_total,
-            wall_ms: r.wall_ms,
-            prompt_tokens: r.prompt_tokens,
-            completion_tokens: r.completion_tokens,
-            tokens_estimated: r.tokens_estimated,
-            cost_usd: r.cost_usd,
-            attempts: r.attempts,
-            cache_hit: r.cache_hit,
-            response_format: r
-                .response_format
-                .map(|f| f.as_str().to_string())
-                .unwrap_or_default(),
-            http_status: r.http_status,
-            error: r.error.clone().unwrap_or_default(),
-        }
-    }
-}
-
 /// Calls, tokens and cost expected for a set of jobs, before anything is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Estimate {
@@ -249,12 +119,31 @@ pub struct Estimate {
     pub cost_usd: Option<f64>,
 }
 
+impl Estimate {
+    /// One line saying where the calls go and what they should cost, printed before the first
+    /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
+    /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
+    /// redacted ([`LlmClient::base_url`]).
+    pub fn summary(&self, server: &str, generator_model: &str, judge_model: &str) -> String {
+        let cost = self
+            .cost_usd
+            .map(|c| format!("${c:.4}"))
+            .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
+        format!(
+            "server {server}; generator {generator_model}, judge {judge_model}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+            self.calls, self.prompt_tokens, self.completion_tokens
+        )
+    }
+}
+
 fn generate_request(prompts: &PromptSet, s: &JudgeSettings, job: &Job) -> ChatRequest {
     let text = prompts.render(
         PromptKind::Generate,
         &[("question", &job.question), ("context", &job.context)],
     );
-    request(&s.generator_model, text, s.max_tokens, s)
+    let mut r = request(&s.generator_model, text, s.max_tokens, s);
+    r.reject_truncated = true;
+    r
 }
 
 fn judge_request(
@@ -306,7 +195,7 @@ pub fn estimate(
     jobs: &[Job],
     prompts: &PromptSet,
     s: &JudgeSettings,
-    client: &LlmClient,
+    cfg: &ClientConfig,
 ) -> Estimate {
     let schema_tokens = count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4;
     let placeholder_answer = "x ".repeat(s.max_tokens as usize);
@@ -326,7 +215,6 @@ pub fn estimate(
     }
     e.prompt_tokens = gen_p + jud_p;
     e.completion_tokens = gen_c + jud_c;
-    let cfg = client.config();
     e.cost_usd = match (
         cost_usd(cfg.model(&s.generator_model), gen_p, gen_c),
         cost_usd(cfg.model(&s.judge_model), jud_p, jud_c),
@@ -343,7 +231,12 @@ struct Finished {
     job_index: usize,
 }
 
-/// Runs one job: generate, then grade every criterion concurrently.
+/// Runs one job: generate, then grade every criterion concurrently. An answer that could not be
+/// generated (an [`LlmError::is_result`] error: empty or filtered content, cut at the cap,
+/// timeouts) is recorded with its reason and not graded.
+///
+/// # Errors
+/// An error that is not a result (rejected, retries exhausted): the question stays unfinished.
 async fn run_job(
     client: LlmClient,
     prompts: Arc<PromptSet>,
@@ -361,9 +254,9 @@ async fn run_job(
             records.push(out.record);
             (out.content.trim().to_string(), None)
         }
-        Err(e) if is_final(&e) => {
+        Err(e) if e.is_result() => {
             records.extend(last_record(&client, &gen_tag));
-            (String::new(), Some(e.to_string()))
+            (String::new(), Some(e.reason()))
         }
         Err(e) => return Err(e),
     };
@@ -377,7 +270,10 @@ async fn run_job(
     let mut graded: BTreeMap<Criterion, (Verdict, String)> = BTreeMap::new();
     if let Some(why) = &gen_error {
         for c in criteria(&job) {
-            graded.insert(c, (Verdict::Error, format!("no answer to grade: {why}")));
+            graded.insert(
+                c,
+                (Verdict::Error, format!("not graded: no answer ({why})")),
+            );
         }
     } else {
         let mut set = JoinSet::new();
@@ -413,8 +309,11 @@ async fn run_job(
     let (f, fr) = get(Criterion::Faithfulness);
     let (r, rr) = get(Criterion::Relevancy);
     let (c, cr) = get(Criterion::Correctness);
-    let errors = [f, r, c].iter().filter(|v| **v == Verdict::Error).count() as u32
-        + u32::from(gen_error.is_some());
+    let errors = if gen_error.is_some() {
+        1
+    } else {
+        [f, r, c].iter().filter(|v| **v == Verdict::Error).count() as u32
+    };
     let cfg = client.config();
     let cost = records.iter().try_fold(0.0, |acc, rec| {
         cost_usd(
@@ -430,6 +329,7 @@ async fn run_job(
         question_type: job.question_type.clone(),
         retrieved_chunk_ids: job.chunk_ids.join("|"),
         answer,
+        generate_error: gen_error.unwrap_or_default(),
         faithfulness: f.as_str().into(),
         faithfulness_reason: fr,
         relevancy: r.as_str().into(),
@@ -444,6 +344,7 @@ async fn run_job(
         prompt_tokens: records.iter().map(|r| r.prompt_tokens).sum(),
         completion_tokens: records.iter().map(|r| r.completion_tokens).sum(),
         generate_tokens,
+        calls_without_usage: records.iter().filter(|r| r.tokens_estimated).count() as u32,
         cost_usd: cost,
     })
 }
@@ -451,8 +352,9 @@ async fn run_job(
 /// The result of [`run_judge`].
 #[derive(Debug, Clone)]
 pub struct JudgeRun {
-    /// Every finished row (from earlier runs of the folder and this one), in candidate order,
-    /// then golden-set order.
+    /// Every finished row of the planned jobs (from earlier runs of the folder and this one), in
+    /// candidate order, then golden-set order. Rows of the folder outside the plan stay in
+    /// judge_questions.csv but are not here.
     pub rows: Vec<JudgeQuestionRow>,
     /// Rows that were already in the run folder when this run started.
     pub resumed: usize,
@@ -462,6 +364,8 @@ pub struct JudgeRun {
     pub skipped_for_budget: usize,
     /// Money actually spent by this run, in USD (cache hits cost nothing).
     pub spent_usd: f64,
+    /// Money spent by earlier runs of the folder, from its calls.csv, in USD.
+    pub spent_before_usd: f64,
 }
 
 impl JudgeRun {
@@ -471,85 +375,22 @@ impl JudgeRun {
     }
 }
 
-/// judge_questions.csv in `dir`.
-pub fn questions_path(dir: &Path) -> PathBuf {
-    dir.join(files::JUDGE_QUESTIONS)
-}
-
-/// Reads the finished rows of a run folder's judge_questions.csv, dropping a torn last line (a
-/// run killed mid-write), and rewrites the file with exactly those rows.
-///
-/// # Errors
-/// [`JudgeError::Io`] if the file exists but cannot be read or rewritten.
-pub fn load_finished(dir: &Path) -> Result<Vec<JudgeQuestionRow>, JudgeError> {
-    let path = questions_path(dir);
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let text = std::fs::read(&path).map_err(|e| JudgeError::io(&path, e))?;
-    let mut rows = Vec::new();
-    let mut reader = csv::Reader::from_reader(text.as_slice());
-    let complete = text.ends_with(b"\n");
-    let records: Vec<_> = reader.deserialize::<JudgeQuestionRow>().collect();
-    let n = records.len();
-    for (i, rec) in records.into_iter().enumerate() {
-        match rec {
-            Ok(row) if complete || i + 1 < n => rows.push(row),
-            _ => break,
-        }
-    }
-    let mut w = csv::Writer::from_path(&path).map_err(|e| JudgeError::csv(&path, e))?;
-    for r in &rows {
-        w.serialize(r).map_err(|e| JudgeError::csv(&path, e))?;
-    }
-    w.flush().map_err(|e| JudgeError::io(&path, e))?;
-    Ok(rows)
-}
-
-/// Appends rows to a CSV file, writing the header only if the file is empty; flushes each row.
-pub(crate) struct Appender {
-    path: PathBuf,
-    writer: csv::Writer<File>,
-}
-
-impl Appender {
-    pub(crate) fn open(path: &Path) -> Result<Self, JudgeError> {
-        let fresh = std::fs::metadata(path)
-            .map(|m| m.len() == 0)
-            .unwrap_or(true);
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| JudgeError::io(path, e))?;
-        let writer = csv::WriterBuilder::new()
-            .has_headers(fresh)
-            .from_writer(file);
-        Ok(Appender {
-            path: path.to_path_buf(),
-            writer,
-        })
-    }
-
-    pub(crate) fn append<T: Serialize>(&mut self, row: &T) -> Result<(), JudgeError> {
-        self.writer
-            .serialize(row)
-            .map_err(|e| JudgeError::csv(&self.path, e))?;
-        self.writer
-            .flush()
-            .map_err(|e| JudgeError::io(&self.path, e))
-    }
-}
-
 /// Runs every job not yet in `dir/judge_questions.csv`, at most `settings.concurrency` questions
-/// at a time, appending each finished row (flushed) and every call to `dir/calls.csv`. Stops
-/// starting questions when the spend so far plus the estimate of what is running and of the
-/// next question would pass `settings.max_cost_usd`. At the end judge_questions.csv is rewritten
-/// in candidate order, then golden-set order, so equal inputs give equal files.
+/// at a time, appending each finished row (flushed) and every call to `dir/calls.csv` as it ends
+/// (see [`CallLog`]). Stops starting questions when the spend recorded in the folder (earlier
+/// runs included) plus the estimate of what is running and of the next question would pass
+/// `settings.max_cost_usd`. At the end, if this run finished a question, judge_questions.csv is
+/// rewritten in candidate order, then golden-set order, so equal inputs give equal files;
+/// finished rows outside this run's plan are kept after them.
+///
+/// An authentication failure or an unknown model ([`LlmError::stops_run`]) stops the run early:
+/// no question is started after it, the questions in flight end, and every finished row and call
+/// is kept.
 ///
 /// # Errors
-/// [`JudgeError::Io`]/[`JudgeError::Csv`] for the run files. Failed calls are not errors here:
-/// see [`JudgeRun::unfinished`].
+/// [`JudgeError::Io`]/[`JudgeError::Csv`] for the run files; [`JudgeError::Stopped`] after an
+/// authentication or unknown-model error. Other failed calls are not errors here: see
+/// [`JudgeRun::unfinished`].
 pub async fn run_judge(
     dir: &Path,
     jobs: &[Job],
@@ -565,7 +406,7 @@ pub async fn run_judge(
         .map(|r| (r.config_id.clone(), r.question_id.clone()))
         .collect();
     let mut rows_out = Appender::open(&questions_path(dir))?;
-    let mut calls_out = Appender::open(&dir.join(files::CALLS))?;
+    let mut calls = CallLog::open(dir)?;
     let mut calls_rx = client.subscribe();
 
     let todo: Vec<usize> = (0..jobs.len())
@@ -575,42 +416,31 @@ pub async fn run_judge(
     let mut set: JoinSet<(usize, Result<JudgeQuestionRow, LlmError>)> = JoinSet::new();
     let mut new_rows: Vec<Finished> = Vec::new();
     let mut unfinished = Vec::new();
-    let mut spent = 0.0f64;
     let mut running_estimate: BTreeMap<usize, f64> = BTreeMap::new();
     let mut skipped = 0usize;
     let mut next = 0usize;
-
-    let drain = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<CallRecord>,
-                 out: &mut Appender,
-                 spent: &mut f64|
-     -> Result<(), JudgeError> {
-        while let Ok(rec) = rx.try_recv() {
-            *spent += rec.cost_usd.unwrap_or(0.0);
-            out.append(&CallRow::from(&rec))?;
-            events(RunEvent::Advanced {
-                step: Step::Judge,
-                label: rec.stage.replace(TAG_SEP, " "),
-                cost_usd: rec.cost_usd,
-                cached: rec.cache_hit,
-            });
-        }
-        Ok(())
-    };
+    // an authentication or unknown-model error: start nothing more
+    let mut stopped: Option<LlmError> = None;
 
     loop {
         // start as many jobs as permits and the budget allow
-        while next < todo.len() && skipped == 0 {
+        while next < todo.len() && skipped == 0 && stopped.is_none() {
             let Ok(permit) = Arc::clone(&sem).try_acquire_owned() else {
                 break;
             };
             let ji = todo[next];
             let job = &jobs[ji];
             if let Some(max) = settings.max_cost_usd {
-                let est = estimate(std::slice::from_ref(job), &prompts, &settings, client)
-                    .cost_usd
-                    .unwrap_or(0.0);
+                let est = estimate(
+                    std::slice::from_ref(job),
+                    &prompts,
+                    &settings,
+                    client.config(),
+                )
+                .cost_usd
+                .unwrap_or(0.0);
                 let committed: f64 = running_estimate.values().sum();
-                if spent + committed + est > max {
+                if calls.spent_total() + committed + est > max {
                     skipped = todo.len() - next;
                     drop(permit);
                     break;
@@ -630,18 +460,35 @@ pub async fn run_judge(
                 (ji, r)
             });
         }
-        let Some(joined) = set.join_next().await else {
+        // wait for the next question to end, writing every call to calls.csv as it ends
+        let joined = loop {
+            tokio::select! {
+                biased;
+                Some(rec) = calls_rx.recv() => {
+                    calls.record(&rec)?;
+                    call_event(events, &rec);
+                }
+                joined = set.join_next() => break joined,
+            }
+        };
+        let Some(joined) = joined else {
             break;
         };
         let (ji, res) = joined.expect("judge task does not panic");
         running_estimate.remove(&ji);
-        drain(&mut calls_rx, &mut calls_out, &mut spent)?;
+        while let Ok(rec) = calls_rx.try_recv() {
+            calls.record(&rec)?;
+            call_event(events, &rec);
+        }
         match res {
             Ok(row) => {
                 rows_out.append(&row)?;
                 new_rows.push(Finished { row, job_index: ji });
             }
             Err(e) => {
+                if e.stops_run() && stopped.is_none() {
+                    stopped = Some(e.clone());
+                }
                 let job = &jobs[ji];
                 events(RunEvent::Unfinished {
                     config_id: job.config_id.clone(),
@@ -656,38 +503,56 @@ pub async fn run_judge(
             }
         }
     }
-    drain(&mut calls_rx, &mut calls_out, &mut spent)?;
+    while let Ok(rec) = calls_rx.try_recv() {
+        calls.record(&rec)?;
+        call_event(events, &rec);
+    }
     drop(rows_out);
 
-    // canonical order: the job order (candidate, then question)
+    let finished_now = new_rows.len();
+    // canonical order: the job order (candidate, then question); rows of earlier runs that
+    // this run did not plan (other candidates, more questions) are kept after them, in file order
     let order: BTreeMap<(String, String), usize> = jobs
         .iter()
         .enumerate()
         .map(|(i, j)| ((j.config_id.clone(), j.question_id.clone()), i))
         .collect();
-    let mut all: Vec<(usize, JudgeQuestionRow)> = done
-        .into_iter()
-        .filter_map(|r| {
-            order
-                .get(&(r.config_id.clone(), r.question_id.clone()))
-                .map(|&i| (i, r))
-        })
-        .chain(new_rows.into_iter().map(|f| (f.job_index, f.row)))
-        .collect();
-    all.sort_by_key(|(i, _)| *i);
-    let rows: Vec<JudgeQuestionRow> = all.into_iter().map(|(_, r)| r).collect();
-    let path = questions_path(dir);
-    let tmp = dir.join(format!("{}.tmp", files::JUDGE_QUESTIONS));
-    crate::table::write_rows(&tmp, &rows).map_err(|source| JudgeError::Csv {
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, &path).map_err(|e| JudgeError::io(&path, e))?;
+    let mut planned: Vec<(usize, JudgeQuestionRow)> = Vec::new();
+    let mut unplanned: Vec<JudgeQuestionRow> = Vec::new();
+    for r in done {
+        match order.get(&(r.config_id.clone(), r.question_id.clone())) {
+            Some(&i) => planned.push((i, r)),
+            None => unplanned.push(r),
+        }
+    }
+    planned.extend(new_rows.into_iter().map(|f| (f.job_index, f.row)));
+    planned.sort_by_key(|(i, _)| *i);
+    let rows: Vec<JudgeQuestionRow> = planned.into_iter().map(|(_, r)| r).collect();
+    if finished_now > 0 {
+        rewrite_rows(dir, rows.iter().chain(&unplanned))?;
+    }
+    if let Some(source) = stopped {
+        return Err(JudgeError::Stopped {
+            source,
+            not_run: todo.len() - finished_now,
+        });
+    }
     Ok(JudgeRun {
         rows,
         resumed,
         unfinished,
         skipped_for_budget: skipped,
-        spent_usd: spent,
+        spent_usd: calls.spent_now(),
+        spent_before_usd: calls.spent_before(),
     })
+}
+
+/// Reports a finished call to the display.
+fn call_event(events: Events<'_>, rec: &CallRecord) {
+    events(RunEvent::Advanced {
+        step: Step::Judge,
+        label: rec.stage.replace(TAG_SEP, " "),
+        cost_usd: rec.cost_usd,
+        cached: rec.cache_hit,
+    });
 }

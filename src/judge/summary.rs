@@ -1,17 +1,20 @@
 //! judge.csv, the paired comparison and the decision, and the report's judge section.
 //!
-//! Pass rates count an `error` verdict as "not a pass" (an error is never a pass), over the
-//! questions the criterion applies to; errors are also counted on their own. Intervals are 95%
-//! Wilson intervals and comparisons exact McNemar tests, both from [`crate::stats`]. The paired
-//! test uses every question both candidates have a row for, with pass = true and fail or error =
-//! false.
+//! A criterion's pass rate is pass / (pass + fail): the questions the judge actually graded. An
+//! `error` verdict (unreadable, or the call timed out) and a question whose answer could not be
+//! generated are counted in their own columns and never enter a rate, so one pass and one
+//! unreadable verdict is a rate of 1.0 over one judged question. A criterion with nothing judged
+//! has no rate (`n/a`). Intervals are 95% Wilson intervals on the judged count and comparisons
+//! exact McNemar tests on the questions both candidates have a pass or fail for, both from
+//! [`crate::stats`]. A candidate without a single valid verdict cannot be compared, so the judge
+//! then confirms nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::pipeline::JudgeQuestionRow;
+use super::rows::JudgeQuestionRow;
 use super::verdict::{Criterion, Verdict};
 use crate::stats::{mcnemar_paired, wilson};
 
@@ -34,6 +37,47 @@ pub struct CandidateInfo {
     pub span_recall: f64,
 }
 
+/// One criterion of one candidate: pass rate over the judged questions, with its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Questions with a pass or fail verdict.
+    pub judged: usize,
+    /// Pass verdicts.
+    pub pass: usize,
+    /// Error verdicts (not in the rate), generation errors aside.
+    pub errors: usize,
+    /// `pass / judged`; `None` when nothing was judged.
+    pub rate: Option<f64>,
+    /// 95% Wilson interval of the rate; `None` when nothing was judged.
+    pub interval: Option<(f64, f64)>,
+}
+
+impl Rate {
+    fn of(rows: &[&JudgeQuestionRow], c: Criterion) -> Rate {
+        let count = |v: Verdict| rows.iter().filter(|r| r.verdict(c) == v).count();
+        let (pass, fail) = (count(Verdict::Pass), count(Verdict::Fail));
+        // an answer that could not be generated is a generation error, not an error verdict
+        let errors = rows
+            .iter()
+            .filter(|r| r.generate_error.is_empty() && r.verdict(c) == Verdict::Error)
+            .count();
+        let judged = pass + fail;
+        let (rate, interval) = if judged == 0 {
+            (None, None)
+        } else {
+            let ci = wilson(pass as u64, judged as u64, CONFIDENCE);
+            (Some(pass as f64 / judged as f64), Some((ci.lo, ci.hi)))
+        };
+        Rate {
+            judged,
+            pass,
+            errors,
+            rate,
+            interval,
+        }
+    }
+}
+
 /// One row of judge.csv: a candidate's pass rates, errors, latency, tokens and cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JudgeRow {
@@ -47,31 +91,35 @@ pub struct JudgeRow {
     pub span_recall: f64,
     /// Questions with a row.
     pub n_questions: usize,
+    /// Questions with a faithfulness pass or fail (the rate's denominator).
+    pub faithfulness_judged: usize,
     /// Faithfulness passes.
     pub faithfulness_pass: usize,
-    /// Faithfulness pass rate (errors count as not passing).
-    pub faithfulness_rate: f64,
+    /// Faithfulness pass rate, pass / judged; empty when nothing was judged.
+    pub faithfulness_rate: Option<f64>,
     /// Lower bound of its 95% Wilson interval.
-    pub faithfulness_lo: f64,
+    pub faithfulness_lo: Option<f64>,
     /// Upper bound.
-    pub faithfulness_hi: f64,
-    /// Faithfulness error verdicts.
+    pub faithfulness_hi: Option<f64>,
+    /// Faithfulness error verdicts (not in the rate).
     pub faithfulness_errors: usize,
+    /// Questions with a relevancy pass or fail.
+    pub relevancy_judged: usize,
     /// Relevancy passes.
     pub relevancy_pass: usize,
-    /// Relevancy pass rate.
-    pub relevancy_rate: f64,
+    /// Relevancy pass rate; empty when nothing was judged.
+    pub relevancy_rate: Option<f64>,
     /// Lower bound of its 95% Wilson interval.
-    pub relevancy_lo: f64,
+    pub relevancy_lo: Option<f64>,
     /// Upper bound.
-    pub relevancy_hi: f64,
+    pub relevancy_hi: Option<f64>,
     /// Relevancy error verdicts.
     pub relevancy_errors: usize,
-    /// Questions with a reference answer (correctness applies).
-    pub correctness_n: usize,
+    /// Questions with a correctness pass or fail (only questions with a reference answer).
+    pub correctness_judged: usize,
     /// Correctness passes.
     pub correctness_pass: usize,
-    /// Correctness pass rate (empty without reference answers).
+    /// Correctness pass rate; empty when nothing was judged.
     pub correctness_rate: Option<f64>,
     /// Lower bound of its 95% Wilson interval.
     pub correctness_lo: Option<f64>,
@@ -79,7 +127,10 @@ pub struct JudgeRow {
     pub correctness_hi: Option<f64>,
     /// Correctness error verdicts.
     pub correctness_errors: usize,
-    /// All errors (verdicts and rejected generations).
+    /// Questions whose answer could not be generated (empty or filtered content, cut at the
+    /// token cap, timeouts); they are not graded.
+    pub generation_errors: usize,
+    /// All errors: error verdicts plus generation errors.
     pub errors: u32,
     /// Median retrieval time, ms.
     pub retrieve_ms_p50: f64,
@@ -97,10 +148,14 @@ pub struct JudgeRow {
     pub tokens_per_question: f64,
     /// Mean generator prompt + completion tokens per question.
     pub generate_tokens_per_question: f64,
+    /// Calls whose reply carried no usable usage, so their tokens (and cost) are estimates.
+    pub calls_without_usage: u32,
     /// Mean cost per question at list price, USD (empty without prices).
     pub cost_per_question_usd: Option<f64>,
     /// Total cost at list price, USD (empty without prices).
     pub cost_total_usd: Option<f64>,
+    /// True when the cost includes estimated tokens (`calls_without_usage` > 0).
+    pub cost_estimated: bool,
 }
 
 /// Quantile `q` of latencies `v` ([`crate::stats::quantile`]); 0 for none.
@@ -116,28 +171,9 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
             let mine: Vec<&JudgeQuestionRow> =
                 rows.iter().filter(|r| r.config_id == c.config_id).collect();
             let n = mine.len();
-            let count =
-                |cr: Criterion, v: Verdict| mine.iter().filter(|r| r.verdict(cr) == v).count();
-            let applicable = |cr: Criterion| {
-                mine.iter()
-                    .filter(|r| r.verdict(cr) != Verdict::NotApplicable)
-                    .count()
-            };
-            let rate = |cr: Criterion| {
-                let k = count(cr, Verdict::Pass);
-                let m = applicable(cr);
-                let ci = wilson(k as u64, m as u64, CONFIDENCE);
-                (
-                    k,
-                    if m == 0 { 0.0 } else { k as f64 / m as f64 },
-                    ci.lo,
-                    ci.hi,
-                )
-            };
-            let (fp, fr, flo, fhi) = rate(Criterion::Faithfulness);
-            let (rp, rr, rlo, rhi) = rate(Criterion::Relevancy);
-            let (cp, cr, clo, chi) = rate(Criterion::Correctness);
-            let cn = applicable(Criterion::Correctness);
+            let f = Rate::of(&mine, Criterion::Faithfulness);
+            let r = Rate::of(&mine, Criterion::Relevancy);
+            let k = Rate::of(&mine, Criterion::Correctness);
             let col =
                 |f: fn(&JudgeQuestionRow) -> f64| mine.iter().map(|r| f(r)).collect::<Vec<_>>();
             let (ret, gen_, jud) = (
@@ -153,28 +189,32 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
                 }
             };
             let total: Option<f64> = mine.iter().map(|r| r.cost_usd).sum();
+            let without_usage: u32 = mine.iter().map(|r| r.calls_without_usage).sum();
             JudgeRow {
                 config_id: c.config_id.clone(),
                 chunk_size: c.chunk_size,
                 tokens_per_query: c.tokens_per_query,
                 span_recall: c.span_recall,
                 n_questions: n,
-                faithfulness_pass: fp,
-                faithfulness_rate: fr,
-                faithfulness_lo: flo,
-                faithfulness_hi: fhi,
-                faithfulness_errors: count(Criterion::Faithfulness, Verdict::Error),
-                relevancy_pass: rp,
-                relevancy_rate: rr,
-                relevancy_lo: rlo,
-                relevancy_hi: rhi,
-                relevancy_errors: count(Criterion::Relevancy, Verdict::Error),
-                correctness_n: cn,
-                correctness_pass: cp,
-                correctness_rate: (cn > 0).then_some(cr),
-                correctness_lo: (cn > 0).then_some(clo),
-                correctness_hi: (cn > 0).then_some(chi),
-                correctness_errors: count(Criterion::Correctness, Verdict::Error),
+                faithfulness_judged: f.judged,
+                faithfulness_pass: f.pass,
+                faithfulness_rate: f.rate,
+                faithfulness_lo: f.interval.map(|i| i.0),
+                faithfulness_hi: f.interval.map(|i| i.1),
+                faithfulness_errors: f.errors,
+                relevancy_judged: r.judged,
+                relevancy_pass: r.pass,
+                relevancy_rate: r.rate,
+                relevancy_lo: r.interval.map(|i| i.0),
+                relevancy_hi: r.interval.map(|i| i.1),
+                relevancy_errors: r.errors,
+                correctness_judged: k.judged,
+                correctness_pass: k.pass,
+                correctness_rate: k.rate,
+                correctness_lo: k.interval.map(|i| i.0),
+                correctness_hi: k.interval.map(|i| i.1),
+                correctness_errors: k.errors,
+                generation_errors: mine.iter().filter(|r| !r.generate_error.is_empty()).count(),
                 errors: mine.iter().map(|r| r.errors).sum(),
                 retrieve_ms_p50: percentile(&ret, 0.5),
                 retrieve_ms_p95: percentile(&ret, 0.95),
@@ -184,8 +224,10 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
                 judge_ms_p95: percentile(&jud, 0.95),
                 tokens_per_question: mean(|r| (r.prompt_tokens + r.completion_tokens) as f64),
                 generate_tokens_per_question: mean(|r| r.generate_tokens as f64),
+                calls_without_usage: without_usage,
                 cost_per_question_usd: total.map(|t| if n == 0 { 0.0 } else { t / n as f64 }),
                 cost_total_usd: total,
+                cost_estimated: without_usage > 0,
             }
         })
         .collect()
@@ -200,7 +242,7 @@ pub struct Comparison {
     pub a: String,
     /// Second candidate.
     pub b: String,
-    /// Paired questions (both have a row and the criterion applies).
+    /// Paired questions (both have a pass or fail verdict).
     pub n: usize,
     /// Questions `a` passed and `b` did not.
     pub a_only: u64,
@@ -215,17 +257,20 @@ pub struct Comparison {
 /// The judge's decision and its reasons.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decision {
-    /// The chosen configuration id.
-    pub chosen: String,
+    /// The chosen configuration id; `None` when the judge confirms nothing because some
+    /// candidate has no valid verdict.
+    pub chosen: Option<String>,
+    /// Candidates without a single pass or fail verdict.
+    pub unjudged: Vec<String>,
     /// Every pairwise comparison.
     pub comparisons: Vec<Comparison>,
     /// Sentences explaining the choice, for the report.
     pub reasons: Vec<String>,
-    /// True when the judge prefers a larger chunk size than the selection's pick at equal recall.
+    /// True when the judge prefers a larger chunk size than the first candidate at equal recall.
     pub larger_at_equal_recall: bool,
 }
 
-/// Paired outcomes of `a` and `b` on `c`: questions where both have a row and `c` applies.
+/// Paired outcomes of `a` and `b` on `c`: questions where both have a pass or fail verdict.
 fn paired(rows: &[JudgeQuestionRow], a: &str, b: &str, c: Criterion) -> (Vec<bool>, Vec<bool>) {
     let of = |id: &str| -> BTreeMap<&str, Verdict> {
         rows.iter()
@@ -237,26 +282,41 @@ fn paired(rows: &[JudgeQuestionRow], a: &str, b: &str, c: Criterion) -> (Vec<boo
     let mut x = Vec::new();
     let mut y = Vec::new();
     for (q, va) in &ma {
-        if let Some(vb) = mb.get(q)
-            && *va != Verdict::NotApplicable
-            && *vb != Verdict::NotApplicable
-        {
-            x.push(*va == Verdict::Pass);
-            y.push(*vb == Verdict::Pass);
+        if let (Some(pa), Some(pb)) = (va.outcome(), mb.get(q).and_then(|v| v.outcome())) {
+            x.push(pa);
+            y.push(pb);
         }
     }
     (x, y)
 }
 
+/// Whether `id` has at least one pass or fail verdict on some criterion.
+fn has_valid_verdict(rows: &[JudgeQuestionRow], id: &str) -> bool {
+    rows.iter().filter(|r| r.config_id == id).any(|r| {
+        Criterion::ALL
+            .iter()
+            .any(|&c| r.verdict(c).outcome().is_some())
+    })
+}
+
 /// Compares every pair of candidates on every criterion (exact McNemar) and chooses: among the
 /// candidates no other one beats (significantly better on some criterion and significantly worse
-/// on none), the one with the fewest tokens per query. `candidates[0]` is the selection's pick;
-/// if the choice is a larger chunk size at recall within [`EQUAL_RECALL`] of it, the decision says
-/// so (seed 000's rule) and suggests trying contextual enrichment at the smaller size.
+/// on none), the one with the fewest tokens per query. If some candidate has no valid verdict at
+/// all, nothing is chosen (`chosen` is `None`) and the reasons say which. The choice is described
+/// against the selection's pick when `pick` (its configuration id) is among the candidates, and
+/// against the first listed candidate otherwise (`--candidates`, `--compare-prefix`), which is
+/// then never called the selection's pick; if the choice is a larger chunk size at recall within
+/// [`EQUAL_RECALL`] of that reference, the decision says so (seed 000's rule) and suggests trying
+/// contextual enrichment at the smaller size.
 ///
 /// # Panics
 /// If `candidates` is empty.
-pub fn decide(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow], alpha: f64) -> Decision {
+pub fn decide(
+    candidates: &[CandidateInfo],
+    rows: &[JudgeQuestionRow],
+    alpha: f64,
+    pick: Option<&str>,
+) -> Decision {
     assert!(!candidates.is_empty(), "no candidate to decide between");
     let mut comparisons = Vec::new();
     for (i, a) in candidates.iter().enumerate() {
@@ -279,6 +339,24 @@ pub fn decide(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow], alpha: f6
                 });
             }
         }
+    }
+    let unjudged: Vec<String> = candidates
+        .iter()
+        .filter(|c| !has_valid_verdict(rows, &c.config_id))
+        .map(|c| c.config_id.clone())
+        .collect();
+    if !unjudged.is_empty() {
+        let names: Vec<String> = unjudged.iter().map(|id| format!("`{id}`")).collect();
+        return Decision {
+            chosen: None,
+            reasons: vec![format!(
+                "No valid verdict for {}: every verdict is an error or no answer was generated, so no candidate can be compared with it and nothing is confirmed; see the reasons in judge_questions.csv.",
+                names.join(", ")
+            )],
+            unjudged,
+            comparisons,
+            larger_at_equal_recall: false,
+        };
     }
     // better[x][y] = criteria on which x is significantly better than y
     let better = |x: &str, y: &str| -> Vec<&Comparison> {
@@ -372,36 +450,50 @@ pub fn decide(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow], alpha: f6
             ));
         }
     }
-    let pick = &candidates[0];
-    let larger_at_equal_recall = chosen.chunk_size > pick.chunk_size
-        && (chosen.span_recall - pick.span_recall).abs() <= EQUAL_RECALL;
+    let (first, first_name) = match candidates
+        .iter()
+        .find(|c| Some(c.config_id.as_str()) == pick)
+    {
+        Some(p) => (p, "the selection's pick"),
+        None => (&candidates[0], "the first listed configuration"),
+    };
+    let larger_at_equal_recall = chosen.chunk_size > first.chunk_size
+        && (chosen.span_recall - first.span_recall).abs() <= EQUAL_RECALL;
     if larger_at_equal_recall {
         reasons.push(format!(
-            "The judge prefers a larger chunk size ({} vs {}) at equal span recall ({:.3} vs {:.3}): prefer it, and check whether contextual enrichment (prefixing each chunk with its document and section title) gets the same benefit at the smaller size.",
-            chosen.chunk_size, pick.chunk_size, chosen.span_recall, pick.span_recall
+            "The judge prefers a larger chunk size than {first_name} ({} vs {}) at equal span recall ({:.3} vs {:.3}): prefer it, and check whether contextual enrichment (prefixing each chunk with its document and section title) gets the same benefit at the smaller size.",
+            chosen.chunk_size, first.chunk_size, chosen.span_recall, first.span_recall
         ));
-    } else if chosen.config_id != pick.config_id {
+    } else if chosen.config_id != first.config_id {
         reasons.push(format!(
-            "The judge overrides the selection's pick `{}` with `{}`.",
-            pick.config_id, chosen.config_id
+            "The judge prefers `{}` to {first_name} `{}`.",
+            chosen.config_id, first.config_id
         ));
     } else {
-        reasons.push(format!(
-            "The judge confirms the selection's pick `{}`.",
-            pick.config_id
-        ));
+        reasons.push(if Some(first.config_id.as_str()) == pick {
+            format!(
+                "The judge confirms the selection's pick `{}`.",
+                first.config_id
+            )
+        } else {
+            format!(
+                "The judge prefers `{}` among the listed configurations.",
+                first.config_id
+            )
+        });
     }
     Decision {
-        chosen: chosen.config_id.clone(),
+        chosen: Some(chosen.config_id.clone()),
+        unjudged: Vec::new(),
         comparisons,
         reasons,
         larger_at_equal_recall,
     }
 }
 
-fn rate_cell(rate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
+fn rate_cell(judged: usize, rate: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
     match (rate, lo, hi) {
-        (Some(r), Some(l), Some(h)) => format!("{r:.2} [{l:.2}, {h:.2}]"),
+        (Some(r), Some(l), Some(h)) => format!("{r:.2} [{l:.2}, {h:.2}] of {judged}"),
         _ => "n/a".into(),
     }
 }
@@ -418,43 +510,64 @@ pub fn markdown(
     let _ = writeln!(s, "## Answer quality (judge)\n");
     let _ = writeln!(
         s,
-        "Generator `{generator_model}`, judge `{judge_model}`; pass rates with 95% Wilson intervals (an `error` verdict counts as not passing).\n"
+        "Generator `{generator_model}`, judge `{judge_model}`; pass rate = pass / (pass + fail) over the judged questions (\"of n\"), with its 95% Wilson interval; error verdicts and answers that could not be generated are counted apart and are in no rate; n/a: nothing judged.\n"
     );
     if let Some(note) = incomplete {
         let _ = writeln!(s, "**Incomplete run:** {note}\n");
     }
     let _ = writeln!(
         s,
-        "| configuration | tokens/query | span recall | faithfulness | relevancy | correctness | errors | tokens/question | cost/question (USD) |"
+        "| configuration | tokens/query | span recall | faithfulness | relevancy | correctness | error verdicts | generation errors | tokens/question | cost/question (USD) |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---|---|---|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---:|---:|---|---|---|---:|---:|---:|---:|");
     for r in summary {
+        let cost = match r.cost_per_question_usd {
+            Some(c) if r.cost_estimated => format!("{c:.5} (estimate)"),
+            Some(c) => format!("{c:.5}"),
+            None => "n/a".into(),
+        };
         let _ = writeln!(
             s,
-            "| `{}` | {:.0} | {:.3} | {} | {} | {} | {} | {:.0} | {} |",
+            "| `{}` | {:.0} | {:.3} | {} | {} | {} | {} | {} | {:.0} | {} |",
             r.config_id,
             r.tokens_per_query,
             r.span_recall,
             rate_cell(
-                Some(r.faithfulness_rate),
-                Some(r.faithfulness_lo),
-                Some(r.faithfulness_hi)
+                r.faithfulness_judged,
+                r.faithfulness_rate,
+                r.faithfulness_lo,
+                r.faithfulness_hi
             ),
             rate_cell(
-                Some(r.relevancy_rate),
-                Some(r.relevancy_lo),
-                Some(r.relevancy_hi)
+                r.relevancy_judged,
+                r.relevancy_rate,
+                r.relevancy_lo,
+                r.relevancy_hi
             ),
-            rate_cell(r.correctness_rate, r.correctness_lo, r.correctness_hi),
-            r.errors,
+            rate_cell(
+                r.correctness_judged,
+                r.correctness_rate,
+                r.correctness_lo,
+                r.correctness_hi
+            ),
+            r.faithfulness_errors + r.relevancy_errors + r.correctness_errors,
+            r.generation_errors,
             r.tokens_per_question,
-            r.cost_per_question_usd
-                .map(|c| format!("{c:.5}"))
-                .unwrap_or_else(|| "n/a".into())
+            cost
+        );
+    }
+    let estimated: u32 = summary.iter().map(|r| r.calls_without_usage).sum();
+    if estimated > 0 {
+        let _ = writeln!(
+            s,
+            "\nCosts marked (estimate) include {estimated} call(s) whose reply carried no token usage: their tokens were counted with cl100k_base."
         );
     }
     if !decision.comparisons.is_empty() {
-        let _ = writeln!(s, "\nPaired exact McNemar tests (same questions):\n");
+        let _ = writeln!(
+            s,
+            "\nPaired exact McNemar tests (questions both have a pass or fail for):\n"
+        );
         let _ = writeln!(s, "| criterion | A | B | n | A only | B only | p |");
         let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|");
         for c in &decision.comparisons {
@@ -472,7 +585,14 @@ pub fn markdown(
             );
         }
     }
-    let _ = writeln!(s, "\n**Decision: `{}`.**\n", decision.chosen);
+    match &decision.chosen {
+        Some(id) => {
+            let _ = writeln!(s, "\n**Decision: `{id}`.**\n");
+        }
+        None => {
+            let _ = writeln!(s, "\n**No decision: the judge gave no valid verdict.**\n");
+        }
+    }
     for r in &decision.reasons {
         let _ = writeln!(s, "- {r}");
     }
@@ -485,7 +605,7 @@ pub fn markdown(
             .collect();
         let _ = writeln!(
             s,
-            "- {errors} verdict(s) could not be read or were rejected ({}); see judge_questions.csv.",
+            "- {errors} error(s): verdicts that could not be read or timed out, and answers that could not be generated ({}); see judge_questions.csv.",
             per.join(", ")
         );
     }
@@ -518,6 +638,8 @@ mod tests {
             completion_tokens: 10,
             generate_tokens: 60,
             cost_usd: Some(0.001),
+            generate_error: String::new(),
+            calls_without_usage: 0,
         }
     }
 
@@ -531,7 +653,7 @@ mod tests {
     }
 
     #[test]
-    fn summary_counts_errors_as_not_passing() {
+    fn rates_count_only_judged_questions() {
         // 10 questions: faithfulness 7 pass, 2 fail, 1 error; correctness only on 4
         let mut rows = Vec::new();
         for q in 0..10 {
@@ -551,26 +673,106 @@ mod tests {
             };
             rows.push(row("A", q, f, "pass", c));
         }
+        rows[0].calls_without_usage = 2;
         let s = summarise(&[info("A", 64, 320.0, 0.9)], &rows);
         let r = &s[0];
         assert_eq!(r.n_questions, 10);
-        assert_eq!(r.faithfulness_pass, 7);
-        assert!((r.faithfulness_rate - 0.7).abs() < 1e-12);
+        assert_eq!((r.faithfulness_judged, r.faithfulness_pass), (9, 7));
+        assert_eq!(r.faithfulness_rate, Some(7.0 / 9.0));
         assert_eq!(r.faithfulness_errors, 1);
-        let ci = wilson(7, 10, 0.95);
-        assert_eq!((r.faithfulness_lo, r.faithfulness_hi), (ci.lo, ci.hi));
-        assert!(
-            (r.faithfulness_lo - 0.3968).abs() < 1e-3,
-            "{}",
-            r.faithfulness_lo
+        let ci = wilson(7, 9, 0.95);
+        assert_eq!(
+            (r.faithfulness_lo, r.faithfulness_hi),
+            (Some(ci.lo), Some(ci.hi))
         );
-        assert_eq!(r.correctness_n, 4);
+        assert_eq!(r.correctness_judged, 4);
         assert_eq!(r.correctness_rate, Some(0.75));
         assert_eq!(r.errors, 1);
+        assert_eq!(r.generation_errors, 0);
         // 0, 10, …, 90 ms: the median interpolates between 40 and 50
         assert_eq!(r.generate_ms_p50, 45.0);
         assert!((r.cost_total_usd.unwrap() - 0.01).abs() < 1e-12);
         assert!((r.tokens_per_question - 110.0).abs() < 1e-12);
+        assert_eq!((r.calls_without_usage, r.cost_estimated), (2, true));
+    }
+
+    #[test]
+    fn one_pass_and_one_error_is_a_rate_of_one_over_one() {
+        let rows = [
+            row("A", 0, "pass", "pass", "na"),
+            row("A", 1, "error", "pass", "na"),
+        ];
+        let r = &summarise(&[info("A", 64, 320.0, 0.9)], &rows)[0];
+        assert_eq!((r.faithfulness_judged, r.faithfulness_rate), (1, Some(1.0)));
+        assert_eq!(r.faithfulness_errors, 1);
+        // nothing judged: n/a, not 0
+        assert_eq!(
+            (r.correctness_judged, r.correctness_rate, r.correctness_lo),
+            (0, None, None)
+        );
+        let d = decide(&[info("A", 64, 320.0, 0.9)], &rows, 0.05, Some("A"));
+        let md = markdown(
+            &summarise(&[info("A", 64, 320.0, 0.9)], &rows),
+            &d,
+            "g",
+            "j",
+            None,
+        );
+        assert!(md.contains("| 1.00 [0.21, 1.00] of 1 |"), "{md}");
+        assert!(md.contains("| n/a | 1 | 0 |"), "{md}");
+        assert!(
+            md.contains("The judge confirms the selection's pick `A`."),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn no_valid_verdict_confirms_nothing() {
+        let rows: Vec<_> = (0..3)
+            .flat_map(|q| {
+                [
+                    row("A", q, "error", "error", "error"),
+                    row("B", q, "pass", "pass", "na"),
+                ]
+            })
+            .collect();
+        let cands = [info("A", 64, 320.0, 0.9), info("B", 256, 1280.0, 0.9)];
+        let d = decide(&cands, &rows, 0.05, Some("A"));
+        assert_eq!(d.chosen, None);
+        assert_eq!(d.unjudged, vec!["A".to_string()]);
+        assert!(d.comparisons.is_empty(), "errors are not paired outcomes");
+        let md = markdown(&summarise(&cands, &rows), &d, "g", "j", None);
+        assert!(!md.contains("confirms"), "{md}");
+        assert!(
+            md.contains("**No decision: the judge gave no valid verdict.**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `A` | 320 | 0.900 | n/a | n/a | n/a | 9 | 0 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn listed_candidates_are_not_called_the_pick() {
+        let rows: Vec<_> = (0..3)
+            .flat_map(|q| {
+                [
+                    row("A", q, "pass", "pass", "na"),
+                    row("B", q, "pass", "pass", "na"),
+                ]
+            })
+            .collect();
+        let cands = [info("A", 64, 320.0, 0.9), info("B", 256, 1280.0, 0.5)];
+        let d = decide(&cands, &rows, 0.05, None);
+        assert_eq!(d.chosen.as_deref(), Some("A"));
+        let all = d.reasons.join(" ");
+        assert!(!all.contains("selection's pick"), "{all}");
+        assert!(!all.contains("confirms"), "{all}");
+        assert!(
+            all.contains("The judge prefers `A` among the listed configurations."),
+            "{all}"
+        );
     }
 
     #[test]
@@ -594,8 +796,8 @@ mod tests {
             ));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, 0.05);
-        assert_eq!(d.chosen, "A");
+        let d = decide(&cands, &rows, 0.05, Some("A"));
+        assert_eq!(d.chosen.as_deref(), Some("A"));
         assert!(!d.larger_at_equal_recall);
         let f = d
             .comparisons
@@ -631,8 +833,8 @@ mod tests {
             rows.push(row("B", q, "pass", "pass", "na"));
         }
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, 0.05);
-        assert_eq!(d.chosen, "B");
+        let d = decide(&cands, &rows, 0.05, Some("A"));
+        assert_eq!(d.chosen.as_deref(), Some("B"));
         assert!(d.larger_at_equal_recall);
         let f = d
             .comparisons
@@ -658,6 +860,6 @@ mod tests {
         );
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
-        assert!(!decide(&cands, &rows, 0.05).larger_at_equal_recall);
+        assert!(!decide(&cands, &rows, 0.05, Some("A")).larger_at_equal_recall);
     }
 }

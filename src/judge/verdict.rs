@@ -1,5 +1,10 @@
 //! Verdicts: the JSON schema the judge must follow, reading a verdict, and the one retry with a
 //! reminder of the format when the reply cannot be read.
+//!
+//! Reading is lenient where the intent is plain: the client normalises case and surrounding space
+//! of `verdict` before any schema check (`"PASS"`, `" pass "` read as `pass`), and a verdict
+//! without a reason keeps its verdict with an empty reason. Nothing is invented: a reply with no
+//! `verdict` of pass or fail is an error.
 
 use serde_json::{Value, json};
 
@@ -41,8 +46,8 @@ pub enum Verdict {
     Pass,
     /// The judge said fail.
     Fail,
-    /// No readable verdict (after the client's fallbacks and one reminder), or the request was
-    /// rejected. Never counted as a pass; counted per configuration.
+    /// No readable verdict (after the client's fallbacks and one reminder), every attempt timed
+    /// out, or the answer could not be generated. In no pass rate; counted apart.
     Error,
     /// Not graded: correctness for a question without a reference answer.
     NotApplicable,
@@ -81,7 +86,9 @@ impl Verdict {
     }
 }
 
-/// The JSON Schema of a verdict: `{"verdict": "pass" | "fail", "reason": string}`.
+/// The JSON Schema of a verdict: `{"verdict": "pass" | "fail", "reason": string}`. Only
+/// `verdict` is required, so that a reply without a reason keeps its verdict; the prompts ask
+/// for the reason.
 pub fn verdict_schema() -> Value {
     json!({
         "type": "object",
@@ -89,7 +96,7 @@ pub fn verdict_schema() -> Value {
             "verdict": {"type": "string", "enum": ["pass", "fail"]},
             "reason": {"type": "string"}
         },
-        "required": ["verdict", "reason"],
+        "required": ["verdict"],
         "additionalProperties": false
     })
 }
@@ -130,13 +137,6 @@ fn read_verdict(v: &Value) -> Option<(Verdict, String)> {
     Some((verdict, reason))
 }
 
-/// Whether an error means "this verdict cannot be had from this request" (recorded as
-/// [`Verdict::Error`]) rather than "the server is unavailable for now" (the question stays
-/// unfinished and is redone on the next run).
-pub fn is_final(e: &LlmError) -> bool {
-    matches!(e, LlmError::NoJson { .. } | LlmError::Rejected { .. })
-}
-
 /// The last record the client logged for `stage` (the tag is unique per question and call).
 pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord> {
     client
@@ -147,12 +147,13 @@ pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord>
 }
 
 /// Asks the judge for a verdict with `chat_json`; an unreadable reply is retried once with
-/// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`]. A rejected request (a
-/// non-retryable 4xx) is also an error verdict.
+/// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`]. A call whose attempts all
+/// timed out is an error verdict with reason `timeout`.
 ///
 /// # Errors
-/// Transient failures (retries exhausted, a cache failure): the caller leaves the question
-/// unfinished so that a later run redoes it.
+/// Failures that are not results ([`LlmError::is_result`] false: a rejected request, retries
+/// exhausted, a cache failure): the caller leaves the question unfinished so that a later run
+/// redoes it.
 pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<Graded, LlmError> {
     let schema = verdict_schema();
     let mut records = Vec::new();
@@ -176,10 +177,10 @@ pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<
                     None => last_problem = format!("unreadable verdict: {}", out.text),
                 }
             }
-            Err(e) if is_final(&e) => {
+            Err(e) if e.is_result() => {
                 records.extend(last_record(client, stage));
-                last_problem = e.to_string();
-                if matches!(e, LlmError::Rejected { .. }) {
+                last_problem = e.reason();
+                if !matches!(e, LlmError::NoJson { .. }) {
                     break;
                 }
             }
@@ -208,6 +209,11 @@ mod tests {
             None
         );
         assert_eq!(read_verdict(&json!({"reason": "x"})), None);
+        // no reason: the verdict stands, with an empty reason
+        assert_eq!(
+            read_verdict(&json!({"verdict": "fail"})),
+            Some((Verdict::Fail, String::new()))
+        );
         for v in [
             Verdict::Pass,
             Verdict::Fail,

@@ -3,23 +3,23 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::accounting::{CallCtx, Ledger, Tokens, chat_tokens};
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
-use super::config::{ApiKey, ClientConfig, ModelConfig};
+use super::config::{ApiKey, ClientConfig, ModelConfig, redact_url, url_without_credentials};
 use super::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, estimate_embed_tokens};
 use super::error::LlmError;
 use super::format::ResponseFormatKind;
+use super::learned::FormatMemory;
 use super::limiter::ModelLimiter;
-use super::record::{CallKind, CallRecord, rfc3339_utc};
-use super::retry::{backoff, hinted_wait, is_retryable_status, retry_hint};
-use super::structured::{apply_mode, instruction_message, is_format_refusal, parse_json_checked};
+use super::record::{CallKind, CallRecord};
+use super::structured::{apply_mode, instruction_message, parse_json_checked};
+use super::transport::{Attempts, BodyFn, Call, SendError, Sent, Transport};
 use super::types::{
     ChatOutcome, ChatRequest, EmbedOutcome, EmbedRequest, JsonOutcome, WireChat, WireEmbeddings,
-    WireUsage,
 };
 
 const CHAT: &str = "/chat/completions";
@@ -36,21 +36,20 @@ pub struct LlmClient {
 
 struct Inner {
     cfg: ClientConfig,
-    base_url: String,
-    key: Option<ApiKey>,
-    http: reqwest::Client,
+    transport: Transport,
+    /// The URL without credentials: what identifies the server in the cache.
+    key_url: String,
     cache: Option<ResponseCache>,
     limiters: Mutex<HashMap<String, Arc<ModelLimiter>>>,
-    formats: Mutex<HashMap<String, ResponseFormatKind>>,
-    records: Mutex<Vec<CallRecord>>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<CallRecord>>>,
+    formats: FormatMemory,
+    ledger: Ledger,
 }
 
 impl fmt::Debug for LlmClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmClient")
-            .field("base_url", &self.inner.base_url)
-            .field("api_key", &self.inner.key)
+            .field("base_url", &self.inner.transport.shown_url)
+            .field("api_key", &self.inner.transport.key)
             .field(
                 "cache",
                 &self.inner.cache.as_ref().map(|c| c.path().to_path_buf()),
@@ -60,46 +59,19 @@ impl fmt::Debug for LlmClient {
     }
 }
 
-/// What happened over the HTTP attempts of one call.
-#[derive(Default)]
-struct Attempts {
-    count: u32,
-    last_status: Option<u16>,
-    /// (first byte, total) of the last attempt that got a response, in ms.
-    latency: Option<(f64, f64)>,
-}
-
-enum SendError {
-    /// The server refused the structured-output mode.
-    Refused(LlmError),
-    /// Any other failure, final.
-    Fatal(LlmError),
-}
-
-/// Token accounting of a successful reply.
-struct Tokens {
-    prompt: u64,
-    completion: u64,
-    estimated: bool,
-}
-
-struct CallCtx<'a> {
-    stage: &'a str,
-    kind: CallKind,
-    model: &'a str,
-    started: SystemTime,
-    t0: Instant,
-}
-
 impl LlmClient {
     /// Builds a client, reading the API key from the environment variable `cfg.api_key_env`
-    /// (unset or empty: no `Authorization` header) and opening the cache if enabled.
+    /// (unset or empty: no `Authorization` header, which only a server on this machine is
+    /// assumed to accept; `api_key_env = ""` says the server needs no key) and opening the cache
+    /// if enabled.
     ///
     /// # Errors
-    /// [`LlmError::Config`] for an invalid config or unreadable key variable, [`LlmError::Cache`]
-    /// if the cache file cannot be opened.
+    /// [`LlmError::Config`] for an invalid config or unreadable key variable,
+    /// [`LlmError::BadKey`] for a key with a control character, [`LlmError::MissingKey`] for a
+    /// server not on this machine and no key, [`LlmError::Cache`] if the cache file cannot be
+    /// opened.
     pub fn new(cfg: ClientConfig) -> Result<Self, LlmError> {
-        let key = ApiKey::from_env(&cfg.api_key_env)?;
+        let key = cfg.api_key()?;
         Self::with_api_key(cfg, key)
     }
 
@@ -112,14 +84,11 @@ impl LlmClient {
         let base_url = cfg.resolved_base_url();
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(LlmError::Config(format!(
-                "base URL {base_url:?} must start with http:// or https://"
+                "base URL {:?} must start with http:// or https://",
+                redact_url(&base_url)
             )));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("chunksweep/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))?;
+        let transport = Transport::new(&base_url, key)?;
         let cache = if cfg.cache {
             Some(ResponseCache::open(&cfg.cache_path)?)
         } else {
@@ -128,21 +97,35 @@ impl LlmClient {
         Ok(LlmClient {
             inner: Arc::new(Inner {
                 cfg,
-                base_url,
-                key,
-                http,
+                transport,
+                key_url: url_without_credentials(&base_url),
                 cache,
                 limiters: Mutex::new(HashMap::new()),
-                formats: Mutex::new(HashMap::new()),
-                records: Mutex::new(Vec::new()),
-                subscribers: Mutex::new(Vec::new()),
+                formats: FormatMemory::default(),
+                ledger: Ledger::default(),
             }),
         })
     }
 
-    /// The resolved base URL (no trailing slash).
+    /// The resolved base URL (no trailing slash), credentials replaced by `***`: the form to
+    /// show and to record.
     pub fn base_url(&self) -> &str {
-        &self.inner.base_url
+        &self.inner.transport.shown_url
+    }
+
+    /// The configuration with the base URL actually used filled in, credentials redacted, wherever
+    /// it came from (the config, `OPENAI_BASE_URL` or the default): what a run's manifest
+    /// records.
+    pub fn resolved_config(&self) -> ClientConfig {
+        ClientConfig {
+            base_url: Some(self.inner.transport.shown_url.clone()),
+            ..self.inner.cfg.clone()
+        }
+    }
+
+    /// Whether requests will carry an API key.
+    pub fn has_api_key(&self) -> bool {
+        self.inner.transport.key.is_some()
     }
 
     /// The configuration in use.
@@ -152,52 +135,40 @@ impl LlmClient {
 
     /// A copy of every record so far, in completion order.
     pub fn records(&self) -> Vec<CallRecord> {
-        self.inner.records.lock().expect("records lock").clone()
+        self.inner.ledger.records()
     }
 
     /// Removes and returns the records so far.
     pub fn take_records(&self) -> Vec<CallRecord> {
-        std::mem::take(&mut *self.inner.records.lock().expect("records lock"))
+        self.inner.ledger.take()
     }
 
     /// A channel that receives every record from now on (as well as [`records`](Self::records)).
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<CallRecord> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.inner.subscribers.lock().expect("lock").push(tx);
-        rx
+        self.inner.ledger.subscribe()
     }
 
     /// The structured-output mode the next [`chat_json`](Self::chat_json) for `model` starts
-    /// with: what worked before (in this process, else in the cache file), else
-    /// `config.json_mode`.
+    /// with: what worked before or was learnt from a refusal (in this process, else in the cache
+    /// file), else `config.json_mode`.
     pub async fn format_for(&self, model: &str) -> ResponseFormatKind {
-        if let Some(m) = self.inner.formats.lock().expect("lock").get(model) {
-            return *m;
+        if let Some(m) = self.inner.formats.known(model) {
+            return m;
         }
         if let Some(cache) = &self.inner.cache
-            && let Ok(Some(m)) = cache.format_for(&self.inner.base_url, model).await
+            && let Ok(Some(mode)) = cache.format_for(&self.inner.key_url, model).await
         {
-            self.inner
-                .formats
-                .lock()
-                .expect("lock")
-                .insert(model.to_string(), m);
-            return m;
+            return self.inner.formats.adopt(model, mode);
         }
         self.inner.cfg.json_mode
     }
 
     async fn remember_format(&self, model: &str, mode: ResponseFormatKind) {
-        let changed = self
-            .inner
-            .formats
-            .lock()
-            .expect("lock")
-            .insert(model.to_string(), mode)
-            != Some(mode);
-        if changed && let Some(cache) = &self.inner.cache {
+        if self.inner.formats.confirm(model, mode)
+            && let Some(cache) = &self.inner.cache
+        {
             // losing this only costs a rediscovery next run
-            let _ = cache.set_format(&self.inner.base_url, model, mode).await;
+            let _ = cache.set_format(&self.inner.key_url, model, mode).await;
         }
     }
 
@@ -205,13 +176,16 @@ impl LlmClient {
     ///
     /// # Errors
     /// [`LlmError::Rejected`] for a non-retryable status (its message included),
-    /// [`LlmError::Exhausted`] when every attempt failed transiently,
-    /// [`LlmError::RetryAfterTooLong`], [`LlmError::Cache`]. Every outcome, success or error, is
-    /// also appended to [`records`](Self::records).
+    /// [`LlmError::Exhausted`] when every attempt failed transiently, [`LlmError::TimedOut`]
+    /// when every attempt timed out, [`LlmError::NoContent`] for a reply with empty or null
+    /// content, a `content_filter` finish, or a `length` finish when `req.reject_truncated`
+    /// (such a reply is never cached; its tokens are recorded), [`LlmError::RetryAfterTooLong`],
+    /// [`LlmError::Cache`]. Every outcome, success or error, is also appended to
+    /// [`records`](Self::records).
     pub async fn chat(&self, stage: &str, req: ChatRequest) -> Result<ChatOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::Chat, &req.model);
         let body = req.to_body();
         let (key, info) = self.key_for("chat", &req.model, json!({"request": body}));
+        let ctx = self.ctx(stage, CallKind::Chat, &req.model, &key);
 
         match self.cache_get(&key).await {
             Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
@@ -219,6 +193,7 @@ impl LlmClient {
                 if let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
                     .ok()
                     .and_then(|w| w.first())
+                    .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
                 {
                     let record = self.hit(&ctx, &hit);
                     return Ok(ChatOutcome {
@@ -234,15 +209,33 @@ impl LlmClient {
         let est_prompt = estimate_chat_prompt_tokens(&req.messages);
         let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
         let mut att = Attempts::default();
+        let build = || (body.clone(), None);
         match self
-            .send(CHAT, &req.model, &body, est, false, &mut att, parse_chat)
+            .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
             .await
         {
-            Ok((wire, raw, debited)) => {
-                let (content, finish) = wire.first().unwrap_or_default();
-                let tokens = chat_tokens(wire.usage.as_ref(), est_prompt, &content);
+            Ok(sent) => {
+                let (content, finish) = sent.reply.first().unwrap_or_default();
+                let tokens = chat_tokens(sent.reply.usage.as_ref(), est_prompt, &content);
+                if let Some(reason) = unusable(&content, finish.as_deref(), req.reject_truncated) {
+                    self.limiter(&req.model)
+                        .correct(sent.debited, tokens.prompt + tokens.completion);
+                    let err = LlmError::NoContent { reason };
+                    let mut record = self.build_ok(&ctx, att, &tokens, None);
+                    record.error = Some(err.to_string());
+                    self.push(record);
+                    return Err(err);
+                }
                 let cache_note = self
-                    .settle(&key, info, raw, &tokens, None, &req.model, debited)
+                    .settle(
+                        &key,
+                        info,
+                        sent.raw,
+                        &tokens,
+                        None,
+                        &req.model,
+                        sent.debited,
+                    )
                     .await;
                 let record = self.ok(&ctx, att, &tokens, None, cache_note);
                 Ok(ChatOutcome {
@@ -251,7 +244,9 @@ impl LlmClient {
                     record,
                 })
             }
-            Err(SendError::Refused(e) | SendError::Fatal(e)) => Err(self.fail(&ctx, att, None, e)),
+            Err(SendError::Refused(e, _) | SendError::Fatal(e)) => {
+                Err(self.fail(&ctx, att, None, e))
+            }
         }
     }
 
@@ -270,7 +265,6 @@ impl LlmClient {
         req: ChatRequest,
         schema: &Value,
     ) -> Result<JsonOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::ChatJson, &req.model);
         let base_body = req.to_body();
         // the format mode is not part of the key: any mode's valid answer answers the request
         let (key, info) = self.key_for(
@@ -278,6 +272,7 @@ impl LlmClient {
             &req.model,
             json!({"request": base_body, "schema": schema}),
         );
+        let ctx = self.ctx(stage, CallKind::ChatJson, &req.model, &key);
 
         match self.cache_get(&key).await {
             Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
@@ -301,12 +296,19 @@ impl LlmClient {
             Ok(None) => {}
         }
 
-        let mut mode = self.format_for(&req.model).await;
+        // the lowest mode this call may use; the body of each attempt takes the mode known for
+        // the model when the attempt is admitted, if that is lower still
+        let mut floor = self.format_for(&req.model).await;
         let mut att = Attempts::default();
         loop {
-            let mut body = base_body.clone();
-            apply_mode(&mut body, mode, schema);
-            let est_prompt = match mode {
+            let f = floor;
+            let build = || {
+                let mode = self.inner.formats.known(&req.model).unwrap_or(f).max(f);
+                let mut body = base_body.clone();
+                apply_mode(&mut body, mode, schema);
+                (body, Some(mode))
+            };
+            let est_prompt = match floor {
                 ResponseFormatKind::JsonSchema => {
                     estimate_chat_prompt_tokens(&req.messages) + count_tokens(&schema.to_string())
                 }
@@ -317,21 +319,27 @@ impl LlmClient {
                 }
             };
             let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
-            let sensitive = mode != ResponseFormatKind::Text;
             match self
-                .send(
-                    CHAT, &req.model, &body, est, sensitive, &mut att, parse_chat,
-                )
+                .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
                 .await
             {
-                Ok((wire, raw, debited)) => {
+                Ok(sent) => {
+                    let mode = sent.mode.unwrap_or(floor);
                     self.remember_format(&req.model, mode).await;
-                    let (text, _) = wire.first().unwrap_or_default();
-                    let tokens = chat_tokens(wire.usage.as_ref(), est_prompt, &text);
+                    let (text, _) = sent.reply.first().unwrap_or_default();
+                    let tokens = chat_tokens(sent.reply.usage.as_ref(), est_prompt, &text);
                     match parse_json_checked(&text, schema) {
                         Ok(value) => {
                             let note = self
-                                .settle(&key, info, raw, &tokens, Some(mode), &req.model, debited)
+                                .settle(
+                                    &key,
+                                    info,
+                                    sent.raw,
+                                    &tokens,
+                                    Some(mode),
+                                    &req.model,
+                                    sent.debited,
+                                )
                                 .await;
                             let record = self.ok(&ctx, att, &tokens, Some(mode), note);
                             return Ok(JsonOutcome {
@@ -343,7 +351,7 @@ impl LlmClient {
                         }
                         Err(why) => {
                             self.limiter(&req.model)
-                                .correct(debited, tokens.prompt + tokens.completion);
+                                .correct(sent.debited, tokens.prompt + tokens.completion);
                             let err = LlmError::NoJson {
                                 reason: why.to_string(),
                                 excerpt: self.scrub(&text.chars().take(200).collect::<String>()),
@@ -355,11 +363,18 @@ impl LlmClient {
                         }
                     }
                 }
-                Err(SendError::Refused(e)) => match mode.next() {
-                    Some(next) => mode = next,
-                    None => return Err(self.fail(&ctx, att, Some(mode), e)),
+                Err(SendError::Refused(e, refused)) => match refused.next() {
+                    Some(next) => floor = floor.max(next),
+                    None => return Err(self.fail(&ctx, att, Some(refused), e)),
                 },
-                Err(SendError::Fatal(e)) => return Err(self.fail(&ctx, att, Some(mode), e)),
+                Err(SendError::Fatal(e)) => {
+                    if matches!(e, LlmError::Rejected { .. })
+                        && floor > ResponseFormatKind::JsonSchema
+                    {
+                        self.inner.formats.forget_refusals(&req.model);
+                    }
+                    return Err(self.fail(&ctx, att, Some(floor), e));
+                }
             }
         }
     }
@@ -370,13 +385,13 @@ impl LlmClient {
     /// As [`chat`](Self::chat); [`LlmError::BadResponse`] if the server returns a different
     /// number of vectors than inputs; [`LlmError::Config`] for an empty input list.
     pub async fn embed(&self, stage: &str, req: EmbedRequest) -> Result<EmbedOutcome, LlmError> {
-        let ctx = self.ctx(stage, CallKind::Embed, &req.model);
+        let body = req.to_body();
+        let (key, info) = self.key_for("embed", &req.model, json!({"request": body}));
+        let ctx = self.ctx(stage, CallKind::Embed, &req.model, &key);
         if req.inputs.is_empty() {
             let e = LlmError::Config("embeddings request with no inputs".into());
             return Err(self.fail(&ctx, Attempts::default(), None, e));
         }
-        let body = req.to_body();
-        let (key, info) = self.key_for("embed", &req.model, json!({"request": body}));
         let n = req.inputs.len();
 
         match self.cache_get(&key).await {
@@ -398,11 +413,17 @@ impl LlmClient {
         let parse = |text: &str| {
             serde_json::from_str::<WireEmbeddings>(text).map_err(|e| format!("not JSON: {e}"))
         };
+        let build = || (body.clone(), None);
         match self
-            .send(EMBED, &req.model, &body, est, false, &mut att, parse)
+            .send(EMBED, &req.model, &build, est, &mut att, parse)
             .await
         {
-            Ok((wire, raw, debited)) => {
+            Ok(Sent {
+                reply: wire,
+                raw,
+                debited,
+                ..
+            }) => {
                 let tokens = match wire.usage.as_ref().and_then(|u| u.prompt_tokens) {
                     Some(p) => Tokens {
                         prompt: p,
@@ -428,20 +449,16 @@ impl LlmClient {
                 let record = self.ok(&ctx, att, &tokens, None, note);
                 Ok(EmbedOutcome { embeddings, record })
             }
-            Err(SendError::Refused(e) | SendError::Fatal(e)) => Err(self.fail(&ctx, att, None, e)),
+            Err(SendError::Refused(e, _) | SendError::Fatal(e)) => {
+                Err(self.fail(&ctx, att, None, e))
+            }
         }
     }
 
     // ---- pipeline pieces ----
 
-    fn ctx<'a>(&self, stage: &'a str, kind: CallKind, model: &'a str) -> CallCtx<'a> {
-        CallCtx {
-            stage,
-            kind,
-            model,
-            started: SystemTime::now(),
-            t0: Instant::now(),
-        }
+    fn ctx<'a>(&self, stage: &'a str, kind: CallKind, model: &'a str, key: &str) -> CallCtx<'a> {
+        CallCtx::new(stage, kind, model, key)
     }
 
     fn model_cfg(&self, model: &str) -> &ModelConfig {
@@ -456,18 +473,89 @@ impl LlmClient {
         )
     }
 
+    // ---- records ----
+
+    fn push(&self, record: CallRecord) {
+        self.inner.ledger.push(record);
+    }
+
+    fn hit(&self, ctx: &CallCtx<'_>, hit: &CachedResponse) -> CallRecord {
+        let r = ctx.hit(hit);
+        self.push(r.clone());
+        r
+    }
+
+    fn build_ok(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        tokens: &Tokens,
+        mode: Option<ResponseFormatKind>,
+    ) -> CallRecord {
+        let cost = cost_usd(self.model_cfg(ctx.model), tokens.prompt, tokens.completion);
+        ctx.answered(att, tokens, mode, cost)
+    }
+
+    fn ok(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        tokens: &Tokens,
+        mode: Option<ResponseFormatKind>,
+        note: Option<String>,
+    ) -> CallRecord {
+        let mut r = self.build_ok(ctx, att, tokens, mode);
+        r.error = note;
+        self.push(r.clone());
+        r
+    }
+
+    fn fail(
+        &self,
+        ctx: &CallCtx<'_>,
+        att: Attempts,
+        mode: Option<ResponseFormatKind>,
+        err: LlmError,
+    ) -> LlmError {
+        self.push(ctx.failed(att, mode, self.scrub(&err.to_string())));
+        err
+    }
+
+    /// `s` without the URL's credentials and the API key.
     fn scrub(&self, s: &str) -> String {
-        match &self.inner.key {
-            Some(k) => k.scrub(s),
-            None => s.to_string(),
-        }
+        self.inner.transport.scrub(s)
+    }
+
+    /// Sends one call through the transport with `model`'s settings and limiter; a refused
+    /// structured-output mode is known at once to every call to `model`.
+    async fn send<T>(
+        &self,
+        endpoint: &'static str,
+        model: &str,
+        build: &BodyFn<'_>,
+        est_tokens: u64,
+        att: &mut Attempts,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Sent<T>, SendError> {
+        let limiter = self.limiter(model);
+        let on_refused = |mode| self.inner.formats.mark_refused(model, mode);
+        let call = Call {
+            endpoint,
+            model,
+            mcfg: self.model_cfg(model),
+            retry: &self.inner.cfg.retry,
+            limiter: &limiter,
+            est_tokens,
+            on_refused: &on_refused,
+        };
+        self.inner.transport.send(call, build, att, parse).await
     }
 
     fn key_for(&self, kind: &str, model: &str, payload: Value) -> (String, CacheEntryInfo) {
         let mut v = json!({
             "v": KEY_VERSION,
             "kind": kind,
-            "base_url": self.inner.base_url,
+            "base_url": self.inner.key_url,
             "model": model,
         });
         if let (Some(o), Value::Object(p)) = (v.as_object_mut(), payload) {
@@ -476,7 +564,7 @@ impl LlmClient {
         let canonical = canonical_json(&v);
         let info = CacheEntryInfo {
             kind: kind.to_string(),
-            base_url: self.inner.base_url.clone(),
+            base_url: self.inner.key_url.clone(),
             model: model.to_string(),
             request: canonical.clone(),
         };
@@ -519,220 +607,18 @@ impl LlmClient {
             .err()
             .map(|e| format!("reply not cached: {e}"))
     }
+}
 
-    /// Sends `body` to `endpoint` with pacing and retries, and parses a 2xx body with `parse`.
-    /// Returns the parsed reply, the raw body and the tokens debited for the last attempt.
-    #[allow(clippy::too_many_arguments)]
-    async fn send<T>(
-        &self,
-        endpoint: &'static str,
-        model: &str,
-        body: &Value,
-        est_tokens: u64,
-        format_sensitive: bool,
-        att: &mut Attempts,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<(T, String, u64), SendError> {
-        let mcfg = self.model_cfg(model).clone();
-        let retry = &self.inner.cfg.retry;
-        let limiter = self.limiter(model);
-        let url = format!("{}{}", self.inner.base_url, endpoint);
-        let timeout = Duration::from_secs_f64(mcfg.timeout_s);
-        let mut last = String::new();
-        let mut tries = 0;
-        while tries < mcfg.max_attempts {
-            tries += 1;
-            let adm = limiter.admit(est_tokens).await;
-            att.count += 1;
-            let t0 = Instant::now();
-            let mut rb = self.inner.http.post(&url).timeout(timeout).json(body);
-            if let Some(k) = &self.inner.key {
-                rb = rb.bearer_auth(k.expose());
-            }
-            let mut hint = None;
-            match rb.send().await {
-                Err(e) => {
-                    if e.is_builder() {
-                        let msg = self.scrub(&describe(&e));
-                        return Err(SendError::Fatal(LlmError::Config(msg)));
-                    }
-                    last = self.scrub(&describe(&e));
-                }
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let first = t0.elapsed();
-                    let headers = resp.headers().clone();
-                    att.last_status = Some(status);
-                    match resp.text().await {
-                        Err(e) => {
-                            last = self.scrub(&format!(
-                                "HTTP {status}, reading the body failed: {}",
-                                describe(&e)
-                            ));
-                        }
-                        Ok(text) => {
-                            att.latency = Some((ms(first), ms(t0.elapsed())));
-                            if (200..300).contains(&status) {
-                                match parse(&text) {
-                                    Ok(v) => return Ok((v, text, adm.debited_tokens)),
-                                    Err(why) => {
-                                        last = self.scrub(&format!(
-                                            "HTTP {status} with a malformed body ({why}): {}",
-                                            excerpt(&text, 200)
-                                        ))
-                                    }
-                                }
-                            } else if format_sensitive && is_format_refusal(status, &text) {
-                                return Err(SendError::Refused(LlmError::Rejected {
-                                    status,
-                                    endpoint: endpoint.to_string(),
-                                    message: self.scrub(&server_message(&text)),
-                                }));
-                            } else if is_retryable_status(status) {
-                                last = self
-                                    .scrub(&format!("HTTP {status}: {}", server_message(&text)));
-                                hint = retry_hint(&headers, SystemTime::now());
-                            } else {
-                                return Err(SendError::Fatal(LlmError::Rejected {
-                                    status,
-                                    endpoint: endpoint.to_string(),
-                                    message: self.scrub(&server_message(&text)),
-                                }));
-                            }
-                        }
-                    }
-                }
-            }
-            drop(adm);
-            if tries >= mcfg.max_attempts {
-                break;
-            }
-            let wait = match hint {
-                Some(h) if h.as_secs_f64() > retry.max_retry_after_s => {
-                    return Err(SendError::Fatal(LlmError::RetryAfterTooLong {
-                        endpoint: endpoint.to_string(),
-                        wait_s: h.as_secs_f64(),
-                        max_s: retry.max_retry_after_s,
-                    }));
-                }
-                Some(h) => {
-                    limiter.pause_for(h);
-                    hinted_wait(h)
-                }
-                None => backoff(retry, tries),
-            };
-            tokio::time::sleep(wait).await;
+/// Why a chat reply is no reply: empty or null content, a `content_filter` finish, or (when
+/// `reject_truncated`) a `length` finish. `None` for a usable reply.
+fn unusable(content: &str, finish: Option<&str>, reject_truncated: bool) -> Option<String> {
+    match finish {
+        Some("content_filter") => Some("finish_reason content_filter".into()),
+        Some("length") if reject_truncated => {
+            Some("finish_reason length (cut at max_tokens)".into())
         }
-        Err(SendError::Fatal(LlmError::Exhausted {
-            endpoint: endpoint.to_string(),
-            attempts: tries,
-            last,
-        }))
-    }
-
-    // ---- records ----
-
-    fn base_record(&self, ctx: &CallCtx<'_>) -> CallRecord {
-        CallRecord {
-            stage: ctx.stage.to_string(),
-            kind: ctx.kind,
-            model: ctx.model.to_string(),
-            started_at: rfc3339_utc(ctx.started),
-            latency_ms_first_byte: None,
-            latency_ms_total: None,
-            wall_ms: ms(ctx.t0.elapsed()),
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            tokens_estimated: false,
-            cost_usd: None,
-            attempts: 0,
-            cache_hit: false,
-            response_format: None,
-            http_status: None,
-            error: None,
-        }
-    }
-
-    fn push(&self, record: CallRecord) {
-        self.inner
-            .records
-            .lock()
-            .expect("records lock")
-            .push(record.clone());
-        self.inner
-            .subscribers
-            .lock()
-            .expect("lock")
-            .retain(|tx| tx.send(record.clone()).is_ok());
-    }
-
-    fn hit(&self, ctx: &CallCtx<'_>, hit: &CachedResponse) -> CallRecord {
-        let r = CallRecord {
-            prompt_tokens: hit.prompt_tokens,
-            completion_tokens: hit.completion_tokens,
-            tokens_estimated: hit.tokens_estimated,
-            cost_usd: Some(0.0),
-            cache_hit: true,
-            response_format: hit.response_format,
-            ..self.base_record(ctx)
-        };
-        self.push(r.clone());
-        r
-    }
-
-    fn build_ok(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        tokens: &Tokens,
-        mode: Option<ResponseFormatKind>,
-    ) -> CallRecord {
-        CallRecord {
-            latency_ms_first_byte: att.latency.map(|l| l.0),
-            latency_ms_total: att.latency.map(|l| l.1),
-            prompt_tokens: tokens.prompt,
-            completion_tokens: tokens.completion,
-            tokens_estimated: tokens.estimated,
-            cost_usd: cost_usd(self.model_cfg(ctx.model), tokens.prompt, tokens.completion),
-            attempts: att.count,
-            response_format: mode,
-            http_status: att.last_status,
-            ..self.base_record(ctx)
-        }
-    }
-
-    fn ok(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        tokens: &Tokens,
-        mode: Option<ResponseFormatKind>,
-        note: Option<String>,
-    ) -> CallRecord {
-        let mut r = self.build_ok(ctx, att, tokens, mode);
-        r.error = note;
-        self.push(r.clone());
-        r
-    }
-
-    fn fail(
-        &self,
-        ctx: &CallCtx<'_>,
-        att: Attempts,
-        mode: Option<ResponseFormatKind>,
-        err: LlmError,
-    ) -> LlmError {
-        let r = CallRecord {
-            latency_ms_first_byte: att.latency.map(|l| l.0),
-            latency_ms_total: att.latency.map(|l| l.1),
-            attempts: att.count,
-            response_format: mode,
-            http_status: att.last_status,
-            error: Some(self.scrub(&err.to_string())),
-            ..self.base_record(ctx)
-        };
-        self.push(r);
-        err
+        _ if content.trim().is_empty() => Some("empty content".into()),
+        _ => None,
     }
 }
 
@@ -742,17 +628,6 @@ fn parse_chat(text: &str) -> Result<WireChat, String> {
         return Err("no choices".into());
     }
     Ok(w)
-}
-
-/// Usage from the server when complete; otherwise estimates for what is missing, flagged.
-fn chat_tokens(usage: Option<&WireUsage>, est_prompt: u64, content: &str) -> Tokens {
-    let p = usage.and_then(|u| u.prompt_tokens);
-    let c = usage.and_then(|u| u.completion_tokens);
-    Tokens {
-        prompt: p.unwrap_or(est_prompt),
-        completion: c.unwrap_or_else(|| count_tokens(content)),
-        estimated: p.is_none() || c.is_none(),
-    }
 }
 
 fn ordered_embeddings(w: WireEmbeddings, n: usize) -> Result<Vec<Vec<f32>>, String> {
@@ -770,86 +645,9 @@ fn ordered_embeddings(w: WireEmbeddings, n: usize) -> Result<Vec<Vec<f32>>, Stri
     Ok(slots.into_iter().map(|s| s.unwrap_or_default()).collect())
 }
 
-/// The server's error message: `error.message`, `error` (string), `message` or `detail`, else
-/// the start of the body.
-fn server_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        let candidates = [
-            v.pointer("/error/message"),
-            v.get("error").filter(|e| e.is_string()),
-            v.get("message"),
-            v.get("detail"),
-        ];
-        for c in candidates.into_iter().flatten() {
-            let s = match c {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            if !s.trim().is_empty() {
-                return excerpt(&s, 500);
-            }
-        }
-    }
-    let t = body.trim();
-    if t.is_empty() {
-        "(empty body)".to_string()
-    } else {
-        excerpt(t, 500)
-    }
-}
-
-fn excerpt(s: &str, max_chars: usize) -> String {
-    let mut out: String = s.chars().take(max_chars).collect();
-    if s.chars().count() > max_chars {
-        out.push('…');
-    }
-    out
-}
-
-/// A reqwest error with its source chain (reqwest's own Display hides the cause).
-fn describe(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timeout"
-    } else if e.is_connect() {
-        "connection failed"
-    } else if e.is_body() || e.is_decode() {
-        "response body broken"
-    } else {
-        "request failed"
-    };
-    let mut msg = format!("{kind}: {e}");
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
-}
-
-fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn server_messages() {
-        assert_eq!(
-            server_message(r#"{"error":{"message":"bad thing","code":400}}"#),
-            "bad thing"
-        );
-        assert_eq!(
-            server_message(r#"{"object":"error","message":"vllm says no","code":400}"#),
-            "vllm says no"
-        );
-        assert_eq!(server_message(r#"{"error":"plain"}"#), "plain");
-        assert_eq!(server_message(r#"{"detail":"fastapi"}"#), "fastapi");
-        assert_eq!(server_message("  upstream exploded "), "upstream exploded");
-        assert_eq!(server_message(""), "(empty body)");
-    }
 
     #[test]
     fn embeddings_reordered_by_index() {
@@ -863,23 +661,5 @@ mod tests {
         );
         let w: WireEmbeddings = serde_json::from_str(r#"{"data":[{"embedding":[1.0]}]}"#).unwrap();
         assert!(ordered_embeddings(w, 2).is_err());
-    }
-
-    #[test]
-    fn partial_usage_is_flagged() {
-        let u = WireUsage {
-            prompt_tokens: Some(100),
-            completion_tokens: None,
-        };
-        let t = chat_tokens(Some(&u), 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (100, 2, true));
-        let u = WireUsage {
-            prompt_tokens: Some(100),
-            completion_tokens: Some(9),
-        };
-        let t = chat_tokens(Some(&u), 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (100, 9, false));
-        let t = chat_tokens(None, 7, "hello world");
-        assert_eq!((t.prompt, t.completion, t.estimated), (7, 2, true));
     }
 }

@@ -18,10 +18,15 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 #[serde(default, deny_unknown_fields)]
 pub struct ClientConfig {
     /// Base URL of the OpenAI-compatible API, including `/v1`. `None`: the `OPENAI_BASE_URL`
-    /// environment variable, else [`DEFAULT_BASE_URL`].
+    /// environment variable, else [`DEFAULT_BASE_URL`]. Credentials in it
+    /// (`http://user:secret@host/v1`) are sent as basic authentication and are redacted wherever
+    /// the URL is shown or stored, this config's own serialisation included.
+    #[serde(serialize_with = "serialize_redacted")]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key (default `OPENAI_API_KEY`). If the
-    /// variable is unset or empty, requests go without an `Authorization` header (local servers).
+    /// variable is unset or empty, requests go without an `Authorization` header, which is
+    /// allowed only for a server on this machine; `""` says the server needs no key wherever
+    /// it is.
     pub api_key_env: String,
     /// Whether the response cache is used (default `true`).
     pub cache: bool,
@@ -53,7 +58,126 @@ impl Default for ClientConfig {
     }
 }
 
+/// Serialises an optional URL with its credentials redacted ([`redact_url`]): for every
+/// serialised setting that holds a server's URL.
+///
+/// # Errors
+/// The serializer's.
+pub fn serialize_redacted<S: serde::Serializer>(
+    url: &Option<String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    url.as_deref().map(redact_url).serialize(s)
+}
+
+/// Splits `scheme://userinfo@rest` into (`scheme://`, userinfo, `rest`); no userinfo gives
+/// (`""`, `None`, the whole URL).
+fn split_userinfo(url: &str) -> (&str, Option<&str>, &str) {
+    let Some(i) = url.find("://") else {
+        return ("", None, url);
+    };
+    let (scheme, after) = url.split_at(i + 3);
+    let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    match after[..authority_end].rfind('@') {
+        Some(at) => (scheme, Some(&after[..at]), &after[at + 1..]),
+        None => ("", None, url),
+    }
+}
+
+/// `url` with any credentials replaced by `***` (`http://***@host/v1`); other URLs unchanged.
+pub fn redact_url(url: &str) -> String {
+    match split_userinfo(url) {
+        (scheme, Some(_), rest) => format!("{scheme}***@{rest}"),
+        _ => url.to_string(),
+    }
+}
+
+/// `url` without its credentials (`http://host/v1`): what identifies the server in cache keys.
+pub(crate) fn url_without_credentials(url: &str) -> String {
+    match split_userinfo(url) {
+        (scheme, Some(_), rest) => format!("{scheme}{rest}"),
+        _ => url.to_string(),
+    }
+}
+
+/// The secret strings of a URL's credentials, as written and as a URL parser re-encodes them:
+/// `userinfo@` and the password alone (when 4 characters or more, so that scrubbing it does not
+/// mangle ordinary text).
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (_, Some(info), _) = split_userinfo(url) {
+        out.push(format!("{info}@"));
+        let mut passwords = vec![info.split_once(':').map(|(_, p)| p.to_string())];
+        if let Ok(parsed) = reqwest::Url::parse(url) {
+            out.push(match parsed.password() {
+                Some(p) => format!("{}:{p}@", parsed.username()),
+                None => format!("{}@", parsed.username()),
+            });
+            passwords.push(parsed.password().map(str::to_string));
+        }
+        out.extend(
+            passwords
+                .into_iter()
+                .flatten()
+                .filter(|p| p.chars().count() >= 4),
+        );
+    }
+    out.retain(|s| s != "@");
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out.dedup();
+    out
+}
+
+/// Whether the URL's host is this machine (`localhost`, `127.0.0.0/8`, `::1`), where servers
+/// commonly need no API key.
+pub fn is_local_url(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+    else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 impl ClientConfig {
+    /// Names of the `[llm.models.NAME]` sections that no stage uses (`used`: the models the run
+    /// will call), in name order: most likely typos, since such a section's limits and prices
+    /// apply to nothing.
+    pub fn unused_models<'a>(&'a self, used: &[&str]) -> Vec<&'a str> {
+        self.models
+            .keys()
+            .map(String::as_str)
+            .filter(|name| !used.contains(name))
+            .collect()
+    }
+
+    /// The API key the client will send: read from `api_key_env` (none when that is `""`).
+    /// Cheap, and sends nothing: a run calls it before any work to stop at once.
+    ///
+    /// # Errors
+    /// [`LlmError::BadKey`] for a key with a control character; [`LlmError::MissingKey`] when
+    /// there is no key and the server is not on this machine; [`LlmError::Config`] for a variable
+    /// that is not Unicode.
+    pub fn api_key(&self) -> Result<Option<ApiKey>, LlmError> {
+        if self.api_key_env.is_empty() {
+            return Ok(None);
+        }
+        let key = ApiKey::from_env(&self.api_key_env)?;
+        let server = self.resolved_base_url();
+        if key.is_none() && !is_local_url(&server) {
+            return Err(LlmError::MissingKey {
+                server: redact_url(&server),
+                var: self.api_key_env.clone(),
+            });
+        }
+        Ok(key)
+    }
+
     /// The settings for `model`: its own entry, else `defaults`.
     pub fn model(&self, model: &str) -> &ModelConfig {
         self.models.get(model).unwrap_or(&self.defaults)
@@ -191,13 +315,18 @@ impl ApiKey {
         ApiKey(key.into())
     }
 
-    /// Reads the key from environment variable `var`. Unset or empty gives `Ok(None)`.
+    /// Reads the key from environment variable `var`, without surrounding whitespace. Unset or
+    /// empty gives `Ok(None)`.
     ///
     /// # Errors
-    /// [`LlmError::Config`] if the variable is set but not valid Unicode.
+    /// [`LlmError::Config`] if the variable is set but not valid Unicode; [`LlmError::BadKey`]
+    /// if the key holds a newline or another control character (it could not be sent).
     pub fn from_env(var: &str) -> Result<Option<Self>, LlmError> {
         match std::env::var(var) {
             Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) if v.trim().chars().any(char::is_control) => Err(LlmError::BadKey {
+                var: var.to_string(),
+            }),
             Ok(v) => Ok(Some(ApiKey(v.trim().to_string()))),
             Err(std::env::VarError::NotPresent) => Ok(None),
             Err(std::env::VarError::NotUnicode(_)) => Err(LlmError::Config(format!(
@@ -222,5 +351,57 @@ impl ApiKey {
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("***")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_and_stripped() {
+        let url = "http://user:s3cret-pw@host:8080/v1";
+        assert_eq!(redact_url(url), "http://***@host:8080/v1");
+        assert_eq!(url_without_credentials(url), "http://host:8080/v1");
+        assert_eq!(url_secrets(url), vec!["user:s3cret-pw@", "s3cret-pw"]);
+        // an @ after the authority is not a credential
+        let plain = "https://api.example.com/v1?user=a@b";
+        assert_eq!(redact_url(plain), plain);
+        assert!(url_secrets(plain).is_empty());
+        // percent-encoded as a URL parser prints it
+        let odd = "http://u:p%40ss word@h/v1";
+        assert!(
+            url_secrets(odd).contains(&"u:p%40ss%20word@".to_string()),
+            "{:?}",
+            url_secrets(odd)
+        );
+        let cfg = ClientConfig {
+            base_url: Some(url.into()),
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(json.contains("\"http://***@host:8080/v1\""), "{json}");
+        assert!(!json.contains("s3cret"), "{json}");
+    }
+
+    #[test]
+    fn local_hosts() {
+        assert!(is_local_url("http://127.0.0.1:8091/v1"));
+        assert!(is_local_url("http://localhost/v1"));
+        assert!(is_local_url("http://[::1]:80/v1"));
+        assert!(!is_local_url("https://api.openai.com/v1"));
+        assert!(!is_local_url("http://10.0.0.5/v1"));
+    }
+
+    #[test]
+    fn unused_model_sections_are_named() {
+        let mut cfg = ClientConfig::default();
+        for name in ["gpt-4o-mini", "gpt-4o-mnii", "judge"] {
+            cfg.models.insert(name.into(), ModelConfig::default());
+        }
+        assert_eq!(
+            cfg.unused_models(&["gpt-4o-mini", "judge"]),
+            vec!["gpt-4o-mnii"]
+        );
     }
 }

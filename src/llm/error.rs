@@ -8,16 +8,57 @@ pub enum LlmError {
     /// The configuration is unusable (bad base URL, zero limits, unreadable environment).
     #[error("invalid LLM configuration: {0}")]
     Config(String),
+    /// The API key in the environment variable `var` cannot be sent in a header: it holds a
+    /// newline or another control character (often a key pasted with its line break).
+    #[error(
+        "the API key in ${var} contains a newline or another control character; set it to the key alone"
+    )]
+    BadKey {
+        /// The environment variable's name.
+        var: String,
+    },
+    /// No API key for a server that is not on this machine: the calls would only fail (or, with
+    /// a key picked up elsewhere, spend money nobody asked for), so nothing is sent.
+    #[error(
+        "no API key: ${var} is unset or empty, and {server} is not on this machine; set ${var} (or set [llm] api_key_env = \"\" for a server that needs no key, or point [llm] base_url at a local server)"
+    )]
+    MissingKey {
+        /// The server's base URL, credentials redacted.
+        server: String,
+        /// The environment variable that should hold the key.
+        var: String,
+    },
     /// The server rejected the request with a status that is not worth retrying (400, 401, 403,
-    /// 404, 422, ...). `message` is the server's own message (or the start of its body).
-    #[error("HTTP {status} from {endpoint} (not retried): {message}")]
+    /// 404, 422, ...). `message` is the server's own message (or the start of its body). Not a
+    /// result: the work stays unfinished, and see [`LlmError::stops_run`].
+    #[error("HTTP {status} from {url} for model {model} (not retried): {message}")]
     Rejected {
         /// HTTP status code.
         status: u16,
-        /// Endpoint path, e.g. `/chat/completions`.
-        endpoint: String,
+        /// The endpoint's URL, e.g. `http://localhost:8000/v1/chat/completions`, credentials
+        /// redacted.
+        url: String,
+        /// The model asked for.
+        model: String,
         /// The server's message, scrubbed of the API key.
         message: String,
+    },
+    /// Every attempt timed out (no response within the model's `timeout_s`).
+    #[error("timeout: all {attempts} attempts to {endpoint} timed out")]
+    TimedOut {
+        /// Endpoint path.
+        endpoint: String,
+        /// Number of attempts made.
+        attempts: u32,
+    },
+    /// The server answered, but with nothing usable as a reply: empty or null content, a
+    /// `content_filter` finish, or (for requests with
+    /// [`ChatRequest::reject_truncated`](super::ChatRequest::reject_truncated)) a reply cut at
+    /// `max_tokens`. Never cached; the call's tokens are still recorded.
+    #[error("no usable reply: {reason}")]
+    NoContent {
+        /// `empty content`, `finish_reason content_filter` or `finish_reason length`.
+        reason: String,
     },
     /// Every attempt failed with a transient error (429, 5xx, timeout, broken connection,
     /// malformed body); `last` describes the last one.
@@ -64,21 +105,60 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// Usage (2) for an unusable client configuration; failure (1) for what a server did.
+    /// Whether the error means no call to this server and model can succeed until the user
+    /// changes something: an authentication failure (401, 403) or an unknown model or endpoint
+    /// (404). A run stops starting work when it sees one.
+    pub fn stops_run(&self) -> bool {
+        matches!(
+            self,
+            LlmError::Rejected {
+                status: 401 | 403 | 404,
+                ..
+            }
+        )
+    }
+
+    /// Whether the error is the answer to this request, so that asking again would give the same
+    /// (no usable JSON, no usable content, every attempt timed out), as opposed to a failure
+    /// that leaves the work unfinished for a rerun (a rejected request, exhausted retries, a
+    /// cache or configuration failure).
+    pub fn is_result(&self) -> bool {
+        matches!(
+            self,
+            LlmError::NoJson { .. } | LlmError::NoContent { .. } | LlmError::TimedOut { .. }
+        )
+    }
+
+    /// A short reason for a CSV cell: `timeout` for [`LlmError::TimedOut`], the whole message
+    /// otherwise.
+    pub fn reason(&self) -> String {
+        match self {
+            LlmError::TimedOut { .. } => "timeout".to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Usage (2) for what the user must fix before anything can be sent or succeed: an unusable
+    /// client configuration, a key that cannot be sent or is missing for a remote server, a key
+    /// or model the server refuses ([`stops_run`](Self::stops_run)); failure (1) for anything
+    /// else a server did.
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         match self {
-            LlmError::Config(_) => crate::exit::ExitClass::Usage,
+            LlmError::Config(_) | LlmError::BadKey { .. } | LlmError::MissingKey { .. } => {
+                crate::exit::ExitClass::Usage
+            }
+            LlmError::Rejected { .. } if self.stops_run() => crate::exit::ExitClass::Usage,
             LlmError::Rejected { .. }
             | LlmError::Exhausted { .. }
+            | LlmError::TimedOut { .. }
             | LlmError::RetryAfterTooLong { .. }
             | LlmError::BadResponse { .. }
             | LlmError::NoJson { .. }
+            | LlmError::NoContent { .. }
             | LlmError::Cache(_) => crate::exit::ExitClass::Failure,
         }
     }
-}
 
-impl LlmError {
     pub(crate) fn bad_response(endpoint: &str, detail: impl Into<String>) -> Self {
         LlmError::BadResponse {
             endpoint: endpoint.to_string(),

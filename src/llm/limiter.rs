@@ -2,10 +2,11 @@
 //!
 //! Order of acquisition for each attempt: an in-flight permit (tokio `Semaphore`), then any pause a
 //! server imposed (`Retry-After` on a 429 pauses the whole model, so the other tasks do not keep
-//! hitting a throttled server), then the estimated tokens from the TPM limiter, and last a cell
-//! from the RPM limiter. The RPM limiter comes last so that the moment it releases is the moment
-//! the request leaves: waiting for it while holding the permit means no queue forms behind a
-//! released slot and releases all at once.
+//! hitting a throttled server), then the estimated tokens from the TPM limiter, then a cell
+//! from the RPM limiter, and last the pause again: a pause imposed while a task waited for tokens
+//! or a cell holds it too, so no request to a paused model leaves. The RPM limiter comes late so
+//! that the moment it releases is the moment the request leaves: waiting for it while holding the
+//! permit means no queue forms behind a released slot and releases all at once.
 //!
 //! **Burst size.** The RPM limiter is a GCRA with a burst of 1: one request every 60/R seconds,
 //! never two at once. A larger burst (the in-flight cap, say) would let up to that many requests go
@@ -129,13 +130,7 @@ impl ModelLimiter {
             .acquire_owned()
             .await
             .expect("semaphore never closed");
-        loop {
-            let until = *self.paused_until.lock().expect("lock");
-            match until {
-                Some(t) if t > Instant::now() => tokio::time::sleep_until(t).await,
-                _ => break,
-            }
-        }
+        self.wait_out_pause().await;
         let mut debited = 0;
         if let Some(tpm) = &self.tpm {
             tpm.debit(est_tokens).await;
@@ -144,13 +139,26 @@ impl ModelLimiter {
         if let Some(rpm) = &self.rpm {
             rpm.until_ready().await;
         }
+        self.wait_out_pause().await;
         Admission {
             _permit: permit,
             debited_tokens: debited,
         }
     }
 
-    /// Holds back every attempt to this model for `wait` (a server's `Retry-After`).
+    /// Returns once no pause is in force (at once if none is).
+    async fn wait_out_pause(&self) {
+        loop {
+            let until = *self.paused_until.lock().expect("lock");
+            match until {
+                Some(t) if t > Instant::now() => tokio::time::sleep_until(t).await,
+                _ => break,
+            }
+        }
+    }
+
+    /// Holds back every attempt to this model for `wait` (a server's `Retry-After`), those
+    /// already waiting for tokens or a request cell included.
     pub fn pause_for(&self, wait: Duration) {
         let until = Instant::now() + wait;
         let mut p = self.paused_until.lock().expect("lock");
@@ -274,6 +282,32 @@ mod tests {
         // without the correction this would be immediate (500 tokens left in the bucket)
         // 100 tokens of the correction and 100 of this request are missing at 100/s
         assert!(e >= Duration::from_millis(900), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn a_pause_holds_a_request_already_waiting_for_its_cell() {
+        // 60 per minute: the second request waits about 1 s for its cell
+        let lim = Arc::new(ModelLimiter::new(&ModelConfig {
+            rpm: 60,
+            ..Default::default()
+        }));
+        drop(lim.admit(0).await);
+        let start = std::time::Instant::now();
+        let waiting = {
+            let lim = Arc::clone(&lim);
+            tokio::spawn(async move {
+                let _a = lim.admit(0).await;
+                std::time::Instant::now()
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        lim.pause_for(Duration::from_secs(2)); // a 429 with Retry-After: 2 elsewhere
+        let admitted = waiting.await.unwrap();
+        assert!(
+            admitted - start >= Duration::from_millis(2090),
+            "{:?}",
+            admitted - start
+        );
     }
 
     #[tokio::test]

@@ -69,16 +69,19 @@
 
 #![warn(missing_docs)]
 
+mod accounting;
 pub mod cache;
 pub mod client;
 pub mod config;
 pub mod cost;
 pub mod error;
 pub mod format;
+mod learned;
 pub mod limiter;
 pub mod record;
 pub mod retry;
 pub mod structured;
+mod transport;
 pub mod types;
 
 pub use client::LlmClient;

@@ -29,6 +29,10 @@ pub struct CallRecord {
     pub kind: CallKind,
     /// Model name as requested.
     pub model: String,
+    /// The first 16 hex digits of the request's cache key (SHA-256 of the server without
+    /// credentials, model, body and schema): equal requests have equal keys in every run, so a
+    /// call answered from the cache can be matched with the paid call it repeats.
+    pub request_key: String,
     /// When the call started (RFC 3339, UTC, milliseconds).
     pub started_at: String,
     /// Time from sending the last attempt to its response headers, in ms. Empty for cache hits
@@ -100,6 +104,7 @@ mod tests {
             stage: "judge".into(),
             kind: CallKind::ChatJson,
             model: "m".into(),
+            request_key: "0123456789abcdef".into(),
             started_at: "t".into(),
             latency_ms_first_byte: None,
             latency_ms_total: Some(12.5),
@@ -120,13 +125,13 @@ mod tests {
         let mut lines = s.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "stage,kind,model,started_at,latency_ms_first_byte,latency_ms_total,wall_ms,\
+            "stage,kind,model,request_key,started_at,latency_ms_first_byte,latency_ms_total,wall_ms,\
              prompt_tokens,completion_tokens,tokens_estimated,cost_usd,attempts,cache_hit,\
              response_format,http_status,error"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "judge,chat_json,m,t,,12.5,13.0,10,2,true,,1,false,json_object,200,"
+            "judge,chat_json,m,0123456789abcdef,t,,12.5,13.0,10,2,true,,1,false,json_object,200,"
         );
     }
 }

@@ -3,11 +3,16 @@
 //!
 //! Modes are tried in the order `json_schema` → `json_object` (with the schema inside, as
 //! llama-cpp-python wants, and in the prompt) → `text` (schema in the prompt only). A refusal is a
-//! 400 or 422 (any body), or a 500 whose body names `response_format`/`json_schema` (llama-cpp-python
-//! answers an unsupported format with a 500). A refusal moves to the next mode at once, it is not
-//! retried as if transient. What worked is remembered per base URL and model, and only once a
-//! later mode actually succeeds, so a 400 that has nothing to do with the format (say, a prompt
-//! over the context length) does not teach the client anything wrong.
+//! 400 or 422 (any body), or a 500 whose message says the format is unsupported (names
+//! `response_format`, `json_schema` or `json_object` and says "not supported", "unsupported",
+//! "not implemented", "unknown", "invalid", "not allowed", "does not match", "expected" or names
+//! a validation error; llama-cpp-python answers an unsupported format with such a 500). Any
+//! other 500 is transient and retried. A refusal moves to the next mode at once and is known at
+//! once to every call of the same server and model, those waiting for a slot included (the
+//! client builds each attempt's body after it is admitted). The mode is written to the cache
+//! file, for later runs, only once a later mode actually succeeds,
+//! so a 400 that has nothing to do with the format (say, a prompt over the context length) does
+//! not teach later runs anything wrong.
 
 use async_openai::types::chat::{ResponseFormat, ResponseFormatJsonSchema};
 use serde_json::Value;
@@ -63,14 +68,31 @@ pub(crate) fn instruction_message(schema: &Value) -> ChatMessage {
 }
 
 /// Whether a failed reply means "this server does not support the response format" rather than a
-/// transient or request error: 400 or 422 with any body, or a 500 whose body mentions
-/// `response_format` or `json_schema`.
+/// transient or request error: 400 or 422 with any body, or a 500 whose body names the format
+/// (`response_format`, `json_schema`, `json_object`) and says it is unsupported.
 pub fn is_format_refusal(status: u16, body: &str) -> bool {
     match status {
         400 | 422 => true,
         500 => {
             let b = body.to_ascii_lowercase();
-            b.contains("response_format") || b.contains("json_schema")
+            let names_format = ["response_format", "json_schema", "json_object"]
+                .iter()
+                .any(|k| b.contains(k));
+            let unsupported = [
+                "not supported",
+                "unsupported",
+                "not implemented",
+                "unknown",
+                "invalid",
+                "not allowed",
+                "does not support",
+                "validation",
+                "does not match",
+                "expected",
+            ]
+            .iter()
+            .any(|k| b.contains(k));
+            names_format && unsupported
         }
         _ => false,
     }
@@ -127,13 +149,42 @@ pub fn parse_json_lenient(text: &str) -> Result<Value, LenientError> {
 
 /// [`parse_json_lenient`], then a shallow check against the schema: for an object schema, every
 /// `required` key is present and every top-level property with an `enum` has one of its values.
+/// Before the check, a string whose trimmed text equals one of its property's `enum` strings
+/// ignoring case is replaced by that enum string (`" PASS "` reads as `"pass"`).
 ///
 /// # Errors
 /// [`LenientError`] when no JSON is found or it fails the check.
 pub fn parse_json_checked(text: &str, schema: &Value) -> Result<Value, LenientError> {
-    let v = parse_json_lenient(text)?;
+    let mut v = parse_json_lenient(text)?;
+    normalise_enums(&mut v, schema);
     check_shallow(&v, schema)?;
     Ok(v)
+}
+
+/// Replaces each top-level string that matches one of its property's `enum` strings after
+/// trimming and ignoring case by that enum string.
+fn normalise_enums(v: &mut Value, schema: &Value) {
+    let (Some(obj), Some(props)) = (
+        v.as_object_mut(),
+        schema.get("properties").and_then(Value::as_object),
+    ) else {
+        return;
+    };
+    for (k, p) in props {
+        let (Some(allowed), Some(Value::String(val))) =
+            (p.get("enum").and_then(Value::as_array), obj.get_mut(k))
+        else {
+            continue;
+        };
+        let wanted = val.trim();
+        if let Some(canonical) = allowed
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|a| a.eq_ignore_ascii_case(wanted))
+        {
+            *val = canonical.to_string();
+        }
+    }
 }
 
 fn check_shallow(v: &Value, schema: &Value) -> Result<(), LenientError> {
@@ -276,6 +327,15 @@ mod tests {
             parse_json_checked(r#"{"verdict":"maybe","reason":"r"}"#, &s),
             Err(LenientError::SchemaMismatch(_))
         ));
+        // case and surrounding space are normalised before the check
+        assert_eq!(
+            parse_json_checked(r#"{"verdict":" PASS ","reason":"r"}"#, &s),
+            Ok(json!({"verdict": "pass", "reason": "r"}))
+        );
+        assert_eq!(
+            parse_json_checked(r#"{"verdict":"Fail","reason":"r"}"#, &s).unwrap()["verdict"],
+            "fail"
+        );
         assert!(matches!(
             parse_json_checked("[1]", &s),
             Err(LenientError::SchemaMismatch(_))
@@ -289,6 +349,16 @@ mod tests {
         assert!(is_format_refusal(
             500,
             r#"{"error":{"message":"response_format type json_schema not supported"}}"#
+        ));
+        // a transient 500 that only mentions the format is not a refusal
+        assert!(!is_format_refusal(
+            500,
+            r#"{"error":{"message":"worker crashed while applying response_format"}}"#
+        ));
+        // pydantic's message for a format the server's request model does not know
+        assert!(is_format_refusal(
+            500,
+            "1 validation error for CreateChatCompletionRequest\nresponse_format\n  Input tag 'json_schema' found using 'type' does not match any of the expected tags"
         ));
         assert!(!is_format_refusal(
             500,

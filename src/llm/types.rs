@@ -81,6 +81,10 @@ pub struct ChatRequest {
     pub seed: Option<i64>,
     /// Stop sequences.
     pub stop: Option<Vec<String>>,
+    /// Whether a reply cut at `max_tokens` (finish reason `length`) is an error
+    /// ([`LlmError::NoContent`](super::LlmError::NoContent), never cached) rather than a reply.
+    /// Not sent, and not part of the cache key.
+    pub reject_truncated: bool,
 }
 
 impl ChatRequest {
@@ -178,16 +182,44 @@ pub struct EmbedOutcome {
 
 // ---- tolerant wire types ----
 
-#[derive(Debug, Deserialize)]
+/// Token usage as servers really send it: integers, integers written as floats (`57.0`), `null`,
+/// `{}` or no `usage` at all. A value that is not a whole non-negative number counts as missing,
+/// never as a malformed reply: the answer is still good, only its tokens get estimated.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(crate) struct WireUsage {
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn from_value(v: &Value) -> Self {
+        let count = |k: &str| {
+            let n = v.get(k)?;
+            n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| f as u64)
+            })
+        };
+        WireUsage {
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+        }
+    }
+}
+
+/// Reads `usage` leniently (see [`WireUsage`]); absent or not an object gives `None`.
+fn lenient_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<WireUsage>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    Ok(v.filter(Value::is_object)
+        .map(|v| WireUsage::from_value(&v)))
 }
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireChat {
     #[serde(default)]
     pub choices: Vec<WireChoice>,
+    #[serde(default, deserialize_with = "lenient_usage")]
     pub usage: Option<WireUsage>,
 }
 
@@ -230,6 +262,7 @@ impl WireChat {
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireEmbeddings {
     pub data: Vec<WireEmbedding>,
+    #[serde(default, deserialize_with = "lenient_usage")]
     pub usage: Option<WireUsage>,
 }
 
@@ -237,4 +270,39 @@ pub(crate) struct WireEmbeddings {
 pub(crate) struct WireEmbedding {
     pub index: Option<usize>,
     pub embedding: Vec<f32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_is_read_leniently() {
+        let usage = |u: &str| {
+            let body = format!(r#"{{"choices":[{{"message":{{"content":"hi"}}}}]{u}}}"#);
+            serde_json::from_str::<WireChat>(&body).unwrap().usage
+        };
+        let both = |p, c| {
+            Some(WireUsage {
+                prompt_tokens: p,
+                completion_tokens: c,
+            })
+        };
+        assert_eq!(
+            usage(r#","usage":{"prompt_tokens":57.0,"completion_tokens":3}"#),
+            both(Some(57), Some(3))
+        );
+        assert_eq!(
+            usage(r#","usage":{"prompt_tokens":null,"completion_tokens":2.5}"#),
+            both(None, None)
+        );
+        assert_eq!(usage(r#","usage":{}"#), both(None, None));
+        assert_eq!(usage(r#","usage":null"#), None);
+        assert_eq!(usage(r#","usage":"n/a""#), None);
+        assert_eq!(usage(""), None);
+        assert_eq!(
+            usage(r#","usage":{"prompt_tokens":-1,"completion_tokens":"7"}"#),
+            both(None, None)
+        );
+    }
 }

@@ -19,6 +19,7 @@ use crate::judge::{
     self, Estimate, Fingerprint, JudgeError, JudgeQuestionRow, JudgeRun, PromptSet, estimate,
 };
 use crate::llm::LlmClient;
+use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::select::Selection;
@@ -44,6 +45,8 @@ pub struct DryRun {
     pub generator_model: String,
     /// The judge model.
     pub judge_model: String,
+    /// The server the calls would go to, credentials redacted.
+    pub server: String,
 }
 
 /// What the judge stage did.
@@ -61,6 +64,11 @@ pub struct Judged {
     pub candidates: Vec<String>,
     /// SHA-256 of each prompt template used, by file name.
     pub prompt_sha256: BTreeMap<String, String>,
+    /// Candidates without a single valid verdict: when there is one, the judge confirms
+    /// nothing.
+    pub unjudged: Vec<String>,
+    /// The server the calls went to, credentials redacted.
+    pub server: String,
 }
 
 /// The judge step's result.
@@ -138,17 +146,30 @@ fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenS
 /// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
 /// rows already there.
 ///
+/// Before the first call, the server, the models and the estimate are announced
+/// ([`RunEvent::Note`]); a remote server without an API key stops everything at once.
+///
 /// # Errors
-/// [`JudgeError`] for prompts, settings that changed, a budget the estimate passes or that has no
-/// prices, run files; [`JudgeError::NothingJudged`] when every question failed.
+/// [`JudgeError`] for prompts, settings that changed, a budget that the spend already recorded in
+/// the folder plus the estimate passes or that has no prices, run files, a client that cannot be
+/// built (no key for a remote server: usage); [`JudgeError::Stopped`] when the server refuses the
+/// key or the model; [`JudgeError::NothingJudged`] when every question failed;
+/// [`JudgeError::NoValidVerdict`] when a candidate got no valid verdict (the judge section is
+/// written first).
 pub async fn judge(
     plan: &Plan,
     swept: &Swept,
     candidates: &[ConfigSpec],
+    pick: Option<&str>,
     dir: &mut RunDir,
     events: Events<'_>,
 ) -> Result<JudgeOutcome, Error> {
     let settings = &plan.judge;
+    for name in unused_models(plan) {
+        events(RunEvent::Note(format!(
+            "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
+        )));
+    }
     let prompts = PromptSet::load(&settings.prompts_dir).map_err(JudgeError::from)?;
     let judged = judged_questions(&swept.golden, settings.max_questions);
     let infos = candidate_infos(swept, candidates)?;
@@ -159,7 +180,6 @@ pub async fn judge(
         &swept.tokens,
         &swept.context,
     )?;
-    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
     let done: HashSet<(String, String)> = judge::load_finished(dir.path())?
         .into_iter()
         .map(|r| (r.config_id, r.question_id))
@@ -169,7 +189,8 @@ pub async fn judge(
         .filter(|j| !done.contains(&(j.config_id.clone(), j.question_id.clone())))
         .cloned()
         .collect();
-    let est = estimate(&todo, &prompts, settings, &client);
+    let est = estimate(&todo, &prompts, settings, &plan.llm);
+    let server = redact_url(&plan.llm.resolved_base_url());
     let ids: Vec<String> = candidates.iter().map(ConfigSpec::id).collect();
     if plan.dry_run {
         return Ok(JudgeOutcome::DryRun(DryRun {
@@ -180,8 +201,10 @@ pub async fn judge(
             estimate: est,
             generator_model: settings.generator_model.clone(),
             judge_model: settings.judge_model.clone(),
+            server,
         }));
     }
+    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
     if let Some(max) = settings.max_cost_usd {
         let Some(c) = est.cost_usd else {
             return Err(JudgeError::Unpriced {
@@ -190,22 +213,30 @@ pub async fn judge(
             }
             .into());
         };
-        if c > max {
-            return Err(JudgeError::OverBudget { estimate: c, max }.into());
+        let spent = judge::recorded_spend(dir.path())?;
+        if spent + c > max {
+            return Err(JudgeError::OverBudget {
+                estimate: c,
+                spent,
+                max,
+            }
+            .into());
         }
     }
     Fingerprint::new(settings, &prompts).check_and_store(dir.path())?;
     let prompt_sha256 = prompts.hashes();
     dir.record(files::JUDGE_SETTINGS);
     events(RunEvent::Note(format!(
-        "judging {} candidate(s) on {} question(s) with {} (answers) and {} (verdicts) at {}; {} of {} already done",
+        "judging {} candidate(s) on {} question(s), {} of {} already done: {}",
         candidates.len(),
         judged.questions.len(),
-        settings.generator_model,
-        settings.judge_model,
-        client.base_url(),
         jobs.len() - todo.len(),
-        jobs.len()
+        jobs.len(),
+        est.summary(
+            client.base_url(),
+            &settings.generator_model,
+            &settings.judge_model
+        )
     )));
     events(RunEvent::Started {
         step: Step::Judge,
@@ -240,12 +271,13 @@ pub async fn judge(
             run.skipped_for_budget
         )
     });
-    let (table, section) = summarise(
+    let (table, decision, section) = summarise(
         &infos,
         &run.rows,
         &settings.generator_model,
         &settings.judge_model,
         settings.alpha,
+        pick,
         incomplete.as_deref(),
     );
     dir.write_csv(files::JUDGE, &table)?;
@@ -265,7 +297,30 @@ pub async fn judge(
         incomplete,
         candidates: ids,
         prompt_sha256,
+        unjudged: decision.unjudged,
+        server: client.base_url().to_string(),
     }))
+}
+
+/// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,
+/// embedding models, the context model).
+fn unused_models(plan: &Plan) -> Vec<String> {
+    let mut used = vec![
+        plan.judge.generator_model.as_str(),
+        plan.judge.judge_model.as_str(),
+    ];
+    if let Some(e) = &plan.embed {
+        used.push(&e.model);
+        used.extend(e.query_model.as_deref());
+    }
+    if let Some(c) = &plan.context {
+        used.push(&c.model);
+    }
+    plan.llm
+        .unused_models(&used)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Each candidate's sweep figures: from the sweep when it was in the grid, else scored now with
@@ -303,24 +358,27 @@ fn info(row: &SweepRow) -> CandidateInfo {
     }
 }
 
-/// judge.csv's rows and the judge section of report.md for `rows` of `infos`' candidates.
+/// judge.csv's rows, the decision and the judge section of report.md for `rows` of `infos`'
+/// candidates; `pick` is the selection's pick.
 fn summarise(
     infos: &[CandidateInfo],
     rows: &[JudgeQuestionRow],
     generator_model: &str,
     judge_model: &str,
     alpha: f64,
+    pick: Option<&str>,
     incomplete: Option<&str>,
-) -> (Vec<JudgeRow>, String) {
+) -> (Vec<JudgeRow>, summary::Decision, String) {
     let table = summary::summarise(infos, rows);
-    let decision = summary::decide(infos, rows, alpha);
+    let decision = summary::decide(infos, rows, alpha, pick);
     let section = summary::markdown(&table, &decision, generator_model, judge_model, incomplete);
-    (table, section)
+    (table, decision, section)
 }
 
 /// The judge section of report.md rebuilt from a run folder: the rows of judge_questions.csv
 /// (candidates in the order they appear there), the models of judge_settings.json and each
-/// candidate's figures in `sweep`. `None` when the folder holds no judged answer.
+/// candidate's figures in `sweep`; `pick` is the selection's pick. `None` when the folder holds
+/// no judged answer.
 ///
 /// # Errors
 /// [`JudgeError`] when the journal or the settings file cannot be read.
@@ -328,6 +386,7 @@ pub fn section_from_folder(
     dir: &Path,
     sweep: &[SweepRow],
     alpha: f64,
+    pick: Option<&str>,
 ) -> Result<Option<String>, Error> {
     let rows = judge::load_finished(dir)?;
     if rows.is_empty() {
@@ -346,12 +405,13 @@ pub fn section_from_folder(
     if infos.is_empty() {
         return Ok(None);
     }
-    let (_, section) = summarise(
+    let (_, _, section) = summarise(
         &infos,
         &rows,
         &fingerprint.generator_model,
         &fingerprint.judge_model,
         alpha,
+        pick,
         None,
     );
     Ok(Some(section))

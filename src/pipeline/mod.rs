@@ -23,6 +23,7 @@ use crate::error::Error;
 use crate::events::Events;
 use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
+use crate::judge::JudgeError;
 use crate::plan::Plan;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
@@ -91,8 +92,10 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
     let (selection, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let pick = rows[selection.winner].config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
-    let section = judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha)?;
+    let section =
+        judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?;
     let label = label(plan);
     let decision = decide::write(
         &mut dir,
@@ -124,23 +127,31 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
 pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOutput, Error> {
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
+    if !plan.dry_run {
+        // an unusable client (no key for a remote server, zero limits): stop before anything is
+        // written or sent
+        plan.llm.validate().map_err(JudgeError::from)?;
+        plan.llm.api_key().map_err(JudgeError::from)?;
+    }
     let rt = runtime()?;
     let mut dir = RunDir::create(&plan.run_dir)?;
     let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
     let rows = swept.rows();
     let (selection, prefixes) = decide::select(&rows, &swept.questions(), &plan.selection)?;
+    let pick = rows[selection.winner].config_id.clone();
     let candidates = judge_step::choose_candidates(plan, &plan.configs, &selection, &prefixes)?;
     let judged = rt.block_on(judge_step::judge(
         plan,
         &swept,
         &candidates,
+        Some(&pick),
         &mut dir,
         events,
     ))?;
     let section = match &judged {
         JudgeOutcome::Judged(j) => Some(j.section.clone()),
         JudgeOutcome::DryRun(_) => {
-            judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha)?
+            judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?
         }
     };
     let label = label(plan);
@@ -160,6 +171,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
             candidates: &j.candidates,
             prompt_sha256: &j.prompt_sha256,
+            server: &j.server,
         }),
         JudgeOutcome::DryRun(_) => None,
     };
@@ -172,6 +184,16 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &swept,
         judge_record,
     )?;
+    // the report says the judge confirms nothing; the command fails (unless a rerun may help)
+    if let JudgeOutcome::Judged(j) = &judged
+        && !j.unjudged.is_empty()
+        && j.incomplete.is_none()
+    {
+        return Err(JudgeError::NoValidVerdict {
+            candidates: j.unjudged.join(", "),
+        }
+        .into());
+    }
     Ok(RunOutput {
         sweep: SweepOutput {
             run_dir: plan.run_dir.clone(),
@@ -205,8 +227,9 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
         .as_ref()
         .and_then(|m| m.get("config")?.get("judge")?.get("alpha")?.as_f64())
         .unwrap_or(crate::judge::JudgeSettings::default().alpha);
-    let section = judge_step::section_from_folder(dir, &run.sweep, alpha)?;
     let (selection, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
+    let pick = run.sweep[selection.winner].config_id.clone();
+    let section = judge_step::section_from_folder(dir, &run.sweep, alpha, Some(&pick))?;
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,

@@ -34,6 +34,8 @@ pub(super) struct JudgeRecord<'a> {
     pub candidates: &'a [String],
     /// SHA-256 of each prompt template, by file name.
     pub prompt_sha256: &'a BTreeMap<String, String>,
+    /// The server the calls went to, credentials redacted, wherever its URL came from.
+    pub server: &'a str,
 }
 
 /// Writes manifest.json into `dir`, listing every file `dir` recorded.

@@ -37,12 +37,23 @@ pub enum ReportError {
     /// A figure could not be drawn.
     #[error(transparent)]
     Plot(#[from] super::plot::PlotError),
+    /// Another process holds the run folder's lock (`report::lock::RunLock`).
+    #[error(
+        "run folder {dir} is in use by another chunksweep process (it holds {}); nothing was written: wait for it to end, or use another --out",
+        crate::files::LOCK
+    )]
+    Busy {
+        /// The run folder.
+        dir: PathBuf,
+    },
 }
 
 impl ReportError {
-    /// Failure (1): the run folder could not be written.
+    /// Failure (1): the run folder could not be written; usage (2): it is in use by another
+    /// process.
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         match self {
+            ReportError::Busy { .. } => crate::exit::ExitClass::Usage,
             ReportError::Io { .. }
             | ReportError::Csv { .. }
             | ReportError::Json { .. }

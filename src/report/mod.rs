@@ -3,6 +3,7 @@
 //! Reports render plain values that earlier stages made; they compute no statistics.
 
 pub mod error;
+pub mod lock;
 pub mod manifest;
 pub mod markdown;
 pub mod plot;

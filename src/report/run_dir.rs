@@ -9,16 +9,19 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::error::ReportError;
+use super::lock::RunLock;
 use super::manifest::Manifest;
 use crate::corpus::Corpus;
 use crate::files;
 use crate::sweep::rows::ConfigOutcome;
 
-/// A run folder and the files written into it.
+/// A run folder and the files written into it. Holds the folder's lock ([`RunLock`]) while it
+/// lives, so no other process writes the folder meanwhile.
 #[derive(Debug)]
 pub struct RunDir {
     path: PathBuf,
     written: BTreeSet<String>,
+    _lock: RunLock,
 }
 
 #[derive(Serialize)]
@@ -32,18 +35,22 @@ struct ChunkRecord<'a> {
 }
 
 impl RunDir {
-    /// Creates the folder (and its parents) if needed; nothing is recorded yet.
+    /// Creates the folder (and its parents) if needed and locks it, at once; nothing is recorded
+    /// yet.
     ///
     /// # Errors
-    /// [`ReportError::Io`] naming the folder.
+    /// [`ReportError::Io`] naming the folder; [`ReportError::Busy`] when another process holds
+    /// it (before anything is written).
     pub fn create(path: &Path) -> Result<Self, ReportError> {
         std::fs::create_dir_all(path).map_err(|source| ReportError::Io {
             path: path.to_path_buf(),
             source,
         })?;
+        let lock = RunLock::acquire(path)?;
         Ok(RunDir {
             path: path.to_path_buf(),
             written: BTreeSet::new(),
+            _lock: lock,
         })
     }
 

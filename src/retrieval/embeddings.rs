@@ -135,7 +135,9 @@ pub enum Overflow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedSettings {
-    /// Server base URL including `/v1`; `None`: the `[llm]` client's.
+    /// Server base URL including `/v1`; `None`: the `[llm]` client's. Serialised with any
+    /// credentials redacted.
+    #[serde(serialize_with = "crate::llm::config::serialize_redacted")]
     pub base_url: Option<String>,
     /// Model for documents (chunks, sentences).
     pub model: String,

@@ -1,0 +1,313 @@
+//! The judge's files in a run folder, written so that nothing finished is lost: finished
+//! questions in judge_questions.csv and calls in calls.csv are appended and flushed one by one; a
+//! line torn by a kill is dropped before anything is appended; no finished row is ever removed.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::error::JudgeError;
+use super::rows::{JudgeQuestionRow, TAG_SEP};
+use crate::files;
+use crate::llm::CallRecord;
+
+/// judge_questions.csv in `dir`.
+pub fn questions_path(dir: &Path) -> PathBuf {
+    dir.join(files::JUDGE_QUESTIONS)
+}
+
+/// calls.csv in `dir`.
+pub fn calls_path(dir: &Path) -> PathBuf {
+    dir.join(files::CALLS)
+}
+
+/// Reads `path`, without a last line torn by a kill (text after the last newline). A missing
+/// file is empty.
+fn read_whole_lines(path: &Path) -> Result<Vec<u8>, JudgeError> {
+    let mut text = Vec::new();
+    match File::open(path) {
+        Ok(mut f) => {
+            f.read_to_end(&mut text)
+                .map_err(|e| JudgeError::io(path, e))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(text),
+        Err(e) => return Err(JudgeError::io(path, e)),
+    }
+    let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    text.truncate(keep);
+    Ok(text)
+}
+
+/// Reads the finished rows of a run folder's judge_questions.csv (a last line torn by a kill is
+/// not a row). Reads only: the file is not changed.
+///
+/// # Errors
+/// [`JudgeError::Io`] if the file exists but cannot be read; [`JudgeError::Csv`] if a whole
+/// line is not a row (a file written by something else), so that nothing is silently dropped.
+pub fn load_finished(dir: &Path) -> Result<Vec<JudgeQuestionRow>, JudgeError> {
+    let path = questions_path(dir);
+    let text = read_whole_lines(&path)?;
+    csv::Reader::from_reader(text.as_slice())
+        .deserialize::<JudgeQuestionRow>()
+        .map(|r| r.map_err(|e| JudgeError::csv(&path, e)))
+        .collect()
+}
+
+/// Replaces judge_questions.csv with `rows` at once (a temporary file renamed over it).
+///
+/// # Errors
+/// [`JudgeError::Csv`]/[`JudgeError::Io`] for the file.
+pub(crate) fn rewrite_rows<'a>(
+    dir: &Path,
+    rows: impl IntoIterator<Item = &'a JudgeQuestionRow>,
+) -> Result<(), JudgeError> {
+    let path = questions_path(dir);
+    let tmp = dir.join(format!("{}.tmp", files::JUDGE_QUESTIONS));
+    let mut w = csv::Writer::from_path(&tmp).map_err(|e| JudgeError::csv(&tmp, e))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| JudgeError::csv(&tmp, e))?;
+    }
+    w.flush().map_err(|e| JudgeError::io(&tmp, e))?;
+    drop(w);
+    std::fs::rename(&tmp, &path).map_err(|e| JudgeError::io(&path, e))
+}
+
+/// Appends rows to a CSV file, writing the header only if the file is empty; flushes each row.
+/// A last line torn by a kill is cut off first, so the next row starts on a line of its own.
+pub(crate) struct Appender {
+    path: PathBuf,
+    writer: csv::Writer<File>,
+}
+
+impl Appender {
+    pub(crate) fn open(path: &Path) -> Result<Self, JudgeError> {
+        let whole = read_whole_lines(path)?.len() as u64;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| JudgeError::io(path, e))?;
+        let len = file.metadata().map_err(|e| JudgeError::io(path, e))?.len();
+        if len > whole {
+            file.set_len(whole).map_err(|e| JudgeError::io(path, e))?;
+        }
+        let writer = csv::WriterBuilder::new()
+            .has_headers(whole == 0)
+            .from_writer(file);
+        Ok(Appender {
+            path: path.to_path_buf(),
+            writer,
+        })
+    }
+
+    pub(crate) fn append<T: Serialize>(&mut self, row: &T) -> Result<(), JudgeError> {
+        self.writer
+            .serialize(row)
+            .map_err(|e| JudgeError::csv(&self.path, e))?;
+        self.writer
+            .flush()
+            .map_err(|e| JudgeError::io(&self.path, e))
+    }
+}
+
+/// One row of calls.csv: a [`CallRecord`] with its configuration and question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallRow {
+    /// `generate`, `faithfulness`, `relevancy` or `correctness`.
+    pub stage: String,
+    /// Configuration id.
+    pub config_id: String,
+    /// Question id.
+    pub question_id: String,
+    /// Model.
+    pub model: String,
+    /// The request's key ([`CallRecord::request_key`]): equal in every run for equal requests.
+    pub request_key: String,
+    /// Start time (RFC 3339 UTC).
+    pub started_at: String,
+    /// Last attempt's time to the end of the body, in ms (empty for cache hits).
+    pub latency_ms_total: Option<f64>,
+    /// Whole call including queueing and retries, in ms.
+    pub wall_ms: f64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+    /// Whether the tokens are estimates.
+    pub tokens_estimated: bool,
+    /// Money actually spent, in USD (0 for a cache hit; empty without a price).
+    pub cost_usd: Option<f64>,
+    /// HTTP attempts.
+    pub attempts: u32,
+    /// Answered from the cache.
+    pub cache_hit: bool,
+    /// Structured-output mode, if any.
+    pub response_format: String,
+    /// Last HTTP status.
+    pub http_status: Option<u16>,
+    /// Error, if the call failed.
+    pub error: String,
+}
+
+impl From<&CallRecord> for CallRow {
+    fn from(r: &CallRecord) -> Self {
+        let mut parts = r.stage.split(TAG_SEP);
+        let stage = parts.next().unwrap_or_default().to_string();
+        CallRow {
+            stage,
+            config_id: parts.next().unwrap_or_default().to_string(),
+            question_id: parts.next().unwrap_or_default().to_string(),
+            model: r.model.clone(),
+            request_key: r.request_key.clone(),
+            started_at: r.started_at.clone(),
+            latency_ms_total: r.latency_ms_total,
+            wall_ms: r.wall_ms,
+            prompt_tokens: r.prompt_tokens,
+            completion_tokens: r.completion_tokens,
+            tokens_estimated: r.tokens_estimated,
+            cost_usd: r.cost_usd,
+            attempts: r.attempts,
+            cache_hit: r.cache_hit,
+            response_format: r
+                .response_format
+                .map(|f| f.as_str().to_string())
+                .unwrap_or_default(),
+            http_status: r.http_status,
+            error: r.error.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// What identifies an answered call in calls.csv: stage, configuration, question, request key.
+type CallId = (String, String, String, String);
+
+/// calls.csv of a run folder, open for appending: every call is written as it ends. An answered
+/// call is listed once: a rerun that gets the same call (same stage, configuration, question and
+/// request) from the cache does not list it again. Keeps the spend of earlier runs (from the
+/// file) and of this one.
+pub struct CallLog {
+    out: Appender,
+    answered: HashSet<CallId>,
+    spent_before: f64,
+    spent_now: f64,
+}
+
+impl CallLog {
+    /// Opens `dir/calls.csv` (creating it), reading the calls already answered and their cost.
+    ///
+    /// # Errors
+    /// [`JudgeError::Io`]/[`JudgeError::Csv`] for the file.
+    pub fn open(dir: &Path) -> Result<Self, JudgeError> {
+        let path = calls_path(dir);
+        let (answered, spent_before) = read_calls(&path)?;
+        Ok(CallLog {
+            out: Appender::open(&path)?,
+            answered,
+            spent_before,
+            spent_now: 0.0,
+        })
+    }
+
+    /// Appends `rec` unless it is a cache hit of a call already listed.
+    ///
+    /// # Errors
+    /// [`JudgeError::Io`]/[`JudgeError::Csv`] for the file.
+    pub fn record(&mut self, rec: &CallRecord) -> Result<(), JudgeError> {
+        let row = CallRow::from(rec);
+        let id = (
+            row.stage.clone(),
+            row.config_id.clone(),
+            row.question_id.clone(),
+            row.request_key.clone(),
+        );
+        if rec.error.is_none() && !rec.request_key.is_empty() {
+            let new = self.answered.insert(id);
+            if rec.cache_hit && !new {
+                return Ok(());
+            }
+        }
+        self.spent_now += rec.cost_usd.unwrap_or(0.0);
+        self.out.append(&row)
+    }
+
+    /// Spend recorded by earlier runs of the folder, in USD.
+    pub fn spent_before(&self) -> f64 {
+        self.spent_before
+    }
+
+    /// Spend of the calls recorded since [`open`](Self::open), in USD.
+    pub fn spent_now(&self) -> f64 {
+        self.spent_now
+    }
+
+    /// All spend recorded in the folder, in USD.
+    pub fn spent_total(&self) -> f64 {
+        self.spent_before + self.spent_now
+    }
+}
+
+/// The answered calls of a calls.csv (stage, configuration, question, request key) and the sum
+/// of its `cost_usd` column.
+fn read_calls(path: &Path) -> Result<(HashSet<CallId>, f64), JudgeError> {
+    let text = read_whole_lines(path)?;
+    let mut reader = csv::Reader::from_reader(text.as_slice());
+    let headers = reader
+        .headers()
+        .map_err(|e| JudgeError::csv(path, e))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let cols = [
+        col("stage"),
+        col("config_id"),
+        col("question_id"),
+        col("request_key"),
+    ];
+    let (cost, error) = (col("cost_usd"), col("error"));
+    let mut answered = HashSet::new();
+    let mut spent = 0.0;
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| JudgeError::csv(path, e))?;
+        let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).unwrap_or("").to_string();
+        spent += get(cost).parse::<f64>().unwrap_or(0.0);
+        let key = get(cols[3]);
+        if get(error).is_empty() && !key.is_empty() {
+            answered.insert((get(cols[0]), get(cols[1]), get(cols[2]), key));
+        }
+    }
+    Ok((answered, spent))
+}
+
+/// Spend recorded in a run folder's calls.csv, in USD (0 without the file): what `--max-cost`
+/// counts before this run spends anything.
+///
+/// # Errors
+/// [`JudgeError::Io`]/[`JudgeError::Csv`] for the file.
+pub fn recorded_spend(dir: &Path) -> Result<f64, JudgeError> {
+    Ok(read_calls(&calls_path(dir))?.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_line_is_cut_before_appending_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.csv");
+        std::fs::write(&path, "a,b\n1,2\n3,").unwrap();
+        let mut out = Appender::open(&path).unwrap();
+        out.append(&(5, 6)).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n5,6\n");
+        // a header torn in half: the file starts again with a header
+        std::fs::write(&path, "a,").unwrap();
+        #[derive(Serialize)]
+        struct R {
+            a: u8,
+        }
+        Appender::open(&path).unwrap().append(&R { a: 1 }).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\n1\n");
+    }
+}

@@ -1,0 +1,154 @@
+//! The judge stage's settings, and the fingerprint of those a run folder's journal was made
+//! with.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::JudgeError;
+use super::journal;
+use super::prompts::PromptSet;
+
+/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeSettings {
+    /// Model that writes the answers.
+    pub generator_model: String,
+    /// Model that grades them.
+    pub judge_model: String,
+    /// How many candidates to take from the selection (default 3).
+    pub candidates: usize,
+    /// Cap on the generator's answer, in tokens (default 256).
+    pub max_tokens: u32,
+    /// Cap on a verdict, in tokens (default 128).
+    pub judge_max_tokens: u32,
+    /// Sampling temperature of both models (default 0).
+    pub temperature: f32,
+    /// Seed sent to servers that accept one (default 7).
+    pub seed: Option<i64>,
+    /// Questions in progress at once (default 4); the client's per-model limits still apply.
+    pub concurrency: usize,
+    /// Stop before spending more than this, in USD (`None`: no cap).
+    pub max_cost_usd: Option<f64>,
+    /// Significance level of the paired McNemar tests (default 0.05).
+    pub alpha: f64,
+    /// Judge only the first this many questions of the golden set, in file order (`None`: all).
+    /// A cost control for smoke tests and slow local models; the sweep always scores all.
+    pub max_questions: Option<usize>,
+    /// Folder of the prompt templates (default `prompts`).
+    pub prompts_dir: PathBuf,
+}
+
+impl Default for JudgeSettings {
+    fn default() -> Self {
+        let model = std::env::var("CHUNKSWEEP_CHAT_MODEL")
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| "gpt-4o-mini".to_string());
+        JudgeSettings {
+            generator_model: model.clone(),
+            judge_model: model,
+            candidates: 3,
+            max_tokens: 256,
+            judge_max_tokens: 128,
+            temperature: 0.0,
+            seed: Some(7),
+            concurrency: 4,
+            max_cost_usd: None,
+            max_questions: None,
+            alpha: 0.05,
+            prompts_dir: PathBuf::from("prompts"),
+        }
+    }
+}
+
+/// What must not change between runs that share judge_questions.csv: models, caps, temperature,
+/// seed and prompt hashes. Written to `judge_settings.json` in the run folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// Generator model.
+    pub generator_model: String,
+    /// Judge model.
+    pub judge_model: String,
+    /// Generator cap, tokens.
+    pub max_tokens: u32,
+    /// Verdict cap, tokens.
+    pub judge_max_tokens: u32,
+    /// Temperature.
+    pub temperature: f32,
+    /// Seed.
+    pub seed: Option<i64>,
+    /// Prompt file → SHA-256.
+    pub prompts: std::collections::BTreeMap<String, String>,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a setup.
+    pub fn new(s: &JudgeSettings, prompts: &PromptSet) -> Self {
+        Fingerprint {
+            generator_model: s.generator_model.clone(),
+            judge_model: s.judge_model.clone(),
+            max_tokens: s.max_tokens,
+            judge_max_tokens: s.judge_max_tokens,
+            temperature: s.temperature,
+            seed: s.seed,
+            prompts: prompts.hashes(),
+        }
+    }
+
+    /// Reads `dir/judge_settings.json`; `None` when the folder has none.
+    ///
+    /// # Errors
+    /// [`JudgeError::Io`] when it exists but cannot be read or parsed.
+    pub fn load(dir: &Path) -> Result<Option<Self>, JudgeError> {
+        let path = dir.join(crate::files::JUDGE_SETTINGS);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+                JudgeError::io(
+                    &path,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(JudgeError::io(&path, e)),
+        }
+    }
+
+    /// Checks `dir/judge_settings.json` against `self` when the folder already has judge rows,
+    /// then writes `self` there.
+    ///
+    /// # Errors
+    /// [`JudgeError::SettingsChanged`] naming the differing fields; [`JudgeError::Io`].
+    pub fn check_and_store(&self, dir: &Path) -> Result<(), JudgeError> {
+        let path = dir.join(crate::files::JUDGE_SETTINGS);
+        let has_rows = journal::questions_path(dir)
+            .metadata()
+            .map(|m| m.len() > 0)
+            .unwrap_or(false);
+        if has_rows
+            && let Ok(text) = std::fs::read_to_string(&path)
+            && let Ok(old) = serde_json::from_str::<Fingerprint>(&text)
+            && old != *self
+        {
+            let mut what = Vec::new();
+            if old.generator_model != self.generator_model {
+                what.push("generator_model");
+            }
+            if old.judge_model != self.judge_model {
+                what.push("judge_model");
+            }
+            if old.prompts != self.prompts {
+                what.push("prompts");
+            }
+            if what.is_empty() {
+                what.push("max_tokens, temperature or seed");
+            }
+            return Err(JudgeError::SettingsChanged {
+                dir: dir.to_path_buf(),
+                what: what.join(", "),
+            });
+        }
+        let text = serde_json::to_string_pretty(self).expect("fingerprint serialises");
+        std::fs::write(&path, text + "\n").map_err(|e| JudgeError::io(&path, e))
+    }
+}

@@ -1,0 +1,193 @@
+//! Accounting: one call's context, its tokens (the server's usage or estimates), the record of
+//! what it cost and how it went, and the ledger every record goes to.
+
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime};
+
+use tokio::sync::mpsc;
+
+use super::cache::CachedResponse;
+use super::cost::count_tokens;
+use super::format::ResponseFormatKind;
+use super::record::{CallKind, CallRecord, rfc3339_utc};
+use super::transport::{Attempts, ms};
+use super::types::WireUsage;
+
+/// Token accounting of a successful reply.
+pub(super) struct Tokens {
+    pub(super) prompt: u64,
+    pub(super) completion: u64,
+    pub(super) estimated: bool,
+}
+
+/// Usage from the server when complete; otherwise estimates for what is missing, flagged.
+pub(super) fn chat_tokens(usage: Option<&WireUsage>, est_prompt: u64, content: &str) -> Tokens {
+    let p = usage.and_then(|u| u.prompt_tokens);
+    let c = usage.and_then(|u| u.completion_tokens);
+    Tokens {
+        prompt: p.unwrap_or(est_prompt),
+        completion: c.unwrap_or_else(|| count_tokens(content)),
+        estimated: p.is_none() || c.is_none(),
+    }
+}
+
+/// One call being made: what the records of its outcome say about it.
+pub(super) struct CallCtx<'a> {
+    stage: &'a str,
+    kind: CallKind,
+    pub(super) model: &'a str,
+    request_key: String,
+    started: SystemTime,
+    t0: Instant,
+}
+
+impl<'a> CallCtx<'a> {
+    /// A call starting now; `key` is the request's cache key (its first 16 hex digits go into
+    /// the record).
+    pub(super) fn new(stage: &'a str, kind: CallKind, model: &'a str, key: &str) -> Self {
+        CallCtx {
+            stage,
+            kind,
+            model,
+            request_key: key.chars().take(16).collect(),
+            started: SystemTime::now(),
+            t0: Instant::now(),
+        }
+    }
+
+    fn base(&self) -> CallRecord {
+        CallRecord {
+            stage: self.stage.to_string(),
+            kind: self.kind,
+            model: self.model.to_string(),
+            request_key: self.request_key.clone(),
+            started_at: rfc3339_utc(self.started),
+            latency_ms_first_byte: None,
+            latency_ms_total: None,
+            wall_ms: ms(self.t0.elapsed()),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            tokens_estimated: false,
+            cost_usd: None,
+            attempts: 0,
+            cache_hit: false,
+            response_format: None,
+            http_status: None,
+            error: None,
+        }
+    }
+
+    /// The record of a call answered from the cache: its stored tokens, no cost.
+    pub(super) fn hit(&self, hit: &CachedResponse) -> CallRecord {
+        CallRecord {
+            prompt_tokens: hit.prompt_tokens,
+            completion_tokens: hit.completion_tokens,
+            tokens_estimated: hit.tokens_estimated,
+            cost_usd: Some(0.0),
+            cache_hit: true,
+            response_format: hit.response_format,
+            ..self.base()
+        }
+    }
+
+    /// The record of a call the server answered, with its cost in USD (`None` without prices).
+    pub(super) fn answered(
+        &self,
+        att: Attempts,
+        tokens: &Tokens,
+        mode: Option<ResponseFormatKind>,
+        cost_usd: Option<f64>,
+    ) -> CallRecord {
+        CallRecord {
+            latency_ms_first_byte: att.latency.map(|l| l.0),
+            latency_ms_total: att.latency.map(|l| l.1),
+            prompt_tokens: tokens.prompt,
+            completion_tokens: tokens.completion,
+            tokens_estimated: tokens.estimated,
+            cost_usd,
+            attempts: att.count,
+            response_format: mode,
+            http_status: att.last_status,
+            ..self.base()
+        }
+    }
+
+    /// The record of a call that failed with `error` (already scrubbed).
+    pub(super) fn failed(
+        &self,
+        att: Attempts,
+        mode: Option<ResponseFormatKind>,
+        error: String,
+    ) -> CallRecord {
+        CallRecord {
+            latency_ms_first_byte: att.latency.map(|l| l.0),
+            latency_ms_total: att.latency.map(|l| l.1),
+            attempts: att.count,
+            response_format: mode,
+            http_status: att.last_status,
+            error: Some(error),
+            ..self.base()
+        }
+    }
+}
+
+/// Every record of a client, in completion order, and the channels that receive each one.
+#[derive(Default)]
+pub(super) struct Ledger {
+    records: Mutex<Vec<CallRecord>>,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<CallRecord>>>,
+}
+
+impl Ledger {
+    /// Appends `record` and sends it to every subscriber still listening.
+    pub(super) fn push(&self, record: CallRecord) {
+        self.records
+            .lock()
+            .expect("records lock")
+            .push(record.clone());
+        self.subscribers
+            .lock()
+            .expect("lock")
+            .retain(|tx| tx.send(record.clone()).is_ok());
+    }
+
+    /// A copy of every record so far.
+    pub(super) fn records(&self) -> Vec<CallRecord> {
+        self.records.lock().expect("records lock").clone()
+    }
+
+    /// Removes and returns the records so far.
+    pub(super) fn take(&self) -> Vec<CallRecord> {
+        std::mem::take(&mut *self.records.lock().expect("records lock"))
+    }
+
+    /// A channel that receives every record from now on.
+    pub(super) fn subscribe(&self) -> mpsc::UnboundedReceiver<CallRecord> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.subscribers.lock().expect("lock").push(tx);
+        rx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_usage_is_flagged() {
+        let u = WireUsage {
+            prompt_tokens: Some(100),
+            completion_tokens: None,
+        };
+        let t = chat_tokens(Some(&u), 7, "hello world");
+        assert_eq!((t.prompt, t.completion, t.estimated), (100, 2, true));
+        let u = WireUsage {
+            prompt_tokens: Some(100),
+            completion_tokens: Some(9),
+        };
+        let t = chat_tokens(Some(&u), 7, "hello world");
+        assert_eq!((t.prompt, t.completion, t.estimated), (100, 9, false));
+        let t = chat_tokens(None, 7, "hello world");
+        assert_eq!((t.prompt, t.completion, t.estimated), (7, 2, true));
+    }
+}
