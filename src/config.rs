@@ -39,6 +39,7 @@
 //! base_url = "http://127.0.0.1:8092/v1"
 //! model = "e5-passage"
 //! query_model = "e5-query"
+//! embed_prefix = true              # false: embed the bare chunk text (prefixes reach BM25 only)
 //!
 //! [context]                        # llm_context prefixes (the model's server is in [llm])
 //! model = "gpt-4o-mini"            # default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini
@@ -296,6 +297,8 @@ pub struct Overrides {
     pub embed_model: Option<String>,
     /// --embed-query-model
     pub embed_query_model: Option<String>,
+    /// --no-embed-prefix: `Some(false)` embeds bare chunk texts
+    pub embed_prefix: Option<bool>,
     /// --semantic-percentile
     pub semantic_percentile: Option<f64>,
     /// --analyzer

@@ -142,7 +142,11 @@ impl Plan {
             },
         };
         let configs = expand(&sweep)?;
-        let embed = if sweep.needs_embeddings() {
+        let prepared =
+            prepared_configs(&configs, flags.candidates.as_deref(), flags.compare_prefix);
+        let embed = if sweep.needs_embeddings()
+            || prepared.iter().any(|c| c.retriever.needs_embeddings())
+        {
             let mut e = file.embed.clone().unwrap_or_default();
             if let Some(url) = flags.embed_base_url {
                 e.base_url = Some(url);
@@ -153,13 +157,16 @@ impl Plan {
             if let Some(m) = flags.embed_query_model {
                 e.query_model = Some(m);
             }
+            if flags.embed_prefix == Some(false) {
+                e.embed_prefix = false;
+            }
             e.validate()
                 .map_err(|err| ConfigError::Invalid(err.to_string()))?;
             Some(e)
         } else {
             None
         };
-        let context = if sweep.prefixes.contains(&Prefix::LlmContext) {
+        let context = if prepared.iter().any(|c| c.prefix == Prefix::LlmContext) {
             let d = ContextSettings::default();
             let c = &file.context;
             let s = ContextSettings {
@@ -223,6 +230,46 @@ impl Plan {
             dry_run: flags.dry_run,
         })
     }
+}
+
+impl Plan {
+    /// Every configuration this command may retrieve with, so the prepare step makes what each
+    /// needs (embeddings of its prefixed chunks, `llm_context` contexts): the grid, then
+    /// `--candidates` outside it, then for `--compare-prefix PREFIX` each grid configuration with
+    /// that prefix and with none (the pick is known only after the sweep).
+    pub fn prepared_configs(&self) -> Vec<ConfigSpec> {
+        prepared_configs(
+            &self.configs,
+            self.candidates.as_deref(),
+            self.compare_prefix,
+        )
+    }
+}
+
+fn prepared_configs(
+    grid: &[ConfigSpec],
+    candidates: Option<&[ConfigSpec]>,
+    compare_prefix: Option<ComparePrefix>,
+) -> Vec<ConfigSpec> {
+    let mut out = grid.to_vec();
+    let variants = match compare_prefix {
+        Some(ComparePrefix::Prefix(p)) => grid
+            .iter()
+            .flat_map(|c| {
+                [Prefix::None, p].map(|prefix| ConfigSpec {
+                    prefix,
+                    ..c.clone()
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    for c in candidates.into_iter().flatten().chain(&variants) {
+        if !out.contains(c) {
+            out.push(c.clone());
+        }
+    }
+    out
 }
 
 /// The `[judge]` section and the judge flags over [`JudgeSettings::default`].

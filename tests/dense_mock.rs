@@ -12,7 +12,7 @@ use chunksweep::corpus::{Corpus, load_corpus};
 use chunksweep::golden::{self, GoldenFormat, GoldenSet};
 use chunksweep::prepare::embed::{EmbedError, EmbedStats, Embedder};
 use chunksweep::prepare::embed_cache::EmbedCache;
-use chunksweep::prepare::vectors::embed_grid;
+use chunksweep::prepare::vectors::{embed_chunks, embed_sentences};
 use chunksweep::retrieval::embeddings::EmbedSettings;
 use chunksweep::retrieval::hybrid::HybridSettings;
 use chunksweep::sweep::{
@@ -134,15 +134,9 @@ async fn embed_for_sweep(
     emb: &Embedder,
 ) -> Result<(RetrievalContext, EmbedStats), EmbedError> {
     let mut context = RetrievalContext::for_spec(corpus, spec);
-    let stats = embed_grid(
-        corpus,
-        tokens,
-        golden,
-        &expand(spec).unwrap(),
-        emb,
-        &mut context,
-    )
-    .await?;
+    let configs = expand(spec).unwrap();
+    let mut stats = embed_sentences(corpus, &configs, emb, &mut context).await?;
+    stats.add(&embed_chunks(corpus, tokens, golden, &configs, emb, &mut context).await?);
     Ok((context, stats))
 }
 

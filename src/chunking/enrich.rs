@@ -118,6 +118,21 @@ impl ChunkKey {
 /// Model-written contexts by chunk, for the `llm_context` prefix.
 pub type ContextMap = HashMap<ChunkKey, String>;
 
+/// What writing one chunk's context cost, whether or not the reply came from the cache (so a
+/// rerun reports the same one-off cost).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContextCost {
+    /// Prompt tokens of the call.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the call.
+    pub completion_tokens: u64,
+    /// USD at the model's `[llm.models]` prices; `None` without a price.
+    pub cost_usd: Option<f64>,
+}
+
+/// The cost of each chunk's context, by chunk.
+pub type ContextCosts = HashMap<ChunkKey, ContextCost>;
+
 /// Errors while enriching chunks.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum EnrichError {

@@ -140,6 +140,10 @@ pub struct SweepArgs {
     /// Embedding model for queries (default $CHUNKSWEEP_EMBED_QUERY_MODEL, else --embed-model).
     #[arg(long, value_name = "MODEL")]
     pub embed_query_model: Option<String>,
+    /// Embed each chunk's bare text instead of its prefix + text (as BM25 indexes it), so a
+    /// prefix reaches BM25 and the generator only ([embed] embed_prefix = false).
+    #[arg(long)]
+    pub no_embed_prefix: bool,
     /// Semantic chunking: boundary where the sentence distance exceeds this percentile (default 95).
     #[arg(long, value_name = "P")]
     pub semantic_percentile: Option<f64>,
@@ -247,6 +251,7 @@ impl SweepArgs {
             embed_base_url: self.embed_base_url.clone(),
             embed_model: self.embed_model.clone(),
             embed_query_model: self.embed_query_model.clone(),
+            embed_prefix: self.no_embed_prefix.then_some(false),
             semantic_percentile: self.semantic_percentile,
             analyzer: self.analyzer,
             stem: self.stem,

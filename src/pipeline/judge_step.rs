@@ -107,6 +107,7 @@ pub fn choose_candidates(
         ComparePrefix::Best => {
             let best = best_prefix(
                 prefixes,
+                pick.retriever.name(),
                 pick.params.strategy.name(),
                 pick.params.chunk_size,
             )

@@ -73,12 +73,7 @@ pub(super) fn load_and_sweep(
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
     // The judge may be asked for configurations outside the grid: prepare them too.
-    let mut configs = plan.configs.clone();
-    for c in plan.candidates.iter().flatten() {
-        if !configs.contains(c) {
-            configs.push(c.clone());
-        }
-    }
+    let configs = plan.prepared_configs();
     let inputs = PrepareInputs {
         corpus: &corpus,
         tokens: &tokens,

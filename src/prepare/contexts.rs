@@ -21,11 +21,14 @@ use thiserror::Error;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::chunking::enrich::{ChunkKey, ContextMap, Prefix, document_window};
+use crate::chunking::enrich::{
+    ChunkKey, ContextCost, ContextCosts, ContextMap, Prefix, document_window,
+};
 use crate::chunking::{self, ChunkContext, ChunkError};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
+use crate::llm::cost::cost_usd;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
 use crate::sweep::grid::ConfigSpec;
 use crate::template::render;
@@ -210,6 +213,8 @@ pub struct ContextSummary {
 pub struct ContextRun {
     /// Context by chunk.
     pub contexts: ContextMap,
+    /// What each chunk's context cost (tokens; USD at the model's prices, cached or not).
+    pub costs: ContextCosts,
     /// Counts and cost.
     pub summary: ContextSummary,
     /// One record per call, in chunk order (stage `context:<doc id>@<start>..<end>`, bytes).
@@ -367,6 +372,18 @@ pub async fn generate_contexts(
             _ => None,
         };
         chars += text.chars().count();
+        run.costs.insert(
+            *key,
+            ContextCost {
+                prompt_tokens: record.prompt_tokens,
+                completion_tokens: record.completion_tokens,
+                cost_usd: cost_usd(
+                    client.config().model(&settings.model),
+                    record.prompt_tokens,
+                    record.completion_tokens,
+                ),
+            },
+        );
         run.contexts.insert(*key, text);
         run.records.push(record);
     }

@@ -10,11 +10,11 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::embed_cache::{CacheError, EmbedCache};
-use crate::chunking::ChunkError;
 use crate::exit::ExitClass;
 use crate::llm::cost::count_tokens;
 use crate::llm::{CallRecord, ClientConfig, EmbedRequest, LlmClient, LlmError};
 use crate::retrieval::embeddings::{EmbedSettings, EmbeddingError, Embeddings, Role, text_hash};
+use crate::sweep::error::SweepError;
 
 /// Errors of the embedding step.
 #[derive(Debug, Error)]
@@ -28,9 +28,19 @@ pub enum EmbedError {
     /// A text, vector or setting is unusable.
     #[error(transparent)]
     Embedding(#[from] EmbeddingError),
-    /// The grid could not be chunked to find the texts to embed.
+    /// A configuration's chunk, as embedded (prefix included), is longer than
+    /// `max_input_tokens` and overflow is `error`.
+    #[error("configuration {config}: {source}")]
+    TooLongIn {
+        /// The configuration's id.
+        config: String,
+        /// [`EmbeddingError::TooLong`].
+        #[source]
+        source: EmbeddingError,
+    },
+    /// The grid could not be chunked or prefixed to find the texts to embed.
     #[error("chunking before embedding: {0}")]
-    Chunking(#[from] ChunkError),
+    Chunking(#[from] SweepError),
 }
 
 impl EmbedError {
@@ -40,7 +50,7 @@ impl EmbedError {
         match self {
             EmbedError::Llm(e) => e.exit_class(),
             EmbedError::Cache(_) => ExitClass::Failure,
-            EmbedError::Embedding(e) => e.exit_class(),
+            EmbedError::Embedding(e) | EmbedError::TooLongIn { source: e, .. } => e.exit_class(),
             EmbedError::Chunking(e) => e.exit_class(),
         }
     }

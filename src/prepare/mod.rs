@@ -1,11 +1,13 @@
 //! The prepare step: what the grid needs from a server before the sweep scores anything, made
 //! once for `sweep` and `run` alike, through the LLM client (rate limits, retries, caches):
 //!
-//! 1. embeddings ([`vectors`], [`embed`], [`embed_cache`]) for dense, hybrid and semantic
-//!    configurations: the corpus's sentences, then the chunks and the questions;
-//! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes (after the embeddings,
-//!    since semantic chunks need their sentence vectors).
+//! 1. the corpus's sentences embedded ([`vectors::embed_sentences`]), for semantic
+//!    configurations, whose chunks exist only once their sentences have vectors;
+//! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes;
+//! 3. the chunks of dense and hybrid configurations embedded with their prefixes (contexts
+//!    included, so after step 2), and the questions ([`vectors::embed_chunks`]).
 //!
+//! Embedding goes through [`embed`] and [`embed_cache`] (each distinct text once, cache first).
 //! The result is a plain [`RetrievalContext`] that every configuration reads, with what each step
 //! did and cost. A grid that needs neither sends nothing.
 
@@ -117,23 +119,51 @@ pub async fn prepare(
     events: Events<'_>,
 ) -> Result<Prepared, PrepareError> {
     let mut context = RetrievalContext::for_spec(inputs.corpus, inputs.spec);
-    let embed = match inputs.embed {
+    let embedder = match inputs.embed {
         Some(settings) if vectors::needs_embeddings(inputs.configs) => {
             let embedder = Embedder::new(settings.clone(), inputs.llm.clone(), true)?;
             events(RunEvent::Note(format!(
-                "embedding with {} at {}",
+                "embedding with {} at {} ({} chunk text)",
                 settings.model,
-                embedder.base_url()
+                embedder.base_url(),
+                settings.chunk_input()
             )));
-            let stats = vectors::embed_grid(
-                inputs.corpus,
-                inputs.tokens,
-                inputs.golden,
-                inputs.configs,
-                &embedder,
-                &mut context,
-            )
-            .await?;
+            Some(embedder)
+        }
+        _ => None,
+    };
+    let mut stats = EmbedStats::default();
+    if let Some(embedder) = &embedder {
+        stats.add(
+            &vectors::embed_sentences(inputs.corpus, inputs.configs, embedder, &mut context)
+                .await?,
+        );
+    }
+    let contexts = match inputs.context {
+        Some(settings) => {
+            let run = write_contexts(inputs, settings, &context, events).await?;
+            context.contexts = run.contexts;
+            context.context_costs = run.costs;
+            Some(ContextReport {
+                summary: run.summary,
+                records: run.records,
+            })
+        }
+        None => None,
+    };
+    let embed = match embedder {
+        Some(embedder) => {
+            stats.add(
+                &vectors::embed_chunks(
+                    inputs.corpus,
+                    inputs.tokens,
+                    inputs.golden,
+                    inputs.configs,
+                    &embedder,
+                    &mut context,
+                )
+                .await?,
+            );
             events(RunEvent::Finished {
                 step: Step::Embed,
                 summary: format!(
@@ -148,55 +178,10 @@ pub async fn prepare(
                 ),
             });
             Some(EmbedReport {
-                settings: settings.clone(),
+                settings: embedder.settings().clone(),
                 base_url: embedder.base_url(),
                 stats,
                 records: embedder.records(),
-            })
-        }
-        _ => None,
-    };
-    let contexts = match inputs.context {
-        Some(settings) => {
-            let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
-            let client = LlmClient::new(inputs.llm.clone()).map_err(ContextError::from)?;
-            let needed = needed_chunks(
-                inputs.corpus,
-                inputs.tokens,
-                inputs.configs,
-                &context.chunk_context(),
-            )?;
-            let run = generate_contexts(
-                &client,
-                inputs.corpus,
-                inputs.tokens,
-                &needed,
-                &prompt,
-                settings,
-                events,
-            )
-            .await?;
-            let s = &run.summary;
-            events(RunEvent::Finished {
-                step: Step::Contexts,
-                summary: format!(
-                    "{} distinct chunks ({} over the configurations), {} calls sent, {} from the cache; {} prompt + {} completion tokens; cost {}",
-                    s.chunks,
-                    s.chunk_occurrences,
-                    s.calls_sent,
-                    s.cache_hits,
-                    s.prompt_tokens,
-                    s.completion_tokens,
-                    s.cost_usd.map_or_else(
-                        || "unknown (no price in [llm.models])".into(),
-                        |c| format!("${c:.4}")
-                    )
-                ),
-            });
-            context.contexts = run.contexts;
-            Some(ContextReport {
-                summary: run.summary,
-                records: run.records,
             })
         }
         None => None,
@@ -206,4 +191,50 @@ pub async fn prepare(
         embed,
         contexts,
     })
+}
+
+/// The contexts of every `llm_context` chunk of the grid (chunked with the sentence vectors in
+/// `context`), through the LLM client and its cache.
+async fn write_contexts(
+    inputs: &PrepareInputs<'_>,
+    settings: &ContextSettings,
+    context: &RetrievalContext,
+    events: Events<'_>,
+) -> Result<contexts::ContextRun, PrepareError> {
+    let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
+    let client = LlmClient::new(inputs.llm.clone()).map_err(ContextError::from)?;
+    let needed = needed_chunks(
+        inputs.corpus,
+        inputs.tokens,
+        inputs.configs,
+        &context.chunk_context(),
+    )?;
+    let run = generate_contexts(
+        &client,
+        inputs.corpus,
+        inputs.tokens,
+        &needed,
+        &prompt,
+        settings,
+        events,
+    )
+    .await?;
+    let s = &run.summary;
+    events(RunEvent::Finished {
+        step: Step::Contexts,
+        summary: format!(
+            "{} distinct chunks ({} over the configurations), {} calls sent, {} from the cache; {} prompt + {} completion tokens; cost {}",
+            s.chunks,
+            s.chunk_occurrences,
+            s.calls_sent,
+            s.cache_hits,
+            s.prompt_tokens,
+            s.completion_tokens,
+            s.cost_usd.map_or_else(
+                || "unknown (no price in [llm.models])".into(),
+                |c| format!("${c:.4}")
+            )
+        ),
+    });
+    Ok(run)
 }

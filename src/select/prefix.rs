@@ -1,8 +1,11 @@
-//! The prefix comparison: for each strategy and size, what each contextual prefix changes against
-//! `none` (span recall@k, margin, hit@k with an exact McNemar test, tokens per query), paired on
-//! the same questions; and whether a smaller size with a prefix reaches a larger size without
-//! one at fewer tokens per query. The report renders it (prefix_comparison.csv and a section of
-//! report.md).
+//! The prefix comparison: for each retriever, strategy and size, what each contextual prefix
+//! changes against `none` (span recall@k, margin, hit@k with an exact McNemar test, tokens per
+//! query), paired on the same questions; the retrieval failure rates (1 − span recall@k and
+//! 1 − hit@k) with and without the prefix and their relative reduction, as Anthropic's
+//! contextual retrieval reports its effect (there on the top-20 failure rate; here at the
+//! configuration's k); the one-off cost of writing `llm_context` prefixes; and whether a smaller
+//! size with a prefix reaches a larger size without one at fewer tokens per query. The report
+//! renders it (prefix_comparison.csv and a section of report.md).
 
 use std::collections::HashMap;
 
@@ -22,10 +25,14 @@ pub struct PrefixComparison {
     pub chunk_size: usize,
     /// chunk_overlap in tokenizer units.
     pub chunk_overlap: usize,
-    /// top_k.
+    /// top_k: the cut at which every rate below is measured.
     pub top_k: usize,
+    /// Retriever (both configurations).
+    pub retriever: String,
     /// The prefix compared with `none`.
     pub prefix: String,
+    /// What dense and hybrid embed of each chunk: `prefixed` or `bare` (empty for BM25).
+    pub embed_input: String,
     /// The prefixed configuration.
     pub config_id: String,
     /// The same configuration with prefix `none`.
@@ -72,6 +79,31 @@ pub struct PrefixComparison {
     pub mcnemar_c: u64,
     /// Exact two-sided McNemar p-value on hit@k.
     pub mcnemar_p: f64,
+    /// Span failure rate without the prefix: 1 − span_recall_none.
+    pub span_failure_none: f64,
+    /// Span failure rate with it: 1 − span_recall.
+    pub span_failure: f64,
+    /// Relative reduction of the span failure rate, (none − prefix) / none (0.35 = 35 % fewer
+    /// failures; negative: more); empty when nothing failed without the prefix.
+    pub span_failure_reduction: Option<f64>,
+    /// Paired bootstrap lower bound of that reduction (same question draws for both).
+    pub span_failure_reduction_lo: Option<f64>,
+    /// Paired bootstrap upper bound.
+    pub span_failure_reduction_hi: Option<f64>,
+    /// hit@k failure rate without the prefix: 1 − hit_rate_none.
+    pub hit_failure_none: f64,
+    /// hit@k failure rate with it.
+    pub hit_failure: f64,
+    /// Relative reduction of the hit@k failure rate (tested by McNemar above); empty when every
+    /// question was hit without the prefix.
+    pub hit_failure_reduction: Option<f64>,
+    /// `llm_context`: calls that wrote this configuration's contexts (one per distinct chunk,
+    /// cached or not; 0 for other prefixes).
+    pub context_calls: usize,
+    /// Their prompt + completion tokens.
+    pub context_tokens: u64,
+    /// Their cost in USD at the context model's prices (empty without a price).
+    pub context_cost_usd: Option<f64>,
     /// The largest larger chunk size of the same strategy and k, without a prefix, whose span
     /// recall@k this configuration reaches (≥ its recall − the recall tolerance) at fewer tokens
     /// per query; empty when none.
@@ -148,6 +180,10 @@ pub fn compare(
         let d_margin: Vec<f64> = pairs.iter().map(|(a, b)| b.margin - a.margin).collect();
         let ci_recall = stats::bootstrap_mean(&d_recall, &resamples, settings.confidence);
         let ci_margin = stats::bootstrap_mean(&d_margin, &resamples, settings.confidence);
+        let fail_none: Vec<f64> = pairs.iter().map(|(a, _)| 1.0 - a.span_recall).collect();
+        let fail: Vec<f64> = pairs.iter().map(|(_, b)| 1.0 - b.span_recall).collect();
+        let ci_reduction =
+            stats::bootstrap_reduction(&fail_none, &fail, &resamples, settings.confidence);
         let rate = |v: &[bool]| {
             if v.is_empty() {
                 0.0
@@ -180,7 +216,9 @@ pub fn compare(
             chunk_size: row.chunk_size,
             chunk_overlap: row.chunk_overlap,
             top_k: row.top_k,
+            retriever: row.retriever.clone(),
             prefix: row.prefix.clone(),
+            embed_input: row.embed_input.clone(),
             config_id: row.config_id.clone(),
             baseline_id: base.config_id.clone(),
             n_questions: n,
@@ -204,6 +242,23 @@ pub fn compare(
             mcnemar_b: test.b,
             mcnemar_c: test.c,
             mcnemar_p: test.p_value,
+            span_failure_none: 1.0 - base.span_recall,
+            span_failure: 1.0 - row.span_recall,
+            span_failure_reduction: stats::relative_reduction(
+                1.0 - base.span_recall,
+                1.0 - row.span_recall,
+            ),
+            span_failure_reduction_lo: ci_reduction.map(|i| i.lo),
+            span_failure_reduction_hi: ci_reduction.map(|i| i.hi),
+            hit_failure_none: 1.0 - rate(&hits_none),
+            hit_failure: 1.0 - rate(&hits),
+            hit_failure_reduction: stats::relative_reduction(
+                1.0 - rate(&hits_none),
+                1.0 - rate(&hits),
+            ),
+            context_calls: row.context_calls,
+            context_tokens: row.context_tokens,
+            context_cost_usd: row.context_cost_usd,
             reaches_size: reached.map(|b| b.chunk_size),
             reaches_config_id: reached.map(|b| b.config_id.clone()).unwrap_or_default(),
             reaches_span_recall: reached.map(|b| b.span_recall),
@@ -214,17 +269,20 @@ pub fn compare(
     out
 }
 
-/// The best prefix for one strategy and size: the comparison with the largest span-recall
-/// gain, then the largest margin gain, then the fewest tokens per query. `None` when no
-/// prefixed configuration of that strategy and size was compared.
+/// The best prefix for one retriever, strategy and size: the comparison with the largest
+/// span-recall gain, then the largest margin gain, then the fewest tokens per query. `None` when
+/// no prefixed configuration of that retriever, strategy and size was compared.
 pub fn best_prefix<'a>(
     table: &'a [PrefixComparison],
+    retriever: &str,
     strategy: &str,
     chunk_size: usize,
 ) -> Option<&'a PrefixComparison> {
     table
         .iter()
-        .filter(|c| c.strategy == strategy && c.chunk_size == chunk_size)
+        .filter(|c| {
+            c.retriever == retriever && c.strategy == strategy && c.chunk_size == chunk_size
+        })
         .max_by(|a, b| {
             a.delta_span_recall
                 .total_cmp(&b.delta_span_recall)
@@ -295,20 +353,40 @@ mod tests {
         let large = &table[1];
         assert_eq!((large.mcnemar_b, large.mcnemar_c), (0, 1));
         assert_eq!(large.reaches_size, None);
-        let best = best_prefix(&table, "fixed", 64).unwrap();
+        let best = best_prefix(&table, "bm25", "fixed", 64).unwrap();
         assert_eq!(best.prefix, "heading_path");
-        assert!(best_prefix(&table, "fixed", 128).is_none());
+        assert!(best_prefix(&table, "bm25", "fixed", 128).is_none());
+        assert!(best_prefix(&table, "dense", "fixed", 64).is_none());
+        // failure rates: 0.6 → 0.2 at 64, a reduction of (0.6 − 0.2) / 0.6 = 2/3; 0.2 → 0.1 at
+        // 256, a reduction of 1/2 (recall is 0 or 1 per question, so hit@k gives the same)
+        assert!((small.span_failure_none - 0.6).abs() < 1e-12);
+        assert!((small.span_failure - 0.2).abs() < 1e-12);
+        assert!((small.span_failure_reduction.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!((small.hit_failure_reduction.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        let (lo, hi) = (
+            small.span_failure_reduction_lo.unwrap(),
+            small.span_failure_reduction_hi.unwrap(),
+        );
+        assert!(lo < 2.0 / 3.0 && 2.0 / 3.0 < hi && hi <= 1.0, "{lo} {hi}");
+        assert!((table[1].span_failure_reduction.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(small.retriever, "bm25");
+        assert_eq!(small.context_calls, 0);
         let md = markdown(&table, &SelectionSettings::default());
         assert!(
-            md.contains("| fixed | 64 | heading_path | +40 | 0.400 → 0.800 | +0.400 ["),
+            md.contains("| bm25 | fixed | 64 | heading_path | +40 | 0.600 → 0.200 | +67% ["),
             "{md}"
         );
         assert!(
-            md.contains("0/4, p 0.125 | 256 (0.800 at 1280 tok/query; p 1.000) |"),
+            md.contains("| 0.600 → 0.200 | +67% | 0/4, p 0.125 | +0.400 ["),
             "{md}"
         );
         assert!(
-            md.contains("fixed 64 reaches 256 (360 vs 1280 tok/query)"),
+            md.contains("| 256 (0.800 at 1280 tok/query; p 1.000) |"),
+            "{md}"
+        );
+        assert!(md.contains("mean span-failure reduction +58%"), "{md}");
+        assert!(
+            md.contains("bm25 fixed 64 reaches 256 (360 vs 1280 tok/query)"),
             "{md}"
         );
     }

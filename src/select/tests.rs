@@ -16,6 +16,7 @@ pub(crate) struct Fake {
     pub prefix: &'static str,
     /// Each question's evidence span lengths, `|`-separated (one span of 20 tokens by default).
     pub span_tokens: &'static str,
+    pub retriever: &'static str,
 }
 
 impl Fake {
@@ -38,6 +39,7 @@ impl Fake {
             types: vec![""; n],
             prefix: "none",
             span_tokens: "20",
+            retriever: "bm25",
         }
     }
 }
@@ -55,7 +57,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             chunk_overlap: 0,
             realized_overlap: 0.0,
             prefix: f.prefix.into(),
-            retriever: "bm25".into(),
+            retriever: f.retriever.into(),
             top_k: 5,
             cut: "k".into(),
             budget_tokens: None,
@@ -88,6 +90,10 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             embed_tokens: 0,
             embed_cost_usd: Some(0.0),
             embed_ms: 0.0,
+            embed_input: String::new(),
+            context_calls: 0,
+            context_tokens: 0,
+            context_cost_usd: Some(0.0),
         });
         for i in 0..n {
             qs.push(QuestionRow {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::error::SweepError;
 use super::grid::{ConfigSpec, RetrieverKind, SweepSpec};
-use crate::chunking::enrich::{self, ContextMap};
+use crate::chunking::enrich::{self, ContextCosts, ContextMap};
 use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
@@ -31,6 +31,8 @@ pub struct RetrievalContext {
     pub embeddings: Embeddings,
     /// Model-written contexts of the `llm_context` prefix (empty when not swept).
     pub contexts: ContextMap,
+    /// What writing each of those contexts cost.
+    pub context_costs: ContextCosts,
     /// Fusion settings of `hybrid`.
     pub hybrid: HybridSettings,
     /// Settings of `semantic` chunking.
@@ -46,6 +48,7 @@ impl RetrievalContext {
             analysis: Arc::new(AnalyzedCorpus::new(corpus, spec.bm25.analysis())),
             embeddings: Embeddings::default(),
             contexts: ContextMap::default(),
+            context_costs: ContextCosts::default(),
             hybrid: spec.hybrid,
             semantic: spec.semantic,
         }
@@ -59,6 +62,37 @@ impl RetrievalContext {
             semantic: self.semantic,
         }
     }
+}
+
+/// A configuration's chunks with its prefix set on each (model-written ones from
+/// `context.contexts`, for `llm_context`): what BM25 indexes and, for dense and hybrid, what is
+/// embedded. The prepare step calls it to find the texts to embed, [`ConfigIndex::build`] to
+/// index them.
+///
+/// # Errors
+/// [`SweepError::Chunk`] for invalid parameters or a semantic configuration without sentence
+/// vectors, [`SweepError::Enrich`] for an `llm_context` chunk missing from the contexts.
+pub fn prefixed_chunks(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    config: &ConfigSpec,
+    context: &RetrievalContext,
+) -> Result<Vec<Chunk>, SweepError> {
+    let params = config.params;
+    let mut chunks = chunking::chunk_corpus(corpus, tokens, &params, &context.chunk_context())
+        .map_err(|source| SweepError::Chunk {
+            strategy: params.strategy,
+            size: params.chunk_size,
+            source,
+        })?;
+    enrich::enrich(
+        corpus,
+        tokens.counter(),
+        config.prefix,
+        &mut chunks,
+        &context.contexts,
+    )?;
+    Ok(chunks)
 }
 
 /// A configuration's chunks and retriever, built once and queried per question.
@@ -112,20 +146,7 @@ impl ConfigIndex {
             )));
         }
         let started = Instant::now();
-        let params = config.params;
-        let mut chunks = chunking::chunk_corpus(corpus, tokens, &params, &context.chunk_context())
-            .map_err(|source| SweepError::Chunk {
-                strategy: params.strategy,
-                size: params.chunk_size,
-                source,
-            })?;
-        enrich::enrich(
-            corpus,
-            tokens.counter(),
-            config.prefix,
-            &mut chunks,
-            &context.contexts,
-        )?;
+        let chunks = prefixed_chunks(corpus, tokens, config, context)?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
         let index = Bm25Index::build(
@@ -138,18 +159,12 @@ impl ConfigIndex {
             }),
             &config.bm25,
         );
-        // Dense vectors are of the chunk text alone: the prepare step embeds chunk texts, not
-        // prefixed ones (prefixes reach BM25 and the generator, not the embeddings).
+        // Each chunk's vector is of its embedded text: prefix + text as indexed above, or the
+        // bare text with `embed_prefix = false` (see EmbedSettings::chunk_text).
         let dense = if config.retriever.needs_embeddings() {
             let mut vectors = Vec::with_capacity(chunks.len());
             for c in &chunks {
-                vectors.push(
-                    context
-                        .embeddings
-                        .get(Role::Document, c.text(corpus))?
-                        .vector
-                        .clone(),
-                );
+                vectors.push(context.embeddings.chunk(c, corpus)?.vector.clone());
             }
             Some(DenseIndex::build(vectors.iter().map(|v| &v[..]))?)
         } else {

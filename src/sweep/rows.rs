@@ -114,6 +114,20 @@ pub struct SweepRow {
     /// when it was embedded, kept in the cache, so a cached rerun reports the same cost.
     #[serde(default)]
     pub embed_ms: f64,
+    /// What dense and hybrid embed of each chunk: `prefixed` (prefix + text, as BM25 indexes
+    /// it), `bare` (the text alone, `embed_prefix = false`); empty for BM25.
+    #[serde(default)]
+    pub embed_input: String,
+    /// `llm_context`: calls that write this configuration's contexts (one per distinct chunk),
+    /// whether or not the cache answered them (0 for other prefixes).
+    #[serde(default)]
+    pub context_calls: usize,
+    /// Their prompt + completion tokens.
+    #[serde(default)]
+    pub context_tokens: u64,
+    /// Their cost in USD at the context model's prices (empty when it has no price).
+    #[serde(default)]
+    pub context_cost_usd: Option<f64>,
 }
 
 /// One row of sweep_questions.csv: a configuration × question.

@@ -1,6 +1,7 @@
 //! One configuration, end to end: chunk, prefix, index, retrieve top-k for every question, score
 //! each question ([`crate::metrics`]) and aggregate into its sweep.csv row, with its costs.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,6 +10,7 @@ use super::error::SweepError;
 use super::grid::ConfigSpec;
 use super::index::{ConfigIndex, RetrievalContext};
 use super::rows::{ConfigOutcome, QuestionRow, StageTimes, SweepRow};
+use crate::chunking::enrich::{ChunkKey, ContextCost, Prefix};
 use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
@@ -65,6 +67,7 @@ pub fn run_config(
     let built = ConfigIndex::build(corpus, tokens, config, context)?;
     let scale = built.margin_scale();
     let embed_cost = config_embed_cost(corpus, golden, config, &built)?;
+    let context_cost = config_context_cost(&built);
     let (chunk_ms, index_ms) = (built.chunk_ms, built.index_ms);
     let chunks = &built.chunks;
     let mut times = StageTimes {
@@ -184,6 +187,16 @@ pub fn run_config(
         embed_tokens: embed_cost.tokens,
         embed_cost_usd: embed_cost.cost_usd,
         embed_ms: embed_cost.ms,
+        embed_input: match (
+            config.retriever.needs_embeddings(),
+            context.embeddings.settings(),
+        ) {
+            (true, Some(s)) => s.chunk_input().into(),
+            _ => String::new(),
+        },
+        context_calls: context_cost.0,
+        context_tokens: context_cost.1.prompt_tokens + context_cost.1.completion_tokens,
+        context_cost_usd: context_cost.1.cost_usd,
     };
     times.score_ms += ms_since(t);
     Ok(ConfigOutcome {
@@ -201,6 +214,28 @@ pub fn run_config(
     })
 }
 
+/// What writing the `llm_context` contexts of `built`'s distinct chunks costs: the number of
+/// calls and their summed tokens and USD (`None` when a call has no price). Zero calls for other
+/// prefixes.
+pub fn config_context_cost(built: &ConfigIndex) -> (usize, ContextCost) {
+    let mut total = ContextCost {
+        cost_usd: Some(0.0),
+        ..ContextCost::default()
+    };
+    if built.config.prefix != Prefix::LlmContext {
+        return (0, total);
+    }
+    let costs = &built.context.context_costs;
+    let keys: HashSet<ChunkKey> = built.chunks.iter().map(ChunkKey::of).collect();
+    for key in &keys {
+        let c = costs.get(key).copied().unwrap_or_default();
+        total.prompt_tokens += c.prompt_tokens;
+        total.completion_tokens += c.completion_tokens;
+        total.cost_usd = total.cost_usd.zip(c.cost_usd).map(|(a, b)| a + b);
+    }
+    (keys.len(), total)
+}
+
 /// Embedding cost of one configuration (see [`SweepRow::embed_tokens`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EmbedCost {
@@ -212,7 +247,8 @@ pub struct EmbedCost {
     pub ms: f64,
 }
 
-/// What embedding `built`'s configuration costs: its distinct chunk texts (dense, hybrid), the
+/// What embedding `built`'s configuration costs: its distinct chunk texts as embedded (with their
+/// prefixes unless `embed_prefix = false`; dense, hybrid), the
 /// corpus's sentences (semantic) and the questions (dense, hybrid). Zero for BM25 on other
 /// strategies.
 ///
@@ -233,14 +269,26 @@ pub fn config_embed_cost(
         });
     }
     let emb = &built.context.embeddings;
-    let mut docs: Vec<&str> = Vec::new();
-    let mut queries: Vec<&str> = Vec::new();
+    let mut docs: Vec<Cow<'_, str>> = Vec::new();
+    let mut queries: Vec<Cow<'_, str>> = Vec::new();
     if semantic {
-        docs.extend(semantic::corpus_sentences(corpus));
+        docs.extend(
+            semantic::corpus_sentences(corpus)
+                .into_iter()
+                .map(Cow::Borrowed),
+        );
     }
     if dense {
-        docs.extend(built.chunks.iter().map(|c| c.text(corpus)));
-        queries.extend(golden.questions.iter().map(|q| q.text.as_str()));
+        // each chunk as embedded: with its prefix unless embed_prefix = false
+        if let Some(settings) = emb.settings() {
+            docs.extend(built.chunks.iter().map(|c| settings.chunk_text(c, corpus)));
+        }
+        queries.extend(
+            golden
+                .questions
+                .iter()
+                .map(|q| Cow::Borrowed(q.text.as_str())),
+        );
     }
     let mut cost = EmbedCost {
         cost_usd: Some(0.0),
@@ -249,8 +297,8 @@ pub fn config_embed_cost(
     for (role, texts) in [(Role::Document, docs), (Role::Query, queries)] {
         let mut seen = HashSet::new();
         let mut role_tokens = 0;
-        for t in texts {
-            if !seen.insert(t) {
+        for t in &texts {
+            if !seen.insert(t.as_ref()) {
                 continue;
             }
             let e = emb.get(role, t)?;

@@ -90,6 +90,11 @@ fn flags_and_config_keys_give_the_same_plan() {
                 .into(),
         ),
         (
+            vec!["--retrievers", "dense", "--embed-model", "e5", "--no-embed-prefix"],
+            "[sweep]\nretrievers = [\"dense\"]\n[embed]\nmodel = \"e5\"\nembed_prefix = false"
+                .into(),
+        ),
+        (
             vec![
                 "--strategies",
                 "semantic",
