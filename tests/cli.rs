@@ -122,13 +122,18 @@ fn sweep_writes_csvs_manifest_and_stable_chunk_ids() {
 }
 
 #[test]
-fn missing_corpus_is_a_usage_error_naming_the_path() {
+fn missing_corpus_is_a_usage_error_naming_the_path_and_leaves_no_run_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
     chunksweep()
         .args(["sweep", "--corpus", "/nonexistent/docs", "--golden"])
         .arg(fixture().join("golden.jsonl"))
+        .arg("--out")
+        .arg(&out)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("/nonexistent/docs does not exist"));
+    assert!(!out.exists(), "bad input creates no run folder");
 }
 
 #[test]

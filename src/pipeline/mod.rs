@@ -90,8 +90,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
     let rt = runtime()?;
-    let mut dir = RunDir::create(&plan.run_dir)?;
-    let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
+    let (swept, mut dir) = swept::load_and_sweep(plan, &rt, events)?;
     let rows = swept.rows();
     let questions = swept.questions();
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
@@ -145,8 +144,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan.llm.api_key().map_err(JudgeError::from)?;
     }
     let rt = runtime()?;
-    let mut dir = RunDir::create(&plan.run_dir)?;
-    let swept = swept::load_and_sweep(plan, &rt, &mut dir, events)?;
+    let (swept, mut dir) = swept::load_and_sweep(plan, &rt, events)?;
     let rows = swept.rows();
     let questions = swept.questions();
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;

@@ -57,18 +57,21 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 /// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's
-/// files (sweep.csv, sweep_questions.csv, the prepare step's call records, chunks) into `dir`.
+/// files (sweep.csv, sweep_questions.csv, the prepare step's call records, chunks) into the run
+/// folder, which it creates (and locks) once the inputs have loaded, and returns.
 pub(super) fn load_and_sweep(
     plan: &Plan,
     rt: &tokio::runtime::Runtime,
-    dir: &mut RunDir,
     events: Events<'_>,
-) -> Result<Swept, Error> {
+) -> Result<(Swept, RunDir), Error> {
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
     let corpus = corpus::load_corpus(&plan.corpus)?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     phases.load_ms = ms_since(t);
+    // The run folder is created (and locked) only once the inputs are known to be good, so bad
+    // input leaves no empty folder behind.
+    let mut dir = RunDir::create(&plan.run_dir)?;
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
@@ -130,7 +133,7 @@ pub(super) fn load_and_sweep(
         dir.write_chunks(&corpus, &outcomes)?;
     }
     phases.write_ms = ms_since(t);
-    Ok(Swept {
+    let swept = Swept {
         corpus,
         golden,
         tokens,
@@ -138,5 +141,6 @@ pub(super) fn load_and_sweep(
         outcomes,
         phases,
         prepared,
-    })
+    };
+    Ok((swept, dir))
 }
