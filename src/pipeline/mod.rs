@@ -28,9 +28,10 @@ use crate::plan::Plan;
 use crate::report::html::{self, model::Texts};
 use crate::report::read;
 use crate::report::run_dir::RunDir;
-use crate::select::SelectionSettings;
+use crate::select::prefix::PrefixComparison;
+use crate::select::{Cuts, SelectionSettings};
 use crate::sweep::grid::ConfigSpec;
-use crate::sweep::rows::SweepRow;
+use crate::sweep::rows::{QuestionRow, SweepRow};
 use decide::{Decision, HtmlInputs, ReportText};
 use judge_step::JudgeOutcome;
 
@@ -81,6 +82,39 @@ fn label(plan: &Plan) -> String {
         .to_string()
 }
 
+/// The decision files of a `sweep` or `run` (selection.csv, prefix_comparison.csv, report.md
+/// with `judge_section`, the figures, report.html), the run folder named as `plan` gives it.
+fn write_decision(
+    dir: &mut RunDir,
+    plan: &Plan,
+    command: &[String],
+    swept: &swept::Swept,
+    (rows, questions): (&[SweepRow], &[QuestionRow]),
+    (cuts, prefixes): (Cuts, Vec<PrefixComparison>),
+    judge_section: Option<&str>,
+) -> Result<Decision, Error> {
+    let label = label(plan);
+    decide::write(
+        dir,
+        cuts,
+        prefixes,
+        &plan.selection,
+        &ReportText {
+            label: &label,
+            command: Some(command),
+            judge_section,
+        },
+        &HtmlInputs {
+            rows,
+            questions,
+            texts: Ok(Texts {
+                corpus: &swept.corpus,
+                golden: &swept.golden,
+            }),
+        },
+    )
+}
+
 /// `chunksweep sweep`: load → prepare → sweep → select → report, into `plan.run_dir`.
 /// `command` is the command line, recorded in the manifest and the report.
 ///
@@ -98,25 +132,14 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
     let section =
         judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?;
-    let label = label(plan);
-    let decision = decide::write(
+    let decision = write_decision(
         &mut dir,
-        cuts,
-        prefixes,
-        &plan.selection,
-        &ReportText {
-            label: &label,
-            command: Some(command),
-            judge_section: section.as_deref(),
-        },
-        &HtmlInputs {
-            rows: &rows,
-            questions: &questions,
-            texts: Ok(Texts {
-                corpus: &swept.corpus,
-                golden: &swept.golden,
-            }),
-        },
+        plan,
+        command,
+        &swept,
+        (&rows, &questions),
+        (cuts, prefixes),
+        section.as_deref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
@@ -171,25 +194,14 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?
         }
     };
-    let label = label(plan);
-    let decision = decide::write(
+    let decision = write_decision(
         &mut dir,
-        cuts,
-        prefixes,
-        &plan.selection,
-        &ReportText {
-            label: &label,
-            command: Some(command),
-            judge_section: section.as_deref(),
-        },
-        &HtmlInputs {
-            rows: &rows,
-            questions: &questions,
-            texts: Ok(Texts {
-                corpus: &swept.corpus,
-                golden: &swept.golden,
-            }),
-        },
+        plan,
+        command,
+        &swept,
+        (&rows, &questions),
+        (cuts, prefixes),
+        section.as_deref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     let judge_record = match &judged {
