@@ -196,12 +196,20 @@ pub fn render(
         .iter()
         .map(|&i| {
             let c = &sel.configs[i];
-            format!("`{}` ({:.0} tokens/query)", c.config_id, c.tokens_per_query)
+            let role = if c.status == Status::Challenger {
+                ", challenger"
+            } else {
+                ""
+            };
+            format!(
+                "`{}` ({:.0} tokens/query{role})",
+                c.config_id, c.tokens_per_query
+            )
         })
         .collect();
     let _ = writeln!(
         md,
-        "- **Judge candidates** (cheapest first): {}.",
+        "- **Judge candidates** (the plateau cheapest first, then any challengers): {}.",
         cands.join(", ")
     );
     if sel.diagnoses.is_empty() {
@@ -262,7 +270,9 @@ pub fn render(
         "{plateau_rule}\n\
          2. **Cheapest first.** Rank the kept configurations by tokens per query (the mean \
          tokens retrieved){margin_tie}, then by smaller chunk size, then no prefix before a prefix, then \
-         by id. Rank 1 is the pick; ranks 1–{c} are the judge stage's candidates.\n\
+         by id. Rank 1 is the pick; ranks 1–{c} are the judge stage's candidates. When fewer \
+         than {c} are kept, the dropped configurations with the highest span recall join them as \
+         challengers, so that the judge compares the pick with something.\n\
          3. **Split halves.** Draw {h} random halves of the questions (seed {seed}), and apply \
          rules 1–2 to all configurations on each half from sweep_questions.csv. The pick is \
          stable when it wins at least {stable} of the halves; otherwise the sizes are \
@@ -304,6 +314,7 @@ pub fn render(
             Status::Winner => "**pick**",
             Status::Candidate => "candidate",
             Status::Kept => "kept",
+            Status::Challenger => "challenger (judged)",
             Status::Dropped => "dropped",
         };
         let vs = match (c.mcnemar_b, c.mcnemar_c, c.mcnemar_p) {

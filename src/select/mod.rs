@@ -139,6 +139,7 @@ pub fn select(
     let resamples = stats::bootstrap_indices(n, settings.bootstrap_resamples, settings.seed);
     let conf = settings.confidence;
 
+    let challengers = challengers(&p, rows, settings.candidates);
     let mut configs = Vec::with_capacity(rows.len());
     for (i, (row, col)) in rows.iter().zip(&columns).enumerate() {
         let hits = col.hit.iter().filter(|&&h| h).count() as u64;
@@ -152,6 +153,7 @@ pub fn select(
             Some(1) => Status::Winner,
             Some(r) if r <= settings.candidates => Status::Candidate,
             Some(_) => Status::Kept,
+            None if challengers.contains(&i) => Status::Challenger,
             None => Status::Dropped,
         };
         let test: Option<McNemar> =
@@ -242,7 +244,13 @@ pub fn select(
     };
 
     let by_type = picks_by_type(&inputs, &types, winner, settings);
-    let candidates: Vec<usize> = p.order.iter().take(settings.candidates).copied().collect();
+    let candidates: Vec<usize> = p
+        .order
+        .iter()
+        .take(settings.candidates)
+        .chain(&challengers)
+        .copied()
+        .collect();
     let mut selection = Selection {
         settings: settings.clone(),
         n_questions: n,
@@ -262,6 +270,27 @@ pub fn select(
     };
     selection.diagnoses = diagnose::diagnose(&selection);
     Ok(selection)
+}
+
+/// The dropped configurations that fill the judge's list up to `wanted` when the plateau holds
+/// fewer: highest span recall first, then fewest tokens per query, then configuration id.
+fn challengers(p: &Plateau, rows: &[SweepRow], wanted: usize) -> Vec<usize> {
+    let missing = wanted.saturating_sub(p.order.len());
+    let mut dropped: Vec<usize> = (0..rows.len())
+        .filter(|&i| p.rank_of(i).is_none())
+        .collect();
+    dropped.sort_by(|&a, &b| {
+        p.span_recall[b]
+            .total_cmp(&p.span_recall[a])
+            .then(
+                rows[a]
+                    .tokens_per_query
+                    .total_cmp(&rows[b].tokens_per_query),
+            )
+            .then_with(|| rows[a].config_id.cmp(&rows[b].config_id))
+    });
+    dropped.truncate(missing);
+    dropped
 }
 
 /// Why configuration `i` was kept or dropped, with the numbers.

@@ -515,7 +515,9 @@ fn a_best_margin_near_zero_leaves_several_candidates_for_the_judge() {
     let seed = select(&rows, &qs, &seed_rule()).unwrap();
     assert_eq!(seed.configs.iter().filter(|c| c.kept).count(), 1);
     assert_eq!(seed.winner().config_id, "fixed-1024");
-    assert_eq!(seed.candidates, vec![0]);
+    // The judge still gets three: the two best dropped ones (0.79 each, cheaper first) as challengers.
+    assert_eq!(seed.candidates, vec![0, 2, 1]);
+    assert_eq!(seed.configs[2].status, Status::Challenger);
 }
 
 #[test]
@@ -593,4 +595,33 @@ fn boundary_damage_with_spans_longer_than_the_chunks_advises_bigger_chunks() {
         "in 1 of 2 configurations most documents are a single chunk, from chunk size 512 tokens \
          up (`fixed-512`: 8 of 10 documents are one chunk)"
     );
+}
+
+#[test]
+fn a_plateau_of_one_is_filled_with_challengers_by_span_recall() {
+    // 40 questions, margin 0.1 everywhere. "best" finds 36, the others 30, 32 and 32: all more than
+    // 0.02 below 0.9, so the plateau holds "best" alone. With 3 candidates wanted, the two dropped
+    // configurations at 0.8 fill the list, the cheaper (600 tokens) first; the 0.75 one stays out.
+    let n = 40;
+    let m = vec![0.1; n];
+    let fakes = vec![
+        Fake::new("low", 64, 300.0, ones(n, 30), m.clone()),
+        Fake::new("best", 128, 500.0, ones(n, 36), m.clone()),
+        Fake::new("dear", 256, 900.0, ones(n, 32), m.clone()),
+        Fake::new("cheap", 512, 600.0, ones(n, 32), m),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let status: Vec<Status> = sel.configs.iter().map(|c| c.status).collect();
+    assert_eq!(
+        status,
+        [
+            Status::Dropped,
+            Status::Winner,
+            Status::Challenger,
+            Status::Challenger
+        ]
+    );
+    assert_eq!(sel.candidates, vec![1, 3, 2]);
+    assert_eq!(sel.configs[3].rank, None);
 }

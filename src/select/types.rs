@@ -21,7 +21,8 @@ pub struct SelectionSettings {
     pub margin_tolerance: f64,
     /// Absolute span-recall tolerance: keep recall ≥ best − tolerance (recall units).
     pub recall_tolerance: f64,
-    /// How many of the kept configurations, cheapest first, become judge candidates.
+    /// How many configurations the judge gets: the kept ones cheapest first, filled up with
+    /// challengers (the best dropped ones) when fewer are kept.
     pub candidates: usize,
     /// Random halves drawn for the stability check.
     pub halves: usize,
@@ -121,6 +122,11 @@ pub enum Status {
     Candidate,
     /// Kept, but beyond the judge candidates.
     Kept,
+    /// Outside the plateau but judged: when the plateau holds fewer configurations than
+    /// [`SelectionSettings::candidates`], the best of the dropped ones (by span recall, then
+    /// tokens per query) fill the judge's list, so that the judge compares the pick with
+    /// something.
+    Challenger,
     /// Outside the plateau.
     Dropped,
 }
@@ -311,7 +317,8 @@ pub struct Selection {
     pub configs: Vec<ConfigSelection>,
     /// Index of the pick in `configs`.
     pub winner: usize,
-    /// Indices of the judge candidates, cheapest first (the pick first).
+    /// Indices of the judge candidates: the plateau cheapest first (the pick first), then the
+    /// [`Status::Challenger`]s when the plateau holds fewer than `settings.candidates`.
     pub candidates: Vec<usize>,
     /// Index of the best configuration: highest span recall@k (ties: higher margin, cheaper).
     pub best: usize,

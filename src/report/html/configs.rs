@@ -86,6 +86,7 @@ fn status_class(s: Status) -> &'static str {
         Status::Winner => "winner",
         Status::Candidate => "candidate",
         Status::Kept => "kept",
+        Status::Challenger => "challenger",
         Status::Dropped => "dropped",
     }
 }
