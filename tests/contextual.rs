@@ -3,31 +3,21 @@
 //! the inputs, the rankings and the failure-rate reduction are known by hand.
 
 mod csv_support;
+mod embed_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use csv_support::read_csv;
+use embed_support::embeddings_reply;
 use serde_json::{Value, json};
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-/// Vector of a text: e0 for invoices, e1 for refunds, e2 for shipping, e3 otherwise.
-fn vector_of(text: &str) -> Vec<f32> {
-    let t = text.to_lowercase();
-    let mut v = vec![0.0f32; 4];
-    for (i, word) in ["invoice", "refund", "shipping"].iter().enumerate() {
-        if t.contains(word) {
-            v[i] = 1.0;
-        }
-    }
-    if v.iter().all(|&x| x == 0.0) {
-        v[3] = 1.0;
-    }
-    v
-}
+/// Keyword groups of the mock vectors: e0 invoices, e1 refunds, e2 shipping, e3 otherwise.
+const KEYWORDS: &[&[&str]] = &[&["invoice"], &["refund"], &["shipping"]];
 
-/// Answers /v1/embeddings with [`vector_of`] each input and keeps (model, input) of every
+/// Answers /v1/embeddings with [`embed_support::keyword_vector`] of each input and keeps (model, input) of every
 /// request.
 #[derive(Clone, Default)]
 struct Recorder {
@@ -38,27 +28,13 @@ struct Recorder {
 impl Respond for Recorder {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&req.body).unwrap();
-        let model = body["model"].as_str().unwrap().to_string();
-        let inputs: Vec<String> = body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect();
-        let data: Vec<Value> = inputs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| json!({"object": "embedding", "index": i, "embedding": vector_of(s)}))
-            .collect();
+        let (model, inputs, reply) = embeddings_reply(&body, KEYWORDS);
         *self.requests.lock().unwrap() += 1;
         self.inputs
             .lock()
             .unwrap()
             .extend(inputs.into_iter().map(|s| (model.clone(), s)));
-        ResponseTemplate::new(200).set_body_json(json!({
-            "object": "list", "data": data, "model": model,
-            "usage": {"prompt_tokens": 4, "total_tokens": 4}
-        }))
+        reply
     }
 }
 

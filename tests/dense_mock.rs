@@ -1,6 +1,7 @@
 //! Dense and hybrid retrieval and semantic chunking against a mock embeddings server whose
 //! vectors are chosen by keyword, so every ranking, margin and split is known by hand.
 
+mod embed_support;
 mod llm_support;
 
 use std::path::Path;
@@ -19,31 +20,16 @@ use chunksweep::sweep::{
     ConfigOutcome, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
 };
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
+use embed_support::embeddings_reply;
 use llm_support::*;
 use serde_json::{Value, json};
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-/// Vector of a text: e0 for apples, e1 for invoices and payments, e2 for rivers, e3 otherwise.
-fn vector_of(text: &str) -> Vec<f32> {
-    let t = text.to_lowercase();
-    let mut v = vec![0.0f32; 4];
-    if t.contains("apple") {
-        v[0] += 1.0;
-    }
-    if t.contains("invoice") || t.contains("payment") {
-        v[1] += 1.0;
-    }
-    if t.contains("river") {
-        v[2] += 1.0;
-    }
-    if v.iter().all(|&x| x == 0.0) {
-        v[3] = 1.0;
-    }
-    v
-}
+/// Keyword groups of the mock vectors: e0 apples, e1 invoices and payments, e2 rivers, e3 otherwise.
+const KEYWORDS: &[&[&str]] = &[&["apple"], &["invoice", "payment"], &["river"]];
 
-/// Answers /embeddings with [`vector_of`] each input; counts requests and keeps every input.
+/// Answers /embeddings with [`keyword_vector`] of each input; counts requests and keeps every input.
 #[derive(Clone, Default)]
 struct KeywordEmbedder {
     requests: Arc<AtomicUsize>,
@@ -54,29 +40,12 @@ impl Respond for KeywordEmbedder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         self.requests.fetch_add(1, Ordering::SeqCst);
         let body: Value = serde_json::from_slice(&request.body).unwrap();
-        let model = body["model"].as_str().unwrap().to_string();
-        let inputs: Vec<String> = body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap().to_string())
-            .collect();
-        let data: Vec<Value> = inputs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| json!({"object": "embedding", "index": i, "embedding": vector_of(s)}))
-            .collect();
-        let tokens: usize = inputs.iter().map(|s| s.split_whitespace().count()).sum();
+        let (model, inputs, reply) = embeddings_reply(&body, KEYWORDS);
         self.inputs
             .lock()
             .unwrap()
             .extend(inputs.into_iter().map(|s| (model.clone(), s)));
-        ResponseTemplate::new(200).set_body_json(json!({
-            "object": "list",
-            "data": data,
-            "model": model,
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}
-        }))
+        reply
     }
 }
 

@@ -4,36 +4,19 @@
 //! judges dense, hybrid and semantic candidates, retrieving exactly as the sweep did.
 
 mod csv_support;
+mod embed_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use csv_support::read_csv;
+use embed_support::embeddings_reply;
 use serde_json::{Value, json};
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-/// Vector of a text: e0 for apples, e1 for invoices and payments, e2 for rivers, e3 otherwise.
-fn vector_of(text: &str) -> Vec<f32> {
-    let t = text.to_lowercase();
-    let mut v = vec![0.0f32; 4];
-    for (i, words) in [
-        &["apple"][..],
-        &["invoice", "payment", "paid"][..],
-        &["river"][..],
-    ]
-    .iter()
-    .enumerate()
-    {
-        if words.iter().any(|w| t.contains(w)) {
-            v[i] = 1.0;
-        }
-    }
-    if v.iter().all(|&x| x == 0.0) {
-        v[3] = 1.0;
-    }
-    v
-}
+/// Keyword groups of the mock vectors: e0 apples, e1 invoices and payments, e2 rivers, e3 otherwise.
+const KEYWORDS: &[&[&str]] = &[&["apple"], &["invoice", "payment", "paid"], &["river"]];
 
 /// One request: (endpoint, model, the inputs or the joined messages).
 type Seen = (String, String, Vec<String>);
@@ -49,25 +32,12 @@ impl Respond for Mock2 {
         let body: Value = serde_json::from_slice(&req.body).unwrap();
         let model = body["model"].as_str().unwrap().to_string();
         if req.url.path().ends_with("/embeddings") {
-            let inputs: Vec<String> = body["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s.as_str().unwrap().to_string())
-                .collect();
-            let data: Vec<Value> = inputs
-                .iter()
-                .enumerate()
-                .map(|(i, s)| json!({"object": "embedding", "index": i, "embedding": vector_of(s)}))
-                .collect();
+            let (model, inputs, reply) = embeddings_reply(&body, KEYWORDS);
             self.seen
                 .lock()
                 .unwrap()
-                .push(("embeddings".into(), model.clone(), inputs));
-            return ResponseTemplate::new(200).set_body_json(json!({
-                "object": "list", "data": data, "model": model,
-                "usage": {"prompt_tokens": 4, "total_tokens": 4}
-            }));
+                .push(("embeddings".into(), model, inputs));
+            return reply;
         }
         let text = body["messages"]
             .as_array()
