@@ -313,3 +313,25 @@ fn compare_prefix_judges_the_pick_with_and_without_the_best_prefix() {
             "candidates: markdown-256-o38-none-bm25-k5, markdown-256-o38-title-bm25-k5",
         ));
 }
+
+#[test]
+fn the_table_and_the_pick_count_words_for_the_words_tokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args(["--strategies", "words", "--sizes", "16,24", "--k", "2"])
+        .args(["--tokenizer", "words", "--out"])
+        .arg(dir.path().join("run"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let header = stdout.lines().next().unwrap();
+    assert!(header.contains(" words/query "), "{header}");
+    assert!(!stdout.contains("tok"), "{stdout}");
+    let pick = stdout.lines().find(|l| l.starts_with("pick: ")).unwrap();
+    assert!(pick.contains(" words/query, span recall@k "), "{pick}");
+}

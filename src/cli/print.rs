@@ -6,6 +6,7 @@ use chunksweep::pipeline::decide::Decision;
 use chunksweep::pipeline::judge_step::{DryRun, Judged};
 use chunksweep::select::StabilityStatus;
 use chunksweep::sweep::SweepRow;
+use chunksweep::tokenize::TokenizerKind;
 
 /// The pick, its stability, and the decision files written.
 pub fn decision(d: &Decision) {
@@ -19,9 +20,10 @@ pub fn decision(d: &Decision) {
         StabilityStatus::HalvesDisagree => "halves disagree; see the report",
     };
     println!(
-        "pick: {} ({:.0} tokens/query, span recall@k {:.3}); won {:.0}% of {} halves: {}",
+        "pick: {} ({:.0} {}/query, span recall@k {:.3}); won {:.0}% of {} halves: {}",
         w.config_id,
         w.tokens_per_query,
+        per_query_unit(&w.tokenizer),
         w.span_recall,
         sel.stability.winner_share * 100.0,
         sel.stability.halves,
@@ -32,13 +34,26 @@ pub fn decision(d: &Decision) {
     }
 }
 
-/// The sweep table: one line per configuration.
+/// What tokens per query count: words for the `words` tokenizer, else BPE tokens.
+fn per_query_unit(tokenizer: &str) -> &'static str {
+    if tokenizer == TokenizerKind::Words.name() {
+        "words"
+    } else {
+        "tokens"
+    }
+}
+
+/// The sweep table: one line per configuration (one tokenizer per sweep).
 pub fn summary(rows: &[SweepRow]) {
+    let per_query = match rows.first().map(|r| per_query_unit(&r.tokenizer)) {
+        Some("words") => "words/query",
+        _ => "tok/query",
+    };
     println!(
-        "{:<34} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
+        "{:<34} {:>7} {:>11} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
         "config",
         "chunks",
-        "tok/query",
+        per_query,
         "recall@k",
         "hit@k",
         "coverage",
@@ -50,7 +65,7 @@ pub fn summary(rows: &[SweepRow]) {
     );
     for r in rows {
         println!(
-            "{:<34} {:>7} {:>9.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
+            "{:<34} {:>7} {:>11.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
             r.config_id,
             r.n_chunks,
             r.tokens_per_query,
