@@ -10,7 +10,7 @@ use chunksweep::llm::{EmbedRequest, LlmError};
 use llm_support::*;
 use serde_json::json;
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 async fn server() -> MockServer {
     MockServer::start().await
@@ -21,7 +21,7 @@ fn base(s: &MockServer) -> String {
 }
 
 /// Mounts `first` for the first `n` requests, then a good reply.
-async fn faults_then_ok(s: &MockServer, first: ResponseTemplate, n: u64) {
+async fn faults_then_ok(s: &MockServer, first: impl Respond + 'static, n: u64) {
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(first)
@@ -66,9 +66,9 @@ async fn slow_server_latency_is_measured() {
 
 /// The call waits at least `min_s` (a lower bound only: how long a busy machine takes on top is
 /// not the client's doing; the exact waits are checked on the pure functions in llm::retry).
-async fn assert_waits(template: ResponseTemplate, min_s: f64) {
+async fn assert_waits(first: impl Respond + 'static, min_s: f64) {
     let s = server().await;
-    faults_then_ok(&s, template, 1).await;
+    faults_then_ok(&s, first, 1).await;
     let dir = tempfile::tempdir().unwrap();
     let c = client(config(&base(&s), dir.path()));
     let t = Instant::now();
@@ -103,10 +103,14 @@ async fn retry_after_fractional_seconds() {
 
 #[tokio::test]
 async fn retry_after_http_date() {
-    // HTTP dates have whole seconds, so now+2 s means between 1 and 2 s from now
-    let date = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
+    // The date is written when the request arrives (not before the test's setup, which a busy
+    // machine can make last seconds). HTTP dates have whole seconds, so now + 3 s is between 2
+    // and 3 s after the reply was made: at least 1 s even if the reply takes a while to arrive.
     assert_waits(
-        ResponseTemplate::new(429).insert_header("retry-after", date.as_str()),
+        |_: &Request| {
+            let date = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3));
+            ResponseTemplate::new(429).insert_header("retry-after", date.as_str())
+        },
         1.0,
     )
     .await;
