@@ -11,7 +11,7 @@
 # Prerequisites (checked by `setup`): Linux on an x86-64 CPU with AVX2, Python 3.11 with venv
 # and pip, a C and C++ compiler (gcc/g++ or clang; llama.cpp is compiled from source, and
 # pip fetches CMake and Ninja itself when they are missing), curl, and network access to PyPI.
-# Measured on 2 cores: the first setup 16 min (the llama-cpp-python build, 15 min 48 s; the
+# Measured on 2 cores: the first setup 13 min 36 s to 16 min (nearly all the llama-cpp-python build; the
 # wheel is then cached, and setup takes about 30 s); `start` 3 s once set up.
 #
 # Environment overrides:
@@ -167,7 +167,7 @@ cmd_setup() {
     wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1 || true)"
     if [[ -z "$wheel" ]]; then
       log "building llama-cpp-python $LLAMA_VERSION from source: it compiles llama.cpp (C++) and"
-      log "  its Python bindings; usually about 16 minutes on 2 cores (15 min 48 s measured), once"
+      log "  its Python bindings; usually 14 to 16 minutes on 2 cores (13 min 36 s and 15 min 48 s measured), once"
       log "  per machine: the wheel is then cached in $WHEELS"
       log "  CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
       local build
