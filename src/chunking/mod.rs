@@ -31,7 +31,9 @@ pub mod windows;
 pub use chunk::{Chunk, ChunkError, ChunkParams, Ranges, Sized, Strategy, size_unit};
 
 use crate::corpus::{Corpus, Document};
-use crate::tokenize::{CorpusTokens, DocSizer, TokenCounter, TokenStream, TokenizerKind};
+use crate::tokenize::{
+    CorpusTokens, DocSizer, SliceCounter, TokenCounter, TokenStream, TokenizerKind,
+};
 use headings::DocKind;
 
 /// Chunks one document.
@@ -64,37 +66,36 @@ pub fn chunk_document(
     let text = doc.text.as_str();
     let kind = DocKind::of(doc);
     let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
+    let exact = SliceCounter::new(text, stream, counter);
     let (size, overlap) = (params.chunk_size, params.chunk_overlap);
     let sized = match params.strategy {
         Strategy::Fixed => {
-            windows::split(text, &windows::stream_units(stream), size, overlap, counter)
+            windows::split(text, &windows::stream_units(stream), size, overlap, exact)
         }
         Strategy::Words => {
             let words = TokenCounter::new(TokenizerKind::Words);
             windows::split(text, &windows::word_units(text), size, overlap, words)
                 .into_iter()
-                .map(|(s, e, _)| (s, e, counter.count(&text[s..e])))
+                .map(|(s, e, _)| (s, e, exact.count(s, e)))
                 .collect()
         }
         Strategy::Recursive => {
-            bound::fit(text, recursive::split(text, params, sizer), params, counter)
+            bound::fit(text, recursive::split(text, params, sizer), params, exact)
         }
         Strategy::Markdown => bound::fit(
             text,
             markdown::split(text, kind, params, sizer),
             params,
-            counter,
+            exact,
         ),
-        Strategy::Sentence => {
-            bound::fit(text, sentence::split(text, params, sizer), params, counter)
-        }
+        Strategy::Sentence => bound::fit(text, sentence::split(text, params, sizer), params, exact),
         Strategy::Semantic => {
             let none = || ChunkError::MissingSentenceEmbedding {
                 preview: text.chars().take(60).collect(),
             };
             let vectors = ctx.sentence_vectors.ok_or_else(none)?;
             let ranges = semantic::split(text, params, sizer, vectors, &ctx.semantic)?;
-            bound::fit(text, ranges, params, counter)
+            bound::fit(text, ranges, params, exact)
         }
     };
     let heading_list = headings::headings(kind, text);
