@@ -249,7 +249,8 @@ impl CorpusTokens {
 }
 
 /// Exact token counts of slices of one document: [`SliceCounter::count`] is what encoding the
-/// slice alone gives (`counter.count(&text[start..end])`), at the cost of encoding its edges.
+/// slice alone gives (`counter.count(&text[start..end])`), at the cost of encoding its edges
+/// (for words, a binary search in the stream).
 ///
 /// BPE encodes each pre-tokenizer piece on its own, and the pre-tokenizer (bpe-openai's
 /// `Splits`) restarts from each piece's end with nothing but the remaining text. So once the
@@ -287,7 +288,8 @@ impl<'a> SliceCounter<'a> {
     /// Tokens of `text[start..end]` encoded alone: exactly `counter.count(&text[start..end])`.
     pub fn count(&self, start: usize, end: usize) -> usize {
         let Some(bpe) = self.counter.bpe else {
-            return self.counter.count(&self.text[start..end]);
+            // the words overlapping the slice: a word cut by either end is one word of the slice
+            return self.stream.count_in(start, end);
         };
         if start >= end {
             return 0;

@@ -159,7 +159,11 @@ fn slice_ranges(text: &str) -> Vec<(usize, usize)> {
 
 #[test]
 fn slice_counts_through_the_stream_equal_encoding_alone() {
-    for kind in [TokenizerKind::Cl100kBase, TokenizerKind::O200kBase] {
+    for kind in [
+        TokenizerKind::Cl100kBase,
+        TokenizerKind::O200kBase,
+        TokenizerKind::Words,
+    ] {
         let counter = TokenCounter::new(kind);
         let mut compared = 0;
         for (name, text) in texts() {

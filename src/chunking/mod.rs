@@ -73,8 +73,19 @@ pub fn chunk_document(
             windows::split(text, &windows::stream_units(stream), size, overlap, exact)
         }
         Strategy::Words => {
-            let words = TokenCounter::new(TokenizerKind::Words);
-            windows::split(text, &windows::word_units(text), size, overlap, words)
+            // windows over the whitespace words (the document's stream when it counts words),
+            // each counted in the grid's unit
+            let words_counter = TokenCounter::new(TokenizerKind::Words);
+            let own;
+            let words = if counter.kind() == TokenizerKind::Words {
+                stream
+            } else {
+                own = TokenStream::new(text, words_counter);
+                &own
+            };
+            let units = windows::stream_units(words);
+            let in_words = SliceCounter::new(text, words, words_counter);
+            windows::split(text, &units, size, overlap, in_words)
                 .into_iter()
                 .map(|(s, e, _)| (s, e, exact.count(s, e)))
                 .collect()
@@ -138,13 +149,20 @@ pub struct ChunkContext<'a> {
 }
 
 /// `(max_chunk_tokens, n_oversize)` of one configuration's chunks: the most tokens of one
-/// chunk's own text ([`Chunk::tokens`]), and how many chunks are over `params.chunk_size` in the
-/// size's unit (whitespace words for `words`, tokens otherwise), each a single unit that cannot
-/// be split. `(0, 0)` for no chunk.
-pub fn oversize(corpus: &Corpus, chunks: &[Chunk], params: &ChunkParams) -> (usize, usize) {
+/// chunk's own text ([`Chunk::tokens`], counted in `unit`), and how many chunks are over
+/// `params.chunk_size` in the size's unit (whitespace words for `words`, tokens otherwise), each
+/// a single unit that cannot be split. `(0, 0)` for no chunk.
+pub fn oversize(
+    corpus: &Corpus,
+    chunks: &[Chunk],
+    params: &ChunkParams,
+    unit: TokenizerKind,
+) -> (usize, usize) {
     let max = chunks.iter().map(|c| c.tokens).max().unwrap_or(0);
     let size_of = |c: &Chunk| match params.strategy {
-        Strategy::Words => c.text(corpus).split_whitespace().count(),
+        Strategy::Words if unit != TokenizerKind::Words => {
+            c.text(corpus).split_whitespace().count()
+        }
         _ => c.tokens,
     };
     let over = chunks

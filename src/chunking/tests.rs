@@ -544,7 +544,10 @@ fn every_chunk_counts_its_own_text_and_stays_within_its_size() {
     };
     let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!((chunks[0].byte_start, chunks[1].byte_start), (0, 4));
-    assert_eq!(oversize(&corpus, &chunks, &params), (3, 2));
+    assert_eq!(
+        oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase),
+        (3, 2)
+    );
 }
 
 const RAIN: &str = "# Rainfall

@@ -47,18 +47,6 @@ pub fn stream_units(stream: &TokenStream) -> Vec<Unit> {
     units
 }
 
-/// The units of whitespace-separated words: one word each.
-pub fn word_units(text: &str) -> Vec<Unit> {
-    crate::tokenize::word_spans(text)
-        .into_iter()
-        .map(|(start, end)| Unit {
-            start,
-            end,
-            tokens: 1,
-        })
-        .collect()
-}
-
 /// Windows over `units` of `text` with their token counts (of their own text, by `counter`, which
 /// sizes slices of `text` as [`bound::fit`]'s does).
 pub fn split<S: ChunkSizer + Copy>(
