@@ -25,6 +25,7 @@ pub mod recursive;
 pub mod rst;
 pub mod semantic;
 pub mod sentence;
+pub mod structure;
 pub mod tables;
 pub mod windows;
 
@@ -34,7 +35,7 @@ use crate::corpus::{Corpus, Document};
 use crate::tokenize::{
     CorpusTokens, DocSizer, SliceCounter, TokenCounter, TokenStream, TokenizerKind,
 };
-use headings::DocKind;
+use structure::{CorpusStructure, DocStructure};
 
 /// Chunks one document.
 ///
@@ -48,8 +49,9 @@ use headings::DocKind;
 ///
 /// `stream` is the document's token stream in the unit of `counter`; the strategies built on
 /// text-splitter size their candidates through it (see [`DocSizer`]). The document's file type
-/// decides its structure ([`DocKind`]): headings and heading paths for Markdown and
-/// reStructuredText, none for plain text. For the `markdown` strategy, a chunk that starts
+/// decides its structure ([`headings::DocKind`]): headings and heading paths for Markdown and
+/// reStructuredText, none for plain text; it is read from `ctx.structure` when there is one
+/// (document `doc_index` there), else here. For the `markdown` strategy, a chunk that starts
 /// inside the body of a Markdown table carries the table's header rows ([`tables`]).
 ///
 /// # Errors
@@ -64,7 +66,14 @@ pub fn chunk_document(
     ctx: &ChunkContext<'_>,
 ) -> Result<Vec<Chunk>, ChunkError> {
     let text = doc.text.as_str();
-    let kind = DocKind::of(doc);
+    let own;
+    let structure = match ctx.structure {
+        Some(s) => s.doc(doc_index),
+        None => {
+            own = DocStructure::of(doc);
+            &own
+        }
+    };
     let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
     let exact = SliceCounter::new(text, stream, counter);
     let (size, overlap) = (params.chunk_size, params.chunk_overlap);
@@ -95,7 +104,7 @@ pub fn chunk_document(
         }
         Strategy::Markdown => bound::fit(
             text,
-            markdown::split(text, kind, params, sizer),
+            markdown::split(text, structure, params, sizer),
             params,
             exact,
         ),
@@ -109,16 +118,15 @@ pub fn chunk_document(
             bound::fit(text, ranges, params, exact)
         }
     };
-    let heading_list = headings::headings(kind, text);
-    let mut paths = headings::PathTracker::new(&heading_list);
-    let table_heads = if params.strategy == Strategy::Markdown && kind == DocKind::Markdown {
-        tables::table_heads(text)
+    let mut paths = headings::PathTracker::new(&structure.headings);
+    let table_heads = if params.strategy == Strategy::Markdown {
+        structure.tables(text)
     } else {
-        Vec::new()
+        &[]
     };
     let mut chunks = Vec::with_capacity(sized.len());
     for (s, e, tokens) in sized {
-        let table_header = tables::header_at(&table_heads, s)
+        let table_header = tables::header_at(table_heads, s)
             .unwrap_or_default()
             .to_string();
         let prefix_tokens = enrich::prefix_tokens(&table_header, counter);
@@ -139,9 +147,13 @@ pub fn chunk_document(
     Ok(chunks)
 }
 
-/// What strategies beyond text and tokens need: sentence embeddings for `semantic`.
+/// What strategies beyond text and tokens need: sentence embeddings for `semantic`, and the
+/// documents' structure when it was read once for many configurations.
 #[derive(Clone, Copy, Default)]
 pub struct ChunkContext<'a> {
+    /// The corpus's structure ([`CorpusStructure::new`] of the corpus being chunked); without
+    /// it each document's structure is read as it is chunked.
+    pub structure: Option<&'a CorpusStructure>,
     /// Unit sentence vectors (required by `semantic`).
     pub sentence_vectors: Option<&'a dyn semantic::SentenceVectors>,
     /// Settings of `semantic`.
@@ -186,6 +198,13 @@ pub fn chunk_corpus(
     ctx: &ChunkContext<'_>,
 ) -> Result<Vec<Chunk>, ChunkError> {
     params.validate()?;
+    if let Some(s) = ctx.structure {
+        assert_eq!(
+            s.len(),
+            corpus.docs.len(),
+            "the structure of another corpus"
+        );
+    }
     let mut out = Vec::new();
     for (i, doc) in corpus.docs.iter().enumerate() {
         out.extend(chunk_document(
