@@ -258,8 +258,8 @@ impl CorpusTokens {
 /// pieces are the document's, as long as the document's piece (with its one look-ahead
 /// character) ends before the slice does: the pieces are leftmost-first regex matches, and
 /// cutting the text after a match keeps that match the first, unless the cut makes a new match
-/// possible. The only pattern that can match at the cut and nowhere else is `\s+$` (whitespace
-/// up to the end), so the document's pieces are used only while they start before the slice's
+/// possible. In the cl100k_base and o200k_base patterns (bpe-openai 0.3) the only one that can
+/// match at the cut and nowhere else is `\s+$` (whitespace up to the end), so the document's pieces are used only while they start before the slice's
 /// trailing whitespace. The slice's own split is encoded at its head (until it meets a piece end
 /// of the document) and at its tail (after the last piece used). `tests/bpe_equivalence.rs`
 /// checks the counts against encoding on many random slices.
@@ -278,11 +278,6 @@ impl<'a> SliceCounter<'a> {
             stream,
             counter,
         }
-    }
-
-    /// The counter whose counts these are.
-    pub fn counter(&self) -> TokenCounter {
-        self.counter
     }
 
     /// Tokens of `text[start..end]` encoded alone: exactly `counter.count(&text[start..end])`.
