@@ -353,15 +353,17 @@ pub fn score_question_scaled(
             .iter()
             .copied()
             .fold(correct[0], |b, i| if scores[i] > scores[b] { i } else { b });
-        let top_score = scores.iter().copied().fold(0.0f64, f64::max);
-        let best_wrong = scores
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| correct.binary_search(i).is_err())
-            .map(|(_, &s)| s)
-            .fold(None, |acc: Option<f64>, s| {
-                Some(acc.map_or(s, |a| a.max(s)))
-            });
+        // one pass: the top score (at least 0) and the best score of a chunk not in `correct`
+        // (sorted, so walked alongside)
+        let mut top_score = 0.0f64;
+        let mut best_wrong: Option<f64> = None;
+        let mut next_correct = correct.iter().copied().peekable();
+        for (i, &s) in scores.iter().enumerate() {
+            top_score = top_score.max(s);
+            if next_correct.next_if_eq(&i).is_none() {
+                best_wrong = Some(best_wrong.map_or(s, |a| a.max(s)));
+            }
+        }
         let diff = scores[best_correct] - best_wrong.unwrap_or(0.0);
         m.margin = match scale {
             MarginScale::TopScore if top_score > 0.0 => diff / top_score,

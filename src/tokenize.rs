@@ -101,25 +101,49 @@ impl TokenCounter {
     /// whitespace-separated word.
     pub fn token_spans(&self, text: &str) -> Vec<(usize, usize)> {
         match self.bpe {
-            Some(bpe) => {
-                let mut spans = Vec::with_capacity(text.len() / 4);
-                let (mut raw, mut prev_end) = (0, 0);
-                for piece in bpe.split(text) {
-                    for token in bpe.bpe.encode_via_backtracking(piece.as_bytes()) {
-                        raw += bpe.bpe.token_len(token);
-                        let mut end = raw.min(text.len()).max(prev_end);
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        spans.push((prev_end, end));
-                        prev_end = end;
-                    }
-                }
-                spans
-            }
+            Some(bpe) => bpe_spans(bpe, text).0,
             None => word_spans(text),
         }
     }
+}
+
+/// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them, and the pieces of
+/// `text` (its pre-tokenizer split) as [`Pieces`].
+fn bpe_spans(bpe: &Tokenizer, text: &str) -> (Vec<(usize, usize)>, Pieces) {
+    let mut spans = Vec::with_capacity(text.len() / 4);
+    let mut pieces = Pieces {
+        bounds: vec![0],
+        tokens: vec![0],
+    };
+    let (mut raw, mut prev_end) = (0, 0);
+    for piece in bpe.split(text) {
+        for token in bpe.bpe.encode_via_backtracking(piece.as_bytes()) {
+            raw += bpe.bpe.token_len(token);
+            let mut end = raw.min(text.len()).max(prev_end);
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            spans.push((prev_end, end));
+            prev_end = end;
+        }
+        pieces.bounds.push(raw as u32);
+        pieces.tokens.push(spans.len() as u32);
+    }
+    (spans, pieces)
+}
+
+/// Tokens of `text` counted piece by piece (what `Tokenizer::count` does; cl100k_base and
+/// o200k_base do not normalize).
+fn count_pieces(bpe: &Tokenizer, text: &str) -> usize {
+    bpe.split(text).map(|p| bpe.bpe.count(p.as_bytes())).sum()
+}
+
+/// A document's pre-tokenizer pieces (the regex split that BPE encodes piece by piece): piece
+/// `k` is the bytes `bounds[k]..bounds[k + 1]` and has `tokens[k + 1] - tokens[k]` tokens.
+#[derive(Debug, Clone, Default)]
+struct Pieces {
+    bounds: Vec<u32>,
+    tokens: Vec<u32>,
 }
 
 impl text_splitter::ChunkSizer for TokenCounter {
@@ -129,12 +153,16 @@ impl text_splitter::ChunkSizer for TokenCounter {
 }
 
 /// A document's tokens, computed once and shared by every configuration of a sweep: the byte
-/// range of each token in order. Counting the tokens of any slice of the document is then a
-/// binary search instead of a new encoding.
+/// range of each token in order, and for BPE the document's pre-tokenizer pieces with their
+/// token counts. Counting the tokens of any slice of the document is then a binary search
+/// ([`TokenStream::count_in`]), or, exactly as the slice encoded alone, an encoding of the
+/// slice's edges only ([`SliceCounter`]).
 #[derive(Debug, Clone, Default)]
 pub struct TokenStream {
     starts: Vec<u32>,
     ends: Vec<u32>,
+    /// Empty for words.
+    pieces: Pieces,
 }
 
 impl TokenStream {
@@ -144,10 +172,14 @@ impl TokenStream {
             u32::try_from(text.len()).is_ok(),
             "documents are limited to 4 GiB"
         );
-        let spans = counter.token_spans(text);
+        let (spans, pieces) = match counter.bpe {
+            Some(bpe) => bpe_spans(bpe, text),
+            None => (word_spans(text), Pieces::default()),
+        };
         TokenStream {
             starts: spans.iter().map(|s| s.0 as u32).collect(),
             ends: spans.iter().map(|s| s.1 as u32).collect(),
+            pieces,
         }
     }
 
@@ -216,19 +248,108 @@ impl CorpusTokens {
     }
 }
 
+/// Exact token counts of slices of one document: [`SliceCounter::count`] is what encoding the
+/// slice alone gives (`counter.count(&text[start..end])`), at the cost of encoding its edges
+/// (for words, a binary search in the stream).
+///
+/// BPE encodes each pre-tokenizer piece on its own, and the pre-tokenizer (bpe-openai's
+/// `Splits`) restarts from each piece's end with nothing but the remaining text. So once the
+/// slice's own split ends a piece where one of the document's pieces ends, the slice's next
+/// pieces are the document's, as long as the document's piece (with its one look-ahead
+/// character) ends before the slice does: the pieces are leftmost-first regex matches, and
+/// cutting the text after a match keeps that match the first, unless the cut makes a new match
+/// possible. In the cl100k_base and o200k_base patterns (bpe-openai 0.3) the only one that can
+/// match at the cut and nowhere else is `\s+$` (whitespace up to the end), so the document's pieces are used only while they start before the slice's
+/// trailing whitespace. The slice's own split is encoded at its head (until it meets a piece end
+/// of the document) and at its tail (after the last piece used). `tests/bpe_equivalence.rs`
+/// checks the counts against encoding on many random slices.
+#[derive(Clone, Copy)]
+pub struct SliceCounter<'a> {
+    text: &'a str,
+    stream: &'a TokenStream,
+    counter: TokenCounter,
+}
+
+impl<'a> SliceCounter<'a> {
+    /// A counter for slices of `text`, whose stream (made with `counter`) is `stream`.
+    pub fn new(text: &'a str, stream: &'a TokenStream, counter: TokenCounter) -> Self {
+        SliceCounter {
+            text,
+            stream,
+            counter,
+        }
+    }
+
+    /// Tokens of `text[start..end]` encoded alone: exactly `counter.count(&text[start..end])`.
+    pub fn count(&self, start: usize, end: usize) -> usize {
+        let Some(bpe) = self.counter.bpe else {
+            // the words overlapping the slice: a word cut by either end is one word of the slice
+            return self.stream.count_in(start, end);
+        };
+        if start >= end {
+            return 0;
+        }
+        let Pieces { bounds, tokens } = &self.stream.pieces;
+        let slice = &self.text[start..end];
+        let bound_at = |at: usize| bounds.binary_search(&(at as u32)).ok();
+        // Head: the slice's own pieces until one ends where a piece of the document ends.
+        let mut head = 0;
+        let mut at = start;
+        let mut synced = bound_at(at);
+        if synced.is_none() {
+            for piece in bpe.split(slice) {
+                head += bpe.bpe.count(piece.as_bytes());
+                at += piece.len();
+                synced = bound_at(at);
+                if synced.is_some() {
+                    break;
+                }
+            }
+        }
+        let Some(first) = synced else {
+            return head;
+        };
+        // Middle: the document's pieces `first..last`, each ending before `end` and starting
+        // before the slice's trailing whitespace.
+        let trailing = start + slice.trim_end().len();
+        let ends_before = bounds
+            .partition_point(|&b| (b as usize) < end)
+            .saturating_sub(1);
+        let starts_before = bounds.partition_point(|&b| (b as usize) < trailing);
+        let last = ends_before.min(starts_before).max(first);
+        let middle = (tokens[last] - tokens[first]) as usize;
+        // Tail: the slice's own pieces from there.
+        head + middle + count_pieces(bpe, &self.text[bounds[last] as usize..end])
+    }
+}
+
+impl text_splitter::ChunkSizer for SliceCounter<'_> {
+    fn size(&self, chunk: &str) -> usize {
+        match offset_in(self.text, chunk) {
+            Some(start) => self.count(start, start + chunk.len()),
+            None => self.counter.count(chunk),
+        }
+    }
+}
+
+/// Byte offset of `chunk` in `base` when `chunk` is a slice of it.
+fn offset_in(base: &str, chunk: &str) -> Option<usize> {
+    let (base_at, at) = (base.as_ptr() as usize, chunk.as_ptr() as usize);
+    (at >= base_at && at + chunk.len() <= base_at + base.len()).then(|| at - base_at)
+}
+
 /// A text-splitter sizer for slices of one document: counts through the document's
 /// [`TokenStream`] (a binary search) instead of encoding each candidate chunk again, except near
 /// the size limit: a slice whose stream count is within [`DocSizer::SLACK`] tokens of `limit` is
-/// encoded alone, since trimming and cut tokens at its edges can put its own count on the other
-/// side of the limit. Text that is not a slice of the document is encoded as usual.
+/// counted as if encoded alone ([`SliceCounter`]), since trimming and cut tokens at its edges can
+/// put its own count on the other side of the limit. Text that is not a slice of the document is
+/// encoded as usual.
 #[derive(Clone, Copy)]
 pub struct DocSizer<'a> {
     /// The text whose slices are sized (the document, or a copy with its byte layout).
     base: &'a str,
-    /// The document's text, which is what is encoded.
-    text: &'a str,
-    stream: &'a TokenStream,
-    counter: TokenCounter,
+    /// Exact counts of the document's slices.
+    exact: SliceCounter<'a>,
     limit: usize,
 }
 
@@ -245,9 +366,7 @@ impl<'a> DocSizer<'a> {
     ) -> Self {
         DocSizer {
             base: text,
-            text,
-            stream,
-            counter,
+            exact: SliceCounter::new(text, stream, counter),
             limit,
         }
     }
@@ -258,7 +377,7 @@ impl<'a> DocSizer<'a> {
     where
         'a: 'b,
     {
-        debug_assert_eq!(copy.len(), self.text.len());
+        debug_assert_eq!(copy.len(), self.exact.text.len());
         DocSizer {
             base: copy,
             ..*self
@@ -268,9 +387,9 @@ impl<'a> DocSizer<'a> {
     /// Tokens in the byte range `[start, end)` of the document: the stream's count, or the
     /// slice's own count when the stream's is within [`DocSizer::SLACK`] of the limit.
     pub fn count_range(&self, start: usize, end: usize) -> usize {
-        let n = self.stream.count_in(start, end);
+        let n = self.exact.stream.count_in(start, end);
         if n + Self::SLACK >= self.limit && n <= self.limit + Self::SLACK {
-            self.counter.count(&self.text[start..end])
+            self.exact.count(start, end)
         } else {
             n
         }
@@ -279,13 +398,9 @@ impl<'a> DocSizer<'a> {
 
 impl text_splitter::ChunkSizer for DocSizer<'_> {
     fn size(&self, chunk: &str) -> usize {
-        let base = self.base.as_ptr() as usize;
-        let at = chunk.as_ptr() as usize;
-        if at >= base && at + chunk.len() <= base + self.base.len() {
-            let start = at - base;
-            self.count_range(start, start + chunk.len())
-        } else {
-            self.counter.count(chunk)
+        match offset_in(self.base, chunk) {
+            Some(start) => self.count_range(start, start + chunk.len()),
+            None => self.exact.counter.count(chunk),
         }
     }
 }

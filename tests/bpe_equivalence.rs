@@ -1,10 +1,12 @@
 //! The BPE chunksweep counts with (bpe-openai) gives exactly tiktoken's tokens (tiktoken-rs, the
 //! reference port) on the test corpora, for cl100k_base and o200k_base: the same token byte
 //! ranges over every document, and the same counts on every line, paragraph and sliding window.
+//! The counts of slices of a document through its stream ([`SliceCounter`], which encodes only
+//! the slice's edges) equal the slices' own encodings.
 
 use std::path::Path;
 
-use chunksweep::tokenize::{TokenCounter, TokenizerKind};
+use chunksweep::tokenize::{SliceCounter, TokenCounter, TokenStream, TokenizerKind};
 use tiktoken_rs::CoreBPE;
 use walkdir::WalkDir;
 
@@ -31,6 +33,7 @@ fn texts() -> Vec<(String, String)> {
         "",
         " ",
         "\n\n\n",
+        "12345678901 x  \n  y\t\t\n\n  z 3.14159   \r\n 'll 'S  \u{3000}end  ",
     ]
     .iter()
     .enumerate()
@@ -113,4 +116,69 @@ fn o200k_base_equals_tiktoken() {
         TokenizerKind::O200kBase,
         tiktoken_rs::o200k_base_singleton(),
     );
+}
+
+/// Byte ranges of slices of `text` on char boundaries: pseudo-random starts and ends, ranges
+/// ending just before, inside and after whitespace runs, and every line.
+fn slice_ranges(text: &str) -> Vec<(usize, usize)> {
+    let floor = |mut i: usize| {
+        i = i.min(text.len());
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let mut out = Vec::new();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    for _ in 0..400 {
+        let start = floor(next(text.len() + 1));
+        let len = [1, 2, 3, 5, 9, 40, 300, 2000][next(8)];
+        out.push((start, floor(start + len)));
+    }
+    for (i, c) in text
+        .char_indices()
+        .filter(|(_, c)| c.is_whitespace())
+        .take(400)
+    {
+        let start = floor(i.saturating_sub(next(200)));
+        out.extend([(start, i), (start, i + c.len_utf8()), (start, floor(i + 3))]);
+    }
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        out.push((at, at + line.len()));
+        at += line.len();
+    }
+    out
+}
+
+#[test]
+fn slice_counts_through_the_stream_equal_encoding_alone() {
+    for kind in [
+        TokenizerKind::Cl100kBase,
+        TokenizerKind::O200kBase,
+        TokenizerKind::Words,
+    ] {
+        let counter = TokenCounter::new(kind);
+        let mut compared = 0;
+        for (name, text) in texts() {
+            let stream = TokenStream::new(&text, counter);
+            let slices = SliceCounter::new(&text, &stream, counter);
+            for (s, e) in slice_ranges(&text) {
+                assert_eq!(
+                    slices.count(s, e),
+                    counter.count(&text[s..e]),
+                    "{kind}: {name} [{s}, {e}): {:?}",
+                    &text[s..e]
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared > 10_000, "{compared}");
+    }
 }

@@ -8,21 +8,27 @@
 //! previous one are dropped (and a range that holds the previous one replaces it), so chunks
 //! come in order with strictly increasing starts and ends.
 
-use text_splitter::{ChunkConfig, TextSplitter};
+use text_splitter::{ChunkConfig, ChunkSizer, TextSplitter};
 
 use super::chunk::{ChunkParams, Ranges, Sized};
-use crate::tokenize::TokenCounter;
 
 /// `ranges` of `text`, trimmed, within `params.chunk_size` by their own count with `counter`
-/// (split again where not), in order, each with its own token count.
-pub fn fit(text: &str, ranges: Ranges, params: &ChunkParams, counter: TokenCounter) -> Sized {
+/// (split again where not), in order, each with its own token count. `counter` sizes a slice of
+/// `text` as that slice encoded alone (a [`crate::tokenize::TokenCounter`], or a
+/// [`crate::tokenize::SliceCounter`] of the document, which gives the same counts faster).
+pub fn fit<S: ChunkSizer + Copy>(
+    text: &str,
+    ranges: Ranges,
+    params: &ChunkParams,
+    counter: S,
+) -> Sized {
     let mut out: Sized = Vec::with_capacity(ranges.len());
     for (s, e) in ranges {
         let (s, e) = trim(text, s, e);
         if s >= e {
             continue;
         }
-        let count = counter.count(&text[s..e]);
+        let count = counter.size(&text[s..e]);
         if count <= params.chunk_size {
             push(&mut out, (s, e, count));
             continue;
@@ -37,13 +43,14 @@ pub fn fit(text: &str, ranges: Ranges, params: &ChunkParams, counter: TokenCount
 /// `[start, end)` of `text` split with text-splitter counting each candidate alone with
 /// `counter`: pieces of at most `size` tokens (overlapping by up to `overlap` where a boundary
 /// allows), trimmed, each with its own count; a piece over `size` is a single grapheme.
-pub fn resplit(
+/// `counter` sizes slices of `text` as in [`fit`].
+pub fn resplit<S: ChunkSizer + Copy>(
     text: &str,
     start: usize,
     end: usize,
     size: usize,
     overlap: usize,
-    counter: TokenCounter,
+    counter: S,
 ) -> Sized {
     let config = ChunkConfig::new(size)
         .with_sizer(counter)
@@ -53,7 +60,7 @@ pub fn resplit(
         .chunk_indices(&text[start..end])
         .filter_map(|(o, piece)| {
             let (s, e) = trim(text, start + o, start + o + piece.len());
-            (s < e).then(|| (s, e, counter.count(&text[s..e])))
+            (s < e).then(|| (s, e, counter.size(&text[s..e])))
         })
         .collect()
 }

@@ -22,14 +22,21 @@ use std::borrow::Cow;
 use text_splitter::{ChunkConfig, ChunkSizer, MarkdownSplitter, TextSplitter};
 
 use super::chunk::{ChunkParams, Ranges};
-use super::headings::{DocKind, headings};
+use super::headings::DocKind;
+use super::structure::DocStructure;
 use crate::tokenize::DocSizer;
 
-/// Byte ranges of the structure-aware chunks of `text`, a document of kind `kind`.
-pub fn split(text: &str, kind: DocKind, params: &ChunkParams, sizer: DocSizer<'_>) -> Ranges {
+/// Byte ranges of the structure-aware chunks of `text`, a document of structure `structure`.
+pub fn split(
+    text: &str,
+    structure: &DocStructure,
+    params: &ChunkParams,
+    sizer: DocSizer<'_>,
+) -> Ranges {
     let parsed = without_math(text);
     let sizer = sizer.over(&parsed);
-    let mut starts: Vec<usize> = headings(kind, text).iter().map(|h| h.byte).collect();
+    let kind = structure.kind;
+    let mut starts: Vec<usize> = structure.headings.iter().map(|h| h.byte).collect();
     if starts.first() != Some(&0) {
         starts.insert(0, 0);
     }

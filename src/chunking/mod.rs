@@ -25,14 +25,17 @@ pub mod recursive;
 pub mod rst;
 pub mod semantic;
 pub mod sentence;
+pub mod structure;
 pub mod tables;
 pub mod windows;
 
 pub use chunk::{Chunk, ChunkError, ChunkParams, Ranges, Sized, Strategy, size_unit};
 
 use crate::corpus::{Corpus, Document};
-use crate::tokenize::{CorpusTokens, DocSizer, TokenCounter, TokenStream, TokenizerKind};
-use headings::DocKind;
+use crate::tokenize::{
+    CorpusTokens, DocSizer, SliceCounter, TokenCounter, TokenStream, TokenizerKind,
+};
+use structure::{CorpusStructure, DocStructure};
 
 /// Chunks one document.
 ///
@@ -46,8 +49,9 @@ use headings::DocKind;
 ///
 /// `stream` is the document's token stream in the unit of `counter`; the strategies built on
 /// text-splitter size their candidates through it (see [`DocSizer`]). The document's file type
-/// decides its structure ([`DocKind`]): headings and heading paths for Markdown and
-/// reStructuredText, none for plain text. For the `markdown` strategy, a chunk that starts
+/// decides its structure ([`headings::DocKind`]): headings and heading paths for Markdown and
+/// reStructuredText, none for plain text; it is read from `ctx.structure` when there is one
+/// (document `doc_index` there), else here. For the `markdown` strategy, a chunk that starts
 /// inside the body of a Markdown table carries the table's header rows ([`tables`]).
 ///
 /// # Errors
@@ -62,51 +66,67 @@ pub fn chunk_document(
     ctx: &ChunkContext<'_>,
 ) -> Result<Vec<Chunk>, ChunkError> {
     let text = doc.text.as_str();
-    let kind = DocKind::of(doc);
+    let own;
+    let structure = match ctx.structure {
+        Some(s) => s.doc(doc_index),
+        None => {
+            own = DocStructure::of(doc);
+            &own
+        }
+    };
     let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
+    let exact = SliceCounter::new(text, stream, counter);
     let (size, overlap) = (params.chunk_size, params.chunk_overlap);
     let sized = match params.strategy {
         Strategy::Fixed => {
-            windows::split(text, &windows::stream_units(stream), size, overlap, counter)
+            windows::split(text, &windows::stream_units(stream), size, overlap, exact)
         }
         Strategy::Words => {
-            let words = TokenCounter::new(TokenizerKind::Words);
-            windows::split(text, &windows::word_units(text), size, overlap, words)
+            // windows over the whitespace words (the document's stream when it counts words),
+            // each counted in the grid's unit
+            let words_counter = TokenCounter::new(TokenizerKind::Words);
+            let own;
+            let words = if counter.kind() == TokenizerKind::Words {
+                stream
+            } else {
+                own = TokenStream::new(text, words_counter);
+                &own
+            };
+            let units = windows::stream_units(words);
+            let in_words = SliceCounter::new(text, words, words_counter);
+            windows::split(text, &units, size, overlap, in_words)
                 .into_iter()
-                .map(|(s, e, _)| (s, e, counter.count(&text[s..e])))
+                .map(|(s, e, _)| (s, e, exact.count(s, e)))
                 .collect()
         }
         Strategy::Recursive => {
-            bound::fit(text, recursive::split(text, params, sizer), params, counter)
+            bound::fit(text, recursive::split(text, params, sizer), params, exact)
         }
         Strategy::Markdown => bound::fit(
             text,
-            markdown::split(text, kind, params, sizer),
+            markdown::split(text, structure, params, sizer),
             params,
-            counter,
+            exact,
         ),
-        Strategy::Sentence => {
-            bound::fit(text, sentence::split(text, params, sizer), params, counter)
-        }
+        Strategy::Sentence => bound::fit(text, sentence::split(text, params, sizer), params, exact),
         Strategy::Semantic => {
             let none = || ChunkError::MissingSentenceEmbedding {
                 preview: text.chars().take(60).collect(),
             };
             let vectors = ctx.sentence_vectors.ok_or_else(none)?;
             let ranges = semantic::split(text, params, sizer, vectors, &ctx.semantic)?;
-            bound::fit(text, ranges, params, counter)
+            bound::fit(text, ranges, params, exact)
         }
     };
-    let heading_list = headings::headings(kind, text);
-    let mut paths = headings::PathTracker::new(&heading_list);
-    let table_heads = if params.strategy == Strategy::Markdown && kind == DocKind::Markdown {
-        tables::table_heads(text)
+    let mut paths = headings::PathTracker::new(&structure.headings);
+    let table_heads = if params.strategy == Strategy::Markdown {
+        structure.tables(text)
     } else {
-        Vec::new()
+        &[]
     };
     let mut chunks = Vec::with_capacity(sized.len());
     for (s, e, tokens) in sized {
-        let table_header = tables::header_at(&table_heads, s)
+        let table_header = tables::header_at(table_heads, s)
             .unwrap_or_default()
             .to_string();
         let prefix_tokens = enrich::prefix_tokens(&table_header, counter);
@@ -127,9 +147,13 @@ pub fn chunk_document(
     Ok(chunks)
 }
 
-/// What strategies beyond text and tokens need: sentence embeddings for `semantic`.
+/// What strategies beyond text and tokens need: sentence embeddings for `semantic`, and the
+/// documents' structure when it was read once for many configurations.
 #[derive(Clone, Copy, Default)]
 pub struct ChunkContext<'a> {
+    /// The corpus's structure ([`CorpusStructure::new`] of the corpus being chunked); without
+    /// it each document's structure is read as it is chunked.
+    pub structure: Option<&'a CorpusStructure>,
     /// Unit sentence vectors (required by `semantic`).
     pub sentence_vectors: Option<&'a dyn semantic::SentenceVectors>,
     /// Settings of `semantic`.
@@ -137,13 +161,20 @@ pub struct ChunkContext<'a> {
 }
 
 /// `(max_chunk_tokens, n_oversize)` of one configuration's chunks: the most tokens of one
-/// chunk's own text ([`Chunk::tokens`]), and how many chunks are over `params.chunk_size` in the
-/// size's unit (whitespace words for `words`, tokens otherwise), each a single unit that cannot
-/// be split. `(0, 0)` for no chunk.
-pub fn oversize(corpus: &Corpus, chunks: &[Chunk], params: &ChunkParams) -> (usize, usize) {
+/// chunk's own text ([`Chunk::tokens`], counted in `unit`), and how many chunks are over
+/// `params.chunk_size` in the size's unit (whitespace words for `words`, tokens otherwise), each
+/// a single unit that cannot be split. `(0, 0)` for no chunk.
+pub fn oversize(
+    corpus: &Corpus,
+    chunks: &[Chunk],
+    params: &ChunkParams,
+    unit: TokenizerKind,
+) -> (usize, usize) {
     let max = chunks.iter().map(|c| c.tokens).max().unwrap_or(0);
     let size_of = |c: &Chunk| match params.strategy {
-        Strategy::Words => c.text(corpus).split_whitespace().count(),
+        Strategy::Words if unit != TokenizerKind::Words => {
+            c.text(corpus).split_whitespace().count()
+        }
         _ => c.tokens,
     };
     let over = chunks
@@ -167,6 +198,13 @@ pub fn chunk_corpus(
     ctx: &ChunkContext<'_>,
 ) -> Result<Vec<Chunk>, ChunkError> {
     params.validate()?;
+    if let Some(s) = ctx.structure {
+        assert_eq!(
+            s.len(),
+            corpus.docs.len(),
+            "the structure of another corpus"
+        );
+    }
     let mut out = Vec::new();
     for (i, doc) in corpus.docs.iter().enumerate() {
         out.extend(chunk_document(

@@ -175,7 +175,7 @@ fn check(
         }
         covered[c.byte_start..c.byte_end].fill(true);
     }
-    prop_assert_eq!(oversize(&corpus, &chunks, params).1, over);
+    prop_assert_eq!(oversize(&corpus, &chunks, params, counter.kind()).1, over);
     for (i, ch) in text.char_indices() {
         prop_assert!(
             ch.is_whitespace() || covered[i],

@@ -544,7 +544,10 @@ fn every_chunk_counts_its_own_text_and_stays_within_its_size() {
     };
     let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!((chunks[0].byte_start, chunks[1].byte_start), (0, 4));
-    assert_eq!(oversize(&corpus, &chunks, &params), (3, 2));
+    assert_eq!(
+        oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase),
+        (3, 2)
+    );
 }
 
 const RAIN: &str = "# Rainfall
@@ -619,4 +622,41 @@ fn sizes_are_words_for_the_words_strategy_or_tokenizer_else_tokens() {
     assert_eq!(size_unit("fixed", "cl100k_base"), "tokens");
     assert_eq!(size_unit("markdown", "o200k_base"), "tokens");
     assert_eq!(size_unit("recursive", "words"), "words");
+}
+
+#[test]
+fn structure_read_once_gives_the_chunks_read_per_document() {
+    let corpus = Corpus::from_documents(
+        "s",
+        vec![Document::new("doc.md", DOC), Document::new("rain.md", RAIN)],
+    );
+    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+    let structure = structure::CorpusStructure::new(&corpus);
+    let shared = ChunkContext {
+        structure: Some(&structure),
+        ..ChunkContext::default()
+    };
+    for strategy in [
+        Strategy::Fixed,
+        Strategy::Words,
+        Strategy::Recursive,
+        Strategy::Markdown,
+        Strategy::Sentence,
+    ] {
+        let params = ChunkParams {
+            strategy,
+            chunk_size: 24,
+            chunk_overlap: 4,
+        };
+        let alone = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+        let once = chunk_corpus(&corpus, &tokens, &params, &shared).unwrap();
+        assert_eq!(once, alone, "{strategy:?}");
+        assert!(
+            once.iter().any(|c| c.heading_path.len() == 3),
+            "{strategy:?}: the nested heading path is found"
+        );
+        if strategy == Strategy::Markdown {
+            assert!(once.iter().any(|c| !c.table_header.is_empty()));
+        }
+    }
 }

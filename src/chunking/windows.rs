@@ -12,9 +12,11 @@
 //! starts no later than the previous one ends, so no text is skipped. Windows of whitespace only
 //! are dropped.
 
+use text_splitter::ChunkSizer;
+
 use super::bound;
 use super::chunk::Sized;
-use crate::tokenize::{TokenCounter, TokenStream};
+use crate::tokenize::TokenStream;
 
 /// The smallest piece a window holds: a byte range and the tokens it spans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,25 +47,14 @@ pub fn stream_units(stream: &TokenStream) -> Vec<Unit> {
     units
 }
 
-/// The units of whitespace-separated words: one word each.
-pub fn word_units(text: &str) -> Vec<Unit> {
-    crate::tokenize::word_spans(text)
-        .into_iter()
-        .map(|(start, end)| Unit {
-            start,
-            end,
-            tokens: 1,
-        })
-        .collect()
-}
-
-/// Windows over `units` of `text` with their token counts (of their own text, by `counter`).
-pub fn split(
+/// Windows over `units` of `text` with their token counts (of their own text, by `counter`, which
+/// sizes slices of `text` as [`bound::fit`]'s does).
+pub fn split<S: ChunkSizer + Copy>(
     text: &str,
     units: &[Unit],
     size: usize,
     overlap: usize,
-    counter: TokenCounter,
+    counter: S,
 ) -> Sized {
     let n = units.len();
     let size = size.max(1);
@@ -81,10 +72,10 @@ pub fn split(
         while b < n && cum[b + 1] - cum[a] <= size {
             b += 1;
         }
-        let mut count = counter.count(&text[units[a].start..units[b - 1].end]);
+        let mut count = counter.size(&text[units[a].start..units[b - 1].end]);
         while count > size && b > a + 1 {
             b -= 1;
-            count = counter.count(&text[units[a].start..units[b - 1].end]);
+            count = counter.size(&text[units[a].start..units[b - 1].end]);
         }
         let (s, e) = (units[a].start, units[b - 1].end);
         if count > size {

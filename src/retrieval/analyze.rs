@@ -22,13 +22,13 @@
 //! chunk's range ([`DocTerms::terms_in`]), whatever the configuration.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -370,7 +370,7 @@ impl DocTerms {
 #[derive(Debug)]
 pub struct AnalyzedCorpus {
     analyzer: Analyzer,
-    vocab: HashMap<Box<str>, u32>,
+    vocab: FxHashMap<Box<str>, u32>,
     docs: Vec<DocTerms>,
     elapsed_ms: f64,
 }
@@ -389,7 +389,7 @@ impl AnalyzedCorpus {
             .docs
             .par_iter()
             .map(|d| {
-                let mut names: HashMap<String, u32> = HashMap::new();
+                let mut names: FxHashMap<String, u32> = FxHashMap::default();
                 let mut terms = DocTerms::default();
                 analyzer.analyze(&d.text, &mut |t, s, e| {
                     let next = names.len() as u32;
@@ -411,7 +411,7 @@ impl AnalyzedCorpus {
                 (by_id, terms)
             })
             .collect();
-        let mut vocab: HashMap<Box<str>, u32> = HashMap::new();
+        let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
         let docs = local
             .into_iter()
             .map(|(names, mut terms)| {

@@ -14,9 +14,9 @@
 //! the terms of its prefix. The index is a posting list per term (chunk, tf); a query is scored
 //! by walking the postings of its terms only.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
@@ -108,7 +108,7 @@ pub struct Bm25Index {
     corpus: Arc<AnalyzedCorpus>,
     k1: f64,
     /// Terms of prefixes that the corpus does not have, with ids after the corpus vocabulary.
-    extra: HashMap<String, u32>,
+    extra: FxHashMap<String, u32>,
     /// Postings of term `t`: `postings[offsets[t]..offsets[t + 1]]`, in chunk order.
     offsets: Vec<u32>,
     postings: Vec<Posting>,
@@ -129,8 +129,8 @@ impl Bm25Index {
         settings: &Bm25Settings,
     ) -> Self {
         let base = corpus.vocab_len() as u32;
-        let mut extra: HashMap<String, u32> = HashMap::new();
-        let mut prefix_terms: HashMap<&'a str, Vec<u32>> = HashMap::new();
+        let mut extra: FxHashMap<String, u32> = FxHashMap::default();
+        let mut prefix_terms: FxHashMap<&'a str, Vec<u32>> = FxHashMap::default();
         // The terms of every chunk, flattened, with each chunk's end in `flat`.
         let mut flat: Vec<u32> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();

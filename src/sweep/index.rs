@@ -9,6 +9,7 @@ use super::error::SweepError;
 use super::grid::{ConfigSpec, RetrieverKind, SweepSpec};
 use crate::chunking::enrich::{self, ContextCosts, ContextMap};
 use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
+use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
 use crate::metrics::{Cut, MarginScale, budget_ranking};
@@ -20,13 +21,15 @@ use crate::retrieval::{AnalyzedCorpus, Bm25Index, Ranking, rank_top_k};
 use crate::tokenize::CorpusTokens;
 
 /// What configurations need beyond the corpus and its token streams, made once before the
-/// sweep: the corpus analyzed for BM25, and from the prepare step (see [`crate::prepare`]) the
+/// sweep: the corpus analyzed for BM25 and its documents' structure, and from the prepare step (see [`crate::prepare`]) the
 /// embeddings of every text that dense, hybrid and semantic configurations read, the
 /// model-written contexts of `llm_context` prefixes, and the fusion and semantic settings.
 #[derive(Debug, Clone)]
 pub struct RetrievalContext {
     /// The corpus analyzed with the grid's BM25 analyzer (shared, never copied).
     pub analysis: Arc<AnalyzedCorpus>,
+    /// The documents' kinds, headings and tables, read once (shared, never copied).
+    pub structure: Arc<CorpusStructure>,
     /// Vectors of chunks, sentences and questions (empty when nothing needs them).
     pub embeddings: Embeddings,
     /// Model-written contexts of the `llm_context` prefix (empty when not swept).
@@ -41,11 +44,12 @@ pub struct RetrievalContext {
 
 impl RetrievalContext {
     /// A context for `corpus` with the spec's hybrid and semantic settings and nothing
-    /// prepared: the corpus is analyzed here with the spec's BM25 analyzer (documents in
-    /// parallel). It serves BM25 configurations without `llm_context` as it is.
+    /// prepared: the corpus is analyzed here with the spec's BM25 analyzer and its structure
+    /// read (documents in parallel). It serves BM25 configurations without `llm_context` as it is.
     pub fn for_spec(corpus: &Corpus, spec: &SweepSpec) -> Self {
         RetrievalContext {
             analysis: Arc::new(AnalyzedCorpus::new(corpus, spec.bm25.analysis())),
+            structure: Arc::new(CorpusStructure::new(corpus)),
             embeddings: Embeddings::default(),
             contexts: ContextMap::default(),
             context_costs: ContextCosts::default(),
@@ -54,9 +58,11 @@ impl RetrievalContext {
         }
     }
 
-    /// The chunking context (sentence vectors when there are embeddings).
+    /// The chunking context (the corpus's structure; sentence vectors when there are
+    /// embeddings).
     pub fn chunk_context(&self) -> chunking::ChunkContext<'_> {
         chunking::ChunkContext {
+            structure: Some(&self.structure),
             sentence_vectors: (!self.embeddings.is_empty())
                 .then_some(&self.embeddings as &dyn SentenceVectors),
             semantic: self.semantic,

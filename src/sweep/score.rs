@@ -146,7 +146,7 @@ pub fn run_config(
     };
     let mean_chunk_tokens = per_chunk(index_tokens);
     let mean_prefix_tokens = per_chunk(prefix_tokens);
-    let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params);
+    let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params, tokenizer);
     let row = SweepRow {
         config_id,
         strategy: params.strategy.name().into(),
