@@ -38,7 +38,7 @@ fn sweep(out: &Path) {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "pick: words-24-o6-none-bm25+seed-k2 (47 tokens/query, span recall@k 1.000)",
+            "pick: words-24-o6-none-bm25+seed-k2 (47 words/query, span recall@k 1.000)",
         ));
 }
 
