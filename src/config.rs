@@ -205,6 +205,16 @@ pub struct JudgeSection {
     pub max_questions: Option<usize>,
     /// Prompt folder.
     pub prompts: Option<PathBuf>,
+    /// Planted controls on or off.
+    pub controls: Option<bool>,
+    /// Share of judged answers per control kind.
+    pub control_fraction: Option<f64>,
+    /// Share of judged answers graded again.
+    pub repeat_fraction: Option<f64>,
+    /// Lowest acceptable lower bound of a true-negative rate.
+    pub min_control_tnr: Option<f64>,
+    /// Lowest acceptable repeat κ.
+    pub min_repeat_kappa: Option<f64>,
 }
 
 impl ConfigFile {

@@ -41,6 +41,46 @@ pub enum Command {
     /// The prompt templates compiled into the binary.
     #[command(subcommand)]
     Prompts(PromptsCommand),
+    /// Measure the judge on human-labelled items: balanced accuracy, true-positive and
+    /// true-negative rates, Cohen's κ and the majority-label baseline (judge_check.csv).
+    JudgeCheck(JudgeCheckArgs),
+}
+
+/// Flags of `chunksweep judge-check`.
+#[derive(Args)]
+pub struct JudgeCheckArgs {
+    /// Labelled items: a JSONL labelled set, or a run's judge_questions.csv with
+    /// human_label_faithfulness / human_label_relevancy / human_label_correctness columns (then
+    /// --config must be the run's config file, to rebuild each row's question and context).
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// TOML config file: its [llm] and [judge] sections (flags override them).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Model that grades (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// Folder of prompt templates overriding the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// Output folder (default results/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the number of calls and the estimated tokens and cost, then stop.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl JudgeCheckArgs {
+    /// The flags as overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            judge_model: self.judge_model.clone(),
+            prompts: self.prompts.clone(),
+            out: self.out.clone(),
+            ..Overrides::default()
+        }
+    }
 }
 
 /// `chunksweep prompts ...`.

@@ -153,10 +153,30 @@ fn judge_request(
     c: Criterion,
     answer: &str,
 ) -> ChatRequest {
-    let reference = job.reference.as_deref().unwrap_or("");
+    verdict_request(
+        prompts,
+        s,
+        c,
+        [
+            job.question.as_str(),
+            job.context.as_str(),
+            answer,
+            job.reference.as_deref().unwrap_or(""),
+        ],
+    )
+}
+
+/// The judge's request for criterion `c` on `[question, context (fenced), answer, reference]`
+/// (an empty reference when there is none), with the settings' model, cap, temperature and seed.
+pub(crate) fn verdict_request(
+    prompts: &PromptSet,
+    s: &JudgeSettings,
+    c: Criterion,
+    [question, context, answer, reference]: [&str; 4],
+) -> ChatRequest {
     let values = [
-        ("question", job.question.as_str()),
-        ("context", job.context.as_str()),
+        ("question", question),
+        ("context", context),
         ("answer", answer),
         ("reference", reference),
     ];

@@ -9,8 +9,10 @@ use super::error::JudgeError;
 use super::journal;
 use super::prompts::PromptSet;
 
-/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest.
+/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest (a
+/// field missing there, from an older version, reads as its default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JudgeSettings {
     /// Model that writes the answers.
     pub generator_model: String,
@@ -38,6 +40,19 @@ pub struct JudgeSettings {
     /// Folder of the prompt templates (`None`, the default: the templates compiled into the
     /// binary, [`crate::prompts::DEFAULTS`]).
     pub prompts_dir: Option<PathBuf>,
+    /// Planted controls in every judged run (default on; see [`super::controls`]).
+    pub controls: bool,
+    /// Share of the judged answers sampled for each kind of control, at least 5 each (default
+    /// 0.1).
+    pub control_fraction: f64,
+    /// Share of the judged answers graded again with another seed, at least 5 (default 0.1; 0:
+    /// none).
+    pub repeat_fraction: f64,
+    /// A criterion's verdicts cannot confirm the pick when the 95% Wilson lower bound of its
+    /// true-negative rate on planted failures is under this (default 0.5).
+    pub min_control_tnr: f64,
+    /// … or when Cohen's κ of its repeated verdicts is under this (default 0.4).
+    pub min_repeat_kappa: f64,
 }
 
 impl Default for JudgeSettings {
@@ -59,6 +74,11 @@ impl Default for JudgeSettings {
             max_questions: None,
             alpha: 0.05,
             prompts_dir: None,
+            controls: true,
+            control_fraction: 0.1,
+            repeat_fraction: 0.1,
+            min_control_tnr: 0.5,
+            min_repeat_kappa: 0.4,
         }
     }
 }
