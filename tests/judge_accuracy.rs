@@ -22,7 +22,8 @@ enum Judge {
     /// in the reference.
     Perfect,
     AlwaysPass,
-    /// pass when bit 0 of FNV-1a(seed of the request, criterion, answer, 42) is 1.
+    /// pass when bit 40 of FNV-1a(seed of the request, criterion, answer, 42) is 1 (a low bit
+    /// would only be the parity of the bytes).
     Coin,
 }
 
@@ -46,7 +47,7 @@ fn fnv(parts: &[&str]) -> u64 {
 
 /// The coin's verdict.
 fn coin(seed: i64, criterion: &str, answer: &str) -> bool {
-    fnv(&[&seed.to_string(), criterion, answer, "42"]) & 1 == 1
+    (fnv(&[&seed.to_string(), criterion, answer, "42"]) >> 40) & 1 == 1
 }
 
 /// The perfect judge's verdict.
@@ -267,6 +268,22 @@ async fn judge_check_measures_three_scripted_judges() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let (rows, _) = judge_check(Judge::Coin).await;
+    // the coin's verdicts on the 12 items, counted once by hand: faithfulness passes one of
+    // its two pass items and both fail items (TPR 1/2, TNR 0/2); relevancy one of each (1/2,
+    // 1/2); correctness one pass item and no fail item (1/2, 2/2)
+    for (c, tpr, tnr) in [
+        ("faithfulness", 0.5, 0.0),
+        ("relevancy", 0.5, 0.5),
+        ("correctness", 0.5, 1.0),
+    ] {
+        let r = row(&rows, c);
+        assert_eq!(
+            (num(r, "tpr"), num(r, "tnr")),
+            (Some(tpr), Some(tnr)),
+            "{c}"
+        );
+        assert_eq!(num(r, "balanced_accuracy"), Some((tpr + tnr) / 2.0), "{c}");
+    }
     for c in ["faithfulness", "relevancy", "correctness"] {
         let mine: Vec<(bool, bool)> = items
             .iter()
@@ -287,6 +304,7 @@ async fn judge_check_measures_three_scripted_judges() {
         );
         let tpr = tp / (tp + fn_);
         let tnr = tn / (tn + fp);
+        eprintln!("coin, judge-check, {c}: tp {tp} fn {fn_} tn {tn} fp {fp}");
         let r = row(&rows, c);
         assert_eq!(num(r, "tpr"), Some(tpr), "{c}");
         assert_eq!(num(r, "tnr"), Some(tnr), "{c}");
@@ -540,6 +558,12 @@ async fn a_coin_flip_judge_is_measured_as_one() {
         let want = coin(seed, &r["criterion"], checked_answer(r));
         assert_eq!(r["verdict"] == "pass", want, "{r:?}");
     }
+    let passes = checks.iter().filter(|r| r["verdict"] == "pass").count();
+    assert!(
+        passes > 0 && passes < checks.len(),
+        "a coin gives both verdicts: {passes} of {}",
+        checks.len()
+    );
     let jr = &judge_csv[0];
     for c in ["faithfulness", "relevancy", "correctness"] {
         let [tp, fn_, tn, fp] = counts(&checks, c, false).map(|x| x as f64);
@@ -552,6 +576,11 @@ async fn a_coin_flip_judge_is_measured_as_one() {
             num(jr, &format!("{c}_control_tpr")),
             Some(tp / (tp + fn_)),
             "{c}"
+        );
+        eprintln!(
+            "coin, run, {c}: controls (tp, fn, tn, fp) {:?}, repeats (first, second) pp pf ff fp {:?}",
+            counts(&checks, c, false),
+            counts(&checks, c, true)
         );
         let [a, b, d, e] = counts(&checks, c, true).map(|x| x as f64);
         let n = a + b + d + e;
@@ -571,5 +600,31 @@ async fn a_coin_flip_judge_is_measured_as_one() {
             );
         }
     }
-    assert!(report.contains("repeat agreement"), "{report}");
+    // by hand from the counts above: (criterion, TNR, TPR, repeat agreement, repeat κ)
+    // faithfulness: 3 of 10 planted failures failed, 4 of 5 planted passes passed; repeats
+    // (pass, pass) 3, (pass, fail) 1, (fail, fail) 1: po 0.8, pe 0.8·0.6 + 0.2·0.4 = 0.56
+    for (c, tnr, tpr, agree, kappa) in [
+        ("faithfulness", 0.3, 0.8, 0.8, (0.8 - 0.56) / 0.44),
+        ("relevancy", 0.8, 0.4, 0.8, (0.8 - 0.48) / 0.52),
+        ("correctness", 0.4, 0.6, 0.4, (0.4 - 0.48) / 0.52),
+    ] {
+        assert_eq!(num(jr, &format!("{c}_control_tnr")), Some(tnr), "{c}");
+        assert_eq!(num(jr, &format!("{c}_control_tpr")), Some(tpr), "{c}");
+        assert_eq!(
+            num(jr, &format!("{c}_repeat_agreement")),
+            Some(agree),
+            "{c}"
+        );
+        let k = num(jr, &format!("{c}_repeat_kappa")).unwrap();
+        assert!((k - kappa).abs() < 1e-12, "{c}: {k}");
+    }
+    // every TNR's lower bound is under 0.5 (and correctness' κ is negative): a coin confirms
+    // nothing
+    assert!(
+        report.contains(&format!(
+            "**Decision: `{CANDIDATE}`, not confirmed on faithfulness, relevancy, correctness"
+        )),
+        "{report}"
+    );
+    assert!(report.contains("Cohen's κ -0.15, under 0.4"), "{report}");
 }
