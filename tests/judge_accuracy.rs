@@ -628,3 +628,58 @@ async fn a_coin_flip_judge_is_measured_as_one() {
     );
     assert!(report.contains("Cohen's κ -0.15, under 0.4"), "{report}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_reads_labels_added_to_judge_questions_csv() {
+    let server = mock(Judge::Perfect).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let out = dir.path().join("run");
+    run(&cfg, &out, &[]);
+    // a reviewer labels faithfulness of every row; the answers of q4 to q6 are first replaced
+    // with a changed fact (so those labels are fail), and relevancy of q1 is labelled too
+    let rows = read_csv(&out.join("judge_questions.csv"));
+    let mut w = csv::Writer::from_path(dir.path().join("labelled.csv")).unwrap();
+    w.write_record([
+        "config_id",
+        "question_id",
+        "answer",
+        "human_label_faithfulness",
+        "human_label_relevancy",
+    ])
+    .unwrap();
+    for (i, r) in rows.iter().enumerate() {
+        let (answer, label) = if i < 3 {
+            (r["answer"].as_str(), "pass")
+        } else {
+            (PERTURBED[i], "fail")
+        };
+        let relevancy = if i == 0 { "pass" } else { "" };
+        w.write_record([&r["config_id"], &r["question_id"], answer, label, relevancy])
+            .unwrap();
+    }
+    w.flush().unwrap();
+    let check = dir.path().join("check");
+    let text = output(
+        Command::new(bin())
+            .arg("judge-check")
+            .arg("--labels")
+            .arg(dir.path().join("labelled.csv"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&check),
+    );
+    let table = read_csv(&check.join("judge_check.csv"));
+    let f = row(&table, "faithfulness");
+    assert_eq!((f["n"].as_str(), f["positives"].as_str()), ("6", "3"));
+    assert_eq!(num(f, "balanced_accuracy"), Some(1.0), "{text}");
+    let r = row(&table, "relevancy");
+    assert_eq!((r["n"].as_str(), num(r, "tpr")), ("1", Some(1.0)));
+    assert_eq!(num(r, "tnr"), None, "no item labelled fail");
+    assert_eq!(row(&table, "all")["n"], "7");
+    // each row was judged with its own question and retrieved context, rebuilt from the run
+    let items = read_csv(&check.join("judge_check_items.csv"));
+    assert!(items.iter().all(|i| i["config_id"] == CANDIDATE));
+    assert_eq!(items[0]["item_id"], "q1");
+}
