@@ -215,6 +215,8 @@ pub struct JudgeSection {
     pub min_control_tnr: Option<f64>,
     /// Lowest acceptable repeat κ.
     pub min_repeat_kappa: Option<f64>,
+    /// `per_criterion` or `combined`.
+    pub mode: Option<crate::judge::settings::JudgeMode>,
 }
 
 impl ConfigFile {
@@ -323,6 +325,8 @@ pub struct Overrides {
     pub generator_model: Option<String>,
     /// --judge-model (run)
     pub judge_model: Option<String>,
+    /// --judge-mode (run, judge-check)
+    pub judge_mode: Option<crate::judge::settings::JudgeMode>,
     /// --max-cost (run), USD
     pub max_cost_usd: Option<f64>,
     /// --prompts (run)

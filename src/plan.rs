@@ -346,6 +346,7 @@ fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, 
         repeat_fraction: f.repeat_fraction.unwrap_or(d.repeat_fraction),
         min_control_tnr: f.min_control_tnr.unwrap_or(d.min_control_tnr),
         min_repeat_kappa: f.min_repeat_kappa.unwrap_or(d.min_repeat_kappa),
+        mode: flags.judge_mode.or(f.mode).unwrap_or(d.mode),
     };
     if ![s.control_fraction, s.repeat_fraction, s.min_control_tnr]
         .iter()

@@ -85,6 +85,27 @@ fn chat(content: &str) -> Value {
     })
 }
 
+impl Judge {
+    /// This judge's verdict on `criterion` for the request `body` (its prompt text `text`).
+    fn says(self, body: &Value, text: &str, criterion: &str) -> bool {
+        let field = |name: &str| {
+            between(text, &format!("<{name}>\n"), &format!("\n</{name}>")).unwrap_or("")
+        };
+        let answer = field("answer");
+        match self {
+            Judge::AlwaysPass => true,
+            Judge::Perfect => perfect(
+                criterion,
+                field("question"),
+                &documents(field("documents")).join("\n"),
+                answer,
+                field("reference"),
+            ),
+            Judge::Coin => coin(body["seed"].as_i64().unwrap_or(0), criterion, answer),
+        }
+    }
+}
+
 impl Respond for Judge {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&req.body).unwrap();
@@ -103,6 +124,18 @@ impl Respond for Judge {
             let docs = field("documents");
             return ResponseTemplate::new(200).set_body_json(chat(documents(docs)[0]));
         }
+        if text.contains("Task: grade faithfulness, relevancy and correctness.") {
+            // combined: every criterion in one reply (correctness na without a reference)
+            let mut reply = json!({"reason": "scripted"});
+            for c in ["faithfulness", "relevancy", "correctness"] {
+                let pass = self.says(&body, &text, c);
+                reply[c] = json!(if pass { "pass" } else { "fail" });
+            }
+            if field("reference").is_empty() {
+                reply["correctness"] = json!("na");
+            }
+            return ResponseTemplate::new(200).set_body_json(chat(&reply.to_string()));
+        }
         let criterion = ["faithfulness", "relevancy", "correctness"]
             .into_iter()
             .find(|c| {
@@ -110,18 +143,7 @@ impl Respond for Judge {
                     || (*c == "relevancy" && text.contains("Task: grade answer relevancy"))
             })
             .unwrap_or_else(|| panic!("unknown request: {text}"));
-        let answer = field("answer");
-        let pass = match self {
-            Judge::AlwaysPass => true,
-            Judge::Perfect => perfect(
-                criterion,
-                field("question"),
-                &documents(field("documents")).join("\n"),
-                answer,
-                field("reference"),
-            ),
-            Judge::Coin => coin(body["seed"].as_i64().unwrap_or(0), criterion, answer),
-        };
+        let pass = self.says(&body, &text, criterion);
         let verdict = if pass { "pass" } else { "fail" };
         ResponseTemplate::new(200).set_body_json(chat(&format!(
             r#"{{"verdict": "{verdict}", "reason": "scripted"}}"#
@@ -200,7 +222,7 @@ fn labels_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/judge-labels.jsonl")
 }
 
-async fn judge_check(judge: Judge) -> (Rows, String) {
+async fn judge_check(judge: Judge, extra: &[&str]) -> (Rows, String) {
     let server = mock(judge).await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
@@ -214,7 +236,8 @@ async fn judge_check(judge: Judge) -> (Rows, String) {
             .arg("--config")
             .arg(&cfg)
             .arg("--out")
-            .arg(&out),
+            .arg(&out)
+            .args(extra),
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 12);
     let items = read_csv(&out.join("judge_check_items.csv"));
@@ -230,7 +253,7 @@ fn row<'a>(rows: &'a Rows, c: &str) -> &'a HashMap<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn judge_check_measures_three_scripted_judges() {
     // perfect: every verdict right
-    let (rows, text) = judge_check(Judge::Perfect).await;
+    let (rows, text) = judge_check(Judge::Perfect, &[]).await;
     assert_eq!(rows.len(), 4, "three criteria and all");
     for c in ["faithfulness", "relevancy", "correctness"] {
         let r = row(&rows, c);
@@ -249,7 +272,7 @@ async fn judge_check_measures_three_scripted_judges() {
     assert!(text.contains("1.00 [1.00, 1.00]"), "{text}");
 
     // always pass: TPR 1, TNR 0, balanced accuracy 0.5, κ 0, accuracy = the baseline
-    let (rows, _) = judge_check(Judge::AlwaysPass).await;
+    let (rows, _) = judge_check(Judge::AlwaysPass, &[]).await;
     for c in ["faithfulness", "relevancy", "correctness", "all"] {
         let r = row(&rows, c);
         assert_eq!(num(r, "tpr"), Some(1.0), "{c}");
@@ -267,7 +290,7 @@ async fn judge_check_measures_three_scripted_judges() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let (rows, _) = judge_check(Judge::Coin).await;
+    let (rows, _) = judge_check(Judge::Coin, &[]).await;
     // the coin's verdicts on the 12 items, counted once by hand: faithfulness passes one of
     // its two pass items and both fail items (TPR 1/2, TNR 0/2); relevancy one of each (1/2,
     // 1/2); correctness one pass item and no fail item (1/2, 2/2)
@@ -434,18 +457,27 @@ fn counts(rows: &Rows, c: &str, repeat: bool) -> [usize; 4] {
 }
 
 async fn judged_run(judge: Judge) -> (Rows, Rows, String, String) {
+    judged_run_in(judge, &[], 24).await
+}
+
+/// A run with `extra` flags whose answers take `answer_calls` calls.
+async fn judged_run_in(
+    judge: Judge,
+    extra: &[&str],
+    answer_calls: usize,
+) -> (Rows, Rows, String, String) {
     let server = mock(judge).await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = run_fixture(dir.path(), &server.uri());
     let out = dir.path().join("run");
-    let text = run(&cfg, &out, &[]);
+    let text = run(&cfg, &out, extra);
     let checks = read_csv(&out.join("judge_checks.csv"));
     let judge_csv = read_csv(&out.join("judge.csv"));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    // every control and repeat call is in calls.csv beside the 6 × 4 of the answers
+    // every control and repeat call is in calls.csv beside those of the answers
     assert_eq!(
         read_csv(&out.join("calls.csv")).len(),
-        24 + checks.len(),
+        answer_calls + checks.len(),
         "{judge:?}"
     );
     (checks, judge_csv, report, text)
@@ -682,4 +714,45 @@ async fn judge_check_reads_labels_added_to_judge_questions_csv() {
     let items = read_csv(&check.join("judge_check_items.csv"));
     assert!(items.iter().all(|i| i["config_id"] == CANDIDATE));
     assert_eq!(items[0]["item_id"], "q1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn combined_mode_asks_once_per_answer_and_is_measured_the_same_way() {
+    // judge-check in combined mode: the same labelled items, one call each, the same figures
+    let (rows, text) = judge_check(Judge::Perfect, &["--judge-mode", "combined"]).await;
+    assert!(text.contains("(combined)"), "{text}");
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let r = row(&rows, c);
+        assert_eq!(r["judge_mode"], "combined");
+        assert_eq!(num(r, "balanced_accuracy"), Some(1.0), "{c}");
+    }
+    let (rows, _) = judge_check(Judge::AlwaysPass, &["--judge-mode", "combined"]).await;
+    assert_eq!(num(row(&rows, "all"), "tnr"), Some(0.0));
+
+    // the dry run: 6 answers × (generate + 1 combined verdict) + 35 controls + 15 repeats
+    let server = mock(Judge::Perfect).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let text = run(
+        &cfg,
+        &dir.path().join("dry"),
+        &["--judge-mode", "combined", "--dry-run"],
+    );
+    assert!(text.contains("62 chat calls"), "{text}");
+
+    // the run: every answer's three verdicts from one call, and the controls still all right
+    let (checks, judge_csv, report, _) =
+        judged_run_in(Judge::Perfect, &["--judge-mode", "combined"], 12).await;
+    assert_eq!(counts(&checks, "faithfulness", false), [5, 0, 10, 0]);
+    assert_eq!(counts(&checks, "correctness", false), [5, 0, 5, 0]);
+    let r = &judge_csv[0];
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        assert_eq!(r[&format!("{c}_rate")], "1.0", "{c}");
+    }
+    assert!(
+        report.contains(&format!(
+            "The judge confirms the selection's pick `{CANDIDATE}`."
+        )),
+        "{report}"
+    );
 }

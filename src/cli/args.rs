@@ -9,6 +9,7 @@ use chunksweep::chunking::Strategy;
 use chunksweep::chunking::enrich::Prefix;
 use chunksweep::config::{ComparePrefix, Overrides};
 use chunksweep::golden::GoldenFormat;
+use chunksweep::judge::JudgeMode;
 use chunksweep::retrieval::AnalyzerKind;
 use chunksweep::select::Rule;
 use chunksweep::sweep::{ConfigSpec, Overlap, RetrieverKind};
@@ -60,6 +61,10 @@ pub struct JudgeCheckArgs {
     /// Model that grades (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
     #[arg(long, value_name = "MODEL")]
     pub judge_model: Option<String>,
+    /// per-criterion (default) or combined: ask each item's verdict as `run` would in that
+    /// mode, to compare their accuracy.
+    #[arg(long, value_name = "MODE")]
+    pub judge_mode: Option<JudgeMode>,
     /// Folder of prompt templates overriding the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
@@ -76,6 +81,7 @@ impl JudgeCheckArgs {
     pub fn overrides(&self) -> Overrides {
         Overrides {
             judge_model: self.judge_model.clone(),
+            judge_mode: self.judge_mode,
             prompts: self.prompts.clone(),
             out: self.out.clone(),
             ..Overrides::default()
@@ -239,6 +245,10 @@ pub struct RunArgs {
     /// Model that grades them (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
     #[arg(long, value_name = "MODEL")]
     pub judge_model: Option<String>,
+    /// per-criterion (default: one verdict call per criterion) or combined (one call returns
+    /// every criterion's verdict).
+    #[arg(long, value_name = "MODE")]
+    pub judge_mode: Option<JudgeMode>,
     /// Stop cleanly before the estimate or the spend passes this many USD.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
@@ -308,6 +318,7 @@ impl RunArgs {
         Overrides {
             generator_model: self.generator_model.clone(),
             judge_model: self.judge_model.clone(),
+            judge_mode: self.judge_mode,
             max_cost_usd: self.max_cost,
             prompts: self.prompts.clone(),
             n_candidates: self.n_candidates,

@@ -176,11 +176,14 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
                     ),
                 );
             }
-            println!(
-                "judge model {}; wrote {}",
-                table.first().map_or("", |r| r.judge_model.as_str()),
-                dir.join(chunksweep::files::JUDGE_CHECK).display()
-            );
+            if let Some(r) = table.first() {
+                println!(
+                    "judge model {} ({}); wrote {}",
+                    r.judge_model,
+                    r.judge_mode,
+                    dir.join(chunksweep::files::JUDGE_CHECK).display()
+                );
+            }
         }
     }
 }

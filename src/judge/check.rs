@@ -12,11 +12,11 @@ use tokio::task::JoinSet;
 
 use super::error::JudgeError;
 use super::journal::CallLog;
-use super::pipeline::{Estimate, verdict_request};
-use super::prompts::PromptSet;
+use super::pipeline::{Estimate, prompt_of, verdict_request};
+use super::prompts::{PromptKind, PromptSet};
 use super::rows::tag;
-use super::settings::JudgeSettings;
-use super::verdict::{Criterion, Verdict, grade};
+use super::settings::{JudgeMode, JudgeSettings};
+use super::verdict::{Criterion, Verdict, grade, grade_combined};
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{ClientConfig, LlmClient};
@@ -51,10 +51,14 @@ pub struct CheckItem {
 
 impl CheckItem {
     fn request(&self, prompts: &PromptSet, s: &JudgeSettings) -> crate::llm::ChatRequest {
+        let kind = match s.mode {
+            JudgeMode::Combined => PromptKind::Combined,
+            JudgeMode::PerCriterion => prompt_of(self.criterion),
+        };
         let mut r = verdict_request(
             prompts,
             s,
-            self.criterion,
+            kind,
             [&self.question, &self.context, &self.answer, &self.reference],
         );
         if self.seed_offset != 0 {
@@ -172,13 +176,22 @@ pub async fn run_checks(
     let mut calls_rx = client.subscribe();
     let sem = Arc::new(Semaphore::new(settings.concurrency.max(1)));
     let mut set = JoinSet::new();
+    let combined = settings.mode == JudgeMode::Combined;
     for (i, item) in items.iter().enumerate() {
         let (client, sem) = (client.clone(), Arc::clone(&sem));
         let req = item.request(&prompts, &settings);
-        let t = item.tag();
+        let (t, c) = (item.tag(), item.criterion);
         set.spawn(async move {
             let _permit = sem.acquire_owned().await.expect("semaphore open");
-            (i, grade(&client, &t, req).await)
+            let graded = if combined {
+                // the one criterion asked of the combined reply
+                grade_combined(&client, &t, req, &[c])
+                    .await
+                    .map(|mut g| g.remove(0))
+            } else {
+                grade(&client, &t, req).await
+            };
+            (i, graded)
         });
     }
     let mut out: Vec<Option<CheckRow>> = vec![None; items.len()];

@@ -45,5 +45,5 @@ pub use journal::{CallLog, CallRow, load_finished, recorded_spend};
 pub use pipeline::{Estimate, Job, JudgeRun, estimate, plan_jobs, run_judge};
 pub use prompts::{PromptError, PromptKind, PromptSet};
 pub use rows::JudgeQuestionRow;
-pub use settings::{Fingerprint, JudgeSettings};
+pub use settings::{Fingerprint, JudgeMode, JudgeSettings};
 pub use verdict::{Criterion, Verdict};

@@ -42,6 +42,8 @@ pub struct CheckAccuracyRow {
     pub criterion: String,
     /// The judge model.
     pub judge_model: String,
+    /// `per-criterion` or `combined`: how each verdict was asked.
+    pub judge_mode: String,
     /// Labelled items with a pass or fail verdict from the judge.
     pub n: usize,
     /// Items labelled pass.
@@ -107,7 +109,7 @@ fn stat_cells(s: Option<Stat>) -> Cells {
 }
 
 impl CheckAccuracyRow {
-    fn new(criterion: &str, judge_model: &str, rows: &[&CheckRow]) -> Self {
+    fn new(criterion: &str, s: &JudgeSettings, rows: &[&CheckRow]) -> Self {
         let pairs: Vec<(bool, bool)> = rows.iter().filter_map(|r| r.pair()).collect();
         let a = Accuracy::of(&pairs);
         let [ba, ba_lo, ba_hi] = stat_cells(a.balanced_accuracy);
@@ -118,7 +120,8 @@ impl CheckAccuracyRow {
         let [maj, maj_lo, maj_hi] = prop_cells(a.majority_baseline);
         CheckAccuracyRow {
             criterion: criterion.into(),
-            judge_model: judge_model.into(),
+            judge_model: s.judge_model.clone(),
+            judge_mode: s.mode.name().into(),
             n: a.n,
             positives: a.positives,
             negatives: a.negatives,
@@ -149,16 +152,16 @@ impl CheckAccuracyRow {
 }
 
 /// judge_check.csv's rows: every criterion with a labelled item, then `all`.
-pub fn accuracy_rows(judge_model: &str, rows: &[CheckRow]) -> Vec<CheckAccuracyRow> {
+pub fn accuracy_rows(settings: &JudgeSettings, rows: &[CheckRow]) -> Vec<CheckAccuracyRow> {
     let mut out: Vec<CheckAccuracyRow> = Criterion::ALL
         .into_iter()
         .filter_map(|c| {
             let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion() == Some(c)).collect();
-            (!mine.is_empty()).then(|| CheckAccuracyRow::new(c.name(), judge_model, &mine))
+            (!mine.is_empty()).then(|| CheckAccuracyRow::new(c.name(), settings, &mine))
         })
         .collect();
     let all: Vec<&CheckRow> = rows.iter().collect();
-    out.push(CheckAccuracyRow::new("all", judge_model, &all));
+    out.push(CheckAccuracyRow::new("all", settings, &all));
     out
 }
 
@@ -339,7 +342,7 @@ pub fn judge_check(
         Some(dir.path()),
     ))?;
     dir.record(files::CALLS);
-    let table = accuracy_rows(&settings.judge_model, &rows);
+    let table = accuracy_rows(&settings, &rows);
     dir.write_csv(files::JUDGE_CHECK_ITEMS, &rows)?;
     dir.write_csv(files::JUDGE_CHECK, &table)?;
     Ok(JudgeCheckOutcome::Checked {
