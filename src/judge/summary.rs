@@ -339,8 +339,34 @@ pub struct Decision {
     /// True when the judge prefers a larger chunk size than the first candidate at equal recall.
     pub larger_at_equal_recall: bool,
     /// Criteria whose verdicts cannot confirm the pick (planted controls or repeats say so; see
-    /// [`super::trust::amend`]).
+    /// [`Decision::unconfirm`]).
     pub unconfirmed: Vec<String>,
+}
+
+impl Decision {
+    /// Marks the decision as not confirmed on every criterion whose verdicts cannot confirm the
+    /// pick ([`CriterionTrust::can_confirm`]): [`Decision::unconfirmed`] names them, the sentence
+    /// saying the judge confirms the pick is dropped, and one reason per criterion says why.
+    /// Nothing changes when nothing was chosen.
+    pub fn unconfirm(&mut self, trust: &[CriterionTrust]) {
+        if self.chosen.is_none() {
+            return;
+        }
+        let doubtful: Vec<&CriterionTrust> = trust.iter().filter(|t| !t.can_confirm()).collect();
+        if doubtful.is_empty() {
+            return;
+        }
+        self.reasons
+            .retain(|r| !r.starts_with("The judge confirms"));
+        for t in doubtful {
+            self.unconfirmed.push(t.criterion.name().to_string());
+            self.reasons.push(format!(
+                "The judge's {} verdicts cannot confirm the pick: {}.",
+                t.criterion.name(),
+                t.doubts.join("; and ")
+            ));
+        }
+    }
 }
 
 /// Paired outcomes of `a` and `b` on `c`: questions where both have a pass or fail verdict.
@@ -946,5 +972,65 @@ mod tests {
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
         assert!(!decide(&cands, &rows, 0.05, Some("A")).larger_at_equal_recall);
+    }
+}
+
+#[cfg(test)]
+mod unconfirm_tests {
+    use super::*;
+    use crate::judge::check::CheckRow;
+
+    #[test]
+    fn an_always_pass_judge_does_not_confirm_the_pick() {
+        let row = |kind: &str, expected: &str| CheckRow {
+            kind: kind.into(),
+            criterion: "faithfulness".into(),
+            config_id: "A".into(),
+            item_id: "q".into(),
+            other_id: String::new(),
+            expected: expected.into(),
+            verdict: "pass".into(),
+            reason: String::new(),
+            calls: 1,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: None,
+        };
+        let rows: Vec<CheckRow> = (0..5)
+            .flat_map(|_| {
+                [
+                    row("other_context", "fail"),
+                    row("reference_evidence", "pass"),
+                ]
+            })
+            .collect();
+        let t = trust::trust(&rows, 0.5, 0.4);
+        let mut d = Decision {
+            chosen: Some("A".into()),
+            unjudged: vec![],
+            comparisons: vec![],
+            reasons: vec!["The judge confirms the selection's pick `A`.".into()],
+            larger_at_equal_recall: false,
+            unconfirmed: vec![],
+        };
+        d.unconfirm(&t);
+        assert_eq!(d.unconfirmed, vec!["faithfulness".to_string()]);
+        assert_eq!(d.reasons.len(), 1);
+        assert!(
+            d.reasons[0].starts_with(
+                "The judge's faithfulness verdicts cannot confirm the pick: it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"
+            ),
+            "{:?}",
+            d.reasons
+        );
+        // nothing chosen: nothing to unconfirm
+        let mut none = Decision {
+            chosen: None,
+            reasons: vec![],
+            unconfirmed: vec![],
+            ..d.clone()
+        };
+        none.unconfirm(&t);
+        assert!(none.unconfirmed.is_empty() && none.reasons.is_empty());
     }
 }

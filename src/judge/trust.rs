@@ -2,14 +2,14 @@
 //! verdicts can confirm the pick: they cannot on a criterion whose true-negative rate on planted
 //! failures has a 95% Wilson lower bound under `min_control_tnr` (the judge cannot tell planted
 //! failures apart), or whose repeat κ is under `min_repeat_kappa` (it does not agree with
-//! itself). See [`super::accuracy`] for the statistics and [`super::controls`] for the items.
+//! itself). See [`super::accuracy`] for the statistics and [`super::controls`] for the items;
+//! [`super::summary::Decision::unconfirm`] applies the verdict to the decision.
 
 use std::fmt::Write as _;
 
 use super::accuracy::{Accuracy, Agreement, Proportion};
 use super::check::CheckRow;
 use super::controls::ControlKind;
-use super::summary::Decision;
 use super::verdict::{Criterion, Verdict};
 
 /// The judge's measured trust on one criterion.
@@ -104,30 +104,6 @@ fn prop(p: &Proportion) -> String {
     )
 }
 
-/// Marks `decision` as not confirmed on every criterion whose verdicts cannot confirm the pick:
-/// [`Decision::unconfirmed`] names them, the sentence saying the judge confirms the pick is
-/// dropped, and one reason per criterion says why. Nothing changes when nothing was chosen.
-pub fn amend(decision: &mut Decision, trust: &[CriterionTrust]) {
-    if decision.chosen.is_none() {
-        return;
-    }
-    let doubtful: Vec<&CriterionTrust> = trust.iter().filter(|t| !t.can_confirm()).collect();
-    if doubtful.is_empty() {
-        return;
-    }
-    decision
-        .reasons
-        .retain(|r| !r.starts_with("The judge confirms"));
-    for t in doubtful {
-        decision.unconfirmed.push(t.criterion.name().to_string());
-        decision.reasons.push(format!(
-            "The judge's {} verdicts cannot confirm the pick: {}.",
-            t.criterion.name(),
-            t.doubts.join("; and ")
-        ));
-    }
-}
-
 /// The report's table of the judge's trust (Markdown), empty without controls or repeats.
 pub fn markdown(trust: &[CriterionTrust]) -> String {
     if trust.is_empty() {
@@ -207,23 +183,12 @@ mod tests {
         assert_eq!(f.repeat.agreement.unwrap().value, 1.0);
         assert_eq!(f.repeat.kappa, None);
         assert!(!f.can_confirm());
-        let mut d = Decision {
-            chosen: Some("A".into()),
-            unjudged: vec![],
-            comparisons: vec![],
-            reasons: vec!["The judge confirms the selection's pick `A`.".into()],
-            larger_at_equal_recall: false,
-            unconfirmed: vec![],
-        };
-        amend(&mut d, &t);
-        assert_eq!(d.unconfirmed, vec!["faithfulness".to_string()]);
-        assert_eq!(d.reasons.len(), 1);
         assert!(
-            d.reasons[0].starts_with(
-                "The judge's faithfulness verdicts cannot confirm the pick: it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"
+            f.doubts[0].starts_with(
+                "it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"
             ),
             "{:?}",
-            d.reasons
+            f.doubts
         );
         let md = markdown(&t);
         assert!(

@@ -439,7 +439,7 @@ fn summarise(
     let trust = trust::trust(checks, settings.min_control_tnr, settings.min_repeat_kappa);
     let table = summary::summarise(infos, rows, &trust);
     let mut decision = summary::decide(infos, rows, settings.alpha, pick);
-    trust::amend(&mut decision, &trust);
+    decision.unconfirm(&trust);
     let section = summary::markdown(
         &table,
         &decision,
