@@ -205,6 +205,18 @@ pub struct JudgeSection {
     pub max_questions: Option<usize>,
     /// Prompt folder.
     pub prompts: Option<PathBuf>,
+    /// Planted controls on or off.
+    pub controls: Option<bool>,
+    /// Share of judged answers per control kind.
+    pub control_fraction: Option<f64>,
+    /// Share of judged answers graded again.
+    pub repeat_fraction: Option<f64>,
+    /// Lowest acceptable lower bound of a true-negative rate.
+    pub min_control_tnr: Option<f64>,
+    /// Lowest acceptable repeat κ.
+    pub min_repeat_kappa: Option<f64>,
+    /// `per_criterion` or `combined`.
+    pub mode: Option<crate::judge::settings::JudgeMode>,
 }
 
 impl ConfigFile {
@@ -313,6 +325,8 @@ pub struct Overrides {
     pub generator_model: Option<String>,
     /// --judge-model (run)
     pub judge_model: Option<String>,
+    /// --judge-mode (run, judge-check)
+    pub judge_mode: Option<crate::judge::settings::JudgeMode>,
     /// --max-cost (run), USD
     pub max_cost_usd: Option<f64>,
     /// --prompts (run)

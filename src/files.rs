@@ -23,6 +23,13 @@ pub const FRONTIER: &str = "frontier.svg";
 pub const JUDGE: &str = "judge.csv";
 /// The judge stage per candidate × question (the resumable journal).
 pub const JUDGE_QUESTIONS: &str = "judge_questions.csv";
+/// The planted controls and repeats of the judge stage, one verdict per row (never in a pass
+/// rate).
+pub const JUDGE_CHECKS: &str = "judge_checks.csv";
+/// `judge-check`: the judge's accuracy on labelled items, per criterion.
+pub const JUDGE_CHECK: &str = "judge_check.csv";
+/// `judge-check`: every labelled item's verdict.
+pub const JUDGE_CHECK_ITEMS: &str = "judge_check_items.csv";
 /// Every chat call of the judge stage.
 pub const CALLS: &str = "calls.csv";
 /// Every embedding request of the prepare step.

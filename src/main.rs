@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cli::report(args),
         Command::Run(args) => cli::run(args),
         Command::Prompts(command) => cli::prompts(command),
+        Command::JudgeCheck(args) => cli::judge_check(args),
     };
     match result {
         Ok(code) => code,

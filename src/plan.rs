@@ -272,6 +272,46 @@ fn prepared_configs(
     out
 }
 
+/// What `judge-check` needs: the judge's and the client's settings and an output folder (no
+/// corpus or golden set).
+#[derive(Debug, Clone)]
+pub struct JudgeOnly {
+    /// The judge settings (`[judge]` and the flags).
+    pub judge: JudgeSettings,
+    /// The LLM client (`[llm]`).
+    pub llm: crate::llm::ClientConfig,
+    /// Output folder: `--out`, the file's `out`, else `results/<UTC yyyymmdd-hhmmss>`.
+    pub run_dir: PathBuf,
+}
+
+impl JudgeOnly {
+    /// Reads the config file at `config` (if any) and resolves its judge and client settings
+    /// with `flags`; the default folder is stamped with `now`.
+    ///
+    /// # Errors
+    /// As [`ConfigFile::load`]; [`ConfigError::Invalid`] for judge settings out of range.
+    pub fn load(
+        config: Option<&Path>,
+        flags: Overrides,
+        now: jiff::Timestamp,
+    ) -> Result<JudgeOnly, Error> {
+        let file = match config {
+            Some(path) => ConfigFile::load(path)?,
+            None => ConfigFile::default(),
+        };
+        let judge = resolve_judge(&file, &flags)?;
+        let run_dir = flags
+            .out
+            .or(file.out)
+            .unwrap_or_else(|| new_run_dir(Path::new("results"), now));
+        Ok(JudgeOnly {
+            judge,
+            llm: file.llm.unwrap_or_default(),
+            run_dir,
+        })
+    }
+}
+
 /// The `[judge]` section and the judge flags over [`JudgeSettings::default`].
 fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, ConfigError> {
     let d = JudgeSettings::default();
@@ -301,7 +341,22 @@ fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, 
             .clone()
             .or(f.prompts.clone())
             .or(d.prompts_dir),
+        controls: f.controls.unwrap_or(d.controls),
+        control_fraction: f.control_fraction.unwrap_or(d.control_fraction),
+        repeat_fraction: f.repeat_fraction.unwrap_or(d.repeat_fraction),
+        min_control_tnr: f.min_control_tnr.unwrap_or(d.min_control_tnr),
+        min_repeat_kappa: f.min_repeat_kappa.unwrap_or(d.min_repeat_kappa),
+        mode: flags.judge_mode.or(f.mode).unwrap_or(d.mode),
     };
+    if ![s.control_fraction, s.repeat_fraction, s.min_control_tnr]
+        .iter()
+        .all(|x| (0.0..=1.0).contains(x))
+        || !(-1.0..=1.0).contains(&s.min_repeat_kappa)
+    {
+        return Err(ConfigError::Invalid(
+            "judge.control_fraction, judge.repeat_fraction and judge.min_control_tnr must be between 0 and 1, judge.min_repeat_kappa between -1 and 1".into(),
+        ));
+    }
     if s.concurrency == 0 || s.candidates == 0 || s.max_questions == Some(0) {
         return Err(ConfigError::Invalid(
             "judge.concurrency, judge.candidates (--n-candidates) and judge.max_questions (--judge-questions) must be at least 1".into(),

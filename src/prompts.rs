@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The default templates: (file name, text), in file order. The judge stage uses the first
-/// four, the `llm_context` prefix the last.
-pub const DEFAULTS: [(&str, &str); 5] = [
+/// four (and `combined.md` with `--judge-mode combined`), the `llm_context` prefix `context.md`.
+pub const DEFAULTS: [(&str, &str); 6] = [
     ("generate.md", include_str!("../prompts/generate.md")),
     (
         "faithfulness.md",
@@ -17,6 +17,7 @@ pub const DEFAULTS: [(&str, &str); 5] = [
     ("relevancy.md", include_str!("../prompts/relevancy.md")),
     ("correctness.md", include_str!("../prompts/correctness.md")),
     ("context.md", include_str!("../prompts/context.md")),
+    ("combined.md", include_str!("../prompts/combined.md")),
 ];
 
 /// How a built-in template's path is shown (in errors and the manifest): `<built-in>/NAME`.
@@ -88,7 +89,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("p");
         let written = export(&out).unwrap();
-        assert_eq!(written.len(), 5);
+        assert_eq!(written.len(), 6);
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
         for (name, _) in DEFAULTS {
             assert_eq!(

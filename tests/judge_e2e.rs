@@ -202,6 +202,10 @@ output_usd_per_mtok = 10.0
 generator_model = "gen"
 judge_model = "judge"
 concurrency = {concurrency}
+# the scripted counts below are of the answers' calls; controls and repeats are tested in
+# judge_accuracy.rs
+controls = false
+repeat_fraction = 0
 prompts = "{}"
 "#,
         prompts.display()

@@ -205,14 +205,18 @@ async fn run_judges_dense_hybrid_and_semantic_candidates() {
     assert!(
         documents.contains(&&"Rivers flood the valley every spring after snowmelt.".to_string())
     );
-    // 3 candidates × 2 questions × (1 answer + 2 verdicts; no reference answers); a request
-    // equal to an earlier one (dense and hybrid retrieving the same chunk) is a cache hit.
+    // 3 candidates × 2 questions × (1 answer + 2 verdicts; no reference answers), then one call
+    // per planted control and repeat; a request equal to an earlier one (dense and hybrid
+    // retrieving the same chunk) is a cache hit.
+    let checks = read_csv(&out.join("judge_checks.csv"));
+    // repeats: max(ceil(0.1 × 6), 5) = 5 answers × 2 criteria
+    assert_eq!(checks.iter().filter(|c| c["kind"] == "repeat").count(), 10);
     let calls = read_csv(&out.join("calls.csv"));
-    assert_eq!(calls.len(), 18);
+    assert_eq!(calls.len(), 18 + checks.len());
     let sent = calls.iter().filter(|c| c["cache_hit"] == "false").count();
     let chats = seen.iter().filter(|(kind, _, _)| kind == "chat").count();
     assert_eq!(chats, sent);
-    assert!(sent < 18, "{sent}");
+    assert!(sent < calls.len(), "{sent}");
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let outputs: Vec<&str> = manifest["outputs"]
@@ -226,6 +230,7 @@ async fn run_judges_dense_hybrid_and_semantic_candidates() {
         "embeddings.json",
         "judge.csv",
         "judge_questions.csv",
+        "judge_checks.csv",
         "calls.csv",
         "report.md",
         "manifest.json",

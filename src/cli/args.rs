@@ -9,6 +9,7 @@ use chunksweep::chunking::Strategy;
 use chunksweep::chunking::enrich::Prefix;
 use chunksweep::config::{ComparePrefix, Overrides};
 use chunksweep::golden::GoldenFormat;
+use chunksweep::judge::JudgeMode;
 use chunksweep::retrieval::AnalyzerKind;
 use chunksweep::select::Rule;
 use chunksweep::sweep::{ConfigSpec, Overlap, RetrieverKind};
@@ -41,6 +42,51 @@ pub enum Command {
     /// The prompt templates compiled into the binary.
     #[command(subcommand)]
     Prompts(PromptsCommand),
+    /// Measure the judge on human-labelled items: balanced accuracy, true-positive and
+    /// true-negative rates, Cohen's κ and the majority-label baseline (judge_check.csv).
+    JudgeCheck(JudgeCheckArgs),
+}
+
+/// Flags of `chunksweep judge-check`.
+#[derive(Args)]
+pub struct JudgeCheckArgs {
+    /// Labelled items: a JSONL labelled set, or a run's judge_questions.csv with
+    /// human_label_faithfulness / human_label_relevancy / human_label_correctness columns (then
+    /// --config must be the run's config file, to rebuild each row's question and context).
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// TOML config file: its [llm] and [judge] sections (flags override them).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Model that grades (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// per-criterion (default) or combined: ask each item's verdict as `run` would in that
+    /// mode, to compare their accuracy.
+    #[arg(long, value_name = "MODE")]
+    pub judge_mode: Option<JudgeMode>,
+    /// Folder of prompt templates overriding the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// Output folder (default results/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the number of calls and the estimated tokens and cost, then stop.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl JudgeCheckArgs {
+    /// The flags as overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            judge_model: self.judge_model.clone(),
+            judge_mode: self.judge_mode,
+            prompts: self.prompts.clone(),
+            out: self.out.clone(),
+            ..Overrides::default()
+        }
+    }
 }
 
 /// `chunksweep prompts ...`.
@@ -199,6 +245,10 @@ pub struct RunArgs {
     /// Model that grades them (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
     #[arg(long, value_name = "MODEL")]
     pub judge_model: Option<String>,
+    /// per-criterion (default: one verdict call per criterion) or combined (one call returns
+    /// every criterion's verdict).
+    #[arg(long, value_name = "MODE")]
+    pub judge_mode: Option<JudgeMode>,
     /// Stop cleanly before the estimate or the spend passes this many USD.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
@@ -268,6 +318,7 @@ impl RunArgs {
         Overrides {
             generator_model: self.generator_model.clone(),
             judge_model: self.judge_model.clone(),
+            judge_mode: self.judge_mode,
             max_cost_usd: self.max_cost,
             prompts: self.prompts.clone(),
             n_candidates: self.n_candidates,

@@ -14,7 +14,7 @@ use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 use chunksweep::select::SelectionSettings;
 
-use args::{InputArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
+use args::{InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
 use progress::Progress;
 
 fn command_line() -> Vec<String> {
@@ -89,6 +89,22 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
     let decision = pipeline::report(&args.run_dir, &settings)
         .with_context(|| format!("report of {}", args.run_dir.display()))?;
     print::decision(&decision);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chunksweep judge-check`.
+pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
+    let progress = Progress::new(false);
+    let out = pipeline::judge_check::judge_check(
+        args.config.as_deref(),
+        args.overrides(),
+        &args.labels,
+        args.dry_run,
+        &|e| progress.handle(e),
+    )
+    .with_context(|| format!("judge-check of {}", args.labels.display()))?;
+    progress.clear();
+    print::judge_check(&out);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,6 +3,7 @@
 
 use chunksweep::pipeline::Validation;
 use chunksweep::pipeline::decide::Decision;
+use chunksweep::pipeline::judge_check::JudgeCheckOutcome;
 use chunksweep::pipeline::judge_step::{DryRun, Judged};
 use chunksweep::select::StabilityStatus;
 use chunksweep::sweep::SweepRow;
@@ -104,6 +105,10 @@ pub fn dry_run(d: &DryRun) {
     );
     println!("candidates: {}", d.candidates.join(", "));
     println!(
+        "with {} planted control call(s) and {} repeat call(s) measuring the judge",
+        d.control_calls, d.repeat_calls
+    );
+    println!(
         "{}",
         d.estimate
             .summary(&d.server, &d.generator_model, &d.judge_model)
@@ -126,4 +131,74 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         errors,
         v.problems.len() - errors
     );
+}
+
+/// `value [lo, hi]`, or `n/a`.
+fn with_interval(v: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
+    match (v, lo, hi) {
+        (Some(v), Some(l), Some(h)) => format!("{v:.2} [{l:.2}, {h:.2}]"),
+        (Some(v), _, _) => format!("{v:.2}"),
+        _ => "n/a".into(),
+    }
+}
+
+/// judge-check's table (or its estimate) and where it was written.
+pub fn judge_check(out: &JudgeCheckOutcome) {
+    match out {
+        JudgeCheckOutcome::DryRun {
+            items,
+            estimate,
+            judge_model,
+            server,
+        } => {
+            println!("dry run: {items} labelled item(s)");
+            println!("{}", estimate.summary(server, "-", judge_model));
+        }
+        JudgeCheckOutcome::Checked { table, dir, .. } => {
+            println!(
+                "{:<13} {:>4} {:>4} {:>4} {:>4}  {:<20} {:<20} {:<20} {:<21} {:<20}",
+                "criterion",
+                "n",
+                "pass",
+                "fail",
+                "err",
+                "balanced accuracy",
+                "TPR",
+                "TNR",
+                "Cohen's kappa",
+                "majority baseline"
+            );
+            for r in table {
+                println!(
+                    "{:<13} {:>4} {:>4} {:>4} {:>4}  {:<20} {:<20} {:<20} {:<21} {:<20}",
+                    r.criterion,
+                    r.n,
+                    r.positives,
+                    r.negatives,
+                    r.errors,
+                    with_interval(
+                        r.balanced_accuracy,
+                        r.balanced_accuracy_lo,
+                        r.balanced_accuracy_hi
+                    ),
+                    with_interval(r.tpr, r.tpr_lo, r.tpr_hi),
+                    with_interval(r.tnr, r.tnr_lo, r.tnr_hi),
+                    with_interval(r.kappa, r.kappa_lo, r.kappa_hi),
+                    with_interval(
+                        r.majority_baseline,
+                        r.majority_baseline_lo,
+                        r.majority_baseline_hi
+                    ),
+                );
+            }
+            if let Some(r) = table.first() {
+                println!(
+                    "judge model {} ({}); wrote {}",
+                    r.judge_model,
+                    r.judge_mode,
+                    dir.join(chunksweep::files::JUDGE_CHECK).display()
+                );
+            }
+        }
+    }
 }

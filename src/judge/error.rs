@@ -20,6 +20,20 @@ pub enum JudgeError {
     /// A candidate could not be chunked or indexed.
     #[error(transparent)]
     Sweep(#[from] SweepError),
+    /// A labels file for `judge-check` is unreadable or invalid.
+    #[error(transparent)]
+    Labels(#[from] super::labels::LabelError),
+    /// A labelled judge_questions.csv row names a configuration or question the run does not
+    /// have.
+    #[error("{path}:{line}: {message}")]
+    UnknownRow {
+        /// The labels file.
+        path: PathBuf,
+        /// The row's line.
+        line: usize,
+        /// What is missing.
+        message: String,
+    },
     /// A run file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -127,6 +141,8 @@ impl JudgeError {
         match self {
             JudgeError::Prompt(e) => e.exit_class(),
             JudgeError::Sweep(e) => e.exit_class(),
+            JudgeError::Labels(e) => e.exit_class(),
+            JudgeError::UnknownRow { .. } => ExitClass::Usage,
             JudgeError::Client(e) => e.exit_class(),
             JudgeError::Stopped { source, .. } => source.exit_class(),
             JudgeError::SettingsChanged { .. }

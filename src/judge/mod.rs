@@ -18,17 +18,25 @@
 //!   estimate.
 //! - [`journal`]: the run folder's judge_questions.csv (appended and flushed per question) and
 //!   calls.csv (per call as it ends, each answered call once), never losing a finished row.
+//! - [`controls`]: planted controls and repeats, asked through [`check`] (also used by
+//!   `judge-check` on labelled items, [`labels`]); [`accuracy`]: TPR, TNR, balanced accuracy,
+//!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion.
 //! - [`summary`]: judge.csv (pass rates over judged questions with Wilson intervals, errors
 //!   apart, latency, tokens, cost), the paired McNemar comparison and the decision (none without
 //!   a valid verdict), and the report's judge section.
 
+pub mod accuracy;
+pub mod check;
+pub mod controls;
 pub mod error;
 pub mod journal;
+pub mod labels;
 pub mod pipeline;
 pub mod prompts;
 pub mod rows;
 pub mod settings;
 pub mod summary;
+pub mod trust;
 pub mod verdict;
 
 pub use error::JudgeError;
@@ -37,5 +45,5 @@ pub use journal::{CallLog, CallRow, load_finished, recorded_spend};
 pub use pipeline::{Estimate, Job, JudgeRun, estimate, plan_jobs, run_judge};
 pub use prompts::{PromptError, PromptKind, PromptSet};
 pub use rows::JudgeQuestionRow;
-pub use settings::{Fingerprint, JudgeSettings};
+pub use settings::{Fingerprint, JudgeMode, JudgeSettings};
 pub use verdict::{Criterion, Verdict};

@@ -16,8 +16,8 @@ use super::error::JudgeError;
 use super::journal::{Appender, CallLog, load_finished, questions_path, rewrite_rows};
 use super::prompts::{PromptKind, PromptSet, fence_context};
 use super::rows::{JudgeQuestionRow, TAG_SEP, tag};
-use super::settings::JudgeSettings;
-use super::verdict::{Criterion, Verdict, grade, last_record};
+use super::settings::{JudgeMode, JudgeSettings};
+use super::verdict::{Criterion, Verdict, grade, grade_combined, last_record};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
 use crate::golden::GoldenSet;
@@ -150,21 +150,46 @@ fn judge_request(
     prompts: &PromptSet,
     s: &JudgeSettings,
     job: &Job,
-    c: Criterion,
+    kind: PromptKind,
     answer: &str,
 ) -> ChatRequest {
-    let reference = job.reference.as_deref().unwrap_or("");
-    let values = [
-        ("question", job.question.as_str()),
-        ("context", job.context.as_str()),
-        ("answer", answer),
-        ("reference", reference),
-    ];
-    let kind = match c {
+    verdict_request(
+        prompts,
+        s,
+        kind,
+        [
+            job.question.as_str(),
+            job.context.as_str(),
+            answer,
+            job.reference.as_deref().unwrap_or(""),
+        ],
+    )
+}
+
+/// The prompt that grades criterion `c` on its own.
+pub(crate) fn prompt_of(c: Criterion) -> PromptKind {
+    match c {
         Criterion::Faithfulness => PromptKind::Faithfulness,
         Criterion::Relevancy => PromptKind::Relevancy,
         Criterion::Correctness => PromptKind::Correctness,
-    };
+    }
+}
+
+/// The judge's request with the template of `kind` (a criterion's, or
+/// [`PromptKind::Combined`]) on `[question, context (fenced), answer, reference]` (an empty
+/// reference when there is none), with the settings' model, cap, temperature and seed.
+pub(crate) fn verdict_request(
+    prompts: &PromptSet,
+    s: &JudgeSettings,
+    kind: PromptKind,
+    [question, context, answer, reference]: [&str; 4],
+) -> ChatRequest {
+    let values = [
+        ("question", question),
+        ("context", context),
+        ("answer", answer),
+        ("reference", reference),
+    ];
     request(
         &s.judge_model,
         prompts.render(kind, &values),
@@ -206,9 +231,13 @@ pub fn estimate(
         e.calls += 1;
         gen_p += estimate_chat_prompt_tokens(&generate_request(prompts, s, job).messages);
         gen_c += u64::from(s.max_tokens);
-        for c in criteria(job) {
+        let kinds: Vec<PromptKind> = match s.mode {
+            JudgeMode::Combined => vec![PromptKind::Combined],
+            JudgeMode::PerCriterion => criteria(job).into_iter().map(prompt_of).collect(),
+        };
+        for kind in kinds {
             e.calls += 1;
-            let r = judge_request(prompts, s, job, c, &placeholder_answer);
+            let r = judge_request(prompts, s, job, kind, &placeholder_answer);
             jud_p += estimate_chat_prompt_tokens(&r.messages) + schema_tokens;
             jud_c += u64::from(s.judge_max_tokens);
         }
@@ -275,10 +304,18 @@ async fn run_job(
                 (Verdict::Error, format!("not graded: no answer ({why})")),
             );
         }
+    } else if s.mode == JudgeMode::Combined {
+        let cs = criteria(&job);
+        let req = judge_request(&prompts, &s, &job, PromptKind::Combined, &answer);
+        let t = tag("combined", &job.config_id, &job.question_id);
+        for (c, g) in cs.iter().zip(grade_combined(&client, &t, req, &cs).await?) {
+            records.extend(g.records);
+            graded.insert(*c, (g.verdict, g.reason));
+        }
     } else {
         let mut set = JoinSet::new();
         for c in criteria(&job) {
-            let req = judge_request(&prompts, &s, &job, c, &answer);
+            let req = judge_request(&prompts, &s, &job, prompt_of(c), &answer);
             let client = client.clone();
             let t = tag(c.name(), &job.config_id, &job.question_id);
             set.spawn(async move { (c, grade(&client, &t, req).await) });

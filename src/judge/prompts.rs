@@ -29,6 +29,10 @@ pub enum PromptKind {
     Relevancy,
     /// `correctness.md`: does the answer agree with the reference answer?
     Correctness,
+    /// `combined.md`: every criterion in one call (`--judge-mode combined`). Read from the
+    /// prompts folder when it holds one, else built in; not part of [`PromptKind::ALL`] nor of
+    /// [`PromptSet::hashes`], so folders and run fingerprints of the default mode are unchanged.
+    Combined,
 }
 
 impl PromptKind {
@@ -47,6 +51,7 @@ impl PromptKind {
             PromptKind::Faithfulness => "faithfulness.md",
             PromptKind::Relevancy => "relevancy.md",
             PromptKind::Correctness => "correctness.md",
+            PromptKind::Combined => "combined.md",
         }
     }
 
@@ -57,6 +62,7 @@ impl PromptKind {
             PromptKind::Faithfulness => &["context", "answer"],
             PromptKind::Relevancy => &["question", "answer"],
             PromptKind::Correctness => &["answer", "reference"],
+            PromptKind::Combined => &["question", "context", "answer", "reference"],
         }
     }
 }
@@ -140,7 +146,8 @@ pub struct PromptSet {
 
 impl PromptSet {
     /// Reads `generate.md`, `faithfulness.md`, `relevancy.md` and `correctness.md` from `dir` and
-    /// checks each has its required placeholders.
+    /// checks each has its required placeholders; `combined.md` too when `dir` holds one (else
+    /// the built-in one).
     ///
     /// # Errors
     /// [`PromptError::Io`] for a missing or unreadable file, [`PromptError::MissingPlaceholder`].
@@ -158,6 +165,14 @@ impl PromptSet {
             })?;
             templates.insert(kind, Template::new(kind, path, text)?);
         }
+        let kind = PromptKind::Combined;
+        let path = dir.join(kind.file_name());
+        let combined = match std::fs::read_to_string(&path) {
+            Ok(text) => Template::new(kind, path, text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => builtin(kind),
+            Err(source) => return Err(PromptError::Io { path, source }),
+        };
+        templates.insert(kind, combined);
         Ok(PromptSet {
             dir: dir.to_path_buf(),
             templates,
@@ -169,13 +184,8 @@ impl PromptSet {
     pub fn defaults() -> Self {
         let templates = PromptKind::ALL
             .into_iter()
-            .map(|kind| {
-                let name = kind.file_name();
-                let text = crate::prompts::default_text(name).expect("every kind has a default");
-                let t = Template::new(kind, crate::prompts::builtin_path(name), text.into())
-                    .expect("the defaults have their placeholders (tested)");
-                (kind, t)
-            })
+            .chain([PromptKind::Combined])
+            .map(|kind| (kind, builtin(kind)))
             .collect();
         PromptSet {
             dir: crate::prompts::builtin_path(""),
@@ -196,12 +206,27 @@ impl PromptSet {
         &self.templates[&kind]
     }
 
-    /// File name → SHA-256 (hex) of every template, for the manifest.
+    /// File name → SHA-256 (hex) of the four templates of the default mode, for the manifest.
     pub fn hashes(&self) -> BTreeMap<String, String> {
         self.templates
             .iter()
+            .filter(|(k, _)| **k != PromptKind::Combined)
             .map(|(k, t)| (k.file_name().to_string(), t.sha256.clone()))
             .collect()
+    }
+
+    /// The hashes of the templates a judge mode uses: [`hashes`](Self::hashes), plus
+    /// `combined.md` in combined mode.
+    pub fn hashes_for(&self, combined: bool) -> BTreeMap<String, String> {
+        let mut h = self.hashes();
+        if combined {
+            let t = self.get(PromptKind::Combined);
+            h.insert(
+                PromptKind::Combined.file_name().to_string(),
+                t.sha256.clone(),
+            );
+        }
+        h
     }
 
     /// Renders the template of `kind` with `values` (name, value), each value but `context`
@@ -225,6 +250,14 @@ impl PromptSet {
         let refs: Vec<(&str, &str)> = safe.iter().map(|(n, v)| (*n, v.as_str())).collect();
         crate::template::render(&self.get(kind).text, &refs)
     }
+}
+
+/// The built-in template of `kind`, its path `<built-in>/NAME`.
+fn builtin(kind: PromptKind) -> Template {
+    let name = kind.file_name();
+    let text = crate::prompts::default_text(name).expect("every kind has a default");
+    Template::new(kind, crate::prompts::builtin_path(name), text.into())
+        .expect("the defaults have their placeholders (tested)")
 }
 
 /// The tag names of the prompts' fences; an opening or closing tag of any of them inside a value
@@ -301,6 +334,7 @@ mod tests {
             PromptKind::Faithfulness,
             PromptKind::Relevancy,
             PromptKind::Correctness,
+            PromptKind::Combined,
         ] {
             let r = set.render(
                 kind,

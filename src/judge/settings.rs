@@ -9,8 +9,45 @@ use super::error::JudgeError;
 use super::journal;
 use super::prompts::PromptSet;
 
-/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest.
+/// How verdicts are asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeMode {
+    /// One call per criterion (`faithfulness.md`, `relevancy.md`, `correctness.md`).
+    #[default]
+    PerCriterion,
+    /// One call returns every criterion's verdict (`combined.md`): fewer calls and tokens per
+    /// answer; `judge-check` measures whether it is as accurate.
+    Combined,
+}
+
+impl JudgeMode {
+    /// `per-criterion` or `combined`, as on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            JudgeMode::PerCriterion => "per-criterion",
+            JudgeMode::Combined => "combined",
+        }
+    }
+}
+
+impl std::str::FromStr for JudgeMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "per-criterion" | "per_criterion" => Ok(JudgeMode::PerCriterion),
+            "combined" => Ok(JudgeMode::Combined),
+            other => Err(format!(
+                "unknown judge mode {other:?}: use per-criterion or combined"
+            )),
+        }
+    }
+}
+
+/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest (a
+/// field missing there, from an older version, reads as its default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JudgeSettings {
     /// Model that writes the answers.
     pub generator_model: String,
@@ -38,6 +75,21 @@ pub struct JudgeSettings {
     /// Folder of the prompt templates (`None`, the default: the templates compiled into the
     /// binary, [`crate::prompts::DEFAULTS`]).
     pub prompts_dir: Option<PathBuf>,
+    /// Planted controls in every judged run (default on; see [`super::controls`]).
+    pub controls: bool,
+    /// Share of the judged answers sampled for each kind of control, at least 5 each (default
+    /// 0.1).
+    pub control_fraction: f64,
+    /// Share of the judged answers graded again with another seed, at least 5 (default 0.1; 0:
+    /// none).
+    pub repeat_fraction: f64,
+    /// A criterion's verdicts cannot confirm the pick when the 95% Wilson lower bound of its
+    /// true-negative rate on planted failures is under this (default 0.5).
+    pub min_control_tnr: f64,
+    /// … or when Cohen's κ of its repeated verdicts is under this (default 0.4).
+    pub min_repeat_kappa: f64,
+    /// One call per criterion (default) or one for all.
+    pub mode: JudgeMode,
 }
 
 impl Default for JudgeSettings {
@@ -59,6 +111,12 @@ impl Default for JudgeSettings {
             max_questions: None,
             alpha: 0.05,
             prompts_dir: None,
+            controls: true,
+            control_fraction: 0.1,
+            repeat_fraction: 0.1,
+            min_control_tnr: 0.5,
+            min_repeat_kappa: 0.4,
+            mode: JudgeMode::PerCriterion,
         }
     }
 }
@@ -79,8 +137,11 @@ pub struct Fingerprint {
     pub temperature: f32,
     /// Seed.
     pub seed: Option<i64>,
-    /// Prompt file → SHA-256.
+    /// Prompt file → SHA-256 (`combined.md` in combined mode only).
     pub prompts: std::collections::BTreeMap<String, String>,
+    /// The judge mode (absent from files written before it existed: per criterion).
+    #[serde(default)]
+    pub mode: JudgeMode,
 }
 
 impl Fingerprint {
@@ -93,7 +154,8 @@ impl Fingerprint {
             judge_max_tokens: s.judge_max_tokens,
             temperature: s.temperature,
             seed: s.seed,
-            prompts: prompts.hashes(),
+            prompts: prompts.hashes_for(s.mode == JudgeMode::Combined),
+            mode: s.mode,
         }
     }
 
@@ -138,7 +200,9 @@ impl Fingerprint {
             if old.judge_model != self.judge_model {
                 what.push("judge_model");
             }
-            if old.prompts != self.prompts {
+            if old.mode != self.mode {
+                what.push("judge mode");
+            } else if old.prompts != self.prompts {
                 what.push("prompts");
             }
             if what.is_empty() {

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::rows::JudgeQuestionRow;
+use super::trust::{self, CriterionTrust};
 use super::verdict::{Criterion, Verdict};
 use crate::stats::{mcnemar_paired, wilson};
 
@@ -156,6 +157,52 @@ pub struct JudgeRow {
     pub cost_total_usd: Option<f64>,
     /// True when the cost includes estimated tokens (`calls_without_usage` > 0).
     pub cost_estimated: bool,
+    /// The judge's faithfulness true-negative rate on planted failures, over all candidates
+    /// (the same in every row; empty without such controls).
+    pub faithfulness_control_tnr: Option<f64>,
+    /// Lower bound of its 95% Wilson interval.
+    pub faithfulness_control_tnr_lo: Option<f64>,
+    /// The judge's faithfulness true-positive rate on planted passes.
+    pub faithfulness_control_tpr: Option<f64>,
+    /// Share of repeated faithfulness verdicts equal to the first.
+    pub faithfulness_repeat_agreement: Option<f64>,
+    /// Cohen's κ of the repeated faithfulness verdicts against the first.
+    pub faithfulness_repeat_kappa: Option<f64>,
+    /// Relevancy true-negative rate on planted failures.
+    pub relevancy_control_tnr: Option<f64>,
+    /// Lower bound of its 95% Wilson interval.
+    pub relevancy_control_tnr_lo: Option<f64>,
+    /// Relevancy true-positive rate on planted passes.
+    pub relevancy_control_tpr: Option<f64>,
+    /// Share of repeated relevancy verdicts equal to the first.
+    pub relevancy_repeat_agreement: Option<f64>,
+    /// Cohen's κ of the repeated relevancy verdicts.
+    pub relevancy_repeat_kappa: Option<f64>,
+    /// Correctness true-negative rate on planted failures.
+    pub correctness_control_tnr: Option<f64>,
+    /// Lower bound of its 95% Wilson interval.
+    pub correctness_control_tnr_lo: Option<f64>,
+    /// Correctness true-positive rate on planted passes.
+    pub correctness_control_tpr: Option<f64>,
+    /// Share of repeated correctness verdicts equal to the first.
+    pub correctness_repeat_agreement: Option<f64>,
+    /// Cohen's κ of the repeated correctness verdicts.
+    pub correctness_repeat_kappa: Option<f64>,
+}
+
+/// The trust columns of judge.csv for criterion `c`: TNR, its lower bound, TPR, repeat
+/// agreement, repeat κ (all `None` without controls or repeats).
+fn trust_cells(trust: &[CriterionTrust], c: Criterion) -> [Option<f64>; 5] {
+    let Some(t) = trust.iter().find(|t| t.criterion == c) else {
+        return [None; 5];
+    };
+    [
+        t.controls.tnr.map(|p| p.value),
+        t.controls.tnr.map(|p| p.interval.lo),
+        t.controls.tpr.map(|p| p.value),
+        t.repeat.agreement.map(|p| p.value),
+        t.repeat.kappa.map(|k| k.value),
+    ]
 }
 
 /// Quantile `q` of latencies `v` ([`crate::stats::quantile`]); 0 for none.
@@ -163,8 +210,16 @@ fn percentile(v: &[f64], q: f64) -> f64 {
     crate::stats::quantile(v, q).unwrap_or(0.0)
 }
 
-/// Aggregates the rows of each candidate (in `candidates` order) into judge.csv rows.
-pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec<JudgeRow> {
+/// Aggregates the rows of each candidate (in `candidates` order) into judge.csv rows, with the
+/// judge's control rates and repeat agreement (`trust`) beside the pass rates.
+pub fn summarise(
+    candidates: &[CandidateInfo],
+    rows: &[JudgeQuestionRow],
+    trust: &[CriterionTrust],
+) -> Vec<JudgeRow> {
+    let [f_tnr, f_tnr_lo, f_tpr, f_agree, f_kappa] = trust_cells(trust, Criterion::Faithfulness);
+    let [r_tnr, r_tnr_lo, r_tpr, r_agree, r_kappa] = trust_cells(trust, Criterion::Relevancy);
+    let [c_tnr, c_tnr_lo, c_tpr, c_agree, c_kappa] = trust_cells(trust, Criterion::Correctness);
     candidates
         .iter()
         .map(|c| {
@@ -228,6 +283,21 @@ pub fn summarise(candidates: &[CandidateInfo], rows: &[JudgeQuestionRow]) -> Vec
                 cost_per_question_usd: total.map(|t| if n == 0 { 0.0 } else { t / n as f64 }),
                 cost_total_usd: total,
                 cost_estimated: without_usage > 0,
+                faithfulness_control_tnr: f_tnr,
+                faithfulness_control_tnr_lo: f_tnr_lo,
+                faithfulness_control_tpr: f_tpr,
+                faithfulness_repeat_agreement: f_agree,
+                faithfulness_repeat_kappa: f_kappa,
+                relevancy_control_tnr: r_tnr,
+                relevancy_control_tnr_lo: r_tnr_lo,
+                relevancy_control_tpr: r_tpr,
+                relevancy_repeat_agreement: r_agree,
+                relevancy_repeat_kappa: r_kappa,
+                correctness_control_tnr: c_tnr,
+                correctness_control_tnr_lo: c_tnr_lo,
+                correctness_control_tpr: c_tpr,
+                correctness_repeat_agreement: c_agree,
+                correctness_repeat_kappa: c_kappa,
             }
         })
         .collect()
@@ -268,6 +338,35 @@ pub struct Decision {
     pub reasons: Vec<String>,
     /// True when the judge prefers a larger chunk size than the first candidate at equal recall.
     pub larger_at_equal_recall: bool,
+    /// Criteria whose verdicts cannot confirm the pick (planted controls or repeats say so; see
+    /// [`Decision::unconfirm`]).
+    pub unconfirmed: Vec<String>,
+}
+
+impl Decision {
+    /// Marks the decision as not confirmed on every criterion whose verdicts cannot confirm the
+    /// pick ([`CriterionTrust::can_confirm`]): [`Decision::unconfirmed`] names them, the sentence
+    /// saying the judge confirms the pick is dropped, and one reason per criterion says why.
+    /// Nothing changes when nothing was chosen.
+    pub fn unconfirm(&mut self, trust: &[CriterionTrust]) {
+        if self.chosen.is_none() {
+            return;
+        }
+        let doubtful: Vec<&CriterionTrust> = trust.iter().filter(|t| !t.can_confirm()).collect();
+        if doubtful.is_empty() {
+            return;
+        }
+        self.reasons
+            .retain(|r| !r.starts_with("The judge confirms"));
+        for t in doubtful {
+            self.unconfirmed.push(t.criterion.name().to_string());
+            self.reasons.push(format!(
+                "The judge's {} verdicts cannot confirm the pick: {}.",
+                t.criterion.name(),
+                t.doubts.join("; and ")
+            ));
+        }
+    }
 }
 
 /// Paired outcomes of `a` and `b` on `c`: questions where both have a pass or fail verdict.
@@ -356,6 +455,7 @@ pub fn decide(
             unjudged,
             comparisons,
             larger_at_equal_recall: false,
+            unconfirmed: Vec::new(),
         };
     }
     // better[x][y] = criteria on which x is significantly better than y
@@ -488,6 +588,7 @@ pub fn decide(
         comparisons,
         reasons,
         larger_at_equal_recall,
+        unconfirmed: Vec::new(),
     }
 }
 
@@ -502,6 +603,7 @@ fn rate_cell(judged: usize, rate: Option<f64>, lo: Option<f64>, hi: Option<f64>)
 pub fn markdown(
     summary: &[JudgeRow],
     decision: &Decision,
+    trust: &[CriterionTrust],
     generator_model: &str,
     judge_model: &str,
     incomplete: Option<&str>,
@@ -563,6 +665,7 @@ pub fn markdown(
             "\nCosts marked (estimate) include {estimated} call(s) whose reply carried no token usage: their tokens were counted with cl100k_base."
         );
     }
+    s.push_str(&trust::markdown(trust));
     if !decision.comparisons.is_empty() {
         let _ = writeln!(
             s,
@@ -586,8 +689,15 @@ pub fn markdown(
         }
     }
     match &decision.chosen {
-        Some(id) => {
+        Some(id) if decision.unconfirmed.is_empty() => {
             let _ = writeln!(s, "\n**Decision: `{id}`.**\n");
+        }
+        Some(id) => {
+            let _ = writeln!(
+                s,
+                "\n**Decision: `{id}`, not confirmed on {}: the judge's verdicts there cannot be trusted (see below).**\n",
+                decision.unconfirmed.join(", ")
+            );
         }
         None => {
             let _ = writeln!(s, "\n**No decision: the judge gave no valid verdict.**\n");
@@ -674,7 +784,7 @@ mod tests {
             rows.push(row("A", q, f, "pass", c));
         }
         rows[0].calls_without_usage = 2;
-        let s = summarise(&[info("A", 64, 320.0, 0.9)], &rows);
+        let s = summarise(&[info("A", 64, 320.0, 0.9)], &rows, &[]);
         let r = &s[0];
         assert_eq!(r.n_questions, 10);
         assert_eq!((r.faithfulness_judged, r.faithfulness_pass), (9, 7));
@@ -702,7 +812,7 @@ mod tests {
             row("A", 0, "pass", "pass", "na"),
             row("A", 1, "error", "pass", "na"),
         ];
-        let r = &summarise(&[info("A", 64, 320.0, 0.9)], &rows)[0];
+        let r = &summarise(&[info("A", 64, 320.0, 0.9)], &rows, &[])[0];
         assert_eq!((r.faithfulness_judged, r.faithfulness_rate), (1, Some(1.0)));
         assert_eq!(r.faithfulness_errors, 1);
         // nothing judged: n/a, not 0
@@ -712,8 +822,9 @@ mod tests {
         );
         let d = decide(&[info("A", 64, 320.0, 0.9)], &rows, 0.05, Some("A"));
         let md = markdown(
-            &summarise(&[info("A", 64, 320.0, 0.9)], &rows),
+            &summarise(&[info("A", 64, 320.0, 0.9)], &rows, &[]),
             &d,
+            &[],
             "g",
             "j",
             None,
@@ -741,7 +852,7 @@ mod tests {
         assert_eq!(d.chosen, None);
         assert_eq!(d.unjudged, vec!["A".to_string()]);
         assert!(d.comparisons.is_empty(), "errors are not paired outcomes");
-        let md = markdown(&summarise(&cands, &rows), &d, "g", "j", None);
+        let md = markdown(&summarise(&cands, &rows, &[]), &d, &[], "g", "j", None);
         assert!(!md.contains("confirms"), "{md}");
         assert!(
             md.contains("**No decision: the judge gave no valid verdict.**"),
@@ -852,7 +963,7 @@ mod tests {
             "{:?}",
             d.reasons
         );
-        let md = markdown(&summarise(&cands, &rows), &d, "g", "j", None);
+        let md = markdown(&summarise(&cands, &rows, &[]), &d, &[], "g", "j", None);
         assert!(md.contains("**Decision: `B`.**"));
         assert!(
             md.contains("| faithfulness | `A` | `B` | 12 | 0 | 10 | 0.002 * |"),
@@ -861,5 +972,65 @@ mod tests {
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
         assert!(!decide(&cands, &rows, 0.05, Some("A")).larger_at_equal_recall);
+    }
+}
+
+#[cfg(test)]
+mod unconfirm_tests {
+    use super::*;
+    use crate::judge::check::CheckRow;
+
+    #[test]
+    fn an_always_pass_judge_does_not_confirm_the_pick() {
+        let row = |kind: &str, expected: &str| CheckRow {
+            kind: kind.into(),
+            criterion: "faithfulness".into(),
+            config_id: "A".into(),
+            item_id: "q".into(),
+            other_id: String::new(),
+            expected: expected.into(),
+            verdict: "pass".into(),
+            reason: String::new(),
+            calls: 1,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: None,
+        };
+        let rows: Vec<CheckRow> = (0..5)
+            .flat_map(|_| {
+                [
+                    row("other_context", "fail"),
+                    row("reference_evidence", "pass"),
+                ]
+            })
+            .collect();
+        let t = trust::trust(&rows, 0.5, 0.4);
+        let mut d = Decision {
+            chosen: Some("A".into()),
+            unjudged: vec![],
+            comparisons: vec![],
+            reasons: vec!["The judge confirms the selection's pick `A`.".into()],
+            larger_at_equal_recall: false,
+            unconfirmed: vec![],
+        };
+        d.unconfirm(&t);
+        assert_eq!(d.unconfirmed, vec!["faithfulness".to_string()]);
+        assert_eq!(d.reasons.len(), 1);
+        assert!(
+            d.reasons[0].starts_with(
+                "The judge's faithfulness verdicts cannot confirm the pick: it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"
+            ),
+            "{:?}",
+            d.reasons
+        );
+        // nothing chosen: nothing to unconfirm
+        let mut none = Decision {
+            chosen: None,
+            reasons: vec![],
+            unconfirmed: vec![],
+            ..d.clone()
+        };
+        none.unconfirm(&t);
+        assert!(none.unconfirmed.is_empty() && none.reasons.is_empty());
     }
 }

@@ -146,6 +146,108 @@ pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord>
         .find(|r| r.stage == stage)
 }
 
+/// The reminder appended before the one retry of an unreadable combined verdict.
+pub const COMBINED_REMINDER: &str = "Your previous reply could not be read. Reply again with only a JSON object of the form {\"faithfulness\": \"pass\" or \"fail\", \"relevancy\": \"pass\" or \"fail\", \"correctness\": \"pass\", \"fail\" or \"na\", \"reason\": \"one sentence\"} and nothing else.";
+
+/// The JSON Schema of a combined verdict: `faithfulness` and `relevancy` pass or fail,
+/// `correctness` pass, fail or na, and a `reason`; the criteria in `required` must be there.
+pub fn combined_schema(required: &[Criterion]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "faithfulness": {"type": "string", "enum": ["pass", "fail"]},
+            "relevancy": {"type": "string", "enum": ["pass", "fail"]},
+            "correctness": {"type": "string", "enum": ["pass", "fail", "na"]},
+            "reason": {"type": "string"}
+        },
+        "required": required.iter().map(|c| c.name()).collect::<Vec<_>>(),
+        "additionalProperties": false
+    })
+}
+
+/// Reads the verdicts of `criteria` from a combined reply; `None` unless each is pass or fail.
+fn read_combined(v: &Value, criteria: &[Criterion]) -> Option<(Vec<Verdict>, String)> {
+    let verdicts = criteria
+        .iter()
+        .map(|c| {
+            match v
+                .get(c.name())?
+                .as_str()?
+                .trim()
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "pass" => Some(Verdict::Pass),
+                "fail" => Some(Verdict::Fail),
+                _ => None,
+            }
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let reason = v
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    Some((verdicts, reason))
+}
+
+/// What one structured question to the judge gave: the value read (`None`: unreadable, with the
+/// problem) and every call made.
+struct Asked<T> {
+    read: Option<T>,
+    problem: String,
+    records: Vec<CallRecord>,
+}
+
+/// Asks with `chat_json` against `schema` and reads the reply with `read`; an unreadable reply
+/// is retried once with `reminder` appended. A call that timed out on every attempt is
+/// unreadable with the reason `timeout`.
+async fn ask<T>(
+    client: &LlmClient,
+    stage: &str,
+    mut req: ChatRequest,
+    schema: &Value,
+    reminder: &str,
+    read: impl Fn(&Value) -> Option<T>,
+) -> Result<Asked<T>, LlmError> {
+    let mut records = Vec::new();
+    let mut problem = String::new();
+    for attempt in 0..2 {
+        if attempt == 1 {
+            req.messages.push(ChatMessage::user(reminder));
+        }
+        match client.chat_json(stage, req.clone(), schema).await {
+            Ok(out) => {
+                records.push(out.record);
+                match read(&out.value) {
+                    Some(value) => {
+                        return Ok(Asked {
+                            read: Some(value),
+                            problem,
+                            records,
+                        });
+                    }
+                    None => problem = format!("unreadable verdict: {}", out.text),
+                }
+            }
+            Err(e) if e.is_result() => {
+                records.extend(last_record(client, stage));
+                problem = e.reason();
+                if !matches!(e, LlmError::NoJson { .. }) {
+                    break;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Asked {
+        read: None,
+        problem,
+        records,
+    })
+}
+
 /// Asks the judge for a verdict with `chat_json`; an unreadable reply is retried once with
 /// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`]. A call whose attempts all
 /// timed out is an error verdict with reason `timeout`.
@@ -155,48 +257,83 @@ pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord>
 /// exhausted, a cache failure): the caller leaves the question unfinished so that a later run
 /// redoes it.
 pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<Graded, LlmError> {
-    let schema = verdict_schema();
-    let mut records = Vec::new();
-    let mut req = req;
-    let mut last_problem = String::new();
-    for attempt in 0..2 {
-        if attempt == 1 {
-            req.messages.push(ChatMessage::user(FORMAT_REMINDER));
-        }
-        match client.chat_json(stage, req.clone(), &schema).await {
-            Ok(out) => {
-                records.push(out.record);
-                match read_verdict(&out.value) {
-                    Some((verdict, reason)) => {
-                        return Ok(Graded {
-                            verdict,
-                            reason,
-                            records,
-                        });
-                    }
-                    None => last_problem = format!("unreadable verdict: {}", out.text),
-                }
-            }
-            Err(e) if e.is_result() => {
-                records.extend(last_record(client, stage));
-                last_problem = e.reason();
-                if !matches!(e, LlmError::NoJson { .. }) {
-                    break;
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    let a = ask(
+        client,
+        stage,
+        req,
+        &verdict_schema(),
+        FORMAT_REMINDER,
+        read_verdict,
+    )
+    .await?;
+    let (verdict, reason) = a.read.unwrap_or((Verdict::Error, a.problem));
     Ok(Graded {
-        verdict: Verdict::Error,
-        reason: last_problem,
-        records,
+        verdict,
+        reason,
+        records: a.records,
     })
+}
+
+/// Asks the judge for the verdicts of `criteria` in one call (`combined.md`, see
+/// [`combined_schema`]), retried once with [`COMBINED_REMINDER`] when unreadable; every
+/// criterion is then an [`Verdict::Error`]. The one reason is every criterion's; the calls are
+/// in the first criterion's [`Graded`] (the others have none).
+///
+/// # Errors
+/// As [`grade`].
+pub async fn grade_combined(
+    client: &LlmClient,
+    stage: &str,
+    req: ChatRequest,
+    criteria: &[Criterion],
+) -> Result<Vec<Graded>, LlmError> {
+    let a = ask(
+        client,
+        stage,
+        req,
+        &combined_schema(criteria),
+        COMBINED_REMINDER,
+        |v| read_combined(v, criteria),
+    )
+    .await?;
+    let (verdicts, reason) = a
+        .read
+        .unwrap_or_else(|| (vec![Verdict::Error; criteria.len()], a.problem));
+    let mut records = Some(a.records);
+    Ok(verdicts
+        .into_iter()
+        .map(|verdict| Graded {
+            verdict,
+            reason: reason.clone(),
+            records: records.take().unwrap_or_default(),
+        })
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn combined_verdicts_read_only_when_every_criterion_is_there() {
+        let both = [Criterion::Faithfulness, Criterion::Relevancy];
+        assert_eq!(
+            read_combined(
+                &json!({"faithfulness": "PASS", "relevancy": "fail", "correctness": "na", "reason": " r "}),
+                &both
+            ),
+            Some((vec![Verdict::Pass, Verdict::Fail], "r".into()))
+        );
+        assert_eq!(read_combined(&json!({"faithfulness": "pass"}), &both), None);
+        assert_eq!(
+            read_combined(&json!({"faithfulness": "pass", "relevancy": "na"}), &both),
+            None
+        );
+        assert_eq!(
+            combined_schema(&both)["required"],
+            json!(["faithfulness", "relevancy"])
+        );
+    }
 
     #[test]
     fn verdicts_read_and_round_trip() {

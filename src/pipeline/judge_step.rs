@@ -10,13 +10,18 @@ use std::sync::Arc;
 use super::swept::Swept;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
+use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::GoldenSet;
+use crate::judge::check::{CheckItem, CheckRow, estimate_items, load_checks, run_checks};
+use crate::judge::controls::{Source, evidence_context, plan_controls, plan_repeats};
 use crate::judge::summary::{self, CandidateInfo, JudgeRow};
+use crate::judge::trust::{self, CriterionTrust};
 use crate::judge::{
-    self, Estimate, Fingerprint, JudgeError, JudgeQuestionRow, JudgeRun, PromptSet, estimate,
+    self, Criterion, Estimate, Fingerprint, Job, JudgeError, JudgeQuestionRow, JudgeRun,
+    JudgeSettings, PromptSet, Verdict, estimate,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
@@ -39,8 +44,13 @@ pub struct DryRun {
     pub done: usize,
     /// Pairs left to run.
     pub todo: usize,
-    /// Calls, tokens and cost of what is left.
+    /// Calls, tokens and cost of what is left, controls and repeats included.
     pub estimate: Estimate,
+    /// Planted control calls in the estimate (over every judged answer, finished ones too:
+    /// those are cache hits).
+    pub control_calls: usize,
+    /// Repeat calls in the estimate.
+    pub repeat_calls: usize,
     /// The generator model.
     pub generator_model: String,
     /// The judge model.
@@ -69,6 +79,12 @@ pub struct Judged {
     pub unjudged: Vec<String>,
     /// The server the calls went to, credentials redacted.
     pub server: String,
+    /// The planted controls and repeats (judge_checks.csv).
+    pub checks: Vec<CheckRow>,
+    /// What they say about the judge, per criterion.
+    pub trust: Vec<CriterionTrust>,
+    /// Criteria whose verdicts cannot confirm the pick.
+    pub unconfirmed: Vec<String>,
 }
 
 /// The judge step's result.
@@ -190,7 +206,16 @@ pub async fn judge(
         .filter(|j| !done.contains(&(j.config_id.clone(), j.question_id.clone())))
         .cloned()
         .collect();
-    let est = estimate(&todo, &prompts, settings, &plan.llm);
+    let mut est = estimate(&todo, &prompts, settings, &plan.llm);
+    let planned = check_items(
+        settings,
+        &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
+    );
+    let control_calls = planned.iter().filter(|i| i.kind != "repeat").count();
+    add(
+        &mut est,
+        &estimate_items(&planned, &prompts, settings, &plan.llm),
+    );
     let server = redact_url(&plan.llm.resolved_base_url());
     let ids: Vec<String> = candidates.iter().map(ConfigSpec::id).collect();
     if plan.dry_run {
@@ -200,6 +225,8 @@ pub async fn judge(
             done: jobs.len() - todo.len(),
             todo: todo.len(),
             estimate: est,
+            control_calls,
+            repeat_calls: planned.len() - control_calls,
             generator_model: settings.generator_model.clone(),
             judge_model: settings.judge_model.clone(),
             server,
@@ -246,7 +273,7 @@ pub async fn judge(
     let run = judge::run_judge(
         dir.path(),
         &jobs,
-        Arc::new(prompts),
+        Arc::new(prompts.clone()),
         Arc::new(settings.clone()),
         &client,
         events,
@@ -272,12 +299,44 @@ pub async fn judge(
             run.skipped_for_budget
         )
     });
-    let (table, decision, section) = summarise(
+    let answered: BTreeMap<(String, String), &JudgeQuestionRow> = run
+        .rows
+        .iter()
+        .map(|r| ((r.config_id.clone(), r.question_id.clone()), r))
+        .collect();
+    // controls and repeats only when the budget let every question run
+    let items = if run.skipped_for_budget > 0 {
+        Vec::new()
+    } else {
+        check_items(
+            settings,
+            &sources(&jobs, &judged, &swept.corpus, &|j: &Job| {
+                let r = answered.get(&(j.config_id.clone(), j.question_id.clone()))?;
+                let verdicts = Criterion::ALL
+                    .into_iter()
+                    .map(|c| (c, r.verdict(c)))
+                    .collect();
+                r.generate_error
+                    .is_empty()
+                    .then(|| (r.answer.clone(), verdicts))
+            }),
+        )
+    };
+    let prompts = Arc::new(prompts);
+    let checks = run_checks(
+        &items,
+        Arc::clone(&prompts),
+        Arc::new(settings.clone()),
+        &client,
+        Some(dir.path()),
+    )
+    .await?;
+    dir.write_csv(files::JUDGE_CHECKS, &checks)?;
+    let (table, decision, section, trust) = summarise(
         &infos,
         &run.rows,
-        &settings.generator_model,
-        &settings.judge_model,
-        settings.alpha,
+        &checks,
+        settings,
         pick,
         incomplete.as_deref(),
     );
@@ -300,6 +359,9 @@ pub async fn judge(
         prompt_sha256,
         unjudged: decision.unjudged,
         server: client.base_url().to_string(),
+        checks,
+        trust,
+        unconfirmed: decision.unconfirmed,
     }))
 }
 
@@ -359,26 +421,107 @@ fn info(row: &SweepRow) -> CandidateInfo {
     }
 }
 
-/// judge.csv's rows, the decision and the judge section of report.md for `rows` of `infos`'
-/// candidates; `pick` is the selection's pick.
+/// judge.csv's rows, the decision (amended by the controls and repeats in `checks`) and the judge
+/// section of report.md for `rows` of `infos`' candidates; `pick` is the selection's pick.
 fn summarise(
     infos: &[CandidateInfo],
     rows: &[JudgeQuestionRow],
-    generator_model: &str,
-    judge_model: &str,
-    alpha: f64,
+    checks: &[CheckRow],
+    settings: &JudgeSettings,
     pick: Option<&str>,
     incomplete: Option<&str>,
-) -> (Vec<JudgeRow>, summary::Decision, String) {
-    let table = summary::summarise(infos, rows);
-    let decision = summary::decide(infos, rows, alpha, pick);
-    let section = summary::markdown(&table, &decision, generator_model, judge_model, incomplete);
-    (table, decision, section)
+) -> (
+    Vec<JudgeRow>,
+    summary::Decision,
+    String,
+    Vec<CriterionTrust>,
+) {
+    let trust = trust::trust(checks, settings.min_control_tnr, settings.min_repeat_kappa);
+    let table = summary::summarise(infos, rows, &trust);
+    let mut decision = summary::decide(infos, rows, settings.alpha, pick);
+    decision.unconfirm(&trust);
+    let section = summary::markdown(
+        &table,
+        &decision,
+        &trust,
+        &settings.generator_model,
+        &settings.judge_model,
+        incomplete,
+    );
+    (table, decision, section, trust)
+}
+
+/// Adds `more` to `est` (calls, tokens, cost; no cost when either has none).
+fn add(est: &mut Estimate, more: &Estimate) {
+    est.calls += more.calls;
+    est.prompt_tokens += more.prompt_tokens;
+    est.completion_tokens += more.completion_tokens;
+    est.cost_usd = est.cost_usd.zip(more.cost_usd).map(|(a, b)| a + b);
+}
+
+/// The controls (when on) and repeats planned over `sources`.
+fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
+    let mut items = if settings.controls {
+        plan_controls(sources, settings.control_fraction)
+    } else {
+        Vec::new()
+    };
+    items.extend(plan_repeats(sources, settings.repeat_fraction));
+    items
+}
+
+/// What a job's answer and verdicts are (`None`: no answer).
+type AnswerOf<'a> = dyn Fn(&Job) -> Option<(String, BTreeMap<Criterion, Verdict>)> + 'a;
+
+/// The controls' sources: every job with an answer, with its question's reference and evidence.
+fn sources(
+    jobs: &[Job],
+    golden: &GoldenSet,
+    corpus: &Corpus,
+    answer: &AnswerOf<'_>,
+) -> Vec<Source> {
+    jobs.iter()
+        .filter_map(|j| {
+            let (answer, verdicts) = answer(j)?;
+            let q = golden.questions.get(j.question_index)?;
+            Some(Source {
+                config_id: j.config_id.clone(),
+                question_id: j.question_id.clone(),
+                question: j.question.clone(),
+                context: j.context.clone(),
+                reference: j.reference.clone().unwrap_or_default(),
+                evidence: evidence_context(q, corpus),
+                answer,
+                verdicts,
+            })
+        })
+        .collect()
+}
+
+/// For an estimate before any answer exists: every job answered with an answer at the cap that
+/// has a number to perturb, and a pass on each of its criteria (so every control and repeat that
+/// could be asked is counted).
+fn placeholders(
+    settings: &JudgeSettings,
+) -> impl Fn(&Job) -> Option<(String, BTreeMap<Criterion, Verdict>)> {
+    let answer = format!(
+        "1{}",
+        " x".repeat(settings.max_tokens.saturating_sub(1) as usize)
+    );
+    move |j: &Job| {
+        let verdicts = Criterion::ALL
+            .into_iter()
+            .filter(|c| *c != Criterion::Correctness || j.reference.is_some())
+            .map(|c| (c, Verdict::Pass))
+            .collect();
+        Some((format!("{answer} {}", j.question_id), verdicts))
+    }
 }
 
 /// The judge section of report.md rebuilt from a run folder: the rows of judge_questions.csv
-/// (candidates in the order they appear there), the models of judge_settings.json and each
-/// candidate's figures in `sweep`; `pick` is the selection's pick. `None` when the folder holds
+/// (candidates in the order they appear there), the controls and repeats of judge_checks.csv,
+/// the models of judge_settings.json, the significance level and trust thresholds of `settings`
+/// and each candidate's figures in `sweep`; `pick` is the selection's pick. `None` when the folder holds
 /// no judged answer.
 ///
 /// # Errors
@@ -386,7 +529,7 @@ fn summarise(
 pub fn section_from_folder(
     dir: &Path,
     sweep: &[SweepRow],
-    alpha: f64,
+    settings: &JudgeSettings,
     pick: Option<&str>,
 ) -> Result<Option<String>, Error> {
     let rows = judge::load_finished(dir)?;
@@ -406,14 +549,12 @@ pub fn section_from_folder(
     if infos.is_empty() {
         return Ok(None);
     }
-    let (_, _, section) = summarise(
-        &infos,
-        &rows,
-        &fingerprint.generator_model,
-        &fingerprint.judge_model,
-        alpha,
-        pick,
-        None,
-    );
+    let settings = JudgeSettings {
+        generator_model: fingerprint.generator_model,
+        judge_model: fingerprint.judge_model,
+        ..settings.clone()
+    };
+    let checks = load_checks(dir)?;
+    let (_, _, section, _) = summarise(&infos, &rows, &checks, &settings, pick, None);
     Ok(Some(section))
 }

@@ -4,13 +4,15 @@
 //! - [`sweep`]: load → prepare → sweep → select → report;
 //! - [`run`]: the same, then judge → report;
 //! - [`report`]: select → report again from a run folder's CSVs;
-//! - [`validate`]: load the inputs and list every problem of the golden set.
+//! - [`validate`]: load the inputs and list every problem of the golden set;
+//! - [`judge_check::judge_check`]: the judge's accuracy on human-labelled items.
 //!
 //! This module owns the one async runtime (for the prepare and judge steps, which talk to
 //! servers); the sweep itself runs on rayon. Stages pass plain values forward and report
 //! progress through one [`Events`] stream.
 
 pub mod decide;
+pub mod judge_check;
 pub mod judge_step;
 mod record;
 pub mod swept;
@@ -130,8 +132,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
-    let section =
-        judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?;
+    let section = judge_step::section_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?;
     let decision = write_decision(
         &mut dir,
         plan,
@@ -191,7 +192,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let section = match &judged {
         JudgeOutcome::Judged(j) => Some(j.section.clone()),
         JudgeOutcome::DryRun(_) => {
-            judge_step::section_from_folder(dir.path(), &rows, plan.judge.alpha, Some(&pick))?
+            judge_step::section_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?
         }
     };
     let decision = write_decision(
@@ -259,14 +260,14 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
         .as_ref()
         .and_then(|m| m.get("config")?.get("out")?.as_str().map(str::to_string))
         .unwrap_or_else(|| dir.display().to_string());
-    let alpha = run
+    let judge_settings: crate::judge::JudgeSettings = run
         .manifest
         .as_ref()
-        .and_then(|m| m.get("config")?.get("judge")?.get("alpha")?.as_f64())
-        .unwrap_or(crate::judge::JudgeSettings::default().alpha);
+        .and_then(|m| serde_json::from_value(m.get("config")?.get("judge")?.clone()).ok())
+        .unwrap_or_default();
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
     let pick = cuts.primary().winner().config_id.clone();
-    let section = judge_step::section_from_folder(dir, &run.sweep, alpha, Some(&pick))?;
+    let section = judge_step::section_from_folder(dir, &run.sweep, &judge_settings, Some(&pick))?;
     let loaded = html::load_texts(run.manifest.as_ref());
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(

@@ -1,0 +1,267 @@
+//! Verdicts asked to measure the judge rather than the answers: planted controls and repeats in a
+//! run ([`super::controls`]), labelled items in `chunksweep judge-check` ([`super::labels`]). They
+//! go through the same prompts, model, cache and cost accounting as every other verdict, and
+//! never enter a pass rate.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::error::JudgeError;
+use super::journal::CallLog;
+use super::pipeline::{Estimate, prompt_of, verdict_request};
+use super::prompts::{PromptKind, PromptSet};
+use super::rows::tag;
+use super::settings::{JudgeMode, JudgeSettings};
+use super::verdict::{Criterion, Verdict, grade, grade_combined};
+use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
+use crate::llm::structured::schema_instruction;
+use crate::llm::{ClientConfig, LlmClient};
+
+/// One verdict to ask, with the verdict it should get when that is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckItem {
+    /// What the item is: a control kind ([`super::controls::ControlKind::name`]), `repeat`, or
+    /// `label` (judge-check).
+    pub kind: String,
+    /// Configuration whose answer or context is used (empty for labelled items).
+    pub config_id: String,
+    /// The item's id: the question graded (or the labelled item's id).
+    pub item_id: String,
+    /// The other question whose context, answer or reference was planted (empty if none).
+    pub other_id: String,
+    /// Criterion graded.
+    pub criterion: Criterion,
+    /// The question.
+    pub question: String,
+    /// The context, fenced ([`super::prompts::fence_context`]).
+    pub context: String,
+    /// The answer graded.
+    pub answer: String,
+    /// The reference answer (empty if none).
+    pub reference: String,
+    /// The right verdict (pass = `true`), when known; for a repeat, the first verdict.
+    pub expected: Option<bool>,
+    /// Added to the settings' seed (a repeat asks again with another seed; 0 otherwise).
+    pub seed_offset: i64,
+}
+
+impl CheckItem {
+    fn request(&self, prompts: &PromptSet, s: &JudgeSettings) -> crate::llm::ChatRequest {
+        let kind = match s.mode {
+            JudgeMode::Combined => PromptKind::Combined,
+            JudgeMode::PerCriterion => prompt_of(self.criterion),
+        };
+        let mut r = verdict_request(
+            prompts,
+            s,
+            kind,
+            [&self.question, &self.context, &self.answer, &self.reference],
+        );
+        if self.seed_offset != 0 {
+            r.seed = Some(s.seed.unwrap_or(0) + self.seed_offset);
+        }
+        r
+    }
+
+    /// The call tag: `<kind>-<criterion>␟<config_id>␟<item_id>[/<other_id>]`.
+    fn tag(&self) -> String {
+        let id = if self.other_id.is_empty() {
+            self.item_id.clone()
+        } else {
+            format!("{}/{}", self.item_id, self.other_id)
+        };
+        tag(
+            &format!("{}-{}", self.kind, self.criterion.name()),
+            &self.config_id,
+            &id,
+        )
+    }
+}
+
+/// One asked verdict: a row of judge_checks.csv (run) or judge_check_items.csv (judge-check).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRow {
+    /// See [`CheckItem::kind`].
+    pub kind: String,
+    /// Criterion name.
+    pub criterion: String,
+    /// See [`CheckItem::config_id`].
+    pub config_id: String,
+    /// See [`CheckItem::item_id`].
+    pub item_id: String,
+    /// See [`CheckItem::other_id`].
+    pub other_id: String,
+    /// `pass`, `fail`, or empty when unknown.
+    pub expected: String,
+    /// The judge's `pass`, `fail` or `error`.
+    pub verdict: String,
+    /// The judge's reason, or why the verdict is an error.
+    pub reason: String,
+    /// Calls made (one, two with the format reminder).
+    pub calls: u32,
+    /// Prompt tokens of those calls.
+    pub prompt_tokens: u64,
+    /// Completion tokens of those calls.
+    pub completion_tokens: u64,
+    /// Cost at list price, USD; empty when the judge model has no price.
+    pub cost_usd: Option<f64>,
+}
+
+impl CheckRow {
+    /// The criterion of the row (`None` for a name this version does not know).
+    pub fn criterion(&self) -> Option<Criterion> {
+        Criterion::ALL
+            .into_iter()
+            .find(|c| c.name() == self.criterion)
+    }
+
+    /// `(expected, said)` when both are pass or fail.
+    pub fn pair(&self) -> Option<(bool, bool)> {
+        let e = Verdict::parse(&self.expected)?.outcome()?;
+        let s = Verdict::parse(&self.verdict)?.outcome()?;
+        Some((e, s))
+    }
+}
+
+fn outcome_str(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "pass",
+        Some(false) => "fail",
+        None => "",
+    }
+}
+
+/// Calls, tokens and cost of `items` (one verdict call each, completion at the cap).
+pub fn estimate_items(
+    items: &[CheckItem],
+    prompts: &PromptSet,
+    s: &JudgeSettings,
+    cfg: &ClientConfig,
+) -> Estimate {
+    let schema_tokens = count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4;
+    let prompt_tokens: u64 = items
+        .iter()
+        .map(|i| estimate_chat_prompt_tokens(&i.request(prompts, s).messages) + schema_tokens)
+        .sum();
+    let completion_tokens = items.len() as u64 * u64::from(s.judge_max_tokens);
+    Estimate {
+        questions: 0,
+        calls: items.len(),
+        prompt_tokens,
+        completion_tokens,
+        cost_usd: cost_usd(cfg.model(&s.judge_model), prompt_tokens, completion_tokens),
+    }
+}
+
+/// Asks every item's verdict, `settings.concurrency` at a time, in item order in the result. A
+/// call that fails for good (retries exhausted) is an `error` row with the failure as its reason;
+/// a rerun asks it again (finished calls come from the response cache). With `dir`, every call
+/// is appended to `dir/calls.csv` ([`CallLog`]), so the run's spend includes them.
+///
+/// # Errors
+/// [`JudgeError::Stopped`] after an authentication or unknown-model error;
+/// [`JudgeError::Io`]/[`JudgeError::Csv`] for calls.csv.
+pub async fn run_checks(
+    items: &[CheckItem],
+    prompts: Arc<PromptSet>,
+    settings: Arc<JudgeSettings>,
+    client: &LlmClient,
+    dir: Option<&Path>,
+) -> Result<Vec<CheckRow>, JudgeError> {
+    let mut log = dir.map(CallLog::open).transpose()?;
+    let mut calls_rx = client.subscribe();
+    let sem = Arc::new(Semaphore::new(settings.concurrency.max(1)));
+    let mut set = JoinSet::new();
+    let combined = settings.mode == JudgeMode::Combined;
+    for (i, item) in items.iter().enumerate() {
+        let (client, sem) = (client.clone(), Arc::clone(&sem));
+        let req = item.request(&prompts, &settings);
+        let (t, c) = (item.tag(), item.criterion);
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await.expect("semaphore open");
+            let graded = if combined {
+                // the one criterion asked of the combined reply
+                grade_combined(&client, &t, req, &[c])
+                    .await
+                    .map(|mut g| g.remove(0))
+            } else {
+                grade(&client, &t, req).await
+            };
+            (i, graded)
+        });
+    }
+    let mut out: Vec<Option<CheckRow>> = vec![None; items.len()];
+    let mut stopped = None;
+    while let Some(joined) = set.join_next().await {
+        let (i, res) = joined.expect("check task does not panic");
+        let item = &items[i];
+        let (verdict, reason, records) = match res {
+            Ok(g) => (g.verdict, g.reason, g.records),
+            Err(e) => {
+                if e.stops_run() && stopped.is_none() {
+                    stopped = Some(e.clone());
+                }
+                (Verdict::Error, e.to_string(), Vec::new())
+            }
+        };
+        let cfg = client.config();
+        out[i] = Some(CheckRow {
+            kind: item.kind.clone(),
+            criterion: item.criterion.name().into(),
+            config_id: item.config_id.clone(),
+            item_id: item.item_id.clone(),
+            other_id: item.other_id.clone(),
+            expected: outcome_str(item.expected).into(),
+            verdict: verdict.as_str().into(),
+            reason,
+            calls: records.len() as u32,
+            prompt_tokens: records.iter().map(|r| r.prompt_tokens).sum(),
+            completion_tokens: records.iter().map(|r| r.completion_tokens).sum(),
+            cost_usd: records.iter().try_fold(0.0, |acc, r| {
+                cost_usd(cfg.model(&r.model), r.prompt_tokens, r.completion_tokens).map(|c| acc + c)
+            }),
+        });
+        if let Some(log) = log.as_mut() {
+            while let Ok(rec) = calls_rx.try_recv() {
+                log.record(&rec)?;
+            }
+        }
+    }
+    if let Some(log) = log.as_mut() {
+        while let Ok(rec) = calls_rx.try_recv() {
+            log.record(&rec)?;
+        }
+    }
+    if let Some(source) = stopped {
+        let not_run = out
+            .iter()
+            .flatten()
+            .filter(|r| r.verdict == "error")
+            .count();
+        return Err(JudgeError::Stopped { source, not_run });
+    }
+    Ok(out
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect())
+}
+
+/// Reads `dir/judge_checks.csv`; empty when the folder has none.
+///
+/// # Errors
+/// [`JudgeError::Csv`] when it exists but cannot be read.
+pub fn load_checks(dir: &Path) -> Result<Vec<CheckRow>, JudgeError> {
+    let path = dir.join(crate::files::JUDGE_CHECKS);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    csv::Reader::from_path(&path)
+        .map_err(|e| JudgeError::csv(&path, e))?
+        .deserialize::<CheckRow>()
+        .map(|r| r.map_err(|e| JudgeError::csv(&path, e)))
+        .collect()
+}

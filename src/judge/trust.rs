@@ -1,0 +1,224 @@
+//! What the planted controls and repeats say about the judge, per criterion, and whether its
+//! verdicts can confirm the pick: they cannot on a criterion whose true-negative rate on planted
+//! failures has a 95% Wilson lower bound under `min_control_tnr` (the judge cannot tell planted
+//! failures apart), or whose repeat κ is under `min_repeat_kappa` (it does not agree with
+//! itself). See [`super::accuracy`] for the statistics and [`super::controls`] for the items;
+//! [`super::summary::Decision::unconfirm`] applies the verdict to the decision.
+
+use std::fmt::Write as _;
+
+use super::accuracy::{Accuracy, Agreement, Proportion};
+use super::check::CheckRow;
+use super::controls::ControlKind;
+use super::verdict::{Criterion, Verdict};
+
+/// The judge's measured trust on one criterion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CriterionTrust {
+    /// The criterion.
+    pub criterion: Criterion,
+    /// Control verdicts against the planted right verdicts (controls with an error verdict left
+    /// out).
+    pub controls: Accuracy,
+    /// Control verdicts that were errors.
+    pub control_errors: usize,
+    /// Repeat verdicts against the first ones.
+    pub repeat: Agreement,
+    /// Why the verdicts cannot confirm the pick on this criterion; empty when nothing says so.
+    pub doubts: Vec<String>,
+}
+
+impl CriterionTrust {
+    /// Whether the controls and repeats leave the verdicts able to confirm the pick.
+    pub fn can_confirm(&self) -> bool {
+        self.doubts.is_empty()
+    }
+}
+
+/// The trust of every criterion that has a control or a repeat in `rows` (judge_checks.csv), in
+/// report order.
+pub fn trust(
+    rows: &[CheckRow],
+    min_control_tnr: f64,
+    min_repeat_kappa: f64,
+) -> Vec<CriterionTrust> {
+    Criterion::ALL
+        .into_iter()
+        .filter_map(|c| {
+            let mine: Vec<&CheckRow> = rows
+                .iter()
+                .filter(|r| r.criterion() == Some(c))
+                .collect();
+            if mine.is_empty() {
+                return None;
+            }
+            let controls_rows: Vec<&CheckRow> = mine
+                .iter()
+                .copied()
+                .filter(|r| ControlKind::is_control(&r.kind))
+                .collect();
+            let pairs = |rows: &[&CheckRow]| rows.iter().filter_map(|r| r.pair()).collect::<Vec<_>>();
+            let controls = Accuracy::of(&pairs(&controls_rows));
+            let control_errors = controls_rows
+                .iter()
+                .filter(|r| Verdict::parse(&r.verdict) == Some(Verdict::Error))
+                .count();
+            let repeat_rows: Vec<&CheckRow> =
+                mine.iter().copied().filter(|r| r.kind == "repeat").collect();
+            let repeat = Agreement::of(&pairs(&repeat_rows));
+            let mut doubts = Vec::new();
+            if let Some(t) = controls.tnr
+                && t.interval.lo < min_control_tnr
+            {
+                doubts.push(format!(
+                    "it failed {} of {} planted failures (true-negative rate {}), and the lower bound is under {min_control_tnr}, so it cannot tell a failing answer from a passing one",
+                    t.k,
+                    t.n,
+                    prop(&t)
+                ));
+            }
+            if let (Some(k), Some(a)) = (repeat.kappa, repeat.agreement)
+                && k.value < min_repeat_kappa
+            {
+                doubts.push(format!(
+                    "graded again with another seed it gave the same verdict {} of {} times, Cohen's κ {:.2}, under {min_repeat_kappa}",
+                    a.k, a.n, k.value
+                ));
+            }
+            Some(CriterionTrust {
+                criterion: c,
+                controls,
+                control_errors,
+                repeat,
+                doubts,
+            })
+        })
+        .collect()
+}
+
+/// `0.40 [0.12, 0.77]`.
+fn prop(p: &Proportion) -> String {
+    format!(
+        "{:.2} [{:.2}, {:.2}]",
+        p.value, p.interval.lo, p.interval.hi
+    )
+}
+
+/// The report's table of the judge's trust (Markdown), empty without controls or repeats.
+pub fn markdown(trust: &[CriterionTrust]) -> String {
+    if trust.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nHow far the judge's verdicts can be trusted (planted controls and repeats, over all candidates; never in a pass rate): true-negative rate = fails among planted failures, true-positive rate = passes among planted passes, each with its 95% Wilson interval; balanced accuracy = their mean (0.5 is chance); repeat = the same verdict when graded again with another seed, with Cohen's κ.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| criterion | true-negative rate | true-positive rate | balanced accuracy | repeat agreement | repeat κ | control errors | confirms |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---:|---|");
+    let cell = |p: Option<Proportion>| {
+        p.map_or_else(|| "n/a".to_string(), |p| format!("{} of {}", prop(&p), p.n))
+    };
+    for t in trust {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.criterion.name(),
+            cell(t.controls.tnr),
+            cell(t.controls.tpr),
+            t.controls
+                .balanced_accuracy
+                .map_or_else(|| "n/a".into(), |b| format!("{:.2}", b.value)),
+            cell(t.repeat.agreement),
+            t.repeat
+                .kappa
+                .map_or_else(|| "n/a".into(), |k| format!("{:.2}", k.value)),
+            t.control_errors,
+            if t.can_confirm() { "yes" } else { "**no**" }
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: &str, c: &str, expected: &str, verdict: &str) -> CheckRow {
+        CheckRow {
+            kind: kind.into(),
+            criterion: c.into(),
+            config_id: "A".into(),
+            item_id: "q".into(),
+            other_id: String::new(),
+            expected: expected.into(),
+            verdict: verdict.into(),
+            reason: String::new(),
+            calls: 1,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: None,
+        }
+    }
+
+    #[test]
+    fn an_always_pass_judge_cannot_confirm() {
+        let mut rows = Vec::new();
+        for _ in 0..5 {
+            rows.push(row("other_context", "faithfulness", "fail", "pass"));
+            rows.push(row("reference_evidence", "faithfulness", "pass", "pass"));
+            rows.push(row("repeat", "faithfulness", "pass", "pass"));
+        }
+        rows.push(row("perturbed", "faithfulness", "fail", "error"));
+        let t = trust(&rows, 0.5, 0.4);
+        assert_eq!(t.len(), 1);
+        let f = &t[0];
+        assert_eq!(f.controls.tnr.unwrap().k, 0);
+        assert_eq!(f.controls.tnr.unwrap().n, 5);
+        assert_eq!(f.controls.tpr.unwrap().value, 1.0);
+        assert_eq!(f.control_errors, 1);
+        assert_eq!(f.repeat.agreement.unwrap().value, 1.0);
+        assert_eq!(f.repeat.kappa, None);
+        assert!(!f.can_confirm());
+        assert!(
+            f.doubts[0].starts_with(
+                "it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"
+            ),
+            "{:?}",
+            f.doubts
+        );
+        let md = markdown(&t);
+        assert!(
+            md.contains("| faithfulness | 0.00 [0.00, 0.43] of 5 | 1.00 [0.57, 1.00] of 5 | 0.50 | 1.00 [0.57, 1.00] of 5 | n/a | 1 | **no** |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_judge_that_disagrees_with_itself_cannot_confirm() {
+        let mut rows = Vec::new();
+        for i in 0..10 {
+            rows.push(row("other_answer", "relevancy", "fail", "fail"));
+            // first verdicts pass, pass, fail, fail, ...; second alternate the other way half
+            let first = if i % 2 == 0 { "pass" } else { "fail" };
+            let second = if i < 5 { "pass" } else { "fail" };
+            rows.push(row("repeat", "relevancy", first, second));
+        }
+        let t = trust(&rows, 0.5, 0.4);
+        let r = &t[0];
+        assert_eq!(r.controls.tnr.unwrap().value, 1.0);
+        // pairs (p,p),(f,p),(p,p),(f,p),(p,p),(f,f),(p,f),(f,f),(p,f),(f,f): 6 agree
+        // po = 0.6, pe = 0.5·0.5 + 0.5·0.5 = 0.5, κ = 0.2
+        assert_eq!(r.repeat.agreement.unwrap().k, 6);
+        assert!((r.repeat.kappa.unwrap().value - 0.2).abs() < 1e-12);
+        assert_eq!(r.doubts.len(), 1);
+        assert!(
+            r.doubts[0].contains("Cohen's κ 0.20, under 0.4"),
+            "{:?}",
+            r.doubts
+        );
+    }
+}

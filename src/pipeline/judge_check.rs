@@ -1,0 +1,353 @@
+//! `chunksweep judge-check`: human-labelled items through the run's prompts and judge model,
+//! and the judge's accuracy on them per criterion (judge_check.csv), each verdict in
+//! judge_check_items.csv and each call in calls.csv.
+//!
+//! Labels come from a labelled set (JSONL) or from a run folder's judge_questions.csv with
+//! `human_label_<criterion>` columns ([`crate::judge::labels`]); for the latter the question,
+//! the retrieved context and the reference are rebuilt from the corpus, golden set and sweep
+//! settings of the config file (the run's), exactly as the run retrieved them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::runtime;
+use crate::corpus;
+use crate::error::Error;
+use crate::events::Events;
+use crate::files;
+use crate::golden;
+use crate::judge::accuracy::{Accuracy, Estimate as Stat, Proportion};
+use crate::judge::check::{CheckItem, CheckRow, estimate_items, run_checks};
+use crate::judge::labels::{self, LabelledItem, RowLabel};
+use crate::judge::prompts::fence_context;
+use crate::judge::{self, Criterion, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::llm::config::redact_url;
+use crate::llm::{ClientConfig, LlmClient};
+use crate::plan::{JudgeOnly, Plan};
+use crate::prepare::{self, PrepareInputs};
+use crate::report::run_dir::RunDir;
+use crate::sweep::grid::ConfigSpec;
+use crate::tokenize::CorpusTokens;
+
+/// One row of judge_check.csv: the judge's accuracy on one criterion's labelled items (or on
+/// all, criterion `all`). Rates with 95% Wilson intervals; balanced accuracy and κ with 95%
+/// percentile bootstrap intervals over items ([`crate::judge::accuracy`]). Empty cells: not
+/// defined (no positive or no negative item, one verdict for everything).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckAccuracyRow {
+    /// `faithfulness`, `relevancy`, `correctness` or `all`.
+    pub criterion: String,
+    /// The judge model.
+    pub judge_model: String,
+    /// `per-criterion` or `combined`: how each verdict was asked.
+    pub judge_mode: String,
+    /// Labelled items with a pass or fail verdict from the judge.
+    pub n: usize,
+    /// Items labelled pass.
+    pub positives: usize,
+    /// Items labelled fail.
+    pub negatives: usize,
+    /// Items whose verdict was an error (not in any figure).
+    pub errors: usize,
+    /// (TPR + TNR) / 2.
+    pub balanced_accuracy: Option<f64>,
+    /// Bootstrap lower bound.
+    pub balanced_accuracy_lo: Option<f64>,
+    /// Bootstrap upper bound.
+    pub balanced_accuracy_hi: Option<f64>,
+    /// Passes among items labelled pass.
+    pub tpr: Option<f64>,
+    /// Wilson lower bound.
+    pub tpr_lo: Option<f64>,
+    /// Wilson upper bound.
+    pub tpr_hi: Option<f64>,
+    /// Fails among items labelled fail.
+    pub tnr: Option<f64>,
+    /// Wilson lower bound.
+    pub tnr_lo: Option<f64>,
+    /// Wilson upper bound.
+    pub tnr_hi: Option<f64>,
+    /// Cohen's κ of the judge against the labels.
+    pub kappa: Option<f64>,
+    /// Bootstrap lower bound.
+    pub kappa_lo: Option<f64>,
+    /// Bootstrap upper bound.
+    pub kappa_hi: Option<f64>,
+    /// Share of verdicts equal to the label.
+    pub accuracy: Option<f64>,
+    /// Wilson lower bound.
+    pub accuracy_lo: Option<f64>,
+    /// Wilson upper bound.
+    pub accuracy_hi: Option<f64>,
+    /// Accuracy of always answering the more frequent label.
+    pub majority_baseline: Option<f64>,
+    /// Wilson lower bound.
+    pub majority_baseline_lo: Option<f64>,
+    /// Wilson upper bound.
+    pub majority_baseline_hi: Option<f64>,
+}
+
+type Cells = [Option<f64>; 3];
+
+fn prop_cells(p: Option<Proportion>) -> Cells {
+    p.map_or([None; 3], |p| {
+        [Some(p.value), Some(p.interval.lo), Some(p.interval.hi)]
+    })
+}
+
+fn stat_cells(s: Option<Stat>) -> Cells {
+    s.map_or([None; 3], |s| {
+        [
+            Some(s.value),
+            s.interval.map(|i| i.lo),
+            s.interval.map(|i| i.hi),
+        ]
+    })
+}
+
+impl CheckAccuracyRow {
+    fn new(criterion: &str, s: &JudgeSettings, rows: &[&CheckRow]) -> Self {
+        let pairs: Vec<(bool, bool)> = rows.iter().filter_map(|r| r.pair()).collect();
+        let a = Accuracy::of(&pairs);
+        let [ba, ba_lo, ba_hi] = stat_cells(a.balanced_accuracy);
+        let [tpr, tpr_lo, tpr_hi] = prop_cells(a.tpr);
+        let [tnr, tnr_lo, tnr_hi] = prop_cells(a.tnr);
+        let [k, k_lo, k_hi] = stat_cells(a.kappa);
+        let [acc, acc_lo, acc_hi] = prop_cells(a.accuracy);
+        let [maj, maj_lo, maj_hi] = prop_cells(a.majority_baseline);
+        CheckAccuracyRow {
+            criterion: criterion.into(),
+            judge_model: s.judge_model.clone(),
+            judge_mode: s.mode.name().into(),
+            n: a.n,
+            positives: a.positives,
+            negatives: a.negatives,
+            errors: rows
+                .iter()
+                .filter(|r| Verdict::parse(&r.verdict) == Some(Verdict::Error))
+                .count(),
+            balanced_accuracy: ba,
+            balanced_accuracy_lo: ba_lo,
+            balanced_accuracy_hi: ba_hi,
+            tpr,
+            tpr_lo,
+            tpr_hi,
+            tnr,
+            tnr_lo,
+            tnr_hi,
+            kappa: k,
+            kappa_lo: k_lo,
+            kappa_hi: k_hi,
+            accuracy: acc,
+            accuracy_lo: acc_lo,
+            accuracy_hi: acc_hi,
+            majority_baseline: maj,
+            majority_baseline_lo: maj_lo,
+            majority_baseline_hi: maj_hi,
+        }
+    }
+}
+
+/// judge_check.csv's rows: every criterion with a labelled item, then `all`.
+pub fn accuracy_rows(settings: &JudgeSettings, rows: &[CheckRow]) -> Vec<CheckAccuracyRow> {
+    let mut out: Vec<CheckAccuracyRow> = Criterion::ALL
+        .into_iter()
+        .filter_map(|c| {
+            let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion() == Some(c)).collect();
+            (!mine.is_empty()).then(|| CheckAccuracyRow::new(c.name(), settings, &mine))
+        })
+        .collect();
+    let all: Vec<&CheckRow> = rows.iter().collect();
+    out.push(CheckAccuracyRow::new("all", settings, &all));
+    out
+}
+
+/// What `judge-check` did.
+#[derive(Debug, Clone)]
+pub enum JudgeCheckOutcome {
+    /// `--dry-run`: the calls it would make.
+    DryRun {
+        /// Labelled items (one call each).
+        items: usize,
+        /// Calls, tokens and cost.
+        estimate: Estimate,
+        /// The judge model.
+        judge_model: String,
+        /// The server, credentials redacted.
+        server: String,
+    },
+    /// The items were judged.
+    Checked {
+        /// judge_check.csv.
+        table: Vec<CheckAccuracyRow>,
+        /// judge_check_items.csv.
+        items: Vec<CheckRow>,
+        /// The output folder.
+        dir: PathBuf,
+    },
+}
+
+/// A labelled set item as a verdict to ask: its context fenced as one document `context`.
+fn item_of(l: &LabelledItem) -> CheckItem {
+    CheckItem {
+        kind: "label".into(),
+        config_id: String::new(),
+        item_id: l.id.clone(),
+        other_id: String::new(),
+        criterion: l.criterion,
+        question: l.question.clone(),
+        context: fence_context([("context", l.context.as_str())]),
+        answer: l.answer.clone(),
+        reference: l.reference.clone(),
+        expected: Some(l.label),
+        seed_offset: 0,
+    }
+}
+
+/// The labelled rows of a run's judge_questions.csv as verdicts to ask: each row's question,
+/// context and reference rebuilt by retrieving again with its configuration (corpus, golden set
+/// and sweep settings from `plan`).
+fn items_of_run(
+    plan: &Plan,
+    path: &Path,
+    labelled: &[RowLabel],
+    rt: &tokio::runtime::Runtime,
+    events: Events<'_>,
+) -> Result<Vec<CheckItem>, Error> {
+    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
+    let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
+    let mut configs: Vec<ConfigSpec> = Vec::new();
+    for l in labelled {
+        let spec: ConfigSpec = l.config_id.parse().map_err(|e| JudgeError::UnknownRow {
+            path: path.to_path_buf(),
+            line: l.line,
+            message: format!("configuration {:?}: {e}", l.config_id),
+        })?;
+        if !configs.contains(&spec) {
+            configs.push(spec);
+        }
+    }
+    let inputs = PrepareInputs {
+        corpus: &corpus,
+        tokens: &tokens,
+        golden: &golden,
+        spec: &plan.sweep,
+        configs: &configs,
+        embed: plan.embed.as_ref(),
+        context: plan.context.as_ref(),
+        llm: &plan.llm,
+    };
+    let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
+    let jobs = judge::plan_jobs(
+        &corpus,
+        &golden,
+        &configs,
+        &tokens,
+        &Arc::new(prepared.context),
+    )?;
+    let by_key: BTreeMap<(&str, &str), &judge::Job> = jobs
+        .iter()
+        .map(|j| ((j.config_id.as_str(), j.question_id.as_str()), j))
+        .collect();
+    labelled
+        .iter()
+        .map(|l| {
+            let job = by_key
+                .get(&(l.config_id.as_str(), l.question_id.as_str()))
+                .ok_or_else(|| JudgeError::UnknownRow {
+                    path: path.to_path_buf(),
+                    line: l.line,
+                    message: format!(
+                        "question {:?} is not in the golden set {}",
+                        l.question_id,
+                        plan.golden.display()
+                    ),
+                })?;
+            Ok(CheckItem {
+                kind: "label".into(),
+                config_id: l.config_id.clone(),
+                item_id: l.question_id.clone(),
+                other_id: String::new(),
+                criterion: l.criterion,
+                question: job.question.clone(),
+                context: job.context.clone(),
+                answer: l.answer.clone(),
+                reference: job.reference.clone().unwrap_or_default(),
+                expected: Some(l.label),
+                seed_offset: 0,
+            })
+        })
+        .collect()
+}
+
+/// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, then
+/// `config` must be the run's config file; anything else a JSONL labelled set) with the judge
+/// settings of `config` and `flags`, and writes judge_check.csv, judge_check_items.csv and
+/// calls.csv into the output folder (`--out`, else `results/<stamp>`). With `dry_run`, only
+/// estimates.
+///
+/// # Errors
+/// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`]; configuration,
+/// input, client and run-folder errors as for `run`.
+pub fn judge_check(
+    config: Option<&Path>,
+    flags: crate::config::Overrides,
+    labels_path: &Path,
+    dry_run: bool,
+    events: Events<'_>,
+) -> Result<JudgeCheckOutcome, Error> {
+    let rt = runtime()?;
+    let now = jiff::Timestamp::now();
+    let is_csv = labels_path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
+        if is_csv {
+            let labelled = labels::read_csv(labels_path).map_err(JudgeError::from)?;
+            let plan = Plan::load(config, flags, now)?;
+            let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
+            (plan.judge, plan.llm, plan.run_dir, items)
+        } else {
+            let labelled = labels::read_jsonl(labels_path).map_err(JudgeError::from)?;
+            let o = JudgeOnly::load(config, flags, now)?;
+            (
+                o.judge,
+                o.llm,
+                o.run_dir,
+                labelled.iter().map(item_of).collect(),
+            )
+        };
+    let prompts =
+        PromptSet::load_or_defaults(settings.prompts_dir.as_deref()).map_err(JudgeError::from)?;
+    if dry_run {
+        return Ok(JudgeCheckOutcome::DryRun {
+            items: items.len(),
+            estimate: estimate_items(&items, &prompts, &settings, &llm),
+            judge_model: settings.judge_model.clone(),
+            server: redact_url(&llm.resolved_base_url()),
+        });
+    }
+    llm.validate().map_err(JudgeError::from)?;
+    let client = LlmClient::new(llm).map_err(JudgeError::from)?;
+    let mut dir = RunDir::create(&run_dir)?;
+    let rows = rt.block_on(run_checks(
+        &items,
+        Arc::new(prompts),
+        Arc::new(settings.clone()),
+        &client,
+        Some(dir.path()),
+    ))?;
+    dir.record(files::CALLS);
+    let table = accuracy_rows(&settings, &rows);
+    dir.write_csv(files::JUDGE_CHECK_ITEMS, &rows)?;
+    dir.write_csv(files::JUDGE_CHECK, &table)?;
+    Ok(JudgeCheckOutcome::Checked {
+        table,
+        items: rows,
+        dir: run_dir,
+    })
+}

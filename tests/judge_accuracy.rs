@@ -1,0 +1,758 @@
+//! The judge's measured accuracy against three scripted judges on an OpenAI-compatible mock:
+//! a perfect one (word rules that give the right verdict on these tiny inputs), one that always
+//! passes, and a coin flip with a fixed seed. `judge-check` on a labelled set, and a `run` with
+//! planted controls and repeats, report the rates computed here by hand; the always-pass judge
+//! cannot confirm the pick; `--dry-run` counts the control and repeat calls.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod csv_support;
+
+use csv_support::{Rows, read_csv};
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Judge {
+    /// faithfulness: every word of the answer is in the documents; relevancy: the answer shares a
+    /// word of four letters or more with the question; correctness: every word of the answer is
+    /// in the reference.
+    Perfect,
+    AlwaysPass,
+    /// pass when bit 40 of FNV-1a(seed of the request, criterion, answer, 42) is 1 (a low bit
+    /// would only be the parity of the bytes).
+    Coin,
+}
+
+fn words(s: &str) -> BTreeSet<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// The coin's verdict.
+fn coin(seed: i64, criterion: &str, answer: &str) -> bool {
+    (fnv(&[&seed.to_string(), criterion, answer, "42"]) >> 40) & 1 == 1
+}
+
+/// The perfect judge's verdict.
+fn perfect(criterion: &str, question: &str, docs: &str, answer: &str, reference: &str) -> bool {
+    let a = words(answer);
+    match criterion {
+        "faithfulness" => a.is_subset(&words(docs)),
+        "relevancy" => a
+            .intersection(&words(question))
+            .any(|w| w.chars().count() >= 4),
+        _ => a.is_subset(&words(reference)),
+    }
+}
+
+fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let a = s.find(open)? + open.len();
+    let b = s[a..].find(close)? + a;
+    Some(&s[a..b])
+}
+
+/// The text of every `<document>` of a fenced context.
+fn documents(fenced: &str) -> Vec<&str> {
+    fenced
+        .split("<document id=")
+        .skip(1)
+        .filter_map(|d| between(d, ">\n", "\n</document>"))
+        .collect()
+}
+
+fn chat(content: &str) -> Value {
+    json!({
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    })
+}
+
+impl Judge {
+    /// This judge's verdict on `criterion` for the request `body` (its prompt text `text`).
+    fn says(self, body: &Value, text: &str, criterion: &str) -> bool {
+        let field = |name: &str| {
+            between(text, &format!("<{name}>\n"), &format!("\n</{name}>")).unwrap_or("")
+        };
+        let answer = field("answer");
+        match self {
+            Judge::AlwaysPass => true,
+            Judge::Perfect => perfect(
+                criterion,
+                field("question"),
+                &documents(field("documents")).join("\n"),
+                answer,
+                field("reference"),
+            ),
+            Judge::Coin => coin(body["seed"].as_i64().unwrap_or(0), criterion, answer),
+        }
+    }
+}
+
+impl Respond for Judge {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let text: String = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let field = |name: &str| {
+            between(&text, &format!("<{name}>\n"), &format!("\n</{name}>")).unwrap_or("")
+        };
+        if text.contains("Task: answer the question from the documents.") {
+            // the generator repeats the first document
+            let docs = field("documents");
+            return ResponseTemplate::new(200).set_body_json(chat(documents(docs)[0]));
+        }
+        if text.contains("Task: grade faithfulness, relevancy and correctness.") {
+            // combined: every criterion in one reply (correctness na without a reference)
+            let mut reply = json!({"reason": "scripted"});
+            for c in ["faithfulness", "relevancy", "correctness"] {
+                let pass = self.says(&body, &text, c);
+                reply[c] = json!(if pass { "pass" } else { "fail" });
+            }
+            if field("reference").is_empty() {
+                reply["correctness"] = json!("na");
+            }
+            return ResponseTemplate::new(200).set_body_json(chat(&reply.to_string()));
+        }
+        let criterion = ["faithfulness", "relevancy", "correctness"]
+            .into_iter()
+            .find(|c| {
+                text.contains(&format!("Task: grade {c}"))
+                    || (*c == "relevancy" && text.contains("Task: grade answer relevancy"))
+            })
+            .unwrap_or_else(|| panic!("unknown request: {text}"));
+        let pass = self.says(&body, &text, criterion);
+        let verdict = if pass { "pass" } else { "fail" };
+        ResponseTemplate::new(200).set_body_json(chat(&format!(
+            r#"{{"verdict": "{verdict}", "reason": "scripted"}}"#
+        )))
+    }
+}
+
+async fn mock(judge: Judge) -> MockServer {
+    let s = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(judge)
+        .mount(&s)
+        .await;
+    s
+}
+
+fn bin() -> PathBuf {
+    std::env::var_os("CHUNKSWEEP_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
+}
+
+/// The [llm] and [judge] sections for the mock at `base`.
+fn llm_config(base: &str, dir: &Path) -> String {
+    format!(
+        r#"
+[llm]
+base_url = "{base}/v1"
+api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
+cache_path = "{}"
+
+[llm.retry]
+base_delay_ms = 5
+max_delay_s = 0.05
+
+[llm.defaults]
+rpm = 0
+max_in_flight = 8
+timeout_s = 10.0
+max_attempts = 4
+input_usd_per_mtok = 2.5
+output_usd_per_mtok = 10.0
+
+[judge]
+generator_model = "gen"
+judge_model = "judge"
+concurrency = 4
+"#,
+        dir.join("cache.sqlite").display()
+    )
+}
+
+fn output(cmd: &mut Command) -> String {
+    let o = cmd
+        .env_remove("OPENAI_BASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn num(row: &HashMap<String, String>, col: &str) -> Option<f64> {
+    let v = &row[col];
+    (!v.is_empty()).then(|| v.parse().unwrap())
+}
+
+fn labels_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/judge-labels.jsonl")
+}
+
+async fn judge_check(judge: Judge, extra: &[&str]) -> (Rows, String) {
+    let server = mock(judge).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, llm_config(&server.uri(), dir.path())).unwrap();
+    let out = dir.path().join("check");
+    let text = output(
+        Command::new(bin())
+            .arg("judge-check")
+            .arg("--labels")
+            .arg(labels_path())
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra),
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 12);
+    let items = read_csv(&out.join("judge_check_items.csv"));
+    assert_eq!(items.len(), 12);
+    assert_eq!(read_csv(&out.join("calls.csv")).len(), 12);
+    (read_csv(&out.join("judge_check.csv")), text)
+}
+
+fn row<'a>(rows: &'a Rows, c: &str) -> &'a HashMap<String, String> {
+    rows.iter().find(|r| r["criterion"] == c).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_measures_three_scripted_judges() {
+    // perfect: every verdict right
+    let (rows, text) = judge_check(Judge::Perfect, &[]).await;
+    assert_eq!(rows.len(), 4, "three criteria and all");
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let r = row(&rows, c);
+        assert_eq!((r["n"].as_str(), r["positives"].as_str()), ("4", "2"));
+        for col in ["balanced_accuracy", "tpr", "tnr", "kappa", "accuracy"] {
+            assert_eq!(num(r, col), Some(1.0), "{c} {col}");
+        }
+        assert_eq!(num(r, "majority_baseline"), Some(0.5));
+    }
+    let all = row(&rows, "all");
+    assert_eq!(all["n"], "12");
+    assert_eq!(num(all, "balanced_accuracy"), Some(1.0));
+    // Wilson 95% of 6/6: [0.6097, 1]
+    assert!((num(all, "tpr_lo").unwrap() - 0.6097).abs() < 1e-4);
+    assert!(text.contains("all"), "{text}");
+    assert!(text.contains("1.00 [1.00, 1.00]"), "{text}");
+
+    // always pass: TPR 1, TNR 0, balanced accuracy 0.5, κ 0, accuracy = the baseline
+    let (rows, _) = judge_check(Judge::AlwaysPass, &[]).await;
+    for c in ["faithfulness", "relevancy", "correctness", "all"] {
+        let r = row(&rows, c);
+        assert_eq!(num(r, "tpr"), Some(1.0), "{c}");
+        assert_eq!(num(r, "tnr"), Some(0.0), "{c}");
+        assert_eq!(num(r, "tnr_lo"), Some(0.0), "{c}");
+        assert_eq!(num(r, "balanced_accuracy"), Some(0.5), "{c}");
+        assert_eq!(num(r, "kappa"), Some(0.0), "{c}");
+        assert_eq!(num(r, "accuracy"), Some(0.5), "{c}");
+        assert_eq!(num(r, "majority_baseline"), Some(0.5), "{c}");
+    }
+
+    // coin flip, seed 7 (the default): count its verdicts on the labelled items by hand
+    let items: Vec<Value> = std::fs::read_to_string(labels_path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (rows, _) = judge_check(Judge::Coin, &[]).await;
+    // the coin's verdicts on the 12 items, counted once by hand: faithfulness passes one of
+    // its two pass items and both fail items (TPR 1/2, TNR 0/2); relevancy one of each (1/2,
+    // 1/2); correctness one pass item and no fail item (1/2, 2/2)
+    for (c, tpr, tnr) in [
+        ("faithfulness", 0.5, 0.0),
+        ("relevancy", 0.5, 0.5),
+        ("correctness", 0.5, 1.0),
+    ] {
+        let r = row(&rows, c);
+        assert_eq!(
+            (num(r, "tpr"), num(r, "tnr")),
+            (Some(tpr), Some(tnr)),
+            "{c}"
+        );
+        assert_eq!(num(r, "balanced_accuracy"), Some((tpr + tnr) / 2.0), "{c}");
+    }
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let mine: Vec<(bool, bool)> = items
+            .iter()
+            .filter(|i| i["criterion"] == c)
+            .map(|i| {
+                (
+                    i["label"] == "pass",
+                    coin(7, c, i["answer"].as_str().unwrap()),
+                )
+            })
+            .collect();
+        let count = |t: bool, s: bool| mine.iter().filter(|p| **p == (t, s)).count() as f64;
+        let (tp, fn_, tn, fp) = (
+            count(true, true),
+            count(true, false),
+            count(false, false),
+            count(false, true),
+        );
+        let tpr = tp / (tp + fn_);
+        let tnr = tn / (tn + fp);
+        eprintln!("coin, judge-check, {c}: tp {tp} fn {fn_} tn {tn} fp {fp}");
+        let r = row(&rows, c);
+        assert_eq!(num(r, "tpr"), Some(tpr), "{c}");
+        assert_eq!(num(r, "tnr"), Some(tnr), "{c}");
+        assert_eq!(num(r, "balanced_accuracy"), Some((tpr + tnr) / 2.0), "{c}");
+        let n = 4.0;
+        let po = (tp + tn) / n;
+        let (pa, pb) = ((tp + fn_) / n, (tp + fp) / n);
+        let pe = pa * pb + (1.0 - pa) * (1.0 - pb);
+        let kappa = num(r, "kappa");
+        if pe < 1.0 {
+            assert!(
+                (kappa.unwrap() - (po - pe) / (1.0 - pe)).abs() < 1e-12,
+                "{c}"
+            );
+        } else {
+            assert_eq!(kappa, None, "{c}");
+        }
+    }
+}
+
+/// Six one-sentence documents with words of their own; each question retrieves its own.
+const DOCS: [(&str, &str, &str); 6] = [
+    (
+        "q1",
+        "How many processor cores does Larkspur need?",
+        "Larkspur needs 2 processor cores.",
+    ),
+    (
+        "q2",
+        "How long do deleted files remain recoverable?",
+        "Deleted files remain recoverable for 30 days.",
+    ),
+    (
+        "q3",
+        "When do invoices arrive?",
+        "Invoices arrive on day 1 of each month.",
+    ),
+    (
+        "q4",
+        "Which uploads use multipart transfer?",
+        "Uploads above 5 gigabytes use multipart transfer.",
+    ),
+    (
+        "q5",
+        "How often do backups run?",
+        "Backups run every 6 hours at night.",
+    ),
+    (
+        "q6",
+        "Which port does the container listen on?",
+        "The container listens on port 8080.",
+    ),
+];
+
+/// The documents with their one number increased by one (the `perturbed` control).
+const PERTURBED: [&str; 6] = [
+    "Larkspur needs 3 processor cores.",
+    "Deleted files remain recoverable for 31 days.",
+    "Invoices arrive on day 2 of each month.",
+    "Uploads above 6 gigabytes use multipart transfer.",
+    "Backups run every 7 hours at night.",
+    "The container listens on port 8081.",
+];
+
+const CANDIDATE: &str = "words-64-o0-none-bm25-k1";
+
+fn run_fixture(dir: &Path, base: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("corpus")).unwrap();
+    let mut golden = String::new();
+    for (i, (id, q, doc)) in DOCS.iter().enumerate() {
+        std::fs::write(dir.join(format!("corpus/d{i}.md")), doc).unwrap();
+        golden += &(json!({"id": id, "question": q, "evidence": [doc], "answer": doc}).to_string()
+            + "\n");
+    }
+    std::fs::write(dir.join("golden.jsonl"), golden).unwrap();
+    let cfg = format!(
+        "corpus = \"corpus\"\ngolden = \"golden.jsonl\"\n\n[sweep]\nstrategies = [\"words\"]\nsizes = [64]\noverlap = 0\ntop_k = 1\ntokenizer = \"words\"\n{}",
+        llm_config(base, dir)
+    );
+    let path = dir.join("config.toml");
+    std::fs::write(&path, cfg).unwrap();
+    path
+}
+
+fn run(cfg: &Path, out: &Path, extra: &[&str]) -> String {
+    output(
+        Command::new(bin())
+            .arg("run")
+            .arg("--config")
+            .arg(cfg)
+            .arg("--out")
+            .arg(out)
+            .arg("--candidates")
+            .arg(CANDIDATE)
+            .args(extra),
+    )
+}
+
+/// The answer a check row graded, rebuilt from the fixture.
+fn checked_answer(r: &HashMap<String, String>) -> &'static str {
+    let at = |id: &str| DOCS.iter().position(|d| d.0 == id).unwrap();
+    match r["kind"].as_str() {
+        "perturbed" => PERTURBED[at(&r["item_id"])],
+        "other_answer" | "other_reference" => DOCS[at(&r["other_id"])].2,
+        _ => DOCS[at(&r["item_id"])].2,
+    }
+}
+
+/// Counts of (expected, verdict) over the rows of `c` that are controls (`repeat` false) or
+/// repeats.
+fn counts(rows: &Rows, c: &str, repeat: bool) -> [usize; 4] {
+    let mine = rows
+        .iter()
+        .filter(|r| r["criterion"] == c && (r["kind"] == "repeat") == repeat);
+    let mut n = [0; 4]; // tp, fn, tn, fp
+    for r in mine {
+        let i = match (r["expected"].as_str(), r["verdict"].as_str()) {
+            ("pass", "pass") => 0,
+            ("pass", "fail") => 1,
+            ("fail", "fail") => 2,
+            ("fail", "pass") => 3,
+            other => panic!("{other:?}"),
+        };
+        n[i] += 1;
+    }
+    n
+}
+
+async fn judged_run(judge: Judge) -> (Rows, Rows, String, String) {
+    judged_run_in(judge, &[], 24).await
+}
+
+/// A run with `extra` flags whose answers take `answer_calls` calls.
+async fn judged_run_in(
+    judge: Judge,
+    extra: &[&str],
+    answer_calls: usize,
+) -> (Rows, Rows, String, String) {
+    let server = mock(judge).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let out = dir.path().join("run");
+    let text = run(&cfg, &out, extra);
+    let checks = read_csv(&out.join("judge_checks.csv"));
+    let judge_csv = read_csv(&out.join("judge.csv"));
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // every control and repeat call is in calls.csv beside those of the answers
+    assert_eq!(
+        read_csv(&out.join("calls.csv")).len(),
+        answer_calls + checks.len(),
+        "{judge:?}"
+    );
+    (checks, judge_csv, report, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_counts_the_control_and_repeat_calls() {
+    let server = mock(Judge::Perfect).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let text = run(&cfg, &dir.path().join("run"), &["--dry-run"]);
+    // 7 control kinds × max(ceil(0.1 × 6), 5) = 35; repeats 5 answers × 3 criteria = 15;
+    // answers 6 × (generate + 3 verdicts) = 24
+    assert!(
+        text.contains("with 35 planted control call(s) and 15 repeat call(s)"),
+        "{text}"
+    );
+    assert!(text.contains("74 chat calls"), "{text}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+
+    // controls off: the answers' calls and the repeats only
+    let cfg_text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        cfg_text.replace("[judge]\n", "[judge]\ncontrols = false\n"),
+    )
+    .unwrap();
+    let text = run(&cfg, &dir.path().join("run2"), &["--dry-run"]);
+    assert!(
+        text.contains("with 0 planted control call(s) and 15 repeat call(s)"),
+        "{text}"
+    );
+    assert!(text.contains("39 chat calls"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_perfect_judge_confirms_with_every_control_right() {
+    let (checks, judge_csv, report, _) = judged_run(Judge::Perfect).await;
+    assert_eq!(checks.len(), 35 + 15);
+    // faithfulness: 10 planted failures (5 other_context, 5 perturbed), 5 planted passes;
+    // relevancy and correctness: 5 and 5
+    assert_eq!(counts(&checks, "faithfulness", false), [5, 0, 10, 0]);
+    assert_eq!(counts(&checks, "relevancy", false), [5, 0, 5, 0]);
+    assert_eq!(counts(&checks, "correctness", false), [5, 0, 5, 0]);
+    // the repeats agree 5 of 5; every first verdict was a pass, so κ is undefined
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        assert_eq!(counts(&checks, c, true), [5, 0, 0, 0]);
+    }
+    let r = &judge_csv[0];
+    assert_eq!(r["faithfulness_rate"], "1.0");
+    assert_eq!(num(r, "faithfulness_control_tnr"), Some(1.0));
+    assert_eq!(num(r, "faithfulness_control_tpr"), Some(1.0));
+    // Wilson 95% of 10/10: lower bound 0.7225
+    assert!((num(r, "faithfulness_control_tnr_lo").unwrap() - 0.7225).abs() < 1e-4);
+    assert_eq!(num(r, "relevancy_repeat_agreement"), Some(1.0));
+    assert_eq!(num(r, "relevancy_repeat_kappa"), None);
+    assert!(
+        report.contains("| faithfulness | 1.00 [0.72, 1.00] of 10 | 1.00 [0.57, 1.00] of 5 | 1.00 | 1.00 [0.57, 1.00] of 5 | n/a | 0 | yes |"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "The judge confirms the selection's pick `{CANDIDATE}`."
+        )),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_always_pass_judge_cannot_confirm_the_pick() {
+    let (checks, judge_csv, report, text) = judged_run(Judge::AlwaysPass).await;
+    assert_eq!(counts(&checks, "faithfulness", false), [5, 0, 0, 10]);
+    assert_eq!(counts(&checks, "relevancy", false), [5, 0, 0, 5]);
+    assert_eq!(counts(&checks, "correctness", false), [5, 0, 0, 5]);
+    let r = &judge_csv[0];
+    assert_eq!(
+        r["faithfulness_rate"], "1.0",
+        "the pass rate alone looks perfect"
+    );
+    assert_eq!(num(r, "faithfulness_control_tnr"), Some(0.0));
+    assert_eq!(num(r, "faithfulness_control_tnr_lo"), Some(0.0));
+    assert!(!report.contains("The judge confirms"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "**Decision: `{CANDIDATE}`, not confirmed on faithfulness, relevancy, correctness"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains("The judge's faithfulness verdicts cannot confirm the pick: it failed 0 of 10 planted failures (true-negative rate 0.00 [0.00, 0.28])"),
+        "{report}"
+    );
+    // the command line prints the same section
+    assert!(
+        text.contains("The judge's relevancy verdicts cannot confirm the pick"),
+        "{text}"
+    );
+    assert!(
+        report.contains("| relevancy | 0.00 [0.00, 0.43] of 5 | 1.00 [0.57, 1.00] of 5 | 0.50 |"),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coin_flip_judge_is_measured_as_one() {
+    let (checks, judge_csv, report, _) = judged_run(Judge::Coin).await;
+    // every verdict is the coin on the graded answer (seed 7; repeats seed 8)
+    for r in &checks {
+        let seed = if r["kind"] == "repeat" { 8 } else { 7 };
+        let want = coin(seed, &r["criterion"], checked_answer(r));
+        assert_eq!(r["verdict"] == "pass", want, "{r:?}");
+    }
+    let passes = checks.iter().filter(|r| r["verdict"] == "pass").count();
+    assert!(
+        passes > 0 && passes < checks.len(),
+        "a coin gives both verdicts: {passes} of {}",
+        checks.len()
+    );
+    let jr = &judge_csv[0];
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let [tp, fn_, tn, fp] = counts(&checks, c, false).map(|x| x as f64);
+        assert_eq!(
+            num(jr, &format!("{c}_control_tnr")),
+            Some(tn / (tn + fp)),
+            "{c}"
+        );
+        assert_eq!(
+            num(jr, &format!("{c}_control_tpr")),
+            Some(tp / (tp + fn_)),
+            "{c}"
+        );
+        eprintln!(
+            "coin, run, {c}: controls (tp, fn, tn, fp) {:?}, repeats (first, second) pp pf ff fp {:?}",
+            counts(&checks, c, false),
+            counts(&checks, c, true)
+        );
+        let [a, b, d, e] = counts(&checks, c, true).map(|x| x as f64);
+        let n = a + b + d + e;
+        assert_eq!(
+            num(jr, &format!("{c}_repeat_agreement")),
+            Some((a + d) / n),
+            "{c}"
+        );
+        // κ of the repeats against the first verdicts, by hand
+        let (p_first, p_second) = ((a + b) / n, (a + e) / n);
+        let pe = p_first * p_second + (1.0 - p_first) * (1.0 - p_second);
+        let kappa = num(jr, &format!("{c}_repeat_kappa"));
+        if pe < 1.0 {
+            assert!(
+                (kappa.unwrap() - ((a + d) / n - pe) / (1.0 - pe)).abs() < 1e-12,
+                "{c}"
+            );
+        }
+    }
+    // by hand from the counts above: (criterion, TNR, TPR, repeat agreement, repeat κ)
+    // faithfulness: 3 of 10 planted failures failed, 4 of 5 planted passes passed; repeats
+    // (pass, pass) 3, (pass, fail) 1, (fail, fail) 1: po 0.8, pe 0.8·0.6 + 0.2·0.4 = 0.56
+    for (c, tnr, tpr, agree, kappa) in [
+        ("faithfulness", 0.3, 0.8, 0.8, (0.8 - 0.56) / 0.44),
+        ("relevancy", 0.8, 0.4, 0.8, (0.8 - 0.48) / 0.52),
+        ("correctness", 0.4, 0.6, 0.4, (0.4 - 0.48) / 0.52),
+    ] {
+        assert_eq!(num(jr, &format!("{c}_control_tnr")), Some(tnr), "{c}");
+        assert_eq!(num(jr, &format!("{c}_control_tpr")), Some(tpr), "{c}");
+        assert_eq!(
+            num(jr, &format!("{c}_repeat_agreement")),
+            Some(agree),
+            "{c}"
+        );
+        let k = num(jr, &format!("{c}_repeat_kappa")).unwrap();
+        assert!((k - kappa).abs() < 1e-12, "{c}: {k}");
+    }
+    // every TNR's lower bound is under 0.5 (and correctness' κ is negative): a coin confirms
+    // nothing
+    assert!(
+        report.contains(&format!(
+            "**Decision: `{CANDIDATE}`, not confirmed on faithfulness, relevancy, correctness"
+        )),
+        "{report}"
+    );
+    assert!(report.contains("Cohen's κ -0.15, under 0.4"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_reads_labels_added_to_judge_questions_csv() {
+    let server = mock(Judge::Perfect).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let out = dir.path().join("run");
+    run(&cfg, &out, &[]);
+    // a reviewer labels faithfulness of every row; the answers of q4 to q6 are first replaced
+    // with a changed fact (so those labels are fail), and relevancy of q1 is labelled too
+    let rows = read_csv(&out.join("judge_questions.csv"));
+    let mut w = csv::Writer::from_path(dir.path().join("labelled.csv")).unwrap();
+    w.write_record([
+        "config_id",
+        "question_id",
+        "answer",
+        "human_label_faithfulness",
+        "human_label_relevancy",
+    ])
+    .unwrap();
+    for (i, r) in rows.iter().enumerate() {
+        let (answer, label) = if i < 3 {
+            (r["answer"].as_str(), "pass")
+        } else {
+            (PERTURBED[i], "fail")
+        };
+        let relevancy = if i == 0 { "pass" } else { "" };
+        w.write_record([&r["config_id"], &r["question_id"], answer, label, relevancy])
+            .unwrap();
+    }
+    w.flush().unwrap();
+    let check = dir.path().join("check");
+    let text = output(
+        Command::new(bin())
+            .arg("judge-check")
+            .arg("--labels")
+            .arg(dir.path().join("labelled.csv"))
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&check),
+    );
+    let table = read_csv(&check.join("judge_check.csv"));
+    let f = row(&table, "faithfulness");
+    assert_eq!((f["n"].as_str(), f["positives"].as_str()), ("6", "3"));
+    assert_eq!(num(f, "balanced_accuracy"), Some(1.0), "{text}");
+    let r = row(&table, "relevancy");
+    assert_eq!((r["n"].as_str(), num(r, "tpr")), ("1", Some(1.0)));
+    assert_eq!(num(r, "tnr"), None, "no item labelled fail");
+    assert_eq!(row(&table, "all")["n"], "7");
+    // each row was judged with its own question and retrieved context, rebuilt from the run
+    let items = read_csv(&check.join("judge_check_items.csv"));
+    assert!(items.iter().all(|i| i["config_id"] == CANDIDATE));
+    assert_eq!(items[0]["item_id"], "q1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn combined_mode_asks_once_per_answer_and_is_measured_the_same_way() {
+    // judge-check in combined mode: the same labelled items, one call each, the same figures
+    let (rows, text) = judge_check(Judge::Perfect, &["--judge-mode", "combined"]).await;
+    assert!(text.contains("(combined)"), "{text}");
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let r = row(&rows, c);
+        assert_eq!(r["judge_mode"], "combined");
+        assert_eq!(num(r, "balanced_accuracy"), Some(1.0), "{c}");
+    }
+    let (rows, _) = judge_check(Judge::AlwaysPass, &["--judge-mode", "combined"]).await;
+    assert_eq!(num(row(&rows, "all"), "tnr"), Some(0.0));
+
+    // the dry run: 6 answers × (generate + 1 combined verdict) + 35 controls + 15 repeats
+    let server = mock(Judge::Perfect).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let text = run(
+        &cfg,
+        &dir.path().join("dry"),
+        &["--judge-mode", "combined", "--dry-run"],
+    );
+    assert!(text.contains("62 chat calls"), "{text}");
+
+    // the run: every answer's three verdicts from one call, and the controls still all right
+    let (checks, judge_csv, report, _) =
+        judged_run_in(Judge::Perfect, &["--judge-mode", "combined"], 12).await;
+    assert_eq!(counts(&checks, "faithfulness", false), [5, 0, 10, 0]);
+    assert_eq!(counts(&checks, "correctness", false), [5, 0, 5, 0]);
+    let r = &judge_csv[0];
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        assert_eq!(r[&format!("{c}_rate")], "1.0", "{c}");
+    }
+    assert!(
+        report.contains(&format!(
+            "The judge confirms the selection's pick `{CANDIDATE}`."
+        )),
+        "{report}"
+    );
+}
