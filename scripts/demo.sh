@@ -19,5 +19,5 @@ set +a
 if [[ ! -x "${CARGO_TARGET_DIR:-target}/debug/chunksweep" ]]; then
   echo "[demo] building chunksweep (the first build took 11 minutes on 2 cores; cargo test reuses it)" >&2
 fi
-echo "[demo] running the handbook through the local servers (64 chat calls: took 12 minutes on 2 cores)" >&2
+echo "[demo] running the handbook through the local servers (about 111 chat calls: took 13 minutes on 2 cores)" >&2
 cargo run --locked -- run --config datasets/handbook-local.toml "$@"

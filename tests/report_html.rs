@@ -267,11 +267,11 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
 fn browser_renders_the_committed_examples_offline() {
     let browser = require_browser();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples");
-    // The handbook judged by the local models, opened at q-004, whose evidence was retrieved
-    // whole and whose answer holds a `<document id=...>` tag copied from the prompt; and Chroma's
-    // data at its first question (open by default).
+    // The handbook judged by the local models, opened at q-007, whose answer ends with a
+    // `</document>` tag copied from the prompt; and Chroma's data at its first question (open by
+    // default).
     for (name, fragment, judged) in [
-        ("handbook-judged", "#q-q-004", true),
+        ("handbook-judged", "#q-q-007", true),
         ("chroma-general", "", false),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -286,8 +286,18 @@ fn browser_renders_the_committed_examples_offline() {
         assert!(dom.contains(WHOLE_MARK), "{name}: no marked evidence");
         if judged {
             assert!(
-                dom.contains("The answer is:\n&lt;document id=\"10-release-notes.md#2\"&gt;"),
+                dom.contains("check if a file is in the sync folder.\n&lt;/document&gt;"),
                 "{name}: answer not text"
+            );
+            // The judge's own accuracy, from the planted controls: a 135M judge that passes
+            // everything cannot confirm the pick.
+            assert!(
+                dom.contains("true-negative rate"),
+                "{name}: no control figures"
+            );
+            assert!(
+                dom.contains("not confirmed on faithfulness"),
+                "{name}: confirmed"
             );
             let verdict = ["pass", "fail"].iter().any(|v| {
                 dom.contains(&format!(
