@@ -756,3 +756,26 @@ async fn combined_mode_asks_once_per_answer_and_is_measured_the_same_way() {
         "{report}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_check_dry_run_counts_one_call_per_item_and_sends_nothing() {
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, llm_config(&server.uri(), dir.path())).unwrap();
+    let text = output(
+        Command::new(bin())
+            .arg("judge-check")
+            .arg("--labels")
+            .arg(labels_path())
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--dry-run"),
+    );
+    assert!(text.contains("dry run: 12 labelled item(s)"), "{text}");
+    // Nothing is generated, so the line names the judge only.
+    assert!(text.contains("; judge "), "{text}");
+    assert!(!text.contains("generator"), "{text}");
+    assert!(text.contains("; 12 chat calls, "), "{text}");
+    assert!(server.received_requests().await.unwrap().is_empty());
+}

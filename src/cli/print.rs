@@ -111,7 +111,7 @@ pub fn dry_run(d: &DryRun) {
     println!(
         "{}",
         d.estimate
-            .summary(&d.server, &d.generator_model, &d.judge_model)
+            .summary(&d.server, Some(&d.generator_model), &d.judge_model)
     );
 }
 
@@ -152,7 +152,7 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
             server,
         } => {
             println!("dry run: {items} labelled item(s)");
-            println!("{}", estimate.summary(server, "-", judge_model));
+            println!("{}", estimate.summary(server, None, judge_model));
         }
         JudgeCheckOutcome::Checked { table, dir, .. } => {
             println!(

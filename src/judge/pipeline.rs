@@ -123,14 +123,24 @@ impl Estimate {
     /// One line saying where the calls go and what they should cost, printed before the first
     /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
     /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
-    /// redacted ([`LlmClient::base_url`]).
-    pub fn summary(&self, server: &str, generator_model: &str, judge_model: &str) -> String {
+    /// redacted ([`LlmClient::base_url`]); `generator_model` is `None` when nothing is generated
+    /// (`judge-check`), and the line then names the judge only.
+    pub fn summary(
+        &self,
+        server: &str,
+        generator_model: Option<&str>,
+        judge_model: &str,
+    ) -> String {
+        let models = match generator_model {
+            Some(g) => format!("generator {g}, judge {judge_model}"),
+            None => format!("judge {judge_model}"),
+        };
         let cost = self
             .cost_usd
             .map(|c| format!("${c:.4}"))
             .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
         format!(
-            "server {server}; generator {generator_model}, judge {judge_model}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+            "server {server}; {models}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
             self.calls, self.prompt_tokens, self.completion_tokens
         )
     }

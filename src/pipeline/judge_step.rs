@@ -262,7 +262,7 @@ pub async fn judge(
         jobs.len(),
         est.summary(
             client.base_url(),
-            &settings.generator_model,
+            Some(&settings.generator_model),
             &settings.judge_model
         )
     )));
