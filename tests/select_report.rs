@@ -292,3 +292,67 @@ fn a_prefix_sweep_writes_the_comparison_and_report_regenerates_it() {
     chunksweep().arg("report").arg(&run).assert().success();
     assert_eq!(std::fs::read(run.join("report.md")).unwrap(), before);
 }
+
+#[test]
+fn report_lists_the_runs_own_number_of_judge_candidates_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("one.toml");
+    std::fs::write(
+        &cfg,
+        "[sweep.bm25]\nanalyzer = \"seed\"\n[judge]\ncandidates = 1\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args(["--strategies", "words", "--sizes", "8,12,16,24,32,48,64"])
+        .args([
+            "--overlap",
+            "0.25",
+            "--k",
+            "2",
+            "--tokenizer",
+            "words",
+            "--quiet",
+        ])
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&run)
+        .assert()
+        .success();
+    let listed = |run: &Path| -> usize {
+        let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+        let line = md
+            .lines()
+            .find(|l| l.starts_with("- **Judge candidates**"))
+            .unwrap()
+            .to_string();
+        line.matches("tokens/query").count() + line.matches("words/query").count()
+    };
+    let (header, rows) = records(&run.join("selection.csv"));
+    let status = header.iter().position(|h| h == "status").unwrap();
+    let judged = |rows: &[csv::StringRecord]| {
+        rows.iter()
+            .filter(|r| ["winner", "candidate", "challenger"].contains(&&r[status]))
+            .count()
+    };
+    assert_eq!(judged(&rows), 1);
+    assert_eq!(listed(&run), 1);
+    // `report` without --candidates keeps the run's one candidate ...
+    chunksweep().arg("report").arg(&run).assert().success();
+    assert_eq!(judged(&records(&run.join("selection.csv")).1), 1);
+    assert_eq!(listed(&run), 1);
+    // ... and lists three when told.
+    chunksweep()
+        .args(["report", "--candidates", "3"])
+        .arg(&run)
+        .assert()
+        .success();
+    assert_eq!(judged(&records(&run.join("selection.csv")).1), 3);
+    assert_eq!(listed(&run), 3);
+}

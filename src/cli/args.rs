@@ -121,9 +121,10 @@ pub struct ReportArgs {
     /// Keep span recall@k >= best − this (absolute; default 0.02).
     #[arg(long, value_name = "RECALL", default_value_t = 0.02)]
     pub recall_tolerance: f64,
-    /// Judge candidates, cheapest first (default 3).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub candidates: usize,
+    /// Judge candidates, cheapest first (default: the run's own, its [judge] candidates; 3 for
+    /// a run folder without a manifest).
+    #[arg(long, value_name = "N")]
+    pub candidates: Option<usize>,
     /// Random halves for the stability check (default 200).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub halves: usize,

@@ -81,12 +81,11 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
         alpha: args.alpha,
         margin_tolerance: args.margin_tolerance,
         recall_tolerance: args.recall_tolerance,
-        candidates: args.candidates,
         halves: args.halves,
         seed: args.seed,
         ..SelectionSettings::default()
     };
-    let decision = pipeline::report(&args.run_dir, &settings)
+    let decision = pipeline::report(&args.run_dir, &settings, args.candidates)
         .with_context(|| format!("report of {}", args.run_dir.display()))?;
     print::decision(&decision);
     Ok(ExitCode::SUCCESS)

@@ -247,12 +247,18 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
 /// `chunksweep report`: reads a run folder (sweep.csv, sweep_questions.csv, manifest.json,
 /// and the judge's journal when there is one) and rewrites its decision files without
 /// recomputing the sweep. The folder is named as the sweep's `--out` recorded in the manifest
-/// when there is one, so the result does not depend on how `dir` was typed.
+/// when there is one, so the result does not depend on how `dir` was typed. `candidates` is how
+/// many judge candidates to list; `None` keeps the run's own (`[judge] candidates` in its
+/// manifest), so that the report names the configurations that were judged.
 ///
 /// # Errors
 /// [`Error::Read`] naming the file that is missing or malformed; [`Error::Select`];
 /// [`Error::Report`] for a file that cannot be written.
-pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Error> {
+pub fn report(
+    dir: &Path,
+    settings: &SelectionSettings,
+    candidates: Option<usize>,
+) -> Result<Decision, Error> {
     let run = read::read_run(dir)?;
     let command = run.command();
     let label = run
@@ -265,6 +271,10 @@ pub fn report(dir: &Path, settings: &SelectionSettings) -> Result<Decision, Erro
         .as_ref()
         .and_then(|m| serde_json::from_value(m.get("config")?.get("judge")?.clone()).ok())
         .unwrap_or_default();
+    let settings = &SelectionSettings {
+        candidates: candidates.unwrap_or(judge_settings.candidates),
+        ..settings.clone()
+    };
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
     let pick = cuts.primary().winner().config_id.clone();
     let section = judge_step::section_from_folder(dir, &run.sweep, &judge_settings, Some(&pick))?;
