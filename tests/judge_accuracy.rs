@@ -779,3 +779,60 @@ async fn a_judge_check_dry_run_counts_one_call_per_item_and_sends_nothing() {
     assert!(text.contains("; 12 chat calls, "), "{text}");
     assert!(server.received_requests().await.unwrap().is_empty());
 }
+
+#[test]
+fn a_labelled_judge_questions_csv_without_its_config_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("judge_questions.csv");
+    std::fs::write(
+        &csv,
+        "config_id,question_id,answer,human_label_faithfulness\nA,q1,x,pass\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .arg("judge-check")
+        .arg("--labels")
+        .arg(&csv)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("judge_questions.csv needs --config <the run's config file>"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_judge_check_whose_every_verdict_is_an_error_fails() {
+    // Nothing listens on port 9: every verdict is an error, counted in no figure, and the
+    // command exits 1 instead of writing a table of n/a as if it had checked something.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    let text = llm_config("http://127.0.0.1:9", dir.path())
+        .replace("max_attempts = 4", "max_attempts = 1");
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.path().join("check");
+    let o = Command::new(bin())
+        .arg("judge-check")
+        .arg("--labels")
+        .arg(labels_path())
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let all = read_csv(&out.join("judge_check.csv"));
+    let all = row(&all, "all");
+    assert_eq!((all["n"].as_str(), all["errors"].as_str()), ("0", "12"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("12 verdict(s) were errors"));
+}

@@ -180,7 +180,7 @@ fn report_settings_show_in_the_report_and_can_change_the_pick() {
     let run = dir.path().join("run");
     sweep(&run);
     // The seeds' literal rule: 24 reaches recall 1.00 but is dropped on the margin, with its
-    // numbers, and the pick is 48.
+    // numbers (it is judged as a challenger, the plateau holding one), and the pick is 48.
     chunksweep()
         .args(["report", "--rule", "seed"])
         .arg(&run)
@@ -192,7 +192,9 @@ fn report_settings_show_in_the_report_and_can_change_the_pick() {
     let (header, rows) = records(&run.join("selection.csv"));
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     assert!(
-        rows[3][col("reason")].starts_with("dropped: margin 0.128 < floor 0.428 (best 0.441"),
+        rows[3][col("reason")].starts_with(
+            "challenger (outside the plateau): margin 0.128 < floor 0.428 (best 0.441"
+        ),
         "{}",
         &rows[3][col("reason")]
     );

@@ -256,7 +256,8 @@ pub struct RunArgs {
     /// Judge only the first N questions of the golden set (the sweep still scores all).
     #[arg(long, value_name = "N")]
     pub judge_questions: Option<usize>,
-    /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
+    /// Print the number of calls and the estimated tokens and cost, then stop (no judge-stage
+    /// call is sent; the sweep still sends and caches the embeddings and contexts its grid needs).
     #[arg(long)]
     pub dry_run: bool,
     /// Folder of prompt templates overriding the built-in ones (`chunksweep prompts export DIR`

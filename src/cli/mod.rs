@@ -104,7 +104,16 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     .with_context(|| format!("judge-check of {}", args.labels.display()))?;
     progress.clear();
     print::judge_check(&out);
-    Ok(ExitCode::SUCCESS)
+    let errors = out.errors();
+    if errors > 0 {
+        eprintln!(
+            "warning: {errors} verdict(s) were errors (see judge_check_items.csv and calls.csv), \
+             counted in no figure; check the server and rerun with the same --out"
+        );
+    }
+    Ok(out
+        .exit_class()
+        .map_or(ExitCode::SUCCESS, |c| ExitCode::from(c.code())))
 }
 
 /// `chunksweep prompts export DIR`.

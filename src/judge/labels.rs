@@ -1,6 +1,7 @@
 //! Human labels for `chunksweep judge-check`, in one of two files.
 //!
-//! A labelled set (JSONL, one object per line; blank lines and `//` comments are refused):
+//! A labelled set (JSONL, one object per line; blank lines between items and `//` comments are
+//! refused; labels are case-insensitive):
 //!
 //! ```text
 //! {"id": "hb-f01", "criterion": "faithfulness" | "relevancy" | "correctness",
@@ -48,6 +49,11 @@ pub enum LabelError {
         "{0}: no labelled item (JSONL: one object per line; CSV: fill a human_label_<criterion> column with pass or fail)"
     )]
     Empty(PathBuf),
+    /// A labelled judge_questions.csv without the run's config file.
+    #[error(
+        "{0}: a judge_questions.csv needs --config <the run's config file>, to rebuild each row's question, retrieved context and reference"
+    )]
+    CsvNeedsConfig(PathBuf),
 }
 
 impl LabelError {
@@ -104,10 +110,10 @@ fn criterion(name: &str) -> Result<Criterion, String> {
 
 /// `pass` → `true`, `fail` → `false`.
 pub fn label(value: &str) -> Result<bool, String> {
-    match value.trim() {
+    match value.trim().to_ascii_lowercase().as_str() {
         "pass" => Ok(true),
         "fail" => Ok(false),
-        other => Err(format!("label {other:?} is neither pass nor fail")),
+        _ => Err(format!("label {:?} is neither pass nor fail", value.trim())),
     }
 }
 
@@ -126,7 +132,8 @@ fn read_text(path: &Path) -> Result<String, LabelError> {
 /// reference, an empty question, answer or context, a repeated id); [`LabelError::Empty`].
 pub fn read_jsonl(path: &Path) -> Result<Vec<LabelledItem>, LabelError> {
     let text = read_text(path)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // Blank lines at the end (an editor's trailing newlines) are not items.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text).trim_end();
     let mut out: Vec<LabelledItem> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let err = |message: String| LabelError::Parse {
@@ -249,7 +256,12 @@ pub fn read_csv(path: &Path) -> Result<Vec<RowLabel>, LabelError> {
     }
     let mut out = Vec::new();
     for (i, rec) in r.records().enumerate() {
-        let line = i + 2;
+        // the record's first physical line (answers often span several lines)
+        let line = rec
+            .as_ref()
+            .ok()
+            .and_then(|r| r.position())
+            .map_or(i + 2, |p| p.line() as usize);
         let rec = rec.map_err(|e| err(line, e.to_string()))?;
         for &(c, col) in &label_cols {
             let cell = rec.get(col).unwrap_or("").trim();
@@ -295,9 +307,17 @@ mod tests {
         assert!(items[0].label && !items[1].label);
         assert_eq!(items[1].reference, "R.");
         assert_eq!(items[0].note, "in the context");
+        // Trailing blank lines are no items, and a spreadsheet's "Pass" is a pass.
+        let (_d2, p2) = write(
+            &format!("{}\n\n\n", good.replace("\"pass\"", "\"Pass\"")),
+            "t.jsonl",
+        );
+        let items2 = read_jsonl(&p2).unwrap();
+        assert_eq!(items2.len(), 2);
+        assert!(items2[0].label);
 
         let cases = [
-            (format!("{good}\n\n"), ":3: blank line"),
+            (format!("{good}\n\n{good}"), ":3: blank line"),
             (format!("// c\n{good}"), ":1: comment line"),
             (
                 good.replace("\"faithfulness\"", "\"faith\""),
@@ -355,6 +375,13 @@ mod tests {
             e.contains("j.csv:3: human_label_faithfulness: label \"fial\""),
             "{e}"
         );
+        // A multi-line answer: the error names the bad row's physical line (4), not its record (3).
+        let multi = text
+            .replace("Two cores.", "\"Two\ncores.\"")
+            .replace(",fail,fail", ",fial,fail");
+        let (_d, p) = write(&multi, "m.csv");
+        let e = read_csv(&p).unwrap_err().to_string();
+        assert!(e.contains("m.csv:4: human_label_faithfulness"), "{e}");
         let (_d, p) = write("config_id,question_id,answer\nA,q1,x\n", "j.csv");
         assert!(
             read_csv(&p)

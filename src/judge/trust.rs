@@ -67,6 +67,11 @@ pub fn trust(
                 mine.iter().copied().filter(|r| r.kind == "repeat").collect();
             let repeat = Agreement::of(&pairs(&repeat_rows));
             let mut doubts = Vec::new();
+            if !controls_rows.is_empty() && controls.tnr.is_none() {
+                doubts.push(format!(
+                    "no planted failure got a pass or fail verdict ({control_errors} control verdict(s) were errors), so whether it can tell a failing answer from a passing one was not measured"
+                ));
+            }
             if let Some(t) = controls.tnr
                 && t.interval.lo < min_control_tnr
             {
@@ -219,6 +224,29 @@ mod tests {
             r.doubts[0].contains("Cohen's κ 0.20, under 0.4"),
             "{:?}",
             r.doubts
+        );
+    }
+
+    #[test]
+    fn planted_failures_that_all_errored_cannot_confirm() {
+        // An always-pass judge whose negative controls all timed out: no true-negative rate, and
+        // one verdict to everything leaves κ undefined; the pick must not be confirmed.
+        let mut rows = Vec::new();
+        for _ in 0..5 {
+            rows.push(row("other_context", "faithfulness", "fail", "error"));
+            rows.push(row("reference_evidence", "faithfulness", "pass", "pass"));
+            rows.push(row("repeat", "faithfulness", "pass", "pass"));
+        }
+        let t = trust(&rows, 0.5, 0.4);
+        let f = &t[0];
+        assert_eq!(f.controls.tnr, None);
+        assert_eq!(f.control_errors, 5);
+        assert!(!f.can_confirm());
+        assert_eq!(
+            f.doubts,
+            [
+                "no planted failure got a pass or fail verdict (5 control verdict(s) were errors), so whether it can tell a failing answer from a passing one was not measured"
+            ]
         );
     }
 }

@@ -17,6 +17,7 @@ use super::runtime;
 use crate::corpus;
 use crate::error::Error;
 use crate::events::Events;
+use crate::exit::ExitClass;
 use crate::files;
 use crate::golden;
 use crate::judge::accuracy::{Accuracy, Estimate as Stat, Proportion};
@@ -190,6 +191,34 @@ pub enum JudgeCheckOutcome {
     },
 }
 
+impl JudgeCheckOutcome {
+    /// Items whose verdict was an error (timeouts, unreadable replies), over all criteria.
+    pub fn errors(&self) -> usize {
+        match self {
+            JudgeCheckOutcome::DryRun { .. } => 0,
+            JudgeCheckOutcome::Checked { table, .. } => table
+                .iter()
+                .find(|r| r.criterion == "all")
+                .map_or(0, |r| r.errors),
+        }
+    }
+
+    /// Success; failure (1) when no item got a pass or fail verdict; incomplete (4) when some
+    /// verdicts were errors (a rerun with the same `--out` asks only those again: the answered
+    /// calls come from the cache). Errors are never counted as a right or wrong verdict.
+    pub fn exit_class(&self) -> Option<ExitClass> {
+        let JudgeCheckOutcome::Checked { table, .. } = self else {
+            return None;
+        };
+        let all = table.iter().find(|r| r.criterion == "all")?;
+        match (all.n, all.errors) {
+            (_, 0) => None,
+            (0, _) => Some(ExitClass::Failure),
+            _ => Some(ExitClass::Incomplete),
+        }
+    }
+}
+
 /// A labelled set item as a verdict to ask: its context fenced as one document `context`.
 fn item_of(l: &LabelledItem) -> CheckItem {
     CheckItem {
@@ -308,6 +337,12 @@ pub fn judge_check(
     let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
         if is_csv {
             let labelled = labels::read_csv(labels_path).map_err(JudgeError::from)?;
+            if config.is_none() {
+                return Err(JudgeError::from(labels::LabelError::CsvNeedsConfig(
+                    labels_path.to_path_buf(),
+                ))
+                .into());
+            }
             let plan = Plan::load(config, flags, now)?;
             let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
             (plan.judge, plan.llm, plan.run_dir, items)

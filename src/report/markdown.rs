@@ -325,9 +325,9 @@ pub fn render(
             (Some(b), Some(t), Some(p)) => format!("{b}/{t}, p {}", fmt_p(p)),
             _ => "best".into(),
         };
-        let reason = c
-            .reason
-            .strip_prefix("dropped: ")
+        let reason = ["dropped: ", "challenger (outside the plateau): "]
+            .iter()
+            .find_map(|p| c.reason.strip_prefix(p))
             .unwrap_or(&c.reason)
             .replace('|', "\\|");
         let _ = writeln!(

@@ -183,7 +183,15 @@ pub fn select(
             status,
             kept: p.kept[i],
             rank,
-            reason: reason(&p, i, rows, settings),
+            reason: match status {
+                // judged although outside the plateau: say so, then why it was dropped
+                Status::Challenger => reason(&p, i, rows, settings).replacen(
+                    "dropped: ",
+                    "challenger (outside the plateau): ",
+                    1,
+                ),
+                _ => reason(&p, i, rows, settings),
+            },
             win_share: wins.share(i),
             n_questions: n,
             span_recall,

@@ -624,4 +624,12 @@ fn a_plateau_of_one_is_filled_with_challengers_by_span_recall() {
     );
     assert_eq!(sel.candidates, vec![1, 3, 2]);
     assert_eq!(sel.configs[3].rank, None);
+    assert!(
+        sel.configs[3]
+            .reason
+            .starts_with("challenger (outside the plateau): span recall 0.800 < floor 0.880"),
+        "{}",
+        sel.configs[3].reason
+    );
+    assert!(sel.configs[0].reason.starts_with("dropped: "));
 }
