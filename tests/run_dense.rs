@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use csv_support::read_csv;
-use embed_support::embeddings_reply;
+use embed_support::{embeddings_reply, mock_config};
 use serde_json::{Value, json};
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -76,29 +76,8 @@ fn fixture(dir: &Path, base: &str) -> PathBuf {
     std::fs::write(dir.join("golden.jsonl"), lines.join("\n") + "\n").unwrap();
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
     let cfg = format!(
-        r#"corpus = "corpus"
-golden = "golden.jsonl"
-
-[llm]
-base_url = "{base}/v1"
-api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
-cache_path = "cache.sqlite"
-
-[llm.defaults]
-rpm = 0
-max_in_flight = 8
-timeout_s = 10.0
-
-[embed]
-model = "e5-passage"
-query_model = "e5-query"
-cache_path = "embed.sqlite"
-
-[judge]
-generator_model = "gen"
-judge_model = "judge"
-prompts = "{}"
-"#,
+        "{}\n[judge]\ngenerator_model = \"gen\"\njudge_model = \"judge\"\nprompts = \"{}\"\n",
+        mock_config(base),
         prompts.display()
     );
     let path = dir.join("config.toml");

@@ -43,3 +43,30 @@ pub fn embeddings_reply(
     }));
     (model, inputs, reply)
 }
+
+/// A config file's text for a test folder holding `corpus/` and `golden.jsonl`, with the chat
+/// and embeddings server at `base` (no key, no pacing, caches in the folder); callers append
+/// their own sections.
+#[allow(dead_code)] // not every test that embeds writes a config file
+pub fn mock_config(base: &str) -> String {
+    format!(
+        r#"corpus = "corpus"
+golden = "golden.jsonl"
+
+[llm]
+base_url = "{base}/v1"
+api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
+cache_path = "cache.sqlite"
+
+[llm.defaults]
+rpm = 0
+max_in_flight = 8
+timeout_s = 10.0
+
+[embed]
+model = "e5-passage"
+query_model = "e5-query"
+cache_path = "embed.sqlite"
+"#
+    )
+}
