@@ -183,15 +183,7 @@ pub fn select(
             status,
             kept: p.kept[i],
             rank,
-            reason: match status {
-                // judged although outside the plateau: say so, then why it was dropped
-                Status::Challenger => reason(&p, i, rows, settings).replacen(
-                    "dropped: ",
-                    "challenger (outside the plateau): ",
-                    1,
-                ),
-                _ => reason(&p, i, rows, settings),
-            },
+            reason: reason(&p, i, rows, settings, status),
             win_share: wins.share(i),
             n_questions: n,
             span_recall,
@@ -301,8 +293,20 @@ fn challengers(p: &Plateau, rows: &[SweepRow], wanted: usize) -> Vec<usize> {
     dropped
 }
 
-/// Why configuration `i` was kept or dropped, with the numbers.
-fn reason(p: &Plateau, i: usize, rows: &[SweepRow], s: &SelectionSettings) -> String {
+/// Why configuration `i` was kept or dropped, with the numbers; a dropped configuration judged as
+/// a challenger is introduced as one.
+fn reason(
+    p: &Plateau,
+    i: usize,
+    rows: &[SweepRow],
+    s: &SelectionSettings,
+    status: Status,
+) -> String {
+    let out = if status == Status::Challenger {
+        "challenger (outside the plateau)"
+    } else {
+        "dropped"
+    };
     let recall = p.span_recall[i];
     let recall_fail = format!(
         "span recall {} < floor {} (best {} − {})",
@@ -350,7 +354,7 @@ fn reason(p: &Plateau, i: usize, rows: &[SweepRow], s: &SelectionSettings) -> St
                 if !p.recall_ok[i] {
                     parts.push(recall_fail);
                 }
-                format!("dropped: {}", parts.join("; "))
+                format!("{out}: {}", parts.join("; "))
             }
         }
         Rule::Seed => {
@@ -377,10 +381,10 @@ fn reason(p: &Plateau, i: usize, rows: &[SweepRow], s: &SelectionSettings) -> St
                 )
             } else {
                 match (p.margin_ok[i], p.recall_ok[i]) {
-                    (false, false) => format!("dropped: {margin_fail}; {recall_fail}"),
-                    (false, true) => format!("dropped: {margin_fail}"),
-                    (true, false) => format!("dropped: {recall_fail}"),
-                    (true, true) => "dropped".to_string(),
+                    (false, false) => format!("{out}: {margin_fail}; {recall_fail}"),
+                    (false, true) => format!("{out}: {margin_fail}"),
+                    (true, false) => format!("{out}: {recall_fail}"),
+                    (true, true) => out.to_string(),
                 }
             }
         }
