@@ -35,6 +35,8 @@ pub fn split(
 ) -> Ranges {
     let parsed = without_math(text);
     let sizer = sizer.over(&parsed);
+    // MarkdownSplitter's own trimming is left to the sizer (same boundaries, less work)
+    let markdown_sizer = sizer.trimming_markdown();
     let kind = structure.kind;
     let mut starts: Vec<usize> = structure.headings.iter().map(|h| h.byte).collect();
     if starts.first() != Some(&0) {
@@ -46,7 +48,8 @@ pub fn split(
         let section = &parsed[start..end];
         let pieces: Vec<(usize, usize)> = match kind {
             DocKind::Markdown => {
-                ranges(MarkdownSplitter::new(config(params, sizer)).chunk_indices(section))
+                let config = config(params, markdown_sizer).with_trim(false);
+                ranges(MarkdownSplitter::new(config).chunk_indices(section))
             }
             DocKind::Rest | DocKind::Plain => {
                 ranges(TextSplitter::new(config(params, sizer)).chunk_indices(section))

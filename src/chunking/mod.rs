@@ -31,6 +31,8 @@ pub mod windows;
 
 pub use chunk::{Chunk, ChunkError, ChunkParams, Ranges, Sized, Strategy, size_unit};
 
+use rayon::prelude::*;
+
 use crate::corpus::{Corpus, Document};
 use crate::tokenize::{
     CorpusTokens, DocSizer, SliceCounter, TokenCounter, TokenStream, TokenizerKind,
@@ -184,9 +186,9 @@ pub fn oversize(
     (max, over)
 }
 
-/// Chunks every document of the corpus, in document order, with the token streams of `tokens`
-/// (computed once per sweep and shared by every configuration); `ctx` holds the sentence
-/// vectors that `semantic` needs.
+/// Chunks every document of the corpus (documents in parallel, chunks in document order), with
+/// the token streams of `tokens` (computed once per sweep and shared by every configuration);
+/// `ctx` holds the sentence vectors that `semantic` needs.
 ///
 /// # Errors
 /// [`ChunkError`] for invalid parameters (checked before any work) or a missing sentence
@@ -205,16 +207,16 @@ pub fn chunk_corpus(
             "the structure of another corpus"
         );
     }
+    // every document is chunked, so the error returned is the first in document order
+    let per_doc: Vec<Result<Vec<Chunk>, ChunkError>> = corpus
+        .docs
+        .par_iter()
+        .enumerate()
+        .map(|(i, doc)| chunk_document(doc, i, tokens.doc(i), params, tokens.counter(), ctx))
+        .collect();
     let mut out = Vec::new();
-    for (i, doc) in corpus.docs.iter().enumerate() {
-        out.extend(chunk_document(
-            doc,
-            i,
-            tokens.doc(i),
-            params,
-            tokens.counter(),
-            ctx,
-        )?);
+    for chunks in per_doc {
+        out.extend(chunks?);
     }
     Ok(out)
 }
