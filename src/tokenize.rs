@@ -569,6 +569,19 @@ mod tests {
     }
 
     #[test]
+    fn markdown_trim_keeps_indentation_only_around_line_breaks() {
+        // text-splitter's own cases for Trim::PreserveIndentation and Trim::All
+        assert_eq!(markdown_trimmed("\n  hello\n  world  "), (1, 16));
+        assert_eq!(markdown_trimmed("  hello world  "), (2, 13));
+        // no line break inside the trimmed text: every surrounding space goes
+        assert_eq!(markdown_trimmed("\n\n    code  \n"), (6, 10));
+        // a carriage return counts as a line break; leading spaces before it stay
+        assert_eq!(markdown_trimmed("\r\n  a\r\n  b \r\n"), (2, 10));
+        assert_eq!(markdown_trimmed(" \n \t "), (5, 5));
+        assert_eq!(markdown_trimmed(""), (0, 0));
+    }
+
+    #[test]
     fn bpe_spans_cover_text_on_char_boundaries() {
         let text = "Zoë paid €12 🙂 for “Café” — ok";
         let c = TokenCounter::new(TokenizerKind::Cl100kBase);

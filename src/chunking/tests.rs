@@ -660,3 +660,61 @@ fn structure_read_once_gives_the_chunks_read_per_document() {
         }
     }
 }
+
+#[test]
+fn markdown_splitter_gives_the_same_chunks_with_its_trimming_done_by_the_sizer() {
+    use crate::tokenize::{DocSizer, TokenStream};
+    use text_splitter::{ChunkConfig, MarkdownSplitter};
+    // the fixture, the handbook and the first 20 kB of each chroma-general document
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+    let mut texts = vec![DOC.to_string()];
+    for dir in ["handbook", "chroma-general/corpora"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let mut end = text.len().min(20_000);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            texts.push(text[..end].to_string());
+        }
+    }
+    // indented lines, where keeping the indentation changes a candidate's count
+    let code: String = (0..40)
+        .map(|i| format!("\n        step_{i} = run(step_{i}, {i})\n"))
+        .collect();
+    texts.push(format!("# Steps\n\nIndented code:\n{code}\nDone.\n"));
+    let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+    let mut compared = 0;
+    for text in &texts {
+        let stream = TokenStream::new(text, counter);
+        for (size, overlap) in [(9, 0), (16, 0), (23, 3), (64, 9), (256, 38)] {
+            let sizer = DocSizer::new(text, &stream, counter, size);
+            let config = ChunkConfig::new(size)
+                .with_sizer(sizer)
+                .with_overlap(overlap)
+                .unwrap();
+            let by_splitter: Vec<(usize, usize)> = MarkdownSplitter::new(config)
+                .chunk_indices(text)
+                .map(|(o, c)| bound::trim(text, o, o + c.len()))
+                .collect();
+            let config = ChunkConfig::new(size)
+                .with_sizer(sizer.trimming_markdown())
+                .with_overlap(overlap)
+                .unwrap()
+                .with_trim(false);
+            let by_sizer: Vec<(usize, usize)> = MarkdownSplitter::new(config)
+                .chunk_indices(text)
+                .map(|(o, c)| bound::trim(text, o, o + c.len()))
+                .filter(|(s, e)| s < e)
+                .collect();
+            assert_eq!(by_sizer, by_splitter, "size {size}, text {:.40?}", text);
+            compared += by_splitter.len();
+        }
+    }
+    assert!(compared > 1_000, "{compared} chunks compared");
+}
