@@ -1,6 +1,6 @@
 //! Sweep throughput and memory at scale, beside a Python baseline.
 //!
-//! `cargo bench --bench sweep [-- --mb 1,10,100 --baseline-max-mb 10]`
+//! `cargo bench --bench sweep [-- --mb 1,10,100 --baseline-max-mb 10 --runs 5]`
 //!
 //! Builds corpora of about 1, 10 and 100 MB by repeating `datasets/chroma-general`'s documents
 //! under new ids (the 276 questions keep pointing at the originals), then times, as separate
@@ -11,7 +11,9 @@
 //!   analyzer (the same chunks, terms and BM25 scores as the baseline), and the same sweep in
 //!   plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their ratio.
 //!
-//! Figures are printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
+//! Each chunksweep sweep runs `--runs` times (default 5); the table gives the run of median wall
+//! time and the range, since a shared host's neighbours move single runs by ±20 %. Figures are
+//! printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,6 +122,27 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// `runs` runs of the command that `command(out)` makes (each into its own folder under
+/// `base`), and the run with the median wall time, its folder, and the fastest and slowest wall
+/// times. Runs alternate with nothing else, so a busy host shows as a wide range.
+fn repeated(
+    runs: usize,
+    base: &Path,
+    command: impl Fn(&Path) -> Command,
+) -> (Run, PathBuf, f64, f64) {
+    let mut all: Vec<(Run, PathBuf)> = (0..runs.max(1))
+        .map(|i| {
+            let out = base.join(format!("run-{i}"));
+            let _ = std::fs::remove_dir_all(&out);
+            (run(&mut command(&out)), out)
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.wall_s.total_cmp(&b.0.wall_s));
+    let (min, max) = (all[0].0.wall_s, all[all.len() - 1].0.wall_s);
+    let (median, dir) = all.swap_remove(all.len() / 2);
+    (median, dir, min, max)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mbs: Vec<u64> = arg(&args, "--mb")
@@ -130,6 +153,9 @@ fn main() {
     let baseline_max: u64 = arg(&args, "--baseline-max-mb")
         .map(|s| s.parse().expect("--baseline-max-mb takes a number"))
         .unwrap_or(10);
+    let runs: usize = arg(&args, "--runs")
+        .map(|s| s.parse().expect("--runs takes a number"))
+        .unwrap_or(5);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("datasets/chroma-general");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-bench");
@@ -137,38 +163,39 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     let mut table = vec![
-        format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores."),
+        format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores; each chunksweep figure is the run of median wall time among {runs} (its range beside it), the Python baseline runs once."),
         String::new(),
-        "| corpus | docs | wall (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | analyze | chunk | index | retrieve | score | write | words sweep (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
+        "| corpus | docs | wall (s) | wall range (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | analyze | chunk | index | retrieve | score | write | words sweep (s) | words range (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
     ];
     let mut words_stages = Vec::new();
     for &mb in &mbs {
         let dir = work.join(format!("{mb}mb"));
         let (bytes, docs) = build_corpus(&source, &dir, mb * 1_000_000);
-        let out = dir.join("run");
-        let main_run = run(Command::new(bin)
-            .args(["sweep", "--quiet", "--golden-format", "chroma"])
-            .arg("--corpus")
-            .arg(dir.join("corpora"))
-            .arg("--golden")
-            .arg(dir.join("questions_df.csv"))
-            .args([
-                "--strategies",
-                "fixed,recursive,markdown",
-                "--sizes",
-                SIZES,
-                "--k",
-                "5",
-            ])
-            .arg("--out")
-            .arg(&out));
+        let sweep = |out: &Path, strategies: &str, extra: &[&str]| {
+            let mut cmd = Command::new(bin);
+            cmd.args(["sweep", "--quiet", "--golden-format", "chroma"])
+                .arg("--corpus")
+                .arg(dir.join("corpora"))
+                .arg("--golden")
+                .arg(dir.join("questions_df.csv"))
+                .args(["--strategies", strategies, "--sizes", SIZES, "--k", "5"])
+                .args(extra)
+                .arg("--out")
+                .arg(out);
+            cmd
+        };
+        let (main_run, out, min, max) = repeated(runs, &dir.join("bpe"), |out| {
+            sweep(out, "fixed,recursive,markdown", &[])
+        });
         let (phase, stage) = times(&out);
         let configs = 15.0;
         let mut row = format!(
-            "| {:.1} MB | {docs} | {:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
+            "| {:.1} MB | {docs} | {:.2} | {:.2}–{:.2} | {:.2} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2}ᶜ | {:.2} |",
             bytes as f64 / 1e6,
             main_run.wall_s,
+            min,
+            max,
             main_run.cpu_s,
             main_run.peak_mb,
             configs / main_run.wall_s,
@@ -183,29 +210,21 @@ fn main() {
             phase("write_ms"),
         );
         if mb <= baseline_max {
-            let words = run(Command::new(bin)
-                .args(["sweep", "--quiet", "--golden-format", "chroma"])
-                .arg("--corpus")
-                .arg(dir.join("corpora"))
-                .arg("--golden")
-                .arg(dir.join("questions_df.csv"))
-                .args([
-                    "--strategies",
-                    "words",
-                    "--tokenizer",
-                    "words",
-                    "--sizes",
-                    SIZES,
-                ])
-                .args(["--k", "5", "--analyzer", "seed", "--out"])
-                .arg(dir.join("run-words")));
+            let (words, words_out, words_min, words_max) =
+                repeated(runs, &dir.join("words"), |out| {
+                    sweep(
+                        out,
+                        "words",
+                        &["--tokenizer", "words", "--analyzer", "seed"],
+                    )
+                });
             let py = run(Command::new("python3")
                 .arg(root.join("benches/baseline_seed000.py"))
                 .arg(dir.join("corpora"))
                 .arg(dir.join("questions_df.csv"))
                 .args(["--sizes", SIZES, "--overlap", "0.15", "--k", "5"]));
             eprintln!("{mb} MB baseline: {}", py.stdout.trim().replace('\n', " "));
-            let (phase, stage) = times(&dir.join("run-words"));
+            let (phase, stage) = times(&words_out);
             words_stages.push(format!(
                 "- {:.1} MB, `words` sweep ({:.2} s wall): load {:.2}, tokenize {:.2}, analyze {:.2}, configurations {:.2} (summed: chunk {:.2}, index {:.2}, retrieve {:.2}, score {:.2}), write {:.2}.",
                 bytes as f64 / 1e6,
@@ -221,14 +240,16 @@ fn main() {
                 phase("write_ms"),
             ));
             row.push_str(&format!(
-                " {:.2} | {:.1} | {:.0}× | {:.0} |",
+                " {:.2} | {:.2}–{:.2} | {:.1} | {:.0}× | {:.0} |",
                 words.wall_s,
+                words_min,
+                words_max,
                 py.wall_s,
                 py.wall_s / words.wall_s,
                 py.peak_mb
             ));
         } else {
-            row.push_str(" – | – | – | – |");
+            row.push_str(" – | – | – | – | – |");
         }
         eprintln!("{row}");
         table.push(row);
@@ -246,7 +267,7 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    table.push("Times in seconds. ᶜ: summed over the 15 configurations, which run in parallel (so they add up to more than the wall time). Peak RSS is each process's own (wait4).".into());
+    table.push("Times in seconds. ᶜ: summed over the 15 configurations (each stage's wall time inside its configuration; configurations run in parallel and each chunks its documents in parallel, so they add up to more than the wall time). Peak RSS is each process's own (wait4).".into());
     let text = table.join("\n");
     println!("{text}");
     std::fs::write(work.with_file_name("sweep-bench.md"), text + "\n").unwrap();

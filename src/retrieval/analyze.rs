@@ -273,6 +273,15 @@ fn flush_group(
     let (Some(first), Some(last)) = (group.first().copied(), group.last().copied()) else {
         return;
     };
+    if let [word] = group.as_slice() {
+        let s = &text[word.byte.0..word.byte.1];
+        if !s.contains(['_', '.']) {
+            // one word with nothing to split at (most words): the word itself
+            emit(lowercase(s, buf), word.cp.0, word.cp.1);
+            group.clear();
+            return;
+        }
+    }
     let mut parts: Vec<Word> = Vec::new();
     for w in group.iter() {
         split_word(text, *w, &mut parts);
