@@ -172,10 +172,7 @@ impl TokenCounter {
 /// `text` (its pre-tokenizer split) as [`Pieces`].
 fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<(usize, usize)>, Pieces) {
     let mut spans = Vec::with_capacity(text.len() / 4);
-    let mut pieces = Pieces {
-        bounds: vec![0],
-        tokens: vec![0],
-    };
+    let (mut bounds, mut tokens) = (vec![0], vec![0]);
     let (mut raw, mut prev_end) = (0, 0);
     let mut lens = Vec::new();
     for piece in bpe.split(text) {
@@ -189,10 +186,11 @@ fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<(usize, usize)>, Pieces) {
             spans.push((prev_end, end));
             prev_end = end;
         }
-        pieces.bounds.push(raw as u32);
-        pieces.tokens.push(spans.len() as u32);
+        bounds.push(raw as u32);
+        tokens.push(spans.len() as u32);
     }
-    (spans, pieces)
+    let bounds = Offsets::new(bounds, text.len());
+    (spans, Pieces { bounds, tokens })
 }
 
 /// Tokens of `text` counted piece by piece (what `Tokenizer::count` does; cl100k_base and
@@ -205,8 +203,64 @@ fn count_pieces(bpe: &Bpe, text: &str) -> usize {
 /// `k` is the bytes `bounds[k]..bounds[k + 1]` and has `tokens[k + 1] - tokens[k]` tokens.
 #[derive(Debug, Clone, Default)]
 struct Pieces {
-    bounds: Vec<u32>,
+    bounds: Offsets,
     tokens: Vec<u32>,
+}
+
+/// Nondecreasing byte offsets of a document with a sampled index, so that counting the offsets
+/// below a byte ([`Offsets::below`]) searches one block of [`Offsets::BLOCK`] bytes instead of
+/// the whole document: the sizers ask this several times per candidate chunk, millions of
+/// times per sweep.
+#[derive(Debug, Clone, Default)]
+struct Offsets {
+    keys: Vec<u32>,
+    /// `blocks[b]`: how many keys are below byte `b × BLOCK`.
+    blocks: Vec<u32>,
+}
+
+impl Offsets {
+    const BLOCK: usize = 64;
+
+    /// The index of `keys` (nondecreasing) in a text of `len` bytes.
+    fn new(keys: Vec<u32>, len: usize) -> Self {
+        let n_blocks = len / Self::BLOCK + 2;
+        let mut blocks = Vec::with_capacity(n_blocks);
+        let mut i = 0;
+        for b in 0..n_blocks {
+            while i < keys.len() && (keys[i] as usize) < b * Self::BLOCK {
+                i += 1;
+            }
+            blocks.push(i as u32);
+        }
+        Offsets { keys, blocks }
+    }
+
+    /// How many keys are below byte `x` (`keys.partition_point(|k| k < x)`).
+    fn below(&self, x: usize) -> usize {
+        let b = x / Self::BLOCK;
+        let (lo, hi) = match (self.blocks.get(b), self.blocks.get(b + 1)) {
+            (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
+            _ => (
+                self.blocks.last().map_or(0, |&l| l as usize),
+                self.keys.len(),
+            ),
+        };
+        lo + self.keys[lo..hi].partition_point(|&k| (k as usize) < x)
+    }
+
+    /// The index of the key equal to `x`, if any (keys strictly increasing).
+    fn find(&self, x: usize) -> Option<usize> {
+        let i = self.below(x);
+        (self.keys.get(i) == Some(&(x as u32))).then_some(i)
+    }
+
+    fn get(&self, i: usize) -> usize {
+        self.keys[i] as usize
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 impl text_splitter::ChunkSizer for TokenCounter {
@@ -222,8 +276,8 @@ impl text_splitter::ChunkSizer for TokenCounter {
 /// slice's edges only ([`SliceCounter`]).
 #[derive(Debug, Clone, Default)]
 pub struct TokenStream {
-    starts: Vec<u32>,
-    ends: Vec<u32>,
+    starts: Offsets,
+    ends: Offsets,
     /// Empty for words.
     pieces: Pieces,
 }
@@ -239,9 +293,12 @@ impl TokenStream {
             Some(bpe) => bpe_spans(bpe, text),
             None => (word_spans(text), Pieces::default()),
         };
+        let offsets = |at: fn(&(usize, usize)) -> usize| {
+            Offsets::new(spans.iter().map(|s| at(s) as u32).collect(), text.len())
+        };
         TokenStream {
-            starts: spans.iter().map(|s| s.0 as u32).collect(),
-            ends: spans.iter().map(|s| s.1 as u32).collect(),
+            starts: offsets(|s| s.0),
+            ends: offsets(|s| s.1),
             pieces,
         }
     }
@@ -253,12 +310,12 @@ impl TokenStream {
 
     /// Whether the document has no token.
     pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
+        self.starts.len() == 0
     }
 
     /// Byte range of token `i`.
     pub fn span(&self, i: usize) -> (usize, usize) {
-        (self.starts[i] as usize, self.ends[i] as usize)
+        (self.starts.get(i), self.ends.get(i))
     }
 
     /// Number of tokens overlapping the byte range `[start, end)`. For a range on token
@@ -267,8 +324,8 @@ impl TokenStream {
         if start >= end {
             return 0;
         }
-        let first = self.ends.partition_point(|&e| (e as usize) <= start);
-        let last = self.starts.partition_point(|&s| (s as usize) < end);
+        let first = self.ends.below(start + 1);
+        let last = self.starts.below(end);
         last.saturating_sub(first)
     }
 }
@@ -354,7 +411,7 @@ impl<'a> SliceCounter<'a> {
         }
         let Pieces { bounds, tokens } = &self.stream.pieces;
         let slice = &self.text[start..end];
-        let bound_at = |at: usize| bounds.binary_search(&(at as u32)).ok();
+        let bound_at = |at: usize| bounds.find(at);
         // Head: the slice's own pieces until one ends where a piece of the document ends.
         let mut head = 0;
         let mut at = start;
@@ -375,14 +432,12 @@ impl<'a> SliceCounter<'a> {
         // Middle: the document's pieces `first..last`, each ending before `end` and starting
         // before the slice's trailing whitespace.
         let trailing = start + slice.trim_end().len();
-        let ends_before = bounds
-            .partition_point(|&b| (b as usize) < end)
-            .saturating_sub(1);
-        let starts_before = bounds.partition_point(|&b| (b as usize) < trailing);
+        let ends_before = bounds.below(end).saturating_sub(1);
+        let starts_before = bounds.below(trailing);
         let last = ends_before.min(starts_before).max(first);
         let middle = (tokens[last] - tokens[first]) as usize;
         // Tail: the slice's own pieces from there.
-        head + middle + count_pieces(bpe, &self.text[bounds[last] as usize..end])
+        head + middle + count_pieces(bpe, &self.text[bounds.get(last)..end])
     }
 }
 
@@ -566,6 +621,31 @@ mod tests {
         assert_eq!(words.len(), 10);
         // "take 14" plus the cut word "days." = 3 words overlap bytes 8..17.
         assert_eq!(words.count_in(8, 17), 3);
+    }
+
+    #[test]
+    fn sampled_offsets_count_as_a_search_of_the_whole_array() {
+        // nondecreasing keys with repeats (empty token spans), gaps longer than a block, and
+        // keys up to the text's end
+        let len = 1_000;
+        let mut keys = Vec::new();
+        let mut k = 0u32;
+        let mut step = 1u32;
+        while (k as usize) <= len {
+            keys.push(k);
+            if step % 7 == 0 {
+                keys.push(k);
+            }
+            k += step % 150;
+            step += 13;
+        }
+        let offsets = Offsets::new(keys.clone(), len);
+        for x in 0..=len + 1 {
+            let want = keys.partition_point(|&k| (k as usize) < x);
+            assert_eq!(offsets.below(x), want, "below({x})");
+        }
+        assert_eq!(offsets.find(keys[5] as usize), Some(5));
+        assert_eq!(Offsets::new(vec![], 10).below(3), 0);
     }
 
     #[test]
