@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use thiserror::Error;
 
 /// File extensions read as documents (lower case, without the dot).
@@ -180,7 +181,7 @@ impl Corpus {
 }
 
 /// Reads every `.md`, `.markdown`, `.txt` and `.rst` file under `root` (recursively, hidden files
-/// and folders skipped, symbolic links not followed).
+/// and folders skipped, symbolic links not followed), files in parallel, documents in path order.
 ///
 /// # Errors
 /// [`CorpusError`] when the directory is missing or empty, a file cannot be read, or a file is not
@@ -192,46 +193,56 @@ pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
     if !root.is_dir() {
         return Err(CorpusError::NotADirectory(root.to_path_buf()));
     }
-    let mut docs = Vec::new();
     let walker = walkdir::WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    let mut paths = Vec::new();
     for entry in walker {
         let entry = entry.map_err(|e| CorpusError::Io {
             path: e.path().unwrap_or(root).to_path_buf(),
             source: e.into(),
         })?;
-        if !entry.file_type().is_file() || !has_known_extension(entry.path()) {
-            continue;
+        if entry.file_type().is_file() && has_known_extension(entry.path()) {
+            paths.push(entry.into_path());
         }
-        let path = entry.path();
-        let bytes = std::fs::read(path).map_err(|source| CorpusError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let byte = e.utf8_error().valid_up_to();
-            let line = 1 + e.as_bytes()[..byte].iter().filter(|&&b| b == b'\n').count();
-            CorpusError::NotUtf8 {
-                path: path.to_path_buf(),
-                byte,
-                line,
-            }
-        })?;
-        let id = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        docs.push(Document::new(id, text));
     }
+    // files read and indexed in parallel; the error returned is the first in file order
+    let docs = paths
+        .par_iter()
+        .map(|path| read_document(root, path))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
     if docs.is_empty() {
         return Err(CorpusError::Empty(root.to_path_buf()));
     }
     Ok(Corpus::from_documents(root, docs))
+}
+
+/// One file of the corpus as a document whose id is its path under `root`.
+fn read_document(root: &Path, path: &Path) -> Result<Document, CorpusError> {
+    let bytes = std::fs::read(path).map_err(|source| CorpusError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let byte = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..byte].iter().filter(|&&b| b == b'\n').count();
+        CorpusError::NotUtf8 {
+            path: path.to_path_buf(),
+            byte,
+            line,
+        }
+    })?;
+    let id = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok(Document::new(id, text))
 }
 
 fn has_known_extension(path: &Path) -> bool {
