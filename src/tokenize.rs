@@ -633,7 +633,7 @@ mod tests {
         let mut step = 1u32;
         while (k as usize) <= len {
             keys.push(k);
-            if step % 7 == 0 {
+            if step.is_multiple_of(7) {
                 keys.push(k);
             }
             k += step % 150;
