@@ -11,8 +11,9 @@
 //!   analyzer (the same chunks, terms and BM25 scores as the baseline), and the same sweep in
 //!   plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their ratio.
 //!
-//! Each chunksweep sweep runs `--runs` times (default 5); the table gives the run of median wall
-//! time and the range, since a shared host's neighbours move single runs by ±20 %. Figures are
+//! Each chunksweep sweep runs `--runs` times (default 5; the BPE sweeps in rounds over the corpus
+//! sizes, so a busy spell of the host slows every size alike); the table gives the run of median
+//! wall time and the range, since a shared host's neighbours move single runs by ±20 %. Figures are
 //! printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
 
 use std::path::{Path, PathBuf};
@@ -122,25 +123,29 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// `runs` runs of the command that `command(out)` makes (each into its own folder under
-/// `base`), and the run with the median wall time, its folder, and the fastest and slowest wall
-/// times. Runs alternate with nothing else, so a busy host shows as a wide range.
-fn repeated(
-    runs: usize,
-    base: &Path,
-    command: impl Fn(&Path) -> Command,
-) -> (Run, PathBuf, f64, f64) {
-    let mut all: Vec<(Run, PathBuf)> = (0..runs.max(1))
-        .map(|i| {
-            let out = base.join(format!("run-{i}"));
-            let _ = std::fs::remove_dir_all(&out);
-            (run(&mut command(&out)), out)
-        })
-        .collect();
+/// The run of median wall time among `all` (with its folder), and the fastest and slowest
+/// wall times.
+fn median_of(mut all: Vec<(Run, PathBuf)>) -> (Run, PathBuf, f64, f64) {
     all.sort_by(|a, b| a.0.wall_s.total_cmp(&b.0.wall_s));
     let (min, max) = (all[0].0.wall_s, all[all.len() - 1].0.wall_s);
     let (median, dir) = all.swap_remove(all.len() / 2);
     (median, dir, min, max)
+}
+
+/// The `chunksweep sweep` command over the corpus in `dir` with `strategies` at [`SIZES`],
+/// k = 5, writing to `out`.
+fn sweep(bin: &str, dir: &Path, out: &Path, strategies: &str, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(["sweep", "--quiet", "--golden-format", "chroma"])
+        .arg("--corpus")
+        .arg(dir.join("corpora"))
+        .arg("--golden")
+        .arg(dir.join("questions_df.csv"))
+        .args(["--strategies", strategies, "--sizes", SIZES, "--k", "5"])
+        .args(extra)
+        .arg("--out")
+        .arg(out);
+    cmd
 }
 
 fn main() {
@@ -163,31 +168,33 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     let mut table = vec![
-        format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores; each chunksweep figure is the run of median wall time among {runs} (its range beside it), the Python baseline runs once."),
+        format!("Sweep benchmark: 15 configurations (fixed, recursive, markdown × {SIZES} tokens), BM25, k = 5, 276 questions, {threads} cores; each chunksweep figure is the run of median wall time among {runs} (its range beside it; the BPE sweeps run in rounds over the corpus sizes), the Python baseline runs once."),
         String::new(),
         "| corpus | docs | wall (s) | wall range (s) | CPU (s) | peak RSS (MB) | configs/s | questions×configs/s | load | tokenize | analyze | chunk | index | retrieve | score | write | words sweep (s) | words range (s) | Python baseline (s) | baseline / words | baseline peak (MB) |".into(),
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|".into(),
     ];
+    // every corpus first, then the BPE sweeps in rounds over the corpora, so that a busy spell
+    // of the host slows every size alike and their ratio stays fair
+    let corpora: Vec<(u64, PathBuf, u64, usize)> = mbs
+        .iter()
+        .map(|&mb| {
+            let dir = work.join(format!("{mb}mb"));
+            let (bytes, docs) = build_corpus(&source, &dir, mb * 1_000_000);
+            (mb, dir, bytes, docs)
+        })
+        .collect();
+    let mut bpe_runs: Vec<Vec<(Run, PathBuf)>> = corpora.iter().map(|_| Vec::new()).collect();
+    for round in 0..runs.max(1) {
+        for ((_, dir, _, _), done) in corpora.iter().zip(&mut bpe_runs) {
+            let out = dir.join("bpe").join(format!("run-{round}"));
+            let _ = std::fs::remove_dir_all(&out);
+            let cmd = &mut sweep(bin, dir, &out, "fixed,recursive,markdown", &[]);
+            done.push((run(cmd), out));
+        }
+    }
     let mut words_stages = Vec::new();
-    for &mb in &mbs {
-        let dir = work.join(format!("{mb}mb"));
-        let (bytes, docs) = build_corpus(&source, &dir, mb * 1_000_000);
-        let sweep = |out: &Path, strategies: &str, extra: &[&str]| {
-            let mut cmd = Command::new(bin);
-            cmd.args(["sweep", "--quiet", "--golden-format", "chroma"])
-                .arg("--corpus")
-                .arg(dir.join("corpora"))
-                .arg("--golden")
-                .arg(dir.join("questions_df.csv"))
-                .args(["--strategies", strategies, "--sizes", SIZES, "--k", "5"])
-                .args(extra)
-                .arg("--out")
-                .arg(out);
-            cmd
-        };
-        let (main_run, out, min, max) = repeated(runs, &dir.join("bpe"), |out| {
-            sweep(out, "fixed,recursive,markdown", &[])
-        });
+    for ((mb, dir, bytes, docs), bpe) in corpora.into_iter().zip(bpe_runs) {
+        let (main_run, out, min, max) = median_of(bpe);
         let (phase, stage) = times(&out);
         let configs = 15.0;
         let mut row = format!(
@@ -210,14 +217,15 @@ fn main() {
             phase("write_ms"),
         );
         if mb <= baseline_max {
-            let (words, words_out, words_min, words_max) =
-                repeated(runs, &dir.join("words"), |out| {
-                    sweep(
-                        out,
-                        "words",
-                        &["--tokenizer", "words", "--analyzer", "seed"],
-                    )
-                });
+            let words_runs = (0..runs.max(1))
+                .map(|round| {
+                    let out = dir.join("words").join(format!("run-{round}"));
+                    let _ = std::fs::remove_dir_all(&out);
+                    let extra = ["--tokenizer", "words", "--analyzer", "seed"];
+                    (run(&mut sweep(bin, &dir, &out, "words", &extra)), out)
+                })
+                .collect();
+            let (words, words_out, words_min, words_max) = median_of(words_runs);
             let py = run(Command::new("python3")
                 .arg(root.join("benches/baseline_seed000.py"))
                 .arg(dir.join("corpora"))
