@@ -12,7 +12,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use bpe_openai::Tokenizer;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 /// The unit chunk sizes and costs are counted in.
@@ -111,17 +111,16 @@ impl Bpe {
     }
 
     /// Byte lengths of the tokens of one pre-tokenizer piece, in order, appended to `out`.
-    fn piece_token_lens(&self, piece: &str, out: &mut Vec<usize>) {
-        out.clear();
+    fn piece_token_lens(&self, piece: &str, out: &mut Vec<u32>) {
         if self.whole.contains(piece.as_bytes()) {
-            out.push(piece.len());
+            out.push(piece.len() as u32);
             return;
         }
         let bpe = &self.tokenizer.bpe;
         out.extend(
             bpe.encode_via_backtracking(piece.as_bytes())
                 .into_iter()
-                .map(|t| bpe.token_len(t)),
+                .map(|t| bpe.token_len(t) as u32),
         );
     }
 }
@@ -162,35 +161,48 @@ impl TokenCounter {
     /// whitespace-separated word.
     pub fn token_spans(&self, text: &str) -> Vec<(usize, usize)> {
         match self.bpe {
-            Some(bpe) => bpe_spans(bpe, text).0,
+            Some(bpe) => {
+                let (starts, ends, _) = bpe_spans(bpe, text);
+                let span = |(s, e): (u32, u32)| (s as usize, e as usize);
+                starts.into_iter().zip(ends).map(span).collect()
+            }
             None => word_spans(text),
         }
     }
 }
 
-/// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them, and the pieces of
-/// `text` (its pre-tokenizer split) as [`Pieces`].
-fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<(usize, usize)>, Pieces) {
-    let mut spans = Vec::with_capacity(text.len() / 4);
+/// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them (their starts and
+/// their ends), and the pieces of `text` (its pre-tokenizer split) as [`Pieces`]. A piece that
+/// repeats in `text` is encoded once.
+fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Vec<u32>, Pieces) {
+    let mut starts = Vec::with_capacity(text.len() / 4);
+    let mut ends = Vec::with_capacity(text.len() / 4);
     let (mut bounds, mut tokens) = (vec![0], vec![0]);
+    // each distinct piece's token lengths: `lens[from..from + n]`
+    let mut seen: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
+    let mut lens: Vec<u32> = Vec::new();
     let (mut raw, mut prev_end) = (0, 0);
-    let mut lens = Vec::new();
     for piece in bpe.split(text) {
-        bpe.piece_token_lens(piece, &mut lens);
-        for &len in &lens {
-            raw += len;
+        let (from, n) = *seen.entry(piece).or_insert_with(|| {
+            let from = lens.len();
+            bpe.piece_token_lens(piece, &mut lens);
+            (from as u32, (lens.len() - from) as u32)
+        });
+        for &len in &lens[from as usize..(from + n) as usize] {
+            raw += len as usize;
             let mut end = raw.min(text.len()).max(prev_end);
             while !text.is_char_boundary(end) {
                 end += 1;
             }
-            spans.push((prev_end, end));
+            starts.push(prev_end as u32);
+            ends.push(end as u32);
             prev_end = end;
         }
         bounds.push(raw as u32);
-        tokens.push(spans.len() as u32);
+        tokens.push(starts.len() as u32);
     }
     let bounds = Offsets::new(bounds, text.len());
-    (spans, Pieces { bounds, tokens })
+    (starts, ends, Pieces { bounds, tokens })
 }
 
 /// Tokens of `text` counted piece by piece (what `Tokenizer::count` does; cl100k_base and
@@ -289,16 +301,18 @@ impl TokenStream {
             u32::try_from(text.len()).is_ok(),
             "documents are limited to 4 GiB"
         );
-        let (spans, pieces) = match counter.bpe {
+        let (starts, ends, pieces) = match counter.bpe {
             Some(bpe) => bpe_spans(bpe, text),
-            None => (word_spans(text), Pieces::default()),
-        };
-        let offsets = |at: fn(&(usize, usize)) -> usize| {
-            Offsets::new(spans.iter().map(|s| at(s) as u32).collect(), text.len())
+            None => {
+                let spans = word_spans(text);
+                let starts = spans.iter().map(|s| s.0 as u32).collect();
+                let ends = spans.iter().map(|s| s.1 as u32).collect();
+                (starts, ends, Pieces::default())
+            }
         };
         TokenStream {
-            starts: offsets(|s| s.0),
-            ends: offsets(|s| s.1),
+            starts: Offsets::new(starts, text.len()),
+            ends: Offsets::new(ends, text.len()),
             pieces,
         }
     }
