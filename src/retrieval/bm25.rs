@@ -129,43 +129,43 @@ impl Bm25Index {
         settings: &Bm25Settings,
     ) -> Self {
         let base = corpus.vocab_len() as u32;
-        let chunks: Vec<IndexedChunk<'a>> = chunks.into_iter().collect();
-        let n = u32::try_from(chunks.len()).expect("fewer than 2^32 chunks");
-        // each distinct prefix analyzed once; its terms come before the chunk's own
         let mut extra: FxHashMap<String, u32> = FxHashMap::default();
         let mut prefix_terms: FxHashMap<&'a str, Vec<u32>> = FxHashMap::default();
-        for c in chunks.iter().filter(|c| !c.prefix.is_empty()) {
-            prefix_terms.entry(c.prefix).or_insert_with(|| {
-                corpus
-                    .analyzer()
-                    .terms(c.prefix)
-                    .into_iter()
-                    .map(|t| match corpus.term_id(&t) {
-                        Some(id) => id,
-                        None => {
-                            let next = base + extra.len() as u32;
-                            *extra.entry(t).or_insert(next)
-                        }
-                    })
-                    .collect()
-            });
+        // The terms of every chunk, flattened, with each chunk's end in `flat`.
+        let mut flat: Vec<u32> = Vec::new();
+        let mut bounds: Vec<usize> = Vec::new();
+        for c in chunks {
+            if !c.prefix.is_empty() {
+                let ids = prefix_terms.entry(c.prefix).or_insert_with(|| {
+                    corpus
+                        .analyzer()
+                        .terms(c.prefix)
+                        .into_iter()
+                        .map(|t| match corpus.term_id(&t) {
+                            Some(id) => id,
+                            None => {
+                                let next = base + extra.len() as u32;
+                                *extra.entry(t).or_insert(next)
+                            }
+                        })
+                        .collect()
+                });
+                flat.extend_from_slice(ids);
+            }
+            flat.extend(corpus.doc(c.doc).terms_in(c.start, c.end));
+            bounds.push(flat.len());
         }
-        // a chunk's terms are read from the analyzed documents on each pass, never copied
-        let chunk_terms = |i: usize| {
-            let c = &chunks[i];
-            let prefix = prefix_terms.get(c.prefix).map_or(&[][..], Vec::as_slice);
-            prefix
-                .iter()
-                .copied()
-                .chain(corpus.doc(c.doc).terms_in(c.start, c.end))
-        };
         let n_terms = base as usize + extra.len();
+        let n = u32::try_from(bounds.len()).expect("fewer than 2^32 chunks");
+        let chunk_terms = |i: usize| {
+            let from = if i == 0 { 0 } else { bounds[i - 1] };
+            &flat[from..bounds[i]]
+        };
+        // Document frequencies, then postings in one pass (compressed rows).
         let mut last = vec![u32::MAX; n_terms];
         let mut df = vec![0u32; n_terms];
-        let mut lens = vec![0u32; n as usize];
         for i in 0..n {
-            for t in chunk_terms(i as usize) {
-                lens[i as usize] += 1;
+            for &t in chunk_terms(i as usize) {
                 if last[t as usize] != i {
                     last[t as usize] = i;
                     df[t as usize] += 1;
@@ -183,7 +183,7 @@ impl Bm25Index {
         let mut next: Vec<u32> = offsets[..n_terms].to_vec();
         last.fill(u32::MAX);
         for i in 0..n {
-            for t in chunk_terms(i as usize) {
+            for &t in chunk_terms(i as usize) {
                 let t = t as usize;
                 if last[t] == i {
                     postings[next[t] as usize - 1].tf += 1;
@@ -194,6 +194,9 @@ impl Bm25Index {
                 }
             }
         }
+        let lens: Vec<u32> = (0..n as usize)
+            .map(|i| chunk_terms(i).len() as u32)
+            .collect();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0
