@@ -13,8 +13,8 @@
 //!
 //! Each chunksweep sweep runs `--runs` times (default 5; the BPE sweeps in rounds over the corpus
 //! sizes, so a busy spell of the host slows every size alike); the table gives the run of median
-//! wall time and the range, since a shared host's neighbours move single runs by ±20 %. Figures are
-//! printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
+//! wall time and the range, since a shared host's neighbours move single runs by up to a third.
+//! Figures are printed as a Markdown table and written to `<target>/tmp/sweep-bench.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -160,7 +160,8 @@ fn main() {
         .unwrap_or(10);
     let runs: usize = arg(&args, "--runs")
         .map(|s| s.parse().expect("--runs takes a number"))
-        .unwrap_or(5);
+        .unwrap_or(5)
+        .max(1);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("datasets/chroma-general");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-bench");
@@ -184,7 +185,7 @@ fn main() {
         })
         .collect();
     let mut bpe_runs: Vec<Vec<(Run, PathBuf)>> = corpora.iter().map(|_| Vec::new()).collect();
-    for round in 0..runs.max(1) {
+    for round in 0..runs {
         for ((_, dir, _, _), done) in corpora.iter().zip(&mut bpe_runs) {
             let out = dir.join("bpe").join(format!("run-{round}"));
             let _ = std::fs::remove_dir_all(&out);
@@ -217,7 +218,7 @@ fn main() {
             phase("write_ms"),
         );
         if mb <= baseline_max {
-            let words_runs = (0..runs.max(1))
+            let words_runs = (0..runs)
                 .map(|round| {
                     let out = dir.join("words").join(format!("run-{round}"));
                     let _ = std::fs::remove_dir_all(&out);

@@ -197,23 +197,36 @@ pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    // the files up to the first folder that cannot be read (whose error comes after theirs)
     let mut paths = Vec::new();
+    let mut walk_error = None;
     for entry in walker {
-        let entry = entry.map_err(|e| CorpusError::Io {
-            path: e.path().unwrap_or(root).to_path_buf(),
-            source: e.into(),
-        })?;
-        if entry.file_type().is_file() && has_known_extension(entry.path()) {
-            paths.push(entry.into_path());
+        match entry {
+            Ok(entry) if entry.file_type().is_file() && has_known_extension(entry.path()) => {
+                paths.push(entry.into_path());
+            }
+            Ok(_) => {}
+            Err(e) => {
+                walk_error = Some(CorpusError::Io {
+                    path: e.path().unwrap_or(root).to_path_buf(),
+                    source: e.into(),
+                });
+                break;
+            }
         }
     }
-    // files read and indexed in parallel; the error returned is the first in file order
-    let docs = paths
+    // files read and indexed in parallel; the error returned is the first in walk order
+    let read: Vec<Result<Document, CorpusError>> = paths
         .par_iter()
         .map(|path| read_document(root, path))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect();
+    let mut docs = Vec::with_capacity(read.len());
+    for doc in read {
+        docs.push(doc?);
+    }
+    if let Some(e) = walk_error {
+        return Err(e);
+    }
     if docs.is_empty() {
         return Err(CorpusError::Empty(root.to_path_buf()));
     }
@@ -254,6 +267,36 @@ fn has_known_extension(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_load_in_path_order_and_the_first_bad_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("b")).unwrap();
+        for i in 0..40 {
+            std::fs::write(root.join(format!("a{i:02}.md")), format!("doc {i}")).unwrap();
+        }
+        std::fs::write(root.join("b/one.md"), "one").unwrap();
+        let corpus = load_corpus(root).unwrap();
+        let ids: Vec<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids.len(), 41);
+        assert_eq!((ids[0], ids[39], ids[40]), ("a00.md", "a39.md", "b/one.md"));
+        assert_eq!(corpus.docs[7].text, "doc 7");
+        // two bad files: the one first in path order is named, whatever the threads do
+        std::fs::write(root.join("a31.md"), b"ok\nok\nbad \xff").unwrap();
+        std::fs::write(root.join("b/one.md"), b"\xfe").unwrap();
+        for _ in 0..5 {
+            match load_corpus(root) {
+                Err(CorpusError::NotUtf8 { path, line, .. }) => {
+                    assert_eq!(
+                        (path.file_name().unwrap().to_str(), line),
+                        (Some("a31.md"), 3)
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn offsets_round_trip_on_non_ascii_text() {

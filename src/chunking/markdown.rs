@@ -49,7 +49,8 @@ pub fn split(
         let pieces: Vec<(usize, usize)> = match kind {
             DocKind::Markdown => {
                 let config = config(params, markdown_sizer).with_trim(false);
-                ranges(MarkdownSplitter::new(config).chunk_indices(section))
+                let chunks = ranges(MarkdownSplitter::new(config).chunk_indices(section));
+                emitted_with_trimming(section, chunks)
             }
             DocKind::Rest | DocKind::Plain => {
                 ranges(TextSplitter::new(config(params, sizer)).chunk_indices(section))
@@ -65,6 +66,27 @@ fn config<S: ChunkSizer>(params: &ChunkParams, sizer: S) -> ChunkConfig<S> {
         .with_sizer(sizer)
         .with_overlap(params.chunk_overlap)
         .expect("overlap below size is checked by ChunkParams::validate")
+}
+
+/// The chunks text-splitter 0.33 emits with its trimming on, from the `chunks` of `text` it
+/// emits with it off (same boundaries, see [`DocSizer::trimming_markdown`]): with trimming on it
+/// skips a chunk that is whitespace only, and one whose end (trailing whitespace trimmed) is not
+/// past the previous chunk's. Both of its trims remove the same trailing whitespace, so the
+/// same chunks are kept (untrimmed; the caller trims them).
+pub fn emitted_with_trimming(text: &str, chunks: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let mut last_end = 0;
+    chunks
+        .into_iter()
+        .filter(|&(s, e)| {
+            let trimmed = text[s..e].trim_end();
+            let end = s + trimmed.len();
+            let keep = !trimmed.trim_start().is_empty() && end > last_end;
+            if keep {
+                last_end = end;
+            }
+            keep
+        })
+        .collect()
 }
 
 fn ranges<'t>(chunks: impl Iterator<Item = (usize, &'t str)>) -> Vec<(usize, usize)> {
