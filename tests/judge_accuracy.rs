@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod csv_support;
+mod llm_support;
 
 use csv_support::{Rows, read_csv};
+use llm_support::{between, chat_body, prompt_text};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -62,12 +64,6 @@ fn perfect(criterion: &str, question: &str, docs: &str, answer: &str, reference:
     }
 }
 
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let a = s.find(open)? + open.len();
-    let b = s[a..].find(close)? + a;
-    Some(&s[a..b])
-}
-
 /// The text of every `<document>` of a fenced context.
 fn documents(fenced: &str) -> Vec<&str> {
     fenced
@@ -75,14 +71,6 @@ fn documents(fenced: &str) -> Vec<&str> {
         .skip(1)
         .filter_map(|d| between(d, ">\n", "\n</document>"))
         .collect()
-}
-
-fn chat(content: &str) -> Value {
-    json!({
-        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-    })
 }
 
 impl Judge {
@@ -109,20 +97,15 @@ impl Judge {
 impl Respond for Judge {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&req.body).unwrap();
-        let text: String = body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["content"].as_str().unwrap_or("").to_string())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = prompt_text(req);
         let field = |name: &str| {
             between(&text, &format!("<{name}>\n"), &format!("\n</{name}>")).unwrap_or("")
         };
         if text.contains("Task: answer the question from the documents.") {
             // the generator repeats the first document
             let docs = field("documents");
-            return ResponseTemplate::new(200).set_body_json(chat(documents(docs)[0]));
+            return ResponseTemplate::new(200)
+                .set_body_json(chat_body(documents(docs)[0], Some((10, 2))));
         }
         if text.contains("Task: grade faithfulness, relevancy and correctness.") {
             // combined: every criterion in one reply (correctness na without a reference)
@@ -134,7 +117,8 @@ impl Respond for Judge {
             if field("reference").is_empty() {
                 reply["correctness"] = json!("na");
             }
-            return ResponseTemplate::new(200).set_body_json(chat(&reply.to_string()));
+            return ResponseTemplate::new(200)
+                .set_body_json(chat_body(&reply.to_string(), Some((10, 2))));
         }
         let criterion = ["faithfulness", "relevancy", "correctness"]
             .into_iter()
@@ -145,9 +129,10 @@ impl Respond for Judge {
             .unwrap_or_else(|| panic!("unknown request: {text}"));
         let pass = self.says(&body, &text, criterion);
         let verdict = if pass { "pass" } else { "fail" };
-        ResponseTemplate::new(200).set_body_json(chat(&format!(
-            r#"{{"verdict": "{verdict}", "reason": "scripted"}}"#
-        )))
+        ResponseTemplate::new(200).set_body_json(chat_body(
+            &format!(r#"{{"verdict": "{verdict}", "reason": "scripted"}}"#),
+            Some((10, 2)),
+        ))
     }
 }
 

@@ -7,8 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod csv_support;
+mod llm_support;
 
 use csv_support::{Rows, read_csv};
+use llm_support::{between, chat_body, prompt_text};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -34,30 +36,9 @@ struct Script {
     delay: Duration,
 }
 
-fn chat(content: &str) -> Value {
-    json!({
-        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-    })
-}
-
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let a = s.find(open)? + open.len();
-    let b = s[a..].find(close)? + a;
-    Some(&s[a..b])
-}
-
 impl Respond for Script {
     fn respond(&self, req: &Request) -> ResponseTemplate {
-        let body: Value = serde_json::from_slice(&req.body).unwrap();
-        let text: String = body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["content"].as_str().unwrap_or("").to_string())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = prompt_text(req);
         let reply = if text.contains("Task: answer the question from the documents.") {
             let q = between(&text, "<question>\n", "\n</question>").unwrap();
             let id = &self.questions[q];
@@ -99,7 +80,7 @@ impl Respond for Script {
             }
         };
         ResponseTemplate::new(200)
-            .set_body_json(chat(&reply))
+            .set_body_json(chat_body(&reply, Some((10, 2))))
             .set_delay(self.delay)
     }
 }
@@ -570,8 +551,10 @@ impl Respond for ProseJudge {
         if text.contains("Task: answer the question from the documents.") {
             self.0.respond(req)
         } else {
-            ResponseTemplate::new(200)
-                .set_body_json(chat("Looks good to me, I would say it passes."))
+            ResponseTemplate::new(200).set_body_json(chat_body(
+                "Looks good to me, I would say it passes.",
+                Some((10, 2)),
+            ))
         }
     }
 }
@@ -679,11 +662,11 @@ impl Respond for Faulty {
         if text.contains("Task: answer the question from the documents.") {
             if text.contains(self.slow) {
                 return ResponseTemplate::new(200)
-                    .set_body_json(chat("too late"))
+                    .set_body_json(chat_body("too late", Some((10, 2))))
                     .set_delay(Duration::from_secs(3));
             }
             if text.contains(self.empty) {
-                return ResponseTemplate::new(200).set_body_json(chat(""));
+                return ResponseTemplate::new(200).set_body_json(chat_body("", Some((10, 2))));
             }
         }
         self.script.respond(req)
@@ -927,7 +910,7 @@ impl Respond for Sloppy {
         } else {
             r#"{"verdict": "pass", "reason": "same facts"}"#
         };
-        ResponseTemplate::new(200).set_body_json(chat(reply))
+        ResponseTemplate::new(200).set_body_json(chat_body(reply, Some((10, 2))))
     }
 }
 

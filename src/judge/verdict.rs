@@ -117,24 +117,25 @@ pub struct Graded {
 
 /// Reads `{"verdict", "reason"}` from a value the client accepted against the schema.
 fn read_verdict(v: &Value) -> Option<(Verdict, String)> {
-    let verdict = match v
-        .get("verdict")?
-        .as_str()?
-        .trim()
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "pass" => Verdict::Pass,
-        "fail" => Verdict::Fail,
-        _ => return None,
-    };
-    let reason = v
-        .get("reason")
+    Some((pass_or_fail(v, "verdict")?, reason_of(v)))
+}
+
+/// Field `key` of `v` as a verdict: `pass` or `fail` (any case, surrounding spaces ignored).
+fn pass_or_fail(v: &Value, key: &str) -> Option<Verdict> {
+    match v.get(key)?.as_str()?.trim().to_ascii_lowercase().as_str() {
+        "pass" => Some(Verdict::Pass),
+        "fail" => Some(Verdict::Fail),
+        _ => None,
+    }
+}
+
+/// The `reason` field of `v`, trimmed (empty when missing).
+fn reason_of(v: &Value) -> String {
+    v.get("reason")
         .and_then(Value::as_str)
         .unwrap_or("")
         .trim()
-        .to_string();
-    Some((verdict, reason))
+        .to_string()
 }
 
 /// The last record the client logged for `stage` (the tag is unique per question and call).
@@ -169,27 +170,9 @@ pub fn combined_schema(required: &[Criterion]) -> Value {
 fn read_combined(v: &Value, criteria: &[Criterion]) -> Option<(Vec<Verdict>, String)> {
     let verdicts = criteria
         .iter()
-        .map(|c| {
-            match v
-                .get(c.name())?
-                .as_str()?
-                .trim()
-                .to_ascii_lowercase()
-                .as_str()
-            {
-                "pass" => Some(Verdict::Pass),
-                "fail" => Some(Verdict::Fail),
-                _ => None,
-            }
-        })
+        .map(|c| pass_or_fail(v, c.name()))
         .collect::<Option<Vec<_>>>()?;
-    let reason = v
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    Some((verdicts, reason))
+    Some((verdicts, reason_of(v)))
 }
 
 /// What one structured question to the judge gave: the value read (`None`: unreadable, with the

@@ -34,6 +34,26 @@ pub fn chat_body(content: &str, usage: Option<(u64, u64)>) -> Value {
     b
 }
 
+/// The text of every message of a chat request, joined by new lines: what a scripted server
+/// reads its cues from.
+pub fn prompt_text(req: &Request) -> String {
+    let body: Value = serde_json::from_slice(&req.body).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text between the first `open` in `s` and the next `close`.
+pub fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let a = s.find(open)? + open.len();
+    let b = s[a..].find(close)? + a;
+    Some(&s[a..b])
+}
+
 pub fn ok_chat(content: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(chat_body(content, Some((10, 2))))
 }
