@@ -91,54 +91,96 @@ fn f3(x: f64) -> String {
 /// documents, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
 /// question type.
 pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
+    [
+        too_few_questions(sel),
+        weak_retrieval(sel),
+        k_covers_index(sel),
+        chunks_as_large_as_documents(sel),
+        plateau_fallback(sel),
+        edge_of_grid(sel),
+        flat_curve(sel),
+        boundary_damage(sel),
+        winner_by_question_type(sel),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The first five of `configs` as `describe` shows them, joined by commas, then how many more
+/// there are (`" and 3 more"`).
+fn first_five(
+    configs: &[&ConfigSelection],
+    describe: impl Fn(&ConfigSelection) -> String,
+) -> String {
+    let shown: Vec<String> = configs.iter().take(5).map(|c| describe(c)).collect();
+    let more = if configs.len() > 5 {
+        format!(" and {} more", configs.len() - 5)
+    } else {
+        String::new()
+    };
+    format!("{}{}", shown.join(", "), more)
+}
+
+/// Fewer questions than `min_questions`: the pick's interval for hit@k is wide.
+fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
-    let mut out = Vec::new();
-
-    if sel.n_questions < s.min_questions {
-        out.push(Diagnosis {
-            kind: DiagnosisKind::TooFewQuestions,
-            evidence: format!(
-                "{} questions (< {}): the pick's {:.0}% interval for hit@k is {}–{} (±{:.2}), \
-                 wider than most differences between configurations",
-                sel.n_questions,
-                s.min_questions,
-                s.confidence * 100.0,
-                f3(w.hit_rate_lo),
-                f3(w.hit_rate_hi),
-                (w.hit_rate_hi - w.hit_rate_lo) / 2.0
-            ),
-            advice: FEW_QUESTIONS_ADVICE.into(),
-        });
+    if sel.n_questions >= s.min_questions {
+        return None;
     }
+    Some(Diagnosis {
+        kind: DiagnosisKind::TooFewQuestions,
+        evidence: format!(
+            "{} questions (< {}): the pick's {:.0}% interval for hit@k is {}–{} (±{:.2}), \
+             wider than most differences between configurations",
+            sel.n_questions,
+            s.min_questions,
+            s.confidence * 100.0,
+            f3(w.hit_rate_lo),
+            f3(w.hit_rate_hi),
+            (w.hit_rate_hi - w.hit_rate_lo) / 2.0
+        ),
+        advice: FEW_QUESTIONS_ADVICE.into(),
+    })
+}
 
+/// The best span recall@k below `weak_recall`, or the best mean margin negative.
+fn weak_retrieval(sel: &Selection) -> Option<Diagnosis> {
+    let s = &sel.settings;
     let best = sel.best();
-    if sel.best_span_recall < s.weak_recall || sel.best_margin < 0.0 {
-        let mut why = Vec::new();
-        if sel.best_span_recall < s.weak_recall {
-            why.push(format!(
-                "the best span recall@k is {} (`{}`), below {}: the best configuration misses \
-                 {:.0}% of the evidence spans",
-                f3(sel.best_span_recall),
-                best.config_id,
-                trim(s.weak_recall),
-                (1.0 - sel.best_span_recall) * 100.0
-            ));
-        }
-        if sel.best_margin < 0.0 {
-            why.push(format!(
-                "the best mean margin is {}: on the typical question a wrong chunk outscores \
-                 the right one in every configuration",
-                f3(sel.best_margin)
-            ));
-        }
-        out.push(Diagnosis {
-            kind: DiagnosisKind::WeakRetrieval,
-            evidence: why.join("; "),
-            advice: WEAK_ADVICE.into(),
-        });
+    let low_recall = sel.best_span_recall < s.weak_recall;
+    let negative_margin = sel.best_margin < 0.0;
+    if !(low_recall || negative_margin) {
+        return None;
     }
+    let mut why = Vec::new();
+    if low_recall {
+        why.push(format!(
+            "the best span recall@k is {} (`{}`), below {}: the best configuration misses \
+             {:.0}% of the evidence spans",
+            f3(sel.best_span_recall),
+            best.config_id,
+            trim(s.weak_recall),
+            (1.0 - sel.best_span_recall) * 100.0
+        ));
+    }
+    if negative_margin {
+        why.push(format!(
+            "the best mean margin is {}: on the typical question a wrong chunk outscores \
+             the right one in every configuration",
+            f3(sel.best_margin)
+        ));
+    }
+    Some(Diagnosis {
+        kind: DiagnosisKind::WeakRetrieval,
+        evidence: why.join("; "),
+        advice: WEAK_ADVICE.into(),
+    })
+}
 
+/// Configurations whose k retrieves their whole index.
+fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
     let covered: Vec<&ConfigSelection> = sel
         .configs
         .iter()
@@ -147,226 +189,221 @@ pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
                 && (c.top_k >= c.n_chunks || c.chunks_retrieved_mean >= c.n_chunks as f64)
         })
         .collect();
-    if !covered.is_empty() {
-        let shown: Vec<String> = covered
-            .iter()
-            .take(5)
-            .map(|c| {
-                format!(
-                    "{} ({} chunks, k = {}, {} index {})",
-                    c.config_id,
-                    c.n_chunks,
-                    c.top_k,
-                    c.index_tokens,
-                    c.unit()
-                )
-            })
-            .collect();
-        let more = if covered.len() > 5 {
-            format!(" and {} more", covered.len() - 5)
-        } else {
-            String::new()
-        };
-        out.push(Diagnosis {
-            kind: DiagnosisKind::KCoversIndex,
-            evidence: format!(
-                "k is at least the number of chunks in {} of {} configurations: {}{}; every \
-                 query retrieves the whole index, so tokens per query is the index's size",
-                covered.len(),
-                sel.configs.len(),
-                shown.join(", "),
-                more
-            ),
-            advice: K_COVERS_ADVICE.into(),
-        });
+    if covered.is_empty() {
+        return None;
     }
+    let shown = first_five(&covered, |c| {
+        format!(
+            "{} ({} chunks, k = {}, {} index {})",
+            c.config_id,
+            c.n_chunks,
+            c.top_k,
+            c.index_tokens,
+            c.unit()
+        )
+    });
+    Some(Diagnosis {
+        kind: DiagnosisKind::KCoversIndex,
+        evidence: format!(
+            "k is at least the number of chunks in {} of {} configurations: {}; every \
+             query retrieves the whole index, so tokens per query is the index's size",
+            covered.len(),
+            sel.configs.len(),
+            shown
+        ),
+        advice: K_COVERS_ADVICE.into(),
+    })
+}
 
+/// Configurations in which most documents are a single chunk, named from the smallest size.
+fn chunks_as_large_as_documents(sel: &Selection) -> Option<Diagnosis> {
     let whole: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.n_docs > 0 && 2 * c.single_chunk_docs > c.n_docs)
         .collect();
-    if let Some(smallest) = whole.iter().min_by_key(|c| c.chunk_size) {
-        out.push(Diagnosis {
-            kind: DiagnosisKind::ChunksAsLargeAsDocuments,
-            evidence: format!(
-                "in {} of {} configurations most documents are a single chunk, from chunk size \
-                 {} {} up (`{}`: {} of {} documents are one chunk)",
-                whole.len(),
-                sel.configs.len(),
-                smallest.chunk_size,
-                smallest.size_unit,
-                smallest.config_id,
-                smallest.single_chunk_docs,
-                smallest.n_docs
-            ),
-            advice: WHOLE_DOCS_ADVICE.into(),
-        });
-    }
+    let smallest = whole.iter().min_by_key(|c| c.chunk_size)?;
+    Some(Diagnosis {
+        kind: DiagnosisKind::ChunksAsLargeAsDocuments,
+        evidence: format!(
+            "in {} of {} configurations most documents are a single chunk, from chunk size \
+             {} {} up (`{}`: {} of {} documents are one chunk)",
+            whole.len(),
+            sel.configs.len(),
+            smallest.chunk_size,
+            smallest.size_unit,
+            smallest.config_id,
+            smallest.single_chunk_docs,
+            smallest.n_docs
+        ),
+        advice: WHOLE_DOCS_ADVICE.into(),
+    })
+}
 
-    if sel.plateau_fallback {
-        out.push(Diagnosis {
-            kind: DiagnosisKind::PlateauFallback,
-            evidence: format!(
-                "no configuration has both margin ≥ {} and span recall ≥ {}",
-                f3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
-                f3(sel.recall_floor)
-            ),
-            advice: FALLBACK_ADVICE.into(),
-        });
-    }
+/// No configuration passed both plateau tests.
+fn plateau_fallback(sel: &Selection) -> Option<Diagnosis> {
+    sel.plateau_fallback.then(|| Diagnosis {
+        kind: DiagnosisKind::PlateauFallback,
+        evidence: format!(
+            "no configuration has both margin ≥ {} and span recall ≥ {}",
+            f3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
+            f3(sel.recall_floor)
+        ),
+        advice: FALLBACK_ADVICE.into(),
+    })
+}
 
-    if let Some(d) = edge_of_grid(sel) {
-        out.push(d);
+/// Every configuration's span recall@k and margin inside the pick's intervals (needs two
+/// configurations or more).
+fn flat_curve(sel: &Selection) -> Option<Diagnosis> {
+    if sel.configs.len() <= 1 {
+        return None;
     }
+    let w = sel.winner();
+    let recall_ci = crate::stats::Interval {
+        lo: w.span_recall_lo,
+        hi: w.span_recall_hi,
+    };
+    let margin_ci = crate::stats::Interval {
+        lo: w.margin_lo,
+        hi: w.margin_hi,
+    };
+    let (rmin, rmax) = min_max(sel.configs.iter().map(|c| c.span_recall));
+    let (mmin, mmax) = min_max(sel.configs.iter().map(|c| c.margin));
+    let flat = sel
+        .configs
+        .iter()
+        .all(|c| recall_ci.contains(c.span_recall) && margin_ci.contains(c.margin));
+    flat.then(|| Diagnosis {
+        kind: DiagnosisKind::FlatCurve,
+        evidence: format!(
+            "span recall@k ranges {}–{} over all {} configurations, inside the pick's \
+             {:.0}% interval {}–{}; margin ranges {}–{}, inside {}–{}",
+            f3(rmin),
+            f3(rmax),
+            sel.configs.len(),
+            sel.settings.confidence * 100.0,
+            f3(recall_ci.lo),
+            f3(recall_ci.hi),
+            f3(mmin),
+            f3(mmax),
+            f3(margin_ci.lo),
+            f3(margin_ci.hi)
+        ),
+        advice: FLAT_ADVICE.into(),
+    })
+}
 
-    if sel.configs.len() > 1 {
-        let recall_ci = crate::stats::Interval {
-            lo: w.span_recall_lo,
-            hi: w.span_recall_hi,
-        };
-        let margin_ci = crate::stats::Interval {
-            lo: w.margin_lo,
-            hi: w.margin_hi,
-        };
-        let (rmin, rmax) = min_max(sel.configs.iter().map(|c| c.span_recall));
-        let (mmin, mmax) = min_max(sel.configs.iter().map(|c| c.margin));
-        if sel
-            .configs
-            .iter()
-            .all(|c| recall_ci.contains(c.span_recall) && margin_ci.contains(c.margin))
-        {
-            out.push(Diagnosis {
-                kind: DiagnosisKind::FlatCurve,
-                evidence: format!(
-                    "span recall@k ranges {}–{} over all {} configurations, inside the pick's \
-                     {:.0}% interval {}–{}; margin ranges {}–{}, inside {}–{}",
-                    f3(rmin),
-                    f3(rmax),
-                    sel.configs.len(),
-                    s.confidence * 100.0,
-                    f3(recall_ci.lo),
-                    f3(recall_ci.hi),
-                    f3(mmin),
-                    f3(mmax),
-                    f3(margin_ci.lo),
-                    f3(margin_ci.hi)
-                ),
-                advice: FLAT_ADVICE.into(),
-            });
-        }
-    }
-
+/// Configurations whose coverage@k − span recall@k exceeds `boundary_gap`, worst first; the
+/// advice is bigger chunks when more than [`LONG_SPAN_SHARE`] of the spans are longer than the
+/// smallest such configuration's chunks.
+fn boundary_damage(sel: &Selection) -> Option<Diagnosis> {
+    let s = &sel.settings;
+    let w = sel.winner();
     let mut damaged: Vec<&ConfigSelection> = sel
         .configs
         .iter()
         .filter(|c| c.boundary_gap > s.boundary_gap)
         .collect();
-    if !damaged.is_empty() {
-        damaged.sort_by(|a, b| b.boundary_gap.total_cmp(&a.boundary_gap));
-        let shown: Vec<String> = damaged
-            .iter()
-            .take(5)
-            .map(|c| {
-                format!(
-                    "{} (coverage {} − span recall {} = {})",
-                    c.config_id,
-                    f3(c.coverage),
-                    f3(c.span_recall),
-                    f3(c.boundary_gap)
-                )
-            })
-            .collect();
-        let more = if damaged.len() > 5 {
-            format!(" and {} more", damaged.len() - 5)
-        } else {
-            String::new()
-        };
-        let pick = if w.boundary_gap > s.boundary_gap {
-            format!("the pick is one of them (gap {})", f3(w.boundary_gap))
-        } else {
-            format!("the pick is not (gap {})", f3(w.boundary_gap))
-        };
-        // Spans longer than the chunks cannot be kept whole by any boundary placement: for
-        // those, splitting smarter does not help and bigger chunks are the remedy.
-        let spans = sel.n_spans_measured;
-        let too_long = damaged
-            .iter()
-            .filter(|c| {
-                spans > 0 && c.spans_longer_than_chunk as f64 > LONG_SPAN_SHARE * spans as f64
-            })
-            .min_by_key(|c| c.chunk_size);
-        let (long, advice) = match too_long {
-            Some(c) => (
-                format!(
-                    "; {} of {} evidence spans are longer than {} {} (`{}`), so no chunk of that \
-                     size can hold them whole",
-                    c.spans_longer_than_chunk,
-                    spans,
-                    c.chunk_size,
-                    c.unit(),
-                    c.config_id
-                ),
-                LONG_SPAN_ADVICE.to_string(),
-            ),
-            None => (String::new(), BOUNDARY_ADVICE.to_string()),
-        };
-        out.push(Diagnosis {
-            kind: DiagnosisKind::BoundaryDamage,
-            evidence: format!(
-                "coverage − span recall > {} in {} of {} configurations: {}{}; {}{}",
-                trim(s.boundary_gap),
-                damaged.len(),
-                sel.configs.len(),
-                shown.join(", "),
-                more,
-                pick,
-                long
-            ),
-            advice,
-        });
+    if damaged.is_empty() {
+        return None;
     }
+    damaged.sort_by(|a, b| b.boundary_gap.total_cmp(&a.boundary_gap));
+    let shown = first_five(&damaged, |c| {
+        format!(
+            "{} (coverage {} − span recall {} = {})",
+            c.config_id,
+            f3(c.coverage),
+            f3(c.span_recall),
+            f3(c.boundary_gap)
+        )
+    });
+    let pick = if w.boundary_gap > s.boundary_gap {
+        format!("the pick is one of them (gap {})", f3(w.boundary_gap))
+    } else {
+        format!("the pick is not (gap {})", f3(w.boundary_gap))
+    };
+    // Spans longer than the chunks cannot be kept whole by any boundary placement: for
+    // those, splitting smarter does not help and bigger chunks are the remedy.
+    let spans = sel.n_spans_measured;
+    let too_long = damaged
+        .iter()
+        .filter(|c| spans > 0 && c.spans_longer_than_chunk as f64 > LONG_SPAN_SHARE * spans as f64)
+        .min_by_key(|c| c.chunk_size);
+    let (long, advice) = match too_long {
+        Some(c) => (
+            format!(
+                "; {} of {} evidence spans are longer than {} {} (`{}`), so no chunk of that \
+                 size can hold them whole",
+                c.spans_longer_than_chunk,
+                spans,
+                c.chunk_size,
+                c.unit(),
+                c.config_id
+            ),
+            LONG_SPAN_ADVICE.to_string(),
+        ),
+        None => (String::new(), BOUNDARY_ADVICE.to_string()),
+    };
+    Some(Diagnosis {
+        kind: DiagnosisKind::BoundaryDamage,
+        evidence: format!(
+            "coverage − span recall > {} in {} of {} configurations: {}; {}{}",
+            trim(s.boundary_gap),
+            damaged.len(),
+            sel.configs.len(),
+            shown,
+            pick,
+            long
+        ),
+        advice,
+    })
+}
 
+/// Question types whose own pick is another chunk size and significantly better there than
+/// the overall pick.
+fn winner_by_question_type(sel: &Selection) -> Option<Diagnosis> {
+    let w = sel.winner();
     let differing: Vec<&TypePick> = sel
         .by_type
         .iter()
         .filter(|t| t.significant() && sel.configs[t.winner].chunk_size != w.chunk_size)
         .collect();
-    if !differing.is_empty() {
-        let parts: Vec<String> = differing
-            .iter()
-            .filter_map(|t| {
-                let v = t.overall_vs_best?;
-                Some(format!(
-                    "{} ({} questions) → {} (span recall {}; the overall pick gets {}; the \
-                     type's best `{}` is higher on {} of its questions and lower on {}, sign \
-                     test Holm p {})",
-                    t.question_type,
-                    t.n_questions,
-                    sel.configs[t.winner].config_id,
-                    f3(t.span_recall),
-                    f3(t.overall_pick_span_recall),
-                    sel.configs[t.best].config_id,
-                    v.best_better,
-                    v.this_better,
-                    fmt_p(v.p_holm)
-                ))
-            })
-            .collect();
-        out.push(Diagnosis {
-            kind: DiagnosisKind::WinnerByQuestionType,
-            evidence: format!(
-                "on {} of {} question types the overall pick `{}` is significantly worse than \
-                 another chunk size: {}",
-                differing.len(),
-                sel.by_type.len(),
-                w.config_id,
-                parts.join("; ")
-            ),
-            advice: BY_TYPE_ADVICE.into(),
-        });
+    if differing.is_empty() {
+        return None;
     }
-    out
+    let parts: Vec<String> = differing
+        .iter()
+        .filter_map(|t| {
+            let v = t.overall_vs_best?;
+            Some(format!(
+                "{} ({} questions) → {} (span recall {}; the overall pick gets {}; the \
+                 type's best `{}` is higher on {} of its questions and lower on {}, sign \
+                 test Holm p {})",
+                t.question_type,
+                t.n_questions,
+                sel.configs[t.winner].config_id,
+                f3(t.span_recall),
+                f3(t.overall_pick_span_recall),
+                sel.configs[t.best].config_id,
+                v.best_better,
+                v.this_better,
+                fmt_p(v.p_holm)
+            ))
+        })
+        .collect();
+    Some(Diagnosis {
+        kind: DiagnosisKind::WinnerByQuestionType,
+        evidence: format!(
+            "on {} of {} question types the overall pick `{}` is significantly worse than \
+             another chunk size: {}",
+            differing.len(),
+            sel.by_type.len(),
+            w.config_id,
+            parts.join("; ")
+        ),
+        advice: BY_TYPE_ADVICE.into(),
+    })
 }
 
 fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {

@@ -36,8 +36,8 @@ use std::collections::BTreeMap;
 
 use crate::stats::{self, McNemar};
 use crate::sweep::{QuestionRow, SweepRow};
-use align::{Aligned, align};
-use halves::split_halves;
+use align::{Aligned, Columns, align};
+use halves::{HalfWins, split_halves};
 pub use plateau::Rule;
 use plateau::{Plateau, PlateauInput, VsBest, mean_at, plateau};
 use text::fmt3;
@@ -102,18 +102,50 @@ pub fn select(
     if rows.is_empty() {
         return Err(SelectError::NoConfigurations);
     }
-    let Aligned {
-        ids,
-        types,
-        span_tokens,
-        columns,
-    } = align(rows, questions)?;
-    let n = ids.len();
-    let all: Vec<usize> = (0..n).collect();
-
-    let inputs: Vec<PlateauInput<'_>> = rows
+    let aligned = align(rows, questions)?;
+    let all: Vec<usize> = (0..aligned.ids.len()).collect();
+    let inputs = plateau_inputs(rows, &aligned.columns);
+    let rule = settings.rule_settings();
+    let p: Plateau = plateau(&inputs, &all, &rule);
+    let winner = p.winner().expect("at least one configuration");
+    let wins = split_halves(&inputs, &rule, settings.halves, settings.seed);
+    let challengers = challengers(&p, rows, settings.candidates);
+    let configs = config_selections(rows, &aligned, &p, &wins, &challengers, settings);
+    let stability = stability(&wins, winner, settings.stable_share);
+    let by_type = picks_by_type(&inputs, &aligned.types, winner, settings);
+    let candidates: Vec<usize> = p
+        .order
         .iter()
-        .zip(&columns)
+        .take(settings.candidates)
+        .chain(&challengers)
+        .copied()
+        .collect();
+    let mut selection = Selection {
+        settings: settings.clone(),
+        n_questions: aligned.ids.len(),
+        n_spans_measured: aligned.span_tokens.len(),
+        configs,
+        winner,
+        candidates,
+        best: p.best,
+        best_margin: p.best_margin,
+        best_span_recall: p.best_recall,
+        margin_floor: p.margin_floor,
+        recall_floor: p.recall_floor,
+        plateau_fallback: p.fallback,
+        stability,
+        by_type,
+        diagnoses: Vec::new(),
+    };
+    selection.diagnoses = diagnose::diagnose(&selection);
+    Ok(selection)
+}
+
+/// The plateau rule's view of each configuration: its row's size, prefix and cost, and its
+/// per-question span recall and margin columns.
+fn plateau_inputs<'a>(rows: &'a [SweepRow], columns: &'a [Columns]) -> Vec<PlateauInput<'a>> {
+    rows.iter()
+        .zip(columns)
         .map(|(r, c)| PlateauInput {
             config_id: &r.config_id,
             chunk_size: r.chunk_size,
@@ -122,11 +154,30 @@ pub fn select(
             span_recall: &c.span_recall,
             margin: &c.margin,
         })
-        .collect();
-    let rule = settings.rule_settings();
-    let p: Plateau = plateau(&inputs, &all, &rule);
+        .collect()
+}
+
+/// Every configuration's line of the selection, in row order: its status and rank under the
+/// plateau `p`, its intervals (Wilson for hit@k and micro span recall, a bootstrap shared by
+/// all configurations for the macro means), McNemar against the pick, its share of split-half
+/// wins and whether it is on the cost–quality frontier.
+fn config_selections(
+    rows: &[SweepRow],
+    aligned: &Aligned,
+    p: &Plateau,
+    wins: &HalfWins,
+    challengers: &[usize],
+    settings: &SelectionSettings,
+) -> Vec<ConfigSelection> {
+    let Aligned {
+        ids,
+        span_tokens,
+        columns,
+        ..
+    } = aligned;
+    let n = ids.len();
+    let all: Vec<usize> = (0..n).collect();
     let winner = p.winner().expect("at least one configuration");
-    let wins = split_halves(&inputs, &rule, settings.halves, settings.seed);
     let on_frontier = frontier::pareto(
         &rows
             .iter()
@@ -139,9 +190,8 @@ pub fn select(
     let resamples = stats::bootstrap_indices(n, settings.bootstrap_resamples, settings.seed);
     let conf = settings.confidence;
 
-    let challengers = challengers(&p, rows, settings.candidates);
     let mut configs = Vec::with_capacity(rows.len());
-    for (i, (row, col)) in rows.iter().zip(&columns).enumerate() {
+    for (i, (row, col)) in rows.iter().zip(columns).enumerate() {
         let hits = col.hit.iter().filter(|&&h| h).count() as u64;
         let hit_ci = stats::wilson(hits, n as u64, conf);
         let micro_ci = stats::wilson(col.spans_found, col.spans, conf);
@@ -183,7 +233,7 @@ pub fn select(
             status,
             kept: p.kept[i],
             rank,
-            reason: reason(&p, i, rows, settings, status),
+            reason: reason(p, i, rows, settings, status),
             win_share: wins.share(i),
             n_questions: n,
             span_recall,
@@ -216,8 +266,14 @@ pub fn select(
         });
     }
 
+    configs
+}
+
+/// How often the pick, and the configuration that wins most often, is the pick on the
+/// split halves, and what that says (stable at `stable_share` or above).
+fn stability(wins: &HalfWins, winner: usize, stable_share: f64) -> Stability {
     let winner_share = wins.share(winner);
-    let most_wins = (0..rows.len())
+    let most_wins = (0..wins.wins.len())
         .max_by(|&a, &b| {
             wins.wins[a]
                 .cmp(&wins.wins[b])
@@ -227,49 +283,21 @@ pub fn select(
         })
         .unwrap_or(winner);
     let most_wins_share = wins.share(most_wins);
-    let status = if winner_share >= settings.stable_share - plateau::EPS {
+    let status = if winner_share >= stable_share - plateau::EPS {
         StabilityStatus::Stable
-    } else if most_wins_share >= settings.stable_share - plateau::EPS {
+    } else if most_wins_share >= stable_share - plateau::EPS {
         StabilityStatus::HalvesDisagree
     } else {
         StabilityStatus::Indistinguishable
     };
-    let stability = Stability {
+    Stability {
         status,
         halves: wins.halves,
         half_size: wins.half_size,
         winner_share,
         most_wins,
         most_wins_share,
-    };
-
-    let by_type = picks_by_type(&inputs, &types, winner, settings);
-    let candidates: Vec<usize> = p
-        .order
-        .iter()
-        .take(settings.candidates)
-        .chain(&challengers)
-        .copied()
-        .collect();
-    let mut selection = Selection {
-        settings: settings.clone(),
-        n_questions: n,
-        n_spans_measured: span_tokens.len(),
-        configs,
-        winner,
-        candidates,
-        best: p.best,
-        best_margin: p.best_margin,
-        best_span_recall: p.best_recall,
-        margin_floor: p.margin_floor,
-        recall_floor: p.recall_floor,
-        plateau_fallback: p.fallback,
-        stability,
-        by_type,
-        diagnoses: Vec::new(),
-    };
-    selection.diagnoses = diagnose::diagnose(&selection);
-    Ok(selection)
+    }
 }
 
 /// The dropped configurations that fill the judge's list up to `wanted` when the plateau holds

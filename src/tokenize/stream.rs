@@ -1,0 +1,107 @@
+//! [`TokenStream`]: a document's tokens computed once; [`CorpusTokens`]: every document's.
+
+use super::bpe::bpe_spans;
+use super::counter::{TokenCounter, word_spans};
+use super::kind::TokenizerKind;
+use super::offsets::{Offsets, Pieces};
+
+/// A document's tokens, computed once and shared by every configuration of a sweep: the byte
+/// range of each token in order, and for BPE the document's pre-tokenizer pieces with their
+/// token counts. Counting the tokens of any slice of the document is then a search of two blocks
+/// of its offsets ([`TokenStream::count_in`], [`Offsets`]), or, exactly as the slice encoded
+/// alone, an encoding of the slice's edges only ([`SliceCounter`]).
+#[derive(Debug, Clone, Default)]
+pub struct TokenStream {
+    starts: Offsets,
+    ends: Offsets,
+    /// Empty for words.
+    pub(super) pieces: Pieces,
+}
+
+impl TokenStream {
+    /// Tokenizes `text` (at most 4 GiB) with `counter`.
+    pub fn new(text: &str, counter: TokenCounter) -> Self {
+        assert!(
+            u32::try_from(text.len()).is_ok(),
+            "documents are limited to 4 GiB"
+        );
+        let (starts, ends, pieces) = match counter.bpe {
+            Some(bpe) => bpe_spans(bpe, text),
+            None => {
+                let spans = word_spans(text);
+                let starts = spans.iter().map(|s| s.0 as u32).collect();
+                let ends = spans.iter().map(|s| s.1 as u32).collect();
+                (starts, ends, Pieces::default())
+            }
+        };
+        TokenStream {
+            starts: Offsets::new(starts, text.len()),
+            ends: Offsets::new(ends, text.len()),
+            pieces,
+        }
+    }
+
+    /// Number of tokens in the document.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether the document has no token.
+    pub fn is_empty(&self) -> bool {
+        self.starts.len() == 0
+    }
+
+    /// Byte range of token `i`.
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        (self.starts.get(i), self.ends.get(i))
+    }
+
+    /// Number of tokens overlapping the byte range `[start, end)`. For a range on token
+    /// boundaries this is exactly its token count; a token cut by either end counts once.
+    pub fn count_in(&self, start: usize, end: usize) -> usize {
+        if start >= end {
+            return 0;
+        }
+        let first = self.ends.below(start + 1);
+        let last = self.starts.below(end);
+        last.saturating_sub(first)
+    }
+}
+
+/// Every document's [`TokenStream`], in corpus order, computed in parallel.
+#[derive(Debug, Clone)]
+pub struct CorpusTokens {
+    counter: TokenCounter,
+    docs: Vec<TokenStream>,
+}
+
+impl CorpusTokens {
+    /// Tokenizes every document of `corpus` in the unit `kind`.
+    pub fn new(corpus: &crate::corpus::Corpus, kind: TokenizerKind) -> Self {
+        use rayon::prelude::*;
+        let counter = TokenCounter::new(kind);
+        CorpusTokens {
+            counter,
+            docs: corpus
+                .docs
+                .par_iter()
+                .map(|d| TokenStream::new(&d.text, counter))
+                .collect(),
+        }
+    }
+
+    /// The counter the streams were made with.
+    pub fn counter(&self) -> TokenCounter {
+        self.counter
+    }
+
+    /// The stream of document `i`.
+    pub fn doc(&self, i: usize) -> &TokenStream {
+        &self.docs[i]
+    }
+
+    /// Tokens in the whole corpus.
+    pub fn total(&self) -> usize {
+        self.docs.iter().map(TokenStream::len).sum()
+    }
+}
