@@ -32,23 +32,18 @@ impl LlmClient {
         let (key, info) = self.key_for("chat", &req.model, json!({"request": body}));
         let ctx = self.ctx(stage, CallKind::Chat, &req.model, &key);
 
-        match self.cache_get(&key).await {
-            Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
-            Ok(Some(hit)) => {
-                if let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
-                    .ok()
-                    .and_then(|w| w.first())
-                    .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
-                {
-                    let record = self.hit(&ctx, &hit);
-                    return Ok(ChatOutcome {
-                        content,
-                        finish_reason: finish,
-                        record,
-                    });
-                }
-            }
-            Ok(None) => {}
+        if let Some(hit) = self.cached(&key, &ctx).await?
+            && let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
+                .ok()
+                .and_then(|w| w.first())
+                .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
+        {
+            let record = self.hit(&ctx, &hit);
+            return Ok(ChatOutcome {
+                content,
+                finish_reason: finish,
+                record,
+            });
         }
 
         let est_prompt = estimate_chat_prompt_tokens(&req.messages);
@@ -119,26 +114,20 @@ impl LlmClient {
         );
         let ctx = self.ctx(stage, CallKind::ChatJson, &req.model, &key);
 
-        match self.cache_get(&key).await {
-            Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
-            Ok(Some(hit)) => {
-                let parsed = serde_json::from_str::<WireChat>(&hit.body)
-                    .ok()
-                    .and_then(|w| w.first())
-                    .and_then(|(text, _)| {
-                        parse_json_checked(&text, schema).ok().map(|v| (text, v))
-                    });
-                if let Some((text, value)) = parsed {
-                    let record = self.hit(&ctx, &hit);
-                    return Ok(JsonOutcome {
-                        value,
-                        text,
-                        format: hit.response_format.unwrap_or(ResponseFormatKind::Text),
-                        record,
-                    });
-                }
+        if let Some(hit) = self.cached(&key, &ctx).await? {
+            let parsed = serde_json::from_str::<WireChat>(&hit.body)
+                .ok()
+                .and_then(|w| w.first())
+                .and_then(|(text, _)| parse_json_checked(&text, schema).ok().map(|v| (text, v)));
+            if let Some((text, value)) = parsed {
+                let record = self.hit(&ctx, &hit);
+                return Ok(JsonOutcome {
+                    value,
+                    text,
+                    format: hit.response_format.unwrap_or(ResponseFormatKind::Text),
+                    record,
+                });
             }
-            Ok(None) => {}
         }
 
         // the lowest mode this call may use; the body of each attempt takes the mode known for

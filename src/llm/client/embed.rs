@@ -29,18 +29,13 @@ impl LlmClient {
         }
         let n = req.inputs.len();
 
-        match self.cache_get(&key).await {
-            Err(e) => return Err(self.fail(&ctx, Attempts::default(), None, e)),
-            Ok(Some(hit)) => {
-                if let Some(embeddings) = serde_json::from_str::<WireEmbeddings>(&hit.body)
-                    .ok()
-                    .and_then(|w| ordered_embeddings(w, n).ok())
-                {
-                    let record = self.hit(&ctx, &hit);
-                    return Ok(EmbedOutcome { embeddings, record });
-                }
-            }
-            Ok(None) => {}
+        if let Some(hit) = self.cached(&key, &ctx).await?
+            && let Some(embeddings) = serde_json::from_str::<WireEmbeddings>(&hit.body)
+                .ok()
+                .and_then(|w| ordered_embeddings(w, n).ok())
+        {
+            let record = self.hit(&ctx, &hit);
+            return Ok(EmbedOutcome { embeddings, record });
         }
 
         let est = estimate_embed_tokens(&req.inputs);

@@ -286,9 +286,18 @@ impl LlmClient {
         (cache_key(&canonical), info)
     }
 
-    async fn cache_get(&self, key: &str) -> Result<Option<CachedResponse>, LlmError> {
+    /// The cached reply under `key`, if any (none without a cache). A cache that cannot be read
+    /// fails the call, and the failure is recorded.
+    async fn cached(
+        &self,
+        key: &str,
+        ctx: &CallCtx<'_>,
+    ) -> Result<Option<CachedResponse>, LlmError> {
         match &self.inner.cache {
-            Some(c) => c.get(key).await,
+            Some(c) => c
+                .get(key)
+                .await
+                .map_err(|e| self.fail(ctx, Attempts::default(), None, e)),
             None => Ok(None),
         }
     }
