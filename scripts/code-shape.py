@@ -145,13 +145,17 @@ def matching(tokens, k):
 
 
 def item_end(tokens, k):
-    """Index of the last token of the item starting at tokens[k]: its `;` or its body's `}`."""
+    """Index of the last token of the item starting at tokens[k]: its `;`, its body's `}`, or,
+    for a field, variant, argument or match arm, its `,` or the token before the closing bracket
+    of the list it stands in."""
     braced_ends = tokens[k].text not in ("use", "const", "static", "type", "let")
     j = k
     while j < len(tokens):
         t = tokens[j]
-        if t.kind == "punct" and t.text == ";":
+        if t.kind == "punct" and t.text in ";,":
             return j
+        if t.kind == "punct" and t.text in CLOSE:
+            return j - 1
         if t.kind == "punct" and t.text in OPEN:
             close = matching(tokens, j)
             if t.text == "{" and braced_ends:
@@ -311,6 +315,9 @@ def self_test():
         ("#[cfg(test)]\nmod tests;\nfn a() {}\n", 1, [("a", 1)]),
         ("#[cfg(test)]\nuse a::{b, c};\nfn a() {}\n", 1, [("a", 1)]),
         ("#[cfg(not(test))]\nfn a() {}\n", 2, [("a", 1)]),
+        ("struct S {\n    #[cfg(test)]\n    a: u8,\n    b: u8,\n}\nfn f() {}\n", 4, [("f", 1)]),
+        ("fn f(x: u8) {\n    match x {\n        #[cfg(test)]\n        0 => {}\n        _ => {}\n    }\n}\n",
+         5, [("f", 7)]),
         ("fn a() {\n    let s = \"one\n\n    two {\";\n}\n", 4, [("a", 5)]),
         ("fn r#match() {}\nfn b() { 'outer: loop { break 'outer; } }\n", 2, [("match", 1), ("b", 1)]),
         ("/// doc with { brace\nfn a() {\n    // }\n}\n", 2, [("a", 3)]),
