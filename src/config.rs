@@ -1,6 +1,7 @@
-//! The configuration file (TOML) and the command-line flags, as given: [`ConfigFile`] and
-//! [`Overrides`]. [`crate::plan::Plan`] merges them (a flag wins over the file, the file over
-//! the defaults) and validates the result once.
+//! The configuration file (TOML) and the command-line flags, as given: [`ConfigFile`], whose
+//! sections ([`sections`]) also declare the flags, and [`RunOptions`]. [`crate::plan::Plan`]
+//! merges the flags' sections over the file's with [`merge`] (a flag wins over the file, the
+//! file over the defaults) and validates the result once.
 //! Relative paths in the file are relative to the file's folder. Secrets never live here: API keys
 //! are read from the environment only.
 //!
@@ -41,6 +42,14 @@
 //! query_model = "e5-query"
 //! embed_prefix = true              # false: embed the bare chunk text (prefixes reach BM25 only)
 //!
+//! [selection]                      # the plateau rule and the stability check
+//! rule = "paired"                  # or "seed" (the seeds' literal rule)
+//! alpha = 0.05
+//! recall_tolerance = 0.02
+//! margin_tolerance = 0.03          # rule "seed" only
+//! halves = 200
+//! seed = 42
+//!
 //! [context]                        # llm_context prefixes (the model's server is in [llm])
 //! model = "gpt-4o-mini"            # default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini
 //! window_tokens = 2048             # longer documents are cut to this window around the chunk
@@ -51,17 +60,22 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Args;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use thiserror::Error;
 
-use crate::chunking::Strategy;
 use crate::chunking::enrich::Prefix;
-use crate::chunking::semantic::SemanticSettings;
 use crate::golden::GoldenFormat;
-use crate::retrieval::embeddings::EmbedSettings;
-use crate::retrieval::hybrid::HybridSettings;
-use crate::sweep::grid::{ConfigSpec, Overlap, RetrieverKind};
-use crate::tokenize::TokenizerKind;
+use crate::sweep::grid::ConfigSpec;
+
+pub mod sections;
+
+pub use sections::{
+    Bm25Section, ContextSection, EmbedSection, JudgeSection, SelectionSection, SemanticSection,
+    SweepSection,
+};
 
 /// Errors reading the configuration.
 #[derive(Debug, Error)]
@@ -103,54 +117,8 @@ impl ConfigError {
     }
 }
 
-/// The `[sweep]` section.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SweepSection {
-    /// Strategies to sweep.
-    pub strategies: Option<Vec<Strategy>>,
-    /// Chunk sizes.
-    pub sizes: Option<Vec<usize>>,
-    /// Overlap ratio or token count.
-    pub overlap: Option<Overlap>,
-    /// Chunks retrieved per question.
-    pub top_k: Option<usize>,
-    /// Context budgets in tokens per query.
-    pub budgets: Option<Vec<usize>>,
-    /// Token unit.
-    pub tokenizer: Option<TokenizerKind>,
-    /// Contextual prefixes.
-    pub prefixes: Option<Vec<Prefix>>,
-    /// Write chunks/<config_id>.jsonl.
-    pub dump_chunks: Option<bool>,
-    /// Retrievers to sweep.
-    pub retrievers: Option<Vec<RetrieverKind>>,
-    /// Fusion settings of `hybrid`.
-    pub hybrid: Option<HybridSettings>,
-    /// Settings of `semantic` chunking.
-    pub semantic: Option<SemanticSettings>,
-    /// BM25's analyzer, stemming, k1 and b.
-    pub bm25: Option<crate::retrieval::Bm25Settings>,
-}
-
-/// The `[context]` section (model-written `llm_context` prefixes); every key optional (see
-/// [`ContextSettings`] for the defaults).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContextSection {
-    /// Model that writes the contexts.
-    pub model: Option<String>,
-    /// Window around the chunk, in tokens.
-    pub window_tokens: Option<usize>,
-    /// Cap on a context, in tokens.
-    pub max_tokens: Option<u32>,
-    /// Requests in progress at once.
-    pub concurrency: Option<usize>,
-    /// Prompt template (relative to the config file's folder).
-    pub prompt: Option<PathBuf>,
-}
-
-/// The whole file; every key optional.
+/// The whole file; every key optional. Each section is the struct that also declares its flags
+/// ([`sections`]).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
@@ -170,53 +138,15 @@ pub struct ConfigFile {
     /// Judge settings (`chunksweep run`).
     #[serde(default)]
     pub judge: JudgeSection,
+    /// Selection settings.
+    #[serde(default)]
+    pub selection: SelectionSection,
     /// Embedding settings (dense, hybrid, semantic); defaults and environment when absent.
-    pub embed: Option<EmbedSettings>,
+    #[serde(default)]
+    pub embed: EmbedSection,
     /// Context generation for `llm_context` prefixes.
     #[serde(default)]
     pub context: ContextSection,
-}
-
-/// The `[judge]` section; every key optional (see [`JudgeSettings`] for the defaults).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JudgeSection {
-    /// Model that writes the answers.
-    pub generator_model: Option<String>,
-    /// Model that grades them.
-    pub judge_model: Option<String>,
-    /// Candidates taken from the selection.
-    pub candidates: Option<usize>,
-    /// Cap on an answer, tokens.
-    pub max_tokens: Option<u32>,
-    /// Cap on a verdict, tokens.
-    pub judge_max_tokens: Option<u32>,
-    /// Temperature.
-    pub temperature: Option<f32>,
-    /// Seed.
-    pub seed: Option<i64>,
-    /// Questions in progress at once.
-    pub concurrency: Option<usize>,
-    /// Budget, USD.
-    pub max_cost_usd: Option<f64>,
-    /// Significance level of the paired tests.
-    pub alpha: Option<f64>,
-    /// Judge only the first this many questions.
-    pub max_questions: Option<usize>,
-    /// Prompt folder.
-    pub prompts: Option<PathBuf>,
-    /// Planted controls on or off.
-    pub controls: Option<bool>,
-    /// Share of judged answers per control kind.
-    pub control_fraction: Option<f64>,
-    /// Share of judged answers graded again.
-    pub repeat_fraction: Option<f64>,
-    /// Lowest acceptable lower bound of a true-negative rate.
-    pub min_control_tnr: Option<f64>,
-    /// Lowest acceptable repeat κ.
-    pub min_repeat_kappa: Option<f64>,
-    /// `per_criterion` or `combined`.
-    pub mode: Option<crate::judge::settings::JudgeMode>,
 }
 
 impl ConfigFile {
@@ -236,31 +166,26 @@ impl ConfigFile {
         let base = path.parent().unwrap_or(Path::new(""));
         // Only a cache path written in the file is relative to it; the defaults stay under the
         // working directory's results/.
-        let table = text.parse::<toml::Table>().ok();
-        let given = |section: &str| {
-            table
-                .as_ref()
-                .and_then(|t| t.get(section)?.get("cache_path"))
-                .is_some()
-        };
-        let (llm_cache, embed_cache) = (given("llm"), given("embed"));
+        let llm_cache = text
+            .parse::<toml::Table>()
+            .ok()
+            .is_some_and(|t| t.get("llm").and_then(|l| l.get("cache_path")).is_some());
         let cache = file
             .llm
             .as_mut()
             .filter(|_| llm_cache)
             .map(|l| &mut l.cache_path);
-        for p in [&mut file.corpus, &mut file.golden, &mut file.out]
-            .into_iter()
-            .flatten()
-            .chain(file.judge.prompts.as_mut())
-            .chain(file.context.prompt.as_mut())
-            .chain(cache)
-            .chain(
-                file.embed
-                    .as_mut()
-                    .filter(|_| embed_cache)
-                    .map(|e| &mut e.cache_path),
-            )
+        for p in [
+            &mut file.corpus,
+            &mut file.golden,
+            &mut file.out,
+            &mut file.judge.prompts_dir,
+            &mut file.context.prompt,
+            &mut file.embed.cache_path,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(cache)
         {
             if p.is_relative() {
                 *p = base.join(&*p);
@@ -270,77 +195,65 @@ impl ConfigFile {
     }
 }
 
-/// Settings given on the command line (each overrides the file).
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// --corpus
-    pub corpus: Option<PathBuf>,
-    /// --golden
-    pub golden: Option<PathBuf>,
-    /// --golden-format
-    pub golden_format: Option<GoldenFormat>,
-    /// --out
-    pub out: Option<PathBuf>,
-    /// --strategies
-    pub strategies: Option<Vec<Strategy>>,
-    /// --sizes
-    pub sizes: Option<Vec<usize>>,
-    /// --overlap
-    pub overlap: Option<Overlap>,
-    /// --k
-    pub top_k: Option<usize>,
-    /// --budget
-    pub budgets: Option<Vec<usize>>,
-    /// --tokenizer
-    pub tokenizer: Option<TokenizerKind>,
-    /// --prefixes
-    pub prefixes: Option<Vec<Prefix>>,
-    /// --context-model
-    pub context_model: Option<String>,
-    /// --context-window
-    pub context_window: Option<usize>,
-    /// --dump-chunks
-    pub dump_chunks: bool,
-    /// --retrievers
-    pub retrievers: Option<Vec<RetrieverKind>>,
-    /// --embed-base-url
-    pub embed_base_url: Option<String>,
-    /// --embed-model
-    pub embed_model: Option<String>,
-    /// --embed-query-model
-    pub embed_query_model: Option<String>,
-    /// --no-embed-prefix: `Some(false)` embeds bare chunk texts
-    pub embed_prefix: Option<bool>,
-    /// --semantic-percentile
-    pub semantic_percentile: Option<f64>,
-    /// --analyzer
-    pub analyzer: Option<crate::retrieval::AnalyzerKind>,
-    /// --stem
-    pub stem: bool,
-    /// --bm25-k1
-    pub bm25_k1: Option<f64>,
-    /// --bm25-b
-    pub bm25_b: Option<f64>,
-    /// --generator-model (run)
-    pub generator_model: Option<String>,
-    /// --judge-model (run)
-    pub judge_model: Option<String>,
-    /// --judge-mode (run, judge-check)
-    pub judge_mode: Option<crate::judge::settings::JudgeMode>,
-    /// --max-cost (run), USD
-    pub max_cost_usd: Option<f64>,
-    /// --prompts (run)
-    pub prompts: Option<PathBuf>,
-    /// --n-candidates (run)
-    pub n_candidates: Option<usize>,
-    /// --judge-questions (run)
-    pub judge_questions: Option<usize>,
-    /// --candidates (run)
+/// The settings of a section, merged: each key from `flags` when given there, else from `base`
+/// (the config file's section, or a run's recorded settings), else the default of `T` (its
+/// `#[serde(default)]`). `base` and `flags` are serialised with serde; a `null` (an unset
+/// `Option`) is "not given"; tables merge key by key, anything else is replaced whole. Keys are
+/// matched by their serde names, so a section's fields must be named as the fields of `T`.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] naming `section` when the merged keys do not fit `T` (a value of the
+/// wrong type).
+pub fn merge<B: Serialize, F: Serialize, T: DeserializeOwned>(
+    section: &str,
+    base: &B,
+    flags: &F,
+) -> Result<T, ConfigError> {
+    let invalid = |e: serde_json::Error| ConfigError::Invalid(format!("[{section}]: {e}"));
+    let mut merged = Value::Object(serde_json::Map::new());
+    overlay(&mut merged, serde_json::to_value(base).map_err(invalid)?);
+    overlay(&mut merged, serde_json::to_value(flags).map_err(invalid)?);
+    serde_json::from_value(merged).map_err(invalid)
+}
+
+/// Lays `top` over `base`: a `null` in `top` leaves `base` as it is, objects merge key by key
+/// (no `null` is kept), any other value replaces.
+fn overlay(base: &mut Value, top: Value) {
+    match top {
+        Value::Null => {}
+        Value::Object(top) => {
+            if !base.is_object() {
+                *base = Value::Object(serde_json::Map::new());
+            }
+            if let Value::Object(b) = base {
+                for (key, value) in top {
+                    overlay(b.entry(key).or_insert(Value::Null), value);
+                }
+                b.retain(|_, v| !v.is_null());
+            }
+        }
+        top => *base = top,
+    }
+}
+
+/// Options of `chunksweep run` that are no setting of the config file: what to judge instead of
+/// the selection's candidates, and whether to send anything.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunOptions {
+    /// Judge these configuration ids instead of the selection's candidates, comma-separated
+    /// (e.g. recursive-256-o38-none-bm25-k5).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub candidates: Option<Vec<ConfigSpec>>,
-    /// --compare-prefix (run)
-    pub compare_prefix: Option<ComparePrefix>,
-    /// --dry-run (run)
+    /// Print the number of calls and the estimated tokens and cost, then stop (no judge-stage
+    /// call is sent; the sweep still sends and caches the embeddings and contexts its grid needs).
+    #[arg(long)]
     pub dry_run: bool,
+    /// Judge the selection's pick with and without a prefix, on the same questions: its
+    /// strategy, size and overlap with prefix none and with PREFIX, or, given without a value,
+    /// with the prefix whose span recall@k gained most at that strategy and size in the sweep.
+    /// Replaces the selection's candidates.
+    #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "best")]
+    pub compare_prefix: Option<ComparePrefix>,
 }
 
 /// Which prefix `run --compare-prefix` judges beside `none`.

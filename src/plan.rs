@@ -4,23 +4,24 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chunking::enrich::Prefix;
-use crate::config::{ComparePrefix, ConfigError, ConfigFile, Overrides};
+use crate::config::{ComparePrefix, ConfigError, ConfigFile, RunOptions, merge};
 use crate::error::Error;
 use crate::golden::GoldenFormat;
 use crate::judge::JudgeSettings;
 use crate::llm::ClientConfig;
 use crate::prepare::contexts::ContextSettings;
-use crate::retrieval::Bm25Settings;
 use crate::retrieval::embeddings::EmbedSettings;
 use crate::select::SelectionSettings;
 use crate::sweep::grid::{ConfigSpec, SweepSpec, expand};
 
 /// The resolved, validated settings of one command. Recorded in the run's manifest (secrets
-/// never: API keys are read from the environment by the LLM client and never stored here).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// never: API keys are read from the environment by the LLM client and never stored here) and
+/// read back from it ([`crate::report::read::RunRecord`]); the fields skipped there are the
+/// command's own (the run folder, the expanded grid, `run`'s options).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// Corpus folder.
     pub corpus: PathBuf,
@@ -65,26 +66,23 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Reads the config file at `config` (if any) and resolves it with `flags`; the default run
-    /// folder is stamped with `now`.
+    /// Reads the config file at `config` (if any) and resolves it with `flags` and `options`;
+    /// the default run folder is stamped with `now`.
     ///
     /// # Errors
     /// As [`ConfigFile::load`] and [`Plan::resolve`].
     pub fn load(
         config: Option<&Path>,
-        flags: Overrides,
+        flags: ConfigFile,
+        options: RunOptions,
         now: jiff::Timestamp,
     ) -> Result<Plan, Error> {
-        let file = match config {
-            Some(path) => ConfigFile::load(path)?,
-            None => ConfigFile::default(),
-        };
-        Plan::resolve(file, flags, now)
+        Plan::resolve(read_file(config)?, flags, options, now)
     }
 
-    /// Merges the defaults, `file` and `flags` (a flag wins over the file, the file over the
-    /// defaults; models default to `$CHUNKSWEEP_CHAT_MODEL`, else `gpt-4o-mini`) and validates
-    /// the result.
+    /// Merges the defaults, `file` and `flags` section by section with [`merge`] (a flag wins
+    /// over the file, the file over the defaults; models default to `$CHUNKSWEEP_CHAT_MODEL`,
+    /// else `gpt-4o-mini`) and validates the result.
     ///
     /// # Errors
     /// [`ConfigError::Missing`] without a corpus or golden set; [`ConfigError::Invalid`] for a
@@ -92,74 +90,27 @@ impl Plan {
     /// [`crate::sweep::SweepError`] for a grid that cannot run (k = 0, overlap ≥ size, …).
     pub fn resolve(
         file: ConfigFile,
-        flags: Overrides,
+        flags: ConfigFile,
+        options: RunOptions,
         now: jiff::Timestamp,
     ) -> Result<Plan, Error> {
         let judge = resolve_judge(&file, &flags)?;
-        let defaults = SweepSpec::default();
-        let mut semantic = file.sweep.semantic.unwrap_or_default();
-        if let Some(p) = flags.semantic_percentile {
-            semantic.percentile = p;
-        }
-        let prefixes = flags
-            .prefixes
-            .or(file.sweep.prefixes)
-            .unwrap_or(defaults.prefixes);
-        let sweep = SweepSpec {
-            strategies: flags
-                .strategies
-                .or(file.sweep.strategies)
-                .unwrap_or(defaults.strategies),
-            sizes: flags.sizes.or(file.sweep.sizes).unwrap_or(defaults.sizes),
-            overlap: flags
-                .overlap
-                .or(file.sweep.overlap)
-                .unwrap_or(defaults.overlap),
-            top_k: flags.top_k.or(file.sweep.top_k).unwrap_or(defaults.top_k),
-            budgets: flags
-                .budgets
-                .or(file.sweep.budgets)
-                .unwrap_or(defaults.budgets),
-            tokenizer: flags
-                .tokenizer
-                .or(file.sweep.tokenizer)
-                .unwrap_or(defaults.tokenizer),
-            retrievers: flags
-                .retrievers
-                .or(file.sweep.retrievers)
-                .unwrap_or(defaults.retrievers),
-            hybrid: file.sweep.hybrid.unwrap_or_default(),
-            semantic,
-            prefixes,
-            bm25: {
-                let f = file.sweep.bm25.unwrap_or_default();
-                Bm25Settings {
-                    analyzer: flags.analyzer.unwrap_or(f.analyzer),
-                    stem: flags.stem || f.stem,
-                    k1: flags.bm25_k1.unwrap_or(f.k1),
-                    b: flags.bm25_b.unwrap_or(f.b),
-                }
-            },
+        let selection = SelectionSettings {
+            candidates: judge.candidates,
+            ..merge("selection", &file.selection, &flags.selection)?
         };
+        validate_selection(&selection)?;
+        let sweep: SweepSpec = merge("sweep", &file.sweep, &flags.sweep)?;
         let configs = expand(&sweep)?;
-        let prepared =
-            prepared_configs(&configs, flags.candidates.as_deref(), flags.compare_prefix);
+        let prepared = prepared_configs(
+            &configs,
+            options.candidates.as_deref(),
+            options.compare_prefix,
+        );
         let embed = if sweep.needs_embeddings()
             || prepared.iter().any(|c| c.retriever.needs_embeddings())
         {
-            let mut e = file.embed.clone().unwrap_or_default();
-            if let Some(url) = flags.embed_base_url {
-                e.base_url = Some(url);
-            }
-            if let Some(m) = flags.embed_model {
-                e.model = m;
-            }
-            if let Some(m) = flags.embed_query_model {
-                e.query_model = Some(m);
-            }
-            if flags.embed_prefix == Some(false) {
-                e.embed_prefix = false;
-            }
+            let e: EmbedSettings = merge("embed", &file.embed, &flags.embed)?;
             e.validate()
                 .map_err(|err| ConfigError::Invalid(err.to_string()))?;
             Some(e)
@@ -167,19 +118,7 @@ impl Plan {
             None
         };
         let context = if prepared.iter().any(|c| c.prefix == Prefix::LlmContext) {
-            let d = ContextSettings::default();
-            let c = &file.context;
-            let s = ContextSettings {
-                model: flags.context_model.or(c.model.clone()).unwrap_or(d.model),
-                window_tokens: flags
-                    .context_window
-                    .or(c.window_tokens)
-                    .unwrap_or(d.window_tokens),
-                max_tokens: c.max_tokens.unwrap_or(d.max_tokens),
-                concurrency: c.concurrency.unwrap_or(d.concurrency),
-                prompt: c.prompt.clone().or(d.prompt),
-                ..d
-            };
+            let s: ContextSettings = merge("context", &file.context, &flags.context)?;
             if s.window_tokens == 0 || s.concurrency == 0 {
                 return Err(ConfigError::Invalid(
                     "context.window_tokens (--context-window) and context.concurrency must be at least 1"
@@ -216,20 +155,26 @@ impl Plan {
             run_dir,
             sweep,
             configs,
-            dump_chunks: flags.dump_chunks || file.sweep.dump_chunks.unwrap_or(false),
+            dump_chunks: flags
+                .sweep
+                .dump_chunks
+                .or(file.sweep.dump_chunks)
+                .unwrap_or(false),
             embed,
             context,
             llm: file.llm.unwrap_or_default(),
-            selection: SelectionSettings {
-                candidates: judge.candidates,
-                ..SelectionSettings::default()
-            },
+            selection,
             judge,
-            candidates: flags.candidates,
-            compare_prefix: flags.compare_prefix,
-            dry_run: flags.dry_run,
+            candidates: options.candidates,
+            compare_prefix: options.compare_prefix,
+            dry_run: options.dry_run,
         })
     }
+}
+
+/// The config file at `path`, or an empty one.
+fn read_file(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
+    path.map_or_else(|| Ok(ConfigFile::default()), ConfigFile::load)
 }
 
 impl Plan {
@@ -292,13 +237,10 @@ impl JudgeOnly {
     /// As [`ConfigFile::load`]; [`ConfigError::Invalid`] for judge settings out of range.
     pub fn load(
         config: Option<&Path>,
-        flags: Overrides,
+        flags: ConfigFile,
         now: jiff::Timestamp,
     ) -> Result<JudgeOnly, Error> {
-        let file = match config {
-            Some(path) => ConfigFile::load(path)?,
-            None => ConfigFile::default(),
-        };
+        let file = read_file(config)?;
         let judge = resolve_judge(&file, &flags)?;
         let run_dir = flags
             .out
@@ -312,42 +254,18 @@ impl JudgeOnly {
     }
 }
 
-/// The `[judge]` section and the judge flags over [`JudgeSettings::default`].
-fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, ConfigError> {
-    let d = JudgeSettings::default();
-    let f = &file.judge;
-    let s = JudgeSettings {
-        generator_model: flags
-            .generator_model
-            .clone()
-            .or(f.generator_model.clone())
-            .unwrap_or(d.generator_model),
-        judge_model: flags
-            .judge_model
-            .clone()
-            .or(f.judge_model.clone())
-            .unwrap_or(d.judge_model),
-        candidates: flags.n_candidates.or(f.candidates).unwrap_or(d.candidates),
-        max_tokens: f.max_tokens.unwrap_or(d.max_tokens),
-        judge_max_tokens: f.judge_max_tokens.unwrap_or(d.judge_max_tokens),
-        temperature: f.temperature.unwrap_or(d.temperature),
-        seed: f.seed.or(d.seed),
-        concurrency: f.concurrency.unwrap_or(d.concurrency),
-        max_cost_usd: flags.max_cost_usd.or(f.max_cost_usd),
-        alpha: f.alpha.unwrap_or(d.alpha),
-        max_questions: flags.judge_questions.or(f.max_questions),
-        prompts_dir: flags
-            .prompts
-            .clone()
-            .or(f.prompts.clone())
-            .or(d.prompts_dir),
-        controls: f.controls.unwrap_or(d.controls),
-        control_fraction: f.control_fraction.unwrap_or(d.control_fraction),
-        repeat_fraction: f.repeat_fraction.unwrap_or(d.repeat_fraction),
-        min_control_tnr: f.min_control_tnr.unwrap_or(d.min_control_tnr),
-        min_repeat_kappa: f.min_repeat_kappa.unwrap_or(d.min_repeat_kappa),
-        mode: flags.judge_mode.or(f.mode).unwrap_or(d.mode),
-    };
+/// The `[judge]` section and the judge flags over [`JudgeSettings::default`], validated.
+fn resolve_judge(file: &ConfigFile, flags: &ConfigFile) -> Result<JudgeSettings, ConfigError> {
+    let s: JudgeSettings = merge("judge", &file.judge, &flags.judge)?;
+    validate_judge(&s)?;
+    Ok(s)
+}
+
+/// Checks the judge settings' shares, κ, counts, α and budget are in range.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] naming the setting.
+pub fn validate_judge(s: &JudgeSettings) -> Result<(), ConfigError> {
     if ![s.control_fraction, s.repeat_fraction, s.min_control_tnr]
         .iter()
         .all(|x| (0.0..=1.0).contains(x))
@@ -373,7 +291,33 @@ fn resolve_judge(file: &ConfigFile, flags: &Overrides) -> Result<JudgeSettings, 
             "--max-cost must be a non-negative number of USD".into(),
         ));
     }
-    Ok(s)
+    Ok(())
+}
+
+/// Checks the selection's α and confidence are in (0, 1), and its tolerances, gap and recall
+/// floor are non-negative numbers, its stable share in [0, 1].
+///
+/// # Errors
+/// [`ConfigError::Invalid`] naming the setting.
+pub fn validate_selection(s: &SelectionSettings) -> Result<(), ConfigError> {
+    let open_unit = |x: f64| x > 0.0 && x < 1.0;
+    if !open_unit(s.alpha) || !open_unit(s.confidence) {
+        return Err(ConfigError::Invalid(format!(
+            "selection.alpha (--alpha) {} and selection.confidence {} must be strictly between 0 and 1",
+            s.alpha, s.confidence
+        )));
+    }
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    if ![s.margin_tolerance, s.recall_tolerance, s.boundary_gap, s.weak_recall]
+        .into_iter()
+        .all(non_negative)
+        || !(0.0..=1.0).contains(&s.stable_share)
+    {
+        return Err(ConfigError::Invalid(
+            "selection.margin_tolerance (--margin-tolerance), selection.recall_tolerance (--recall-tolerance), selection.boundary_gap and selection.weak_recall must be numbers ≥ 0, selection.stable_share between 0 and 1".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `root/<UTC yyyymmdd-hhmmss>`, with `-2`, `-3`… appended if that folder exists.

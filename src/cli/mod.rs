@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 
 use chunksweep::golden::Severity;
 use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
+use chunksweep::config::RunOptions;
 use chunksweep::plan::Plan;
-use chunksweep::select::SelectionSettings;
 
 use args::{InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
 use progress::Progress;
@@ -25,7 +25,8 @@ fn command_line() -> Vec<String> {
 pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let plan = Plan::load(
         args.input.config.as_deref(),
-        args.overrides(),
+        args.layer(),
+        RunOptions::default(),
         jiff::Timestamp::now(),
     )?;
     let progress = Progress::new(args.quiet);
@@ -50,7 +51,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let plan = Plan::load(
         args.sweep.input.config.as_deref(),
-        args.overrides(),
+        args.layer(),
+        args.options.clone(),
         jiff::Timestamp::now(),
     )?;
     let quiet = args.sweep.quiet;
@@ -76,18 +78,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
 /// `chunksweep report`.
 pub fn report(args: ReportArgs) -> Result<ExitCode> {
-    let settings = SelectionSettings {
-        rule: args.rule,
-        alpha: args.alpha,
-        margin_tolerance: args.margin_tolerance,
-        recall_tolerance: args.recall_tolerance,
-        halves: args.halves,
-        seed: args.seed,
-        ..SelectionSettings::default()
-    };
-    let decision = pipeline::report(&args.run_dir, &settings, args.candidates)
+    let reported = pipeline::report(&args.run_dir, &args.selection, args.candidates)
         .with_context(|| format!("report of {}", args.run_dir.display()))?;
-    print::decision(&decision);
+    for warning in &reported.warnings {
+        eprintln!("warning: {warning}");
+    }
+    print::decision(&reported.decision);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,7 +92,7 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     let progress = Progress::new(false);
     let out = pipeline::judge_check::judge_check(
         args.config.as_deref(),
-        args.overrides(),
+        args.layer(),
         &args.labels,
         args.dry_run,
         &|e| progress.handle(e),
@@ -133,7 +129,8 @@ pub fn prompts(command: PromptsCommand) -> Result<ExitCode> {
 pub fn validate(args: InputArgs) -> Result<ExitCode> {
     let plan = Plan::load(
         args.config.as_deref(),
-        args.overrides(),
+        args.layer(),
+        RunOptions::default(),
         jiff::Timestamp::now(),
     )?;
     let v = pipeline::validate(&plan)?;

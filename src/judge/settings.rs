@@ -44,8 +44,9 @@ impl std::str::FromStr for JudgeMode {
     }
 }
 
-/// Settings of the judge stage (the `[judge]` section, resolved). Recorded in the manifest (a
-/// field missing there, from an older version, reads as its default).
+/// Settings of the judge stage (the `[judge]` section, [`crate::config::JudgeSection`],
+/// resolved). Recorded in the manifest and read back from it (a field missing from a manifest is
+/// reported there, see [`crate::report::read::RunRecord`]; deserialised, it takes its default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct JudgeSettings {
@@ -94,10 +95,7 @@ pub struct JudgeSettings {
 
 impl Default for JudgeSettings {
     fn default() -> Self {
-        let model = std::env::var("CHUNKSWEEP_CHAT_MODEL")
-            .ok()
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| "gpt-4o-mini".to_string());
+        let model = crate::llm::config::default_chat_model();
         JudgeSettings {
             generator_model: model.clone(),
             judge_model: model,

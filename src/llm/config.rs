@@ -12,6 +12,16 @@ use super::format::ResponseFormatKind;
 /// OpenAI's API, used when neither the config nor `OPENAI_BASE_URL` names a server.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// The chat model of every setting that names one and is not given (the judge's generator and
+/// judge, `[context] model`): `$CHUNKSWEEP_CHAT_MODEL` when set and not blank, else
+/// `gpt-4o-mini`.
+pub fn default_chat_model() -> String {
+    std::env::var("CHUNKSWEEP_CHAT_MODEL")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| "gpt-4o-mini".to_string())
+}
+
 /// Client-wide settings. Deserialises from TOML with a default for every field; serialises
 /// (for a run's manifest) without any secret, since it holds only the key's variable name.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

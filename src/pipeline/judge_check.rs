@@ -324,7 +324,7 @@ fn items_of_run(
 /// input, client and run-folder errors as for `run`.
 pub fn judge_check(
     config: Option<&Path>,
-    flags: crate::config::Overrides,
+    flags: crate::config::ConfigFile,
     labels_path: &Path,
     dry_run: bool,
     events: Events<'_>,
@@ -343,7 +343,7 @@ pub fn judge_check(
                 ))
                 .into());
             }
-            let plan = Plan::load(config, flags, now)?;
+            let plan = Plan::load(config, flags, crate::config::RunOptions::default(), now)?;
             let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
             (plan.judge, plan.llm, plan.run_dir, items)
         } else {

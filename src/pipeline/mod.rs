@@ -26,7 +26,8 @@ use crate::events::Events;
 use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
-use crate::plan::Plan;
+use crate::config::{SelectionSection, merge};
+use crate::plan::{Plan, validate_selection};
 use crate::report::html::{self, model::Texts};
 use crate::report::read;
 use crate::report::run_dir::RunDir;
@@ -244,50 +245,50 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     })
 }
 
-/// `chunksweep report`: reads a run folder (sweep.csv, sweep_questions.csv, manifest.json,
-/// and the judge's journal when there is one) and rewrites its decision files without
-/// recomputing the sweep. The folder is named as the sweep's `--out` recorded in the manifest
-/// when there is one, so the result does not depend on how `dir` was typed. `candidates` is how
-/// many judge candidates to list; `None` keeps the run's own (`[judge] candidates` in its
-/// manifest), so that the report names the configurations that were judged.
+/// What `report` did.
+pub struct Reported {
+    /// The selection and the decision files.
+    pub decision: Decision,
+    /// One line per setting the run's manifest lacks that was read as its default
+    /// ([`read::RunRecord::warnings`]).
+    pub warnings: Vec<String>,
+}
+
+/// `chunksweep report`: opens a run folder (sweep.csv, sweep_questions.csv, its record in
+/// manifest.json, and the judge's journal when there is one) and rewrites its decision files
+/// without recomputing the sweep. The selection settings are the run's recorded ones with
+/// `flags` laid over them; `candidates`, when given, replaces the recorded number of judge
+/// candidates. The folder is named as the run's recorded `--out` when there is one, so the
+/// result does not depend on how `dir` was typed.
 ///
 /// # Errors
-/// [`Error::Read`] naming the file that is missing or malformed; [`Error::Select`];
-/// [`Error::Report`] for a file that cannot be written.
+/// [`Error::Read`] naming the file that is missing or malformed, or the settings missing from
+/// the manifest; [`Error::Config`] for flags out of range; [`Error::Select`]; [`Error::Report`]
+/// for a file that cannot be written.
 pub fn report(
     dir: &Path,
-    settings: &SelectionSettings,
+    flags: &SelectionSection,
     candidates: Option<usize>,
-) -> Result<Decision, Error> {
+) -> Result<Reported, Error> {
     let run = read::read_run(dir)?;
-    let command = run.command();
-    let label = run
-        .manifest
-        .as_ref()
-        .and_then(|m| m.get("config")?.get("out")?.as_str().map(str::to_string))
-        .unwrap_or_else(|| dir.display().to_string());
-    let judge_settings: crate::judge::JudgeSettings = run
-        .manifest
-        .as_ref()
-        .and_then(|m| serde_json::from_value(m.get("config")?.get("judge")?.clone()).ok())
-        .unwrap_or_default();
-    let settings = &SelectionSettings {
-        candidates: candidates.unwrap_or(judge_settings.candidates),
-        ..settings.clone()
-    };
-    let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, settings)?;
+    let plan = &run.record.plan;
+    let mut settings: SelectionSettings = merge("selection", &plan.selection, flags)?;
+    settings.candidates = candidates.unwrap_or(settings.candidates);
+    validate_selection(&settings)?;
+    let label = plan.out.as_deref().unwrap_or(dir).display().to_string();
+    let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
-    let section = judge_step::section_from_folder(dir, &run.sweep, &judge_settings, Some(&pick))?;
-    let loaded = html::load_texts(run.manifest.as_ref());
+    let section = judge_step::section_from_folder(dir, &run.sweep, &plan.judge, Some(&pick))?;
+    let loaded = html::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
         cuts,
         prefixes,
-        settings,
+        &settings,
         &ReportText {
             label: &label,
-            command: command.as_deref(),
+            command: run.record.command.as_deref(),
             judge_section: section.as_deref(),
         },
         &HtmlInputs {
@@ -299,7 +300,10 @@ pub fn report(
         },
     )?;
     out.update_manifest_outputs()?;
-    Ok(decision)
+    Ok(Reported {
+        decision,
+        warnings: run.record.warnings,
+    })
 }
 
 /// What `validate` found.

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::prepare::contexts::ContextSummary;
 use crate::prepare::embed::EmbedStats;
-use crate::report::manifest::{Inputs, Manifest};
+use crate::report::manifest::{Inputs, MANIFEST_SCHEMA, Manifest};
 use crate::report::run_dir::RunDir;
 
 /// What a manifest records as the configuration of a run.
@@ -49,6 +49,7 @@ pub(super) fn write_manifest(
     judged: Option<JudgeRecord<'_>>,
 ) -> Result<(), Error> {
     let manifest = Manifest {
+        schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",
         version: env!("CARGO_PKG_VERSION"),
         started_at: started_at.to_string(),

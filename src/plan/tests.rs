@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::chunking::enrich::Prefix;
+use crate::config::{ContextSection, SweepSection};
 use crate::sweep::grid::Overlap;
 
 fn now() -> jiff::Timestamp {
@@ -20,10 +21,14 @@ fn flags_override_the_file_and_paths_are_relative_to_it() {
     let file = ConfigFile::load(&path).unwrap();
     let cfg = Plan::resolve(
         file,
-        Overrides {
-            top_k: Some(7),
-            ..Overrides::default()
+        ConfigFile {
+            sweep: SweepSection {
+                top_k: Some(7),
+                ..SweepSection::default()
+            },
+            ..ConfigFile::default()
         },
+        RunOptions::default(),
         now(),
     )
     .unwrap();
@@ -47,7 +52,8 @@ fn prefixes_and_context_settings_resolve() {
     .unwrap();
     let cfg = Plan::resolve(
         ConfigFile::load(&path).unwrap(),
-        Overrides::default(),
+        ConfigFile::default(),
+        RunOptions::default(),
         now(),
     )
     .unwrap();
@@ -55,11 +61,18 @@ fn prefixes_and_context_settings_resolve() {
     assert!(cfg.context.is_none(), "no llm_context, no context settings");
     let cfg = Plan::resolve(
         ConfigFile::load(&path).unwrap(),
-        Overrides {
-            prefixes: Some(vec![Prefix::LlmContext]),
-            context_model: Some("small".into()),
-            ..Overrides::default()
+        ConfigFile {
+            sweep: SweepSection {
+                prefixes: Some(vec![Prefix::LlmContext]),
+                ..SweepSection::default()
+            },
+            context: ContextSection {
+                model: Some("small".into()),
+                ..ContextSection::default()
+            },
+            ..ConfigFile::default()
         },
+        RunOptions::default(),
         now(),
     )
     .unwrap();
@@ -86,14 +99,17 @@ fn the_default_run_folder_is_stamped_and_never_an_existing_one() {
 
 #[test]
 fn a_grid_that_cannot_run_is_refused_before_any_work() {
-    let flags = Overrides {
+    let flags = ConfigFile {
         corpus: Some("docs".into()),
         golden: Some("g.jsonl".into()),
-        sizes: Some(vec![16]),
-        overlap: Some(Overlap::Tokens(16)),
-        ..Overrides::default()
+        sweep: SweepSection {
+            sizes: Some(vec![16]),
+            overlap: Some(Overlap::Tokens(16)),
+            ..SweepSection::default()
+        },
+        ..ConfigFile::default()
     };
-    let err = Plan::resolve(ConfigFile::default(), flags, now()).unwrap_err();
+    let err = Plan::resolve(ConfigFile::default(), flags, RunOptions::default(), now()).unwrap_err();
     assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
     assert!(err.to_string().contains("chunk_overlap 16"), "{err}");
 }

@@ -58,10 +58,7 @@ pub struct ContextSettings {
 impl Default for ContextSettings {
     fn default() -> Self {
         ContextSettings {
-            model: std::env::var("CHUNKSWEEP_CHAT_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or_else(|| "gpt-4o-mini".to_string()),
+            model: crate::llm::config::default_chat_model(),
             window_tokens: 2048,
             max_tokens: 100,
             concurrency: 4,

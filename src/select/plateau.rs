@@ -28,7 +28,7 @@
 //! without headings, costs nothing and changes nothing), then by config id; rank 1 is the pick.
 //! The paired tests are computed under both rules, so the report can show them either way.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats;
 
@@ -36,7 +36,7 @@ use crate::stats;
 pub const EPS: f64 = 1e-9;
 
 /// Which rule decides the plateau (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// Paired sign test against the best, Holm-corrected, plus the recall tolerance.

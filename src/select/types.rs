@@ -1,7 +1,7 @@
 //! The selection's data: its settings, errors, one row of selection.csv per configuration, the
 //! split-half summary, the per-type picks, the diagnoses and the selection at every cut.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::plateau::{Rule, RuleSettings, VsBest};
@@ -10,7 +10,8 @@ use super::plateau::{Rule, RuleSettings, VsBest};
 /// rule only), 0.02 recall tolerance, 3 judge candidates, 200 halves, seed 42, 90% to call a
 /// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
 /// gap, 10 questions per type, 0.7 span recall below which retrieval is the bottleneck.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SelectionSettings {
     /// Which plateau rule decides ([`Rule::Paired`] by default).
     pub rule: Rule,

@@ -116,8 +116,9 @@ impl FromStr for RetrieverKind {
     }
 }
 
-/// What to sweep.
+/// What to sweep. A key missing when it is deserialised takes its [`Default`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SweepSpec {
     /// Chunking strategies.
     pub strategies: Vec<Strategy>,

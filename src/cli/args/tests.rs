@@ -26,7 +26,8 @@ fn from_flags(flags: &[&str]) -> Plan {
     let Command::Run(args) = Cli::try_parse_from(argv).expect("flags parse").command else {
         unreachable!("a run command")
     };
-    Plan::resolve(ConfigFile::default(), args.overrides(), now()).expect("plan from flags")
+    Plan::resolve(ConfigFile::default(), args.layer(), args.options, now())
+        .expect("plan from flags")
 }
 
 /// The plan of `chunksweep run --config <file holding toml>`, with paths as the file's folder
@@ -42,7 +43,13 @@ fn from_file(dir: &std::path::Path, toml: &str) -> Plan {
     let Command::Run(args) = Cli::try_parse_from(argv).expect("flags parse").command else {
         unreachable!("a run command")
     };
-    Plan::load(args.sweep.input.config.as_deref(), args.overrides(), now()).expect("plan from file")
+    Plan::load(
+        args.sweep.input.config.as_deref(),
+        args.layer(),
+        args.options,
+        now(),
+    )
+    .expect("plan from file")
 }
 
 #[test]
@@ -158,7 +165,7 @@ fn a_flag_wins_over_the_config_file() {
     let Command::Run(args) = Cli::try_parse_from(argv).unwrap().command else {
         unreachable!()
     };
-    let plan = Plan::load(Some(&path), args.overrides(), now()).unwrap();
+    let plan = Plan::load(Some(&path), args.layer(), args.options, now()).unwrap();
     assert_eq!(plan.sweep.top_k, 9);
     assert_eq!(plan.configs.len(), 15);
     assert!(plan.configs.iter().all(|c| c.retriever.name() == "dense"));

@@ -19,7 +19,7 @@ pub mod model;
 mod questions;
 pub mod review;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -92,9 +92,6 @@ pub fn render(page: &Page) -> String {
 /// Why the questions' texts could not be loaded for a run folder.
 #[derive(Debug, Error)]
 pub enum TextsError {
-    /// manifest.json is missing or does not record the corpus and golden set.
-    #[error("manifest.json does not record the corpus and the golden set")]
-    NotRecorded,
     /// The corpus could not be read.
     #[error(transparent)]
     Corpus(#[from] CorpusError),
@@ -107,33 +104,24 @@ impl TextsError {
     /// The class of the cause (the page is written without the texts either way).
     pub fn exit_class(&self) -> ExitClass {
         match self {
-            TextsError::NotRecorded => ExitClass::Usage,
             TextsError::Corpus(e) => e.exit_class(),
             TextsError::Golden(e) => e.exit_class(),
         }
     }
 }
 
-/// Loads the corpus and golden set a run folder's manifest records (`config.corpus`,
-/// `config.golden`, `config.golden_format`; relative paths are taken from the current folder, as
-/// the run took them).
+/// Loads the corpus and golden set a run recorded (relative paths are taken from the current
+/// folder, as the run took them).
 ///
 /// # Errors
-/// [`TextsError`] when the manifest does not name them or they cannot be read.
-pub fn load_texts(manifest: Option<&serde_json::Value>) -> Result<(Corpus, GoldenSet), TextsError> {
-    let config = manifest
-        .and_then(|m| m.get("config"))
-        .ok_or(TextsError::NotRecorded)?;
-    let path = |key: &str| config.get(key)?.as_str().map(PathBuf::from);
-    let (corpus_dir, golden_path) = path("corpus")
-        .zip(path("golden"))
-        .ok_or(TextsError::NotRecorded)?;
-    let format = config
-        .get("golden_format")
-        .and_then(|f| serde_json::from_value(f.clone()).ok())
-        .unwrap_or_else(|| GoldenFormat::from_path(&golden_path));
-    let corpus = load_corpus(&corpus_dir)?;
-    let golden = golden::load(&golden_path, format, &corpus)?;
+/// [`TextsError`] when they cannot be read.
+pub fn load_texts(
+    corpus_dir: &Path,
+    golden_path: &Path,
+    format: GoldenFormat,
+) -> Result<(Corpus, GoldenSet), TextsError> {
+    let corpus = load_corpus(corpus_dir)?;
+    let golden = golden::load(golden_path, format, &corpus)?;
     Ok((corpus, golden))
 }
 
