@@ -303,6 +303,41 @@ mod tests {
     }
 
     #[test]
+    fn merge_takes_each_key_from_the_flags_then_the_file_then_the_default() {
+        use crate::retrieval::{AnalyzerKind, Bm25Settings};
+        use crate::sweep::grid::SweepSpec;
+        let file: ConfigFile =
+            toml::from_str("[sweep]\ntop_k = 3\nsizes = [8]\n[sweep.bm25]\nk1 = 0.5\nb = 0.1\n")
+                .unwrap();
+        let flags = SweepSection {
+            top_k: Some(9),
+            bm25: Bm25Section {
+                analyzer: Some(AnalyzerKind::Seed),
+                b: Some(0.2),
+                ..Bm25Section::default()
+            },
+            ..SweepSection::default()
+        };
+        let spec: SweepSpec = merge("sweep", &file.sweep, &flags).unwrap();
+        let expected = SweepSpec {
+            top_k: 9,
+            sizes: vec![8],
+            bm25: Bm25Settings {
+                analyzer: AnalyzerKind::Seed,
+                stem: false,
+                k1: 0.5,
+                b: 0.2,
+            },
+            ..SweepSpec::default()
+        };
+        assert_eq!(spec, expected);
+        // nothing given anywhere: the defaults
+        let none: SweepSpec =
+            merge("sweep", &SweepSection::default(), &SweepSection::default()).unwrap();
+        assert_eq!(none, SweepSpec::default());
+    }
+
+    #[test]
     fn unknown_keys_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");

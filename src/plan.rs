@@ -172,6 +172,26 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// This plan (a run's record, [`crate::report::read::RunRecord`]) for a command that
+    /// re-reads the run: the judge settings of `flags` laid over its own with [`merge`], and the
+    /// output folder `flags`' `out`, else a new `results/<UTC yyyymmdd-hhmmss>` stamped with
+    /// `now` (never the run's own folder).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for judge settings out of range.
+    pub fn with_judge_flags(mut self, flags: &ConfigFile, now: jiff::Timestamp) -> Result<Plan, Error> {
+        self.judge = merge("judge", &self.judge, &flags.judge)?;
+        validate_judge(&self.judge)?;
+        self.out = flags.out.clone();
+        self.run_dir = match &self.out {
+            Some(dir) => dir.clone(),
+            None => new_run_dir(Path::new("results"), now),
+        };
+        Ok(self)
+    }
+}
+
 /// The config file at `path`, or an empty one.
 fn read_file(path: Option<&Path>) -> Result<ConfigFile, ConfigError> {
     path.map_or_else(|| Ok(ConfigFile::default()), ConfigFile::load)

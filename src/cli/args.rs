@@ -49,8 +49,9 @@ pub enum Command {
 #[derive(Args)]
 pub struct JudgeCheckArgs {
     /// Labelled items: a JSONL labelled set, or a run's judge_questions.csv with
-    /// human_label_faithfulness / human_label_relevancy / human_label_correctness columns (then
-    /// --config must be the run's config file, to rebuild each row's question and context).
+    /// human_label_faithfulness / human_label_relevancy / human_label_correctness columns (each
+    /// row's question and context are rebuilt from the run's manifest.json beside it, or from
+    /// --config, the run's config file).
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
     /// TOML config file: its [llm] and [judge] sections (flags override them).

@@ -313,8 +313,36 @@ fn items_of_run(
         .collect()
 }
 
-/// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, then
-/// `config` must be the run's config file; anything else a JSONL labelled set) with the judge
+/// The plan of the run whose judge_questions.csv `labels_path` is: from `config` when given,
+/// else the run's record beside the file (its manifest.json, warnings sent as notes), with the
+/// judge flags of `flags` laid over it.
+fn plan_of_run(
+    config: Option<&Path>,
+    flags: crate::config::ConfigFile,
+    labels_path: &Path,
+    now: jiff::Timestamp,
+    events: Events<'_>,
+) -> Result<Plan, Error> {
+    if config.is_some() {
+        return Plan::load(config, flags, crate::config::RunOptions::default(), now);
+    }
+    let folder = labels_path.parent().unwrap_or(Path::new("."));
+    if !folder.join(files::MANIFEST).exists() {
+        return Err(JudgeError::from(labels::LabelError::CsvNeedsConfig(
+            labels_path.to_path_buf(),
+        ))
+        .into());
+    }
+    let record = crate::report::read::RunRecord::open(folder)?;
+    for warning in &record.warnings {
+        events(crate::events::RunEvent::Note(format!("warning: {warning}")));
+    }
+    record.plan.with_judge_flags(&flags, now)
+}
+
+/// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, whose
+/// run is rebuilt from `config` when given, else from the run folder's record; anything else a
+/// JSONL labelled set) with the judge
 /// settings of `config` and `flags`, and writes judge_check.csv, judge_check_items.csv and
 /// calls.csv into the output folder (`--out`, else `results/<stamp>`). With `dry_run`, only
 /// estimates.
@@ -337,13 +365,7 @@ pub fn judge_check(
     let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
         if is_csv {
             let labelled = labels::read_csv(labels_path).map_err(JudgeError::from)?;
-            if config.is_none() {
-                return Err(JudgeError::from(labels::LabelError::CsvNeedsConfig(
-                    labels_path.to_path_buf(),
-                ))
-                .into());
-            }
-            let plan = Plan::load(config, flags, crate::config::RunOptions::default(), now)?;
+            let plan = plan_of_run(config, flags, labels_path, now, events)?;
             let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
             (plan.judge, plan.llm, plan.run_dir, items)
         } else {

@@ -367,6 +367,74 @@ mod tests {
     }
 
     #[test]
+    fn a_recorded_plan_reads_back_into_the_same_plan() {
+        use crate::config::{ConfigFile, ContextSection, JudgeSection, SelectionSection};
+        use crate::config::{EmbedSection, SweepSection};
+        let dir = tempfile::tempdir().unwrap();
+        // settings away from their defaults in every section, embed and context included
+        let toml = "[sweep]\nsizes = [32, 96]\nbudgets = [500]\nretrievers = [\"bm25\", \"hybrid\"]\n\
+                    prefixes = [\"llm_context\"]\n[sweep.bm25]\nk1 = 0.9\n[sweep.hybrid]\nrrf_k = 10.0\n\
+                    [llm]\nbase_url = \"http://127.0.0.1:9/v1\"\n[judge]\ncontrols = false\nseed = 3\n\
+                    [selection]\nconfidence = 0.9\n[context]\nmax_tokens = 50\n";
+        let file: ConfigFile = toml::from_str(toml).unwrap();
+        let flags = ConfigFile {
+            corpus: Some("docs".into()),
+            golden: Some("g.csv".into()),
+            out: Some(dir.path().to_path_buf()),
+            sweep: SweepSection {
+                top_k: Some(3),
+                ..SweepSection::default()
+            },
+            embed: EmbedSection {
+                model: Some("e5".into()),
+                ..EmbedSection::default()
+            },
+            context: ContextSection {
+                window_tokens: Some(99),
+                ..ContextSection::default()
+            },
+            judge: JudgeSection {
+                candidates: Some(2),
+                ..JudgeSection::default()
+            },
+            selection: SelectionSection {
+                rule: Some(crate::select::Rule::Seed),
+                alpha: Some(0.1),
+                ..SelectionSection::default()
+            },
+            ..ConfigFile::default()
+        };
+        let plan = Plan::resolve(
+            file,
+            flags,
+            RunOptions::default(),
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(plan.embed.is_some() && plan.context.is_some());
+        let manifest = serde_json::json!({
+            "schema_version": MANIFEST_SCHEMA,
+            "command": ["chunksweep", "sweep"],
+            "config": plan,
+        });
+        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let record = RunRecord::open(dir.path()).unwrap();
+        assert_eq!(record.plan, plan);
+        assert!(record.warnings.is_empty());
+        assert_eq!(record.command.unwrap(), ["chunksweep", "sweep"]);
+        // a field of the optional embed section is checked like any other
+        let mut manifest = manifest;
+        manifest["config"]["embed"]
+            .as_object_mut()
+            .unwrap()
+            .remove("batch_size");
+        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let err = RunRecord::open(dir.path()).unwrap_err();
+        assert!(matches!(&err, ReadError::MissingSettings { fields, .. } if fields == &["config.embed.batch_size"]), "{err}");
+        assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
+    }
+
+    #[test]
     fn a_missing_file_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let err = read_run(dir.path()).unwrap_err();

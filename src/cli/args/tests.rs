@@ -127,6 +127,19 @@ fn flags_and_config_keys_give_the_same_plan() {
         (vec!["--prompts", &prompts], "[judge]\nprompts = \"p\"".into()),
         (vec!["--n-candidates", "2"], "[judge]\ncandidates = 2".into()),
         (vec!["--judge-questions", "8"], "[judge]\nmax_questions = 8".into()),
+        (vec!["--judge-mode", "combined"], "[judge]\nmode = \"combined\"".into()),
+        (
+            vec!["--rule", "seed", "--alpha", "0.1"],
+            "[selection]\nrule = \"seed\"\nalpha = 0.1".into(),
+        ),
+        (
+            vec!["--margin-tolerance", "0.5", "--recall-tolerance", "0.1"],
+            "[selection]\nmargin_tolerance = 0.5\nrecall_tolerance = 0.1".into(),
+        ),
+        (
+            vec!["--halves", "20", "--seed", "3"],
+            "[selection]\nhalves = 20\nseed = 3".into(),
+        ),
     ];
     for (flags, toml) in &cases {
         let mut a = from_flags(flags);
