@@ -15,10 +15,10 @@ use cli::args::{Cli, Command};
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Sweep(args) => cli::sweep(args),
+        Command::Sweep(args) => cli::sweep(*args),
         Command::Validate(args) => cli::validate(args),
         Command::Report(args) => cli::report(args),
-        Command::Run(args) => cli::run(args),
+        Command::Run(args) => cli::run(*args),
         Command::Prompts(command) => cli::prompts(command),
         Command::JudgeCheck(args) => cli::judge_check(args),
     };

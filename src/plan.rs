@@ -19,7 +19,7 @@ use crate::sweep::grid::{ConfigSpec, SweepSpec, expand};
 
 /// The resolved, validated settings of one command. Recorded in the run's manifest (secrets
 /// never: API keys are read from the environment by the LLM client and never stored here) and
-/// read back from it ([`crate::report::read::RunRecord`]); the fields skipped there are the
+/// read back from it ([`crate::pipeline::record::RunRecord`]); the fields skipped there are the
 /// command's own (the run folder, the expanded grid, `run`'s options).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -173,14 +173,18 @@ impl Plan {
 }
 
 impl Plan {
-    /// This plan (a run's record, [`crate::report::read::RunRecord`]) for a command that
+    /// This plan (a run's record, [`crate::pipeline::record::RunRecord`]) for a command that
     /// re-reads the run: the judge settings of `flags` laid over its own with [`merge`], and the
     /// output folder `flags`' `out`, else a new `results/<UTC yyyymmdd-hhmmss>` stamped with
     /// `now` (never the run's own folder).
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] for judge settings out of range.
-    pub fn with_judge_flags(mut self, flags: &ConfigFile, now: jiff::Timestamp) -> Result<Plan, Error> {
+    pub fn with_judge_flags(
+        mut self,
+        flags: &ConfigFile,
+        now: jiff::Timestamp,
+    ) -> Result<Plan, Error> {
         self.judge = merge("judge", &self.judge, &flags.judge)?;
         validate_judge(&self.judge)?;
         self.out = flags.out.clone();
@@ -328,9 +332,14 @@ pub fn validate_selection(s: &SelectionSettings) -> Result<(), ConfigError> {
         )));
     }
     let non_negative = |x: f64| x.is_finite() && x >= 0.0;
-    if ![s.margin_tolerance, s.recall_tolerance, s.boundary_gap, s.weak_recall]
-        .into_iter()
-        .all(non_negative)
+    if ![
+        s.margin_tolerance,
+        s.recall_tolerance,
+        s.boundary_gap,
+        s.weak_recall,
+    ]
+    .into_iter()
+    .all(non_negative)
         || !(0.0..=1.0).contains(&s.stable_share)
     {
         return Err(ConfigError::Invalid(

@@ -266,5 +266,7 @@ fn judge_check_rebuilds_a_labelled_csv_from_its_run_record() {
         .arg("--dry-run")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("lacks config.judge.judge_max_tokens"));
+        .stderr(predicate::str::contains(
+            "lacks config.judge.judge_max_tokens",
+        ));
 }

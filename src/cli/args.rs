@@ -29,14 +29,14 @@ pub struct Cli {
 pub enum Command {
     /// Chunk the corpus at every configuration, retrieve, score, and write CSVs.
     #[command(args_override_self = true)]
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
     /// Regenerate selection.csv, report.md, sweep.svg and report.html from a run folder's CSVs
     /// (no re-run).
     Report(ReportArgs),
     /// Sweep, select, judge the candidates with an LLM, and write the report (resumable).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The prompt templates compiled into the binary.
     #[command(subcommand)]
     Prompts(PromptsCommand),

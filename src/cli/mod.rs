@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use chunksweep::config::RunOptions;
 use chunksweep::golden::Severity;
 use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
-use chunksweep::config::RunOptions;
 use chunksweep::plan::Plan;
 
 use args::{InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};

@@ -46,7 +46,7 @@ impl std::str::FromStr for JudgeMode {
 
 /// Settings of the judge stage (the `[judge]` section, [`crate::config::JudgeSection`],
 /// resolved). Recorded in the manifest and read back from it (a field missing from a manifest is
-/// reported there, see [`crate::report::read::RunRecord`]; deserialised, it takes its default).
+/// reported there, see [`crate::pipeline::record::RunRecord`]; deserialised, it takes its default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct JudgeSettings {

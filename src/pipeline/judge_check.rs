@@ -333,7 +333,7 @@ fn plan_of_run(
         ))
         .into());
     }
-    let record = crate::report::read::RunRecord::open(folder)?;
+    let record = super::record::RunRecord::open(folder)?;
     for warning in &record.warnings {
         events(crate::events::RunEvent::Note(format!("warning: {warning}")));
     }

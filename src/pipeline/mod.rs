@@ -14,19 +14,19 @@
 pub mod decide;
 pub mod judge_check;
 pub mod judge_step;
-mod record;
+pub mod record;
 pub mod swept;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::config::{SelectionSection, merge};
 use crate::corpus;
 use crate::error::Error;
 use crate::events::Events;
 use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
-use crate::config::{SelectionSection, merge};
 use crate::plan::{Plan, validate_selection};
 use crate::report::html::{self, model::Texts};
 use crate::report::read;
@@ -250,7 +250,7 @@ pub struct Reported {
     /// The selection and the decision files.
     pub decision: Decision,
     /// One line per setting the run's manifest lacks that was read as its default
-    /// ([`read::RunRecord::warnings`]).
+    /// ([`record::RunRecord::warnings`]).
     pub warnings: Vec<String>,
 }
 
@@ -271,7 +271,8 @@ pub fn report(
     candidates: Option<usize>,
 ) -> Result<Reported, Error> {
     let run = read::read_run(dir)?;
-    let plan = &run.record.plan;
+    let record = record::RunRecord::open(dir)?;
+    let plan = &record.plan;
     let mut settings: SelectionSettings = merge("selection", &plan.selection, flags)?;
     settings.candidates = candidates.unwrap_or(settings.candidates);
     validate_selection(&settings)?;
@@ -288,7 +289,7 @@ pub fn report(
         &settings,
         &ReportText {
             label: &label,
-            command: run.record.command.as_deref(),
+            command: record.command.as_deref(),
             judge_section: section.as_deref(),
         },
         &HtmlInputs {
@@ -302,7 +303,7 @@ pub fn report(
     out.update_manifest_outputs()?;
     Ok(Reported {
         decision,
-        warnings: run.record.warnings,
+        warnings: record.warnings,
     })
 }
 

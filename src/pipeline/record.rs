@@ -1,17 +1,40 @@
 //! manifest.json of a `sweep` or `run`: the plan, what the prepare and judge steps did, input
-//! fingerprints, timings, and the files written (from the run folder writer).
+//! fingerprints, timings, and the files written (from the run folder writer); and the run's
+//! record read back from it ([`RunRecord`]), through which `report` and `judge-check` open a
+//! run.
+//!
+//! **The record.** manifest.json holds the run's resolved [`Plan`] under `config`, with
+//! `schema_version` ([`MANIFEST_SCHEMA`]); it is read back into the same types. A setting the
+//! manifest lacks is never read silently:
+//! - a manifest of the current schema records every setting, so one missing is an error naming
+//!   it ([`ReadError::MissingSettings`], exit 2): the file was edited or damaged;
+//! - a manifest without a schema version (written before chunksweep recorded one; the committed
+//!   examples under results/examples) or of an older schema is read with the documented
+//!   default of each setting it lacks, and each is named in a warning
+//!   ([`RunRecord::warnings`]); only `corpus` and `golden`, which have no default, are errors;
+//! - a newer schema is an error ([`ReadError::NewerSchema`]).
+//!
+//! Adding a setting therefore means raising [`MANIFEST_SCHEMA`], so that the run folders written
+//! before read it as its default, with a warning.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::swept::Swept;
+use crate::config::{ConfigFile, RunOptions};
 use crate::error::Error;
+use crate::files;
 use crate::plan::Plan;
-use crate::prepare::contexts::ContextSummary;
+use crate::prepare::contexts::{ContextSettings, ContextSummary};
 use crate::prepare::embed::EmbedStats;
 use crate::report::manifest::{Inputs, MANIFEST_SCHEMA, Manifest};
+use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
+use crate::retrieval::embeddings::EmbedSettings;
+use crate::sweep::grid::expand;
 
 /// What a manifest records as the configuration of a run.
 #[derive(Serialize)]
@@ -73,4 +96,252 @@ pub(super) fn write_manifest(
     };
     dir.write_manifest(manifest)?;
     Ok(())
+}
+
+/// A run's record, read back from its manifest.json: the plan it ran with and its command line.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// The manifest's `schema_version` (`None`: written before manifests had one).
+    pub schema_version: Option<u64>,
+    /// The command line, one string per argument (`None` when the manifest has none).
+    pub command: Option<Vec<String>>,
+    /// The plan, as resolved when the run started: `run_dir` is the folder opened, `configs`
+    /// the grid expanded again from `sweep`; `run`'s own options (`candidates`, …) are not
+    /// recorded and are empty. Server URLs are as recorded, credentials redacted.
+    pub plan: Plan,
+    /// One line per setting the manifest lacks that was read as its default, naming it and the
+    /// value used (only for a manifest older than [`MANIFEST_SCHEMA`]).
+    pub warnings: Vec<String>,
+}
+
+impl RunRecord {
+    /// Reads `dir/manifest.json`.
+    ///
+    /// # Errors
+    /// [`ReadError::Missing`] without one; [`ReadError::Io`] or [`ReadError::Json`] naming it;
+    /// [`ReadError::NewerSchema`]; [`ReadError::MissingSettings`] naming every setting missing
+    /// from a current manifest, or `corpus`/`golden` from any; [`ReadError::Invalid`] for a
+    /// recorded grid that does not expand.
+    pub fn open(dir: &Path) -> Result<RunRecord, ReadError> {
+        let path = dir.join(files::MANIFEST);
+        if !path.exists() {
+            return Err(ReadError::Missing { path });
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| ReadError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let json = |source| ReadError::Json {
+            path: path.clone(),
+            source,
+        };
+        let manifest: Value = serde_json::from_str(&text).map_err(json)?;
+        let schema_version = manifest.get("schema_version").and_then(Value::as_u64);
+        if let Some(found) = schema_version.filter(|&v| v > u64::from(MANIFEST_SCHEMA)) {
+            return Err(ReadError::NewerSchema { path, found });
+        }
+        let mut config = manifest.get("config").cloned().unwrap_or(Value::Null);
+        let filled = fill_defaults(&mut config, dir, &path)?;
+        if schema_version == Some(u64::from(MANIFEST_SCHEMA)) && !filled.is_empty() {
+            return Err(ReadError::MissingSettings {
+                path,
+                fields: filled.into_iter().map(|(field, _)| field).collect(),
+                why: format!(
+                    "a manifest of schema_version {MANIFEST_SCHEMA} records every setting"
+                ),
+            });
+        }
+        let warnings = filled
+            .iter()
+            .map(|(field, value)| {
+                format!(
+                    "{} ({}) lacks {field}: read as its default {value}",
+                    path.display(),
+                    match schema_version {
+                        Some(v) => format!("schema_version {v}, older than {MANIFEST_SCHEMA}"),
+                        None => "no schema_version: written by an older chunksweep".into(),
+                    }
+                )
+            })
+            .collect();
+        let mut plan: Plan = serde_json::from_value(config).map_err(json)?;
+        plan.configs = expand(&plan.sweep).map_err(|e| ReadError::Invalid {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        plan.run_dir = dir.to_path_buf();
+        let command = manifest
+            .get("command")
+            .and_then(|c| serde_json::from_value(c.clone()).ok());
+        Ok(RunRecord {
+            schema_version,
+            command,
+            plan,
+            warnings,
+        })
+    }
+}
+
+/// Adds to `config` (a manifest's `config`) every setting it lacks, from the defaults of a plan
+/// of the same corpus and golden set, and returns each one added with its value.
+fn fill_defaults(
+    config: &mut Value,
+    dir: &Path,
+    path: &Path,
+) -> Result<Vec<(String, Value)>, ReadError> {
+    let given = |key: &str| config.get(key).and_then(Value::as_str).map(PathBuf::from);
+    let (corpus, golden) = match (given("corpus"), given("golden")) {
+        (Some(c), Some(g)) => (c, g),
+        (c, g) => {
+            let fields = [
+                ("config.corpus", c.is_none()),
+                ("config.golden", g.is_none()),
+            ]
+            .into_iter()
+            .filter(|&(_, missing)| missing)
+            .map(|(field, _)| field.to_string())
+            .collect();
+            return Err(ReadError::MissingSettings {
+                path: path.to_path_buf(),
+                fields,
+                why: "a run's corpus and golden set have no default".into(),
+            });
+        }
+    };
+    let flags = ConfigFile {
+        corpus: Some(corpus),
+        golden: Some(golden),
+        out: Some(dir.to_path_buf()),
+        ..ConfigFile::default()
+    };
+    let invalid = |message: String| ReadError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut defaults = Plan::resolve(
+        ConfigFile::default(),
+        flags,
+        RunOptions::default(),
+        jiff::Timestamp::UNIX_EPOCH,
+    )
+    .map_err(|e| invalid(e.to_string()))?;
+    defaults.out = None;
+    let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| invalid(e.to_string()));
+    let mut filled = Vec::new();
+    fill(
+        config,
+        &to_value(serde_json::to_value(&defaults))?,
+        "config",
+        &mut filled,
+    );
+    // sections recorded only when the grid needs them
+    for (key, section) in [
+        (
+            "embed",
+            to_value(serde_json::to_value(EmbedSettings::default()))?,
+        ),
+        (
+            "context",
+            to_value(serde_json::to_value(ContextSettings::default()))?,
+        ),
+    ] {
+        if let Some(recorded) = config.get_mut(key) {
+            fill(recorded, &section, &format!("config.{key}"), &mut filled);
+        }
+    }
+    Ok(filled)
+}
+
+/// Adds to the object `got` each key of the object `template` it lacks (recursively into the
+/// objects both have), pushing the key's path below `at` and the value added.
+fn fill(got: &mut Value, template: &Value, at: &str, filled: &mut Vec<(String, Value)>) {
+    let (Value::Object(got), Value::Object(template)) = (got, template) else {
+        return;
+    };
+    for (key, default) in template {
+        let path = format!("{at}.{key}");
+        match got.get_mut(key) {
+            Some(value) => fill(value, default, &path, filled),
+            None => {
+                filled.push((path, default.clone()));
+                got.insert(key.clone(), default.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_plan_reads_back_into_the_same_plan() {
+        use crate::config::{ConfigFile, ContextSection, JudgeSection, SelectionSection};
+        use crate::config::{EmbedSection, SweepSection};
+        let dir = tempfile::tempdir().unwrap();
+        // settings away from their defaults in every section, embed and context included
+        let toml = "[sweep]\nsizes = [32, 96]\nbudgets = [500]\nretrievers = [\"bm25\", \"hybrid\"]\n\
+                    prefixes = [\"llm_context\"]\n[sweep.bm25]\nk1 = 0.9\n[sweep.hybrid]\nrrf_k = 10.0\n\
+                    [llm]\nbase_url = \"http://127.0.0.1:9/v1\"\n[judge]\ncontrols = false\nseed = 3\n\
+                    [selection]\nconfidence = 0.9\n[context]\nmax_tokens = 50\n";
+        let file: ConfigFile = toml::from_str(toml).unwrap();
+        let flags = ConfigFile {
+            corpus: Some("docs".into()),
+            golden: Some("g.csv".into()),
+            out: Some(dir.path().to_path_buf()),
+            sweep: SweepSection {
+                top_k: Some(3),
+                ..SweepSection::default()
+            },
+            embed: EmbedSection {
+                model: Some("e5".into()),
+                ..EmbedSection::default()
+            },
+            context: ContextSection {
+                window_tokens: Some(99),
+                ..ContextSection::default()
+            },
+            judge: JudgeSection {
+                candidates: Some(2),
+                ..JudgeSection::default()
+            },
+            selection: SelectionSection {
+                rule: Some(crate::select::Rule::Seed),
+                alpha: Some(0.1),
+                ..SelectionSection::default()
+            },
+            ..ConfigFile::default()
+        };
+        let plan = Plan::resolve(
+            file,
+            flags,
+            RunOptions::default(),
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(plan.embed.is_some() && plan.context.is_some());
+        let manifest = serde_json::json!({
+            "schema_version": MANIFEST_SCHEMA,
+            "command": ["chunksweep", "sweep"],
+            "config": plan,
+        });
+        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let record = RunRecord::open(dir.path()).unwrap();
+        assert_eq!(record.plan, plan);
+        assert!(record.warnings.is_empty());
+        assert_eq!(record.command.unwrap(), ["chunksweep", "sweep"]);
+        // a field of the optional embed section is checked like any other
+        let mut manifest = manifest;
+        manifest["config"]["embed"]
+            .as_object_mut()
+            .unwrap()
+            .remove("batch_size");
+        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let err = RunRecord::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(&err, ReadError::MissingSettings { fields, .. } if fields == &["config.embed.batch_size"]),
+            "{err}"
+        );
+        assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
+    }
 }

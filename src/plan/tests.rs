@@ -109,7 +109,8 @@ fn a_grid_that_cannot_run_is_refused_before_any_work() {
         },
         ..ConfigFile::default()
     };
-    let err = Plan::resolve(ConfigFile::default(), flags, RunOptions::default(), now()).unwrap_err();
+    let err =
+        Plan::resolve(ConfigFile::default(), flags, RunOptions::default(), now()).unwrap_err();
     assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
     assert!(err.to_string().contains("chunk_overlap 16"), "{err}");
 }

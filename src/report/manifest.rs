@@ -1,6 +1,6 @@
 //! manifest.json: what a run was (schema version, tool version, resolved configuration, input
 //! hashes, timings), so a reviewer can reproduce it and `report` can read the run back
-//! ([`super::read::RunRecord`]). Secrets are never part of it: the configuration holds only the
+//! ([`crate::pipeline::record::RunRecord`]). Secrets are never part of it: the configuration holds only the
 //! names of environment variables, never their values.
 
 use std::path::{Path, PathBuf};
@@ -66,7 +66,7 @@ impl Inputs {
 /// The layout of manifest.json this chunksweep writes, recorded as its `schema_version`. Raise it
 /// when a setting is added to the plan (or one is renamed), so that older run folders read the
 /// new setting as its default with a warning instead of an error
-/// ([`super::read::RunRecord::open`]).
+/// ([`crate::pipeline::record::RunRecord::open`]).
 pub const MANIFEST_SCHEMA: u32 = 1;
 
 /// The manifest of a run.
