@@ -33,7 +33,10 @@ pub enum Command {
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
     /// Regenerate selection.csv, report.md, sweep.svg and report.html from a run folder's CSVs
-    /// (no re-run).
+    /// (no re-run), with the settings its manifest.json records.
+    #[command(
+        after_help = "Without a flag, each selection setting is the run's own, as its manifest.json records it (config.selection); the defaults named above are those of a new sweep. A setting missing from the manifest is an error naming it, or, for a manifest written by an older chunksweep, a warning naming it and the default read in its place."
+    )]
     Report(ReportArgs),
     /// Sweep, select, judge the candidates with an LLM, and write the report (resumable).
     Run(Box<RunArgs>),
