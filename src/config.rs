@@ -337,6 +337,104 @@ mod tests {
         assert_eq!(none, SweepSpec::default());
     }
 
+    /// Every key of `section` (as serialised) reaches `T` under the same name with the same value.
+    fn every_key_reaches<S: Serialize, T: Serialize + DeserializeOwned>(name: &str, section: &S) {
+        let given = serde_json::to_value(section).unwrap();
+        let settings: T = merge(name, section, &Value::Null).unwrap();
+        let resolved = serde_json::to_value(&settings).unwrap();
+        let keys = given.as_object().unwrap();
+        for (key, value) in keys {
+            assert!(!value.is_null(), "[{name}] {key} set in the test");
+            assert_eq!(&resolved[key], value, "[{name}] {key}");
+        }
+    }
+
+    #[test]
+    fn every_key_of_every_section_fills_its_setting() {
+        use crate::judge::JudgeSettings;
+        use crate::prepare::contexts::ContextSettings;
+        use crate::retrieval::embeddings::EmbedSettings;
+        use crate::select::SelectionSettings;
+        use crate::sweep::grid::SweepSpec;
+        // every key of each section, each away from its default
+        let file: ConfigFile = toml::from_str(
+            r#"
+            [sweep]
+            strategies = ["words"]
+            sizes = [8]
+            overlap = 2
+            top_k = 3
+            budgets = [100]
+            tokenizer = "words"
+            retrievers = ["dense"]
+            prefixes = ["title"]
+            dump_chunks = true
+            hybrid = { rrf_k = 5.0, bm25_weight = 2.0, dense_weight = 0.5 }
+            semantic = { percentile = 80.0 }
+            bm25 = { analyzer = "seed", stem = true, k1 = 0.5, b = 0.2 }
+            [embed]
+            base_url = "http://127.0.0.1:1/v1"
+            model = "m"
+            query_model = "q"
+            query_prefix = "query: "
+            document_prefix = "passage: "
+            batch_size = 7
+            max_input_tokens = 99
+            overflow = "truncate"
+            embed_prefix = false
+            cache_path = "/c.sqlite"
+            [context]
+            model = "c"
+            window_tokens = 9
+            max_tokens = 8
+            concurrency = 2
+            prompt = "/p.md"
+            [judge]
+            generator_model = "g"
+            judge_model = "j"
+            candidates = 2
+            max_tokens = 10
+            judge_max_tokens = 11
+            temperature = 0.5
+            seed = 3
+            concurrency = 1
+            max_cost_usd = 1.5
+            alpha = 0.1
+            max_questions = 4
+            prompts = "/prompts"
+            controls = false
+            control_fraction = 0.2
+            repeat_fraction = 0.3
+            min_control_tnr = 0.6
+            min_repeat_kappa = 0.5
+            mode = "combined"
+            [selection]
+            rule = "seed"
+            alpha = 0.1
+            margin_tolerance = 0.1
+            recall_tolerance = 0.1
+            halves = 10
+            seed = 1
+            stable_share = 0.8
+            confidence = 0.9
+            bootstrap_resamples = 100
+            min_questions = 5
+            boundary_gap = 0.2
+            min_type_questions = 3
+            weak_recall = 0.5
+            "#,
+        )
+        .unwrap();
+        let mut sweep = serde_json::to_value(&file.sweep).unwrap();
+        // dump_chunks is the plan's own field, not the grid's
+        sweep.as_object_mut().unwrap().remove("dump_chunks");
+        every_key_reaches::<_, SweepSpec>("sweep", &sweep);
+        every_key_reaches::<_, EmbedSettings>("embed", &file.embed);
+        every_key_reaches::<_, ContextSettings>("context", &file.context);
+        every_key_reaches::<_, JudgeSettings>("judge", &file.judge);
+        every_key_reaches::<_, SelectionSettings>("selection", &file.selection);
+    }
+
     #[test]
     fn unknown_keys_are_named() {
         let dir = tempfile::tempdir().unwrap();
