@@ -1,19 +1,23 @@
-//! The decision files of a run: the selection ([`crate::select`]) and the prefix comparison made
-//! from the sweep's rows, then written as selection.csv, prefix_comparison.csv (when the grid has
-//! prefixes), report.md (with the judge section when there is one), sweep.svg, frontier.svg and
-//! report.html.
+//! The decision of a run: the selection ([`crate::select`]) and the prefix comparison made from
+//! the sweep's rows, built with the judge's part and the per-question drill-down into one
+//! [`Outcome`], then rendered from it as selection.csv, prefix_comparison.csv (when the grid has
+//! prefixes), sweep.svg, frontier.svg, report.md and report.html.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::files;
-use crate::report::html::model::{Page, Texts};
-use crate::report::html::{self, TextsError};
+use crate::judge::{self, JudgeSettings};
+use crate::judge::rows::JudgeQuestionRow;
+use crate::report::outcome::{Inputs, JudgeInput, Outcome};
 use crate::report::run_dir::RunDir;
-use crate::report::{markdown, plot, prefix as prefix_report};
+use crate::report::texts::{Texts, TextsError};
+use crate::report::{ReportError, html, markdown, plot};
 use crate::select::prefix::{PrefixComparison, compare};
 use crate::select::{self, Cuts, Selection, SelectionSettings};
 use crate::sweep::rows::{QuestionRow, SweepRow};
+
+use super::judge_step;
 
 /// The selection, the prefix comparison and the files written.
 #[derive(Debug, Clone)]
@@ -49,20 +53,13 @@ pub fn select(
     Ok((cuts, prefixes))
 }
 
-/// What heads and closes report.md.
-pub struct ReportText<'a> {
+/// What the reports show besides the selection.
+pub struct ReportInputs<'a> {
     /// How the run folder is named in the report (its `--out` as given, so a report
     /// regenerated from another working directory is byte-identical).
     pub label: &'a str,
     /// The command line that made the run (shown under "Reproduce").
     pub command: Option<&'a [String]>,
-    /// The judge stage's section, when the folder has judged answers (report.html then shows
-    /// the folder's judge_questions.csv).
-    pub judge_section: Option<&'a str>,
-}
-
-/// What report.html shows besides the selection and report.md.
-pub struct HtmlInputs<'a> {
     /// sweep.csv's rows.
     pub rows: &'a [SweepRow],
     /// sweep_questions.csv's rows.
@@ -70,87 +67,87 @@ pub struct HtmlInputs<'a> {
     /// The corpus and golden set, or why they could not be read (the page then says so and
     /// shows the questions without their texts).
     pub texts: Result<Texts<'a>, &'a TextsError>,
+    /// The judge's part, when the run has judged answers: made by this run's judge stage, or
+    /// read from the folder by [`judge_from_folder`].
+    pub judge: Option<JudgeInput<'a>>,
 }
 
-/// Writes selection.csv, prefix_comparison.csv (when there is a comparison), report.md,
-/// sweep.svg and report.html for a selection made by [`select`].
+/// The judge's section and judged answers of a run folder ([`judge_step::section_from_folder`]
+/// and judge_questions.csv), when it holds judged answers of the candidates in `sweep`; `pick`
+/// is the selection's pick.
 ///
 /// # Errors
-/// [`crate::report::ReportError`] naming the file that failed; [`crate::judge::JudgeError`]
-/// when the folder's judge_questions.csv cannot be read.
+/// [`crate::judge::JudgeError`] when the journal or the judge's settings cannot be read.
+pub fn judge_from_folder(
+    dir: &Path,
+    sweep: &[SweepRow],
+    settings: &JudgeSettings,
+    pick: &str,
+) -> Result<Option<(String, Vec<JudgeQuestionRow>)>, Error> {
+    match judge_step::section_from_folder(dir, sweep, settings, Some(pick))? {
+        Some(section) => Ok(Some((section, judge::load_finished(dir)?))),
+        None => Ok(None),
+    }
+}
+
+/// Builds the run's [`Outcome`] from a selection made by [`select`] and `inputs`, then writes
+/// every report of it into `dir`: selection.csv, prefix_comparison.csv (when there is a
+/// comparison), report.md, report.html, sweep.svg and frontier.svg.
+///
+/// # Errors
+/// [`crate::report::ReportError`] naming the file that failed.
 pub fn write(
     dir: &mut RunDir,
     cuts: Cuts,
     prefixes: Vec<PrefixComparison>,
     settings: &SelectionSettings,
-    text: &ReportText<'_>,
-    inputs: &HtmlInputs<'_>,
+    inputs: ReportInputs<'_>,
 ) -> Result<Decision, Error> {
-    let all: Vec<&select::ConfigSelection> =
-        cuts.selections.iter().flat_map(|s| &s.configs).collect();
-    let mut written = vec![dir.write_csv(files::SELECTION, &all)?];
-    let mut selections = cuts.selections.into_iter();
-    let selection = selections.next().expect("at least one cut");
-    let other_cuts: Vec<Selection> = selections.collect();
-    let named = Path::new(text.label);
-    let absolute = dir
-        .path()
-        .canonicalize()
-        .unwrap_or_else(|_| dir.path().to_path_buf());
-    let run_name = named
+    let run_name = run_name(dir.path(), inputs.label);
+    let outcome = Outcome::build(
+        cuts,
+        prefixes,
+        settings,
+        Inputs {
+            run_name: &run_name,
+            label: inputs.label,
+            command: inputs.command,
+            rows: inputs.rows,
+            questions: inputs.questions,
+            texts: inputs.texts,
+            judge: inputs.judge,
+        },
+    );
+    let files = write_reports(dir, &outcome)?;
+    Ok(Decision {
+        selection: outcome.selection,
+        other_cuts: outcome.other_cuts,
+        prefixes: outcome.prefixes,
+        files,
+    })
+}
+
+/// The run's name: the last part of `label` (the folder as the reader types it), else of the
+/// folder's absolute path.
+fn run_name(dir: &Path, label: &str) -> String {
+    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    Path::new(label)
         .file_name()
         .or_else(|| absolute.file_name())
-        .map_or_else(|| text.label.to_string(), |n| n.to_string_lossy().into());
-    let plot_paths = plot::write_plots(dir.path(), &selection, &run_name)
-        .map_err(crate::report::ReportError::from)?;
-    dir.record(files::PLOT);
-    dir.record(files::FRONTIER);
-    let mut md = markdown::render(
-        &selection,
-        &other_cuts,
-        &run_name,
-        text.label,
-        text.command,
-        Some(files::PLOT),
-        Some(files::FRONTIER),
-    );
-    if !prefixes.is_empty() {
-        written.push(dir.write_csv(files::PREFIX_COMPARISON, &prefixes)?);
-        md.push('\n');
-        md.push_str(&prefix_report::markdown(&prefixes, settings));
+        .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into())
+}
+
+/// Renders every report of `outcome` and writes it into `dir`; the paths written, in the order
+/// the command lists them.
+fn write_reports(dir: &mut RunDir, outcome: &Outcome) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = vec![dir.write_csv(files::SELECTION, &outcome.selection_rows())?];
+    if !outcome.prefixes.is_empty() {
+        written.push(dir.write_csv(files::PREFIX_COMPARISON, &outcome.prefixes)?);
     }
-    if let Some(section) = text.judge_section {
-        md.push('\n');
-        md.push_str(section);
-    }
-    written.push(dir.write_text(files::REPORT, &md)?);
-    let svg = std::fs::read_to_string(dir.path().join(files::PLOT)).ok();
-    let judge = match text.judge_section {
-        Some(_) => crate::judge::load_finished(dir.path())?,
-        None => Vec::new(),
-    };
-    let note = inputs
-        .texts
-        .as_ref()
-        .err()
-        .map(|e| format!("The questions' and chunks' texts are not shown: {e}."));
-    let page = Page {
-        run_name: &run_name,
-        markdown: &md,
-        plot_svg: svg.as_deref(),
-        sweep: inputs.rows,
-        selection: &selection,
-        questions: inputs.questions,
-        judge: &judge,
-        texts: inputs.texts.as_ref().ok().copied(),
-        texts_note: note.as_deref(),
-    };
-    written.push(dir.write_text(files::HTML, &html::render(&page))?);
-    written.extend(plot_paths);
-    Ok(Decision {
-        selection,
-        other_cuts,
-        prefixes,
-        files: written,
-    })
+    let [sweep_svg, frontier_svg] = plot::figures(&outcome.selection, &outcome.run_name)?;
+    written.push(dir.write_text(files::REPORT, &markdown::render(outcome))?);
+    written.push(dir.write_text(files::HTML, &html::render(outcome, Some(&sweep_svg)))?);
+    written.push(dir.write_text(files::PLOT, &sweep_svg)?);
+    written.push(dir.write_text(files::FRONTIER, &frontier_svg)?);
+    Ok(written)
 }

@@ -28,14 +28,15 @@ use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
 use crate::plan::{Plan, validate_selection};
-use crate::report::html::{self, model::Texts};
+use crate::report::outcome::JudgeInput;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
+use crate::report::texts::{self, Texts};
 use crate::select::prefix::PrefixComparison;
 use crate::select::{Cuts, SelectionSettings};
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::rows::{QuestionRow, SweepRow};
-use decide::{Decision, HtmlInputs, ReportText};
+use decide::{Decision, ReportInputs};
 use judge_step::JudgeOutcome;
 
 /// What `sweep` did.
@@ -86,7 +87,7 @@ fn label(plan: &Plan) -> String {
 }
 
 /// The decision files of a `sweep` or `run` (selection.csv, prefix_comparison.csv, report.md
-/// with `judge_section`, the figures, report.html), the run folder named as `plan` gives it.
+/// with the judge's part, the figures, report.html), the run folder named as `plan` gives it.
 fn write_decision(
     dir: &mut RunDir,
     plan: &Plan,
@@ -94,7 +95,7 @@ fn write_decision(
     swept: &swept::Swept,
     (rows, questions): (&[SweepRow], &[QuestionRow]),
     (cuts, prefixes): (Cuts, Vec<PrefixComparison>),
-    judge_section: Option<&str>,
+    judge: Option<JudgeInput<'_>>,
 ) -> Result<Decision, Error> {
     let label = label(plan);
     decide::write(
@@ -102,18 +103,16 @@ fn write_decision(
         cuts,
         prefixes,
         &plan.selection,
-        &ReportText {
+        ReportInputs {
             label: &label,
             command: Some(command),
-            judge_section,
-        },
-        &HtmlInputs {
             rows,
             questions,
             texts: Ok(Texts {
                 corpus: &swept.corpus,
                 golden: &swept.golden,
             }),
+            judge,
         },
     )
 }
@@ -133,7 +132,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
-    let section = judge_step::section_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?;
+    let judged = decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?;
     let decision = write_decision(
         &mut dir,
         plan,
@@ -141,7 +140,10 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         &swept,
         (&rows, &questions),
         (cuts, prefixes),
-        section.as_deref(),
+        judged.as_ref().map(|(section, rows)| JudgeInput {
+            section: section.clone(),
+            rows,
+        }),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
@@ -190,11 +192,21 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &mut dir,
         events,
     ))?;
-    let section = match &judged {
-        JudgeOutcome::Judged(j) => Some(j.section.clone()),
-        JudgeOutcome::DryRun(_) => {
-            judge_step::section_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?
-        }
+    // The judged answers as this run holds them (judge_questions.csv is not read back); a dry
+    // run shows the folder's earlier ones, if any.
+    let from_folder = match &judged {
+        JudgeOutcome::Judged(_) => None,
+        JudgeOutcome::DryRun(_) => decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?,
+    };
+    let judge = match &judged {
+        JudgeOutcome::Judged(j) => Some(JudgeInput {
+            section: j.section.clone(),
+            rows: &j.run.rows,
+        }),
+        JudgeOutcome::DryRun(_) => from_folder.as_ref().map(|(section, rows)| JudgeInput {
+            section: section.clone(),
+            rows,
+        }),
     };
     let decision = write_decision(
         &mut dir,
@@ -203,7 +215,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &swept,
         (&rows, &questions),
         (cuts, prefixes),
-        section.as_deref(),
+        judge,
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     let judge_record = match &judged {
@@ -279,25 +291,26 @@ pub fn report(
     let label = plan.out.as_deref().unwrap_or(dir).display().to_string();
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
-    let section = judge_step::section_from_folder(dir, &run.sweep, &plan.judge, Some(&pick))?;
-    let loaded = html::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
+    let judged = decide::judge_from_folder(dir, &run.sweep, &plan.judge, &pick)?;
+    let loaded = texts::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
         cuts,
         prefixes,
         &settings,
-        &ReportText {
+        ReportInputs {
             label: &label,
             command: record.command.as_deref(),
-            judge_section: section.as_deref(),
-        },
-        &HtmlInputs {
             rows: &run.sweep,
             questions: &run.questions,
             texts: loaded
                 .as_ref()
                 .map(|(corpus, golden)| Texts { corpus, golden }),
+            judge: judged.as_ref().map(|(section, rows)| JudgeInput {
+                section: section.clone(),
+                rows,
+            }),
         },
     )?;
     out.update_manifest_outputs()?;

@@ -1,16 +1,24 @@
 //! Run outputs: the run folder writer ([`run_dir`]) through which every file is written and
-//! recorded in the manifest, the Markdown report, the figure, and reading a run folder back.
+//! recorded in the manifest, and the reports of a run, each rendered from one typed
+//! [`outcome::Outcome`] built once: report.md ([`markdown`]), report.html ([`html`]), the
+//! figures ([`plot`]) and the CSVs of the selection; reading a run folder back ([`read`]).
 //! Reports render plain values that earlier stages made; they compute no statistics.
 
+pub mod doc;
+pub mod drill;
 pub mod error;
 pub mod html;
 pub mod lock;
 pub mod manifest;
 pub mod markdown;
+pub mod outcome;
 pub mod plot;
 pub mod prefix;
 pub mod read;
+pub mod review;
 pub mod run_dir;
+pub mod sections;
 pub mod sentence;
+pub mod texts;
 
 pub use error::ReportError;

@@ -105,20 +105,21 @@ fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
     }
 }
 
-/// Draws both figures for `selection` into `dir` (sweep.svg, then frontier.svg) and returns
-/// their paths in that order. `title` heads the figures (e.g. the run folder's name).
+/// Both figures for `selection` as SVG texts: sweep.svg's, then frontier.svg's. `title` heads
+/// the figures (e.g. the run folder's name).
 ///
 /// # Errors
-/// [`PlotError`] when plotters cannot draw or write a file.
-pub fn write_plots(
-    dir: &Path,
-    selection: &Selection,
-    title: &str,
-) -> Result<[PathBuf; 2], PlotError> {
-    let sweep = dir.join(crate::files::PLOT);
-    draw(&sweep, selection, title)?;
-    let frontier = dir.join(crate::files::FRONTIER);
-    draw_frontier(&frontier, selection, title)?;
+/// [`PlotError`] naming the figure's file when plotters cannot draw it.
+pub fn figures(selection: &Selection, title: &str) -> Result<[String; 2], PlotError> {
+    let mut sweep = String::new();
+    draw(&mut sweep, Path::new(crate::files::PLOT), selection, title)?;
+    let mut frontier = String::new();
+    draw_frontier(
+        &mut frontier,
+        Path::new(crate::files::FRONTIER),
+        selection,
+        title,
+    )?;
     Ok([sweep, frontier])
 }
 
@@ -169,7 +170,13 @@ fn pow2_label(x: &f64) -> String {
     format!("{}", 2f64.powf(*x).round())
 }
 
-fn draw_frontier(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
+/// Draws frontier.svg into `out`; `path` names the figure in errors.
+fn draw_frontier(
+    out: &mut String,
+    path: &Path,
+    sel: &Selection,
+    title: &str,
+) -> Result<(), PlotError> {
     let order = series_order(sel);
     let w = sel.winner();
     let log = |c: &ConfigSelection| c.tokens_per_query.max(1.0).log2();
@@ -183,7 +190,7 @@ fn draw_frontier(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotEr
     let ticks: Vec<f64> = (x_lo.ceil() as i32..=x_hi.floor() as i32)
         .map(f64::from)
         .collect();
-    let root = SVGBackend::new(path, FRONTIER_SIZE).into_drawing_area();
+    let root = SVGBackend::with_string(out, FRONTIER_SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(path, e))?;
     let heading = format!(
         "{title}: span recall@k against cost; pick {} ({} {}/query)",
@@ -273,7 +280,8 @@ fn series(c: &ConfigSelection) -> String {
     }
 }
 
-fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
+/// Draws sweep.svg into `out`; `path` names the figure in errors.
+fn draw(out: &mut String, path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
     // Series (a strategy, or strategy+prefix for prefixed configurations) in first-appearance
     // order, each with its configurations sorted by size.
     let order = series_order(sel);
@@ -299,7 +307,7 @@ fn draw(path: &Path, sel: &Selection, title: &str) -> Result<(), PlotError> {
     let n_strat = order.len() as f64;
     let offset = |j: usize| 0.06 * (j as f64 - (n_strat - 1.0) / 2.0);
 
-    let root = SVGBackend::new(path, FIGURE_SIZE).into_drawing_area();
+    let root = SVGBackend::with_string(out, FIGURE_SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(path, e))?;
     let w = sel.winner();
     let heading = format!(

@@ -1,8 +1,7 @@
 //! The decision in sentences a reviewer can check against selection.csv: the pick against the
 //! best at its cut, and the pick at every cut of the ranked list.
 
-use std::fmt::Write as _;
-
+use super::doc::{Align, Block, Prose, Table};
 use crate::select::diagnose::cheaper_evidence;
 use crate::select::{ConfigSelection, Selection, fmt_p};
 
@@ -20,53 +19,66 @@ pub fn cut_words(c: &ConfigSelection) -> String {
 }
 
 /// The pick at every cut, the deciding cut first: equal-budget comparisons lead, since at a fixed
-/// k bigger chunks simply send more text.
-pub fn cut_table(sel: &Selection, others: &[Selection]) -> String {
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "**At every cut** (each cut compares its configurations with each other; the first row \
-         decides and the judge retrieves with it):\n"
+/// k bigger chunks simply send more text. A paragraph, the table and a sentence per other cut.
+pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
+    let lead = Prose::new().b(Prose::text("At every cut")).t(
+        " (each cut compares its configurations with each other; the first row decides and the \
+         judge retrieves with it):",
     );
-    let _ = writeln!(
-        md,
-        "| cut | pick | tokens/query | chunks (mean) | span recall@k | best | on the plateau | \
-         pick at the largest size |"
-    );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---|---:|---|");
-    for s in std::iter::once(sel).chain(others) {
-        let w = s.winner();
-        let largest = s.configs.iter().map(|c| c.chunk_size).max().unwrap_or(0);
-        let cut = match w.budget_tokens {
-            Some(b) => format!("budget {} {}", thousands(b as f64), w.unit()),
-            None => format!("k = {}", w.top_k),
-        };
-        let _ = writeln!(
-            md,
-            "| {cut} | `{}` | {:.0} | {:.1} | {:.3} | `{}` ({:.3}) | {} of {} | {} |",
-            w.config_id,
-            w.tokens_per_query,
-            w.chunks_retrieved_mean,
-            w.span_recall,
-            s.best().config_id,
-            s.best().span_recall,
-            s.configs.iter().filter(|c| c.kept).count(),
-            s.configs.len(),
-            if w.chunk_size == largest { "yes" } else { "no" }
-        );
-    }
-    md.push('\n');
-    for s in others {
-        let _ = writeln!(md, "- {}", decision_sentence(s));
-    }
-    md
+    let head = [
+        "cut",
+        "pick",
+        "tokens/query",
+        "chunks (mean)",
+        "span recall@k",
+        "best",
+        "on the plateau",
+        "pick at the largest size",
+    ];
+    use Align::{Default as L, Right as R};
+    let rows = std::iter::once(sel)
+        .chain(others)
+        .map(|s| {
+            let w = s.winner();
+            let largest = s.configs.iter().map(|c| c.chunk_size).max().unwrap_or(0);
+            let cut = match w.budget_tokens {
+                Some(b) => format!("budget {} {}", thousands(b as f64), w.unit()),
+                None => format!("k = {}", w.top_k),
+            };
+            vec![
+                Prose::text(cut),
+                Prose::new().c(&w.config_id),
+                Prose::text(format!("{:.0}", w.tokens_per_query)),
+                Prose::text(format!("{:.1}", w.chunks_retrieved_mean)),
+                Prose::text(format!("{:.3}", w.span_recall)),
+                Prose::new()
+                    .c(&s.best().config_id)
+                    .t(format!(" ({:.3})", s.best().span_recall)),
+                Prose::text(format!(
+                    "{} of {}",
+                    s.configs.iter().filter(|c| c.kept).count(),
+                    s.configs.len()
+                )),
+                Prose::text(if w.chunk_size == largest { "yes" } else { "no" }),
+            ]
+        })
+        .collect();
+    vec![
+        Block::Para(lead),
+        Block::Table(Table {
+            head: head.map(String::from).to_vec(),
+            align: vec![L, L, R, R, R, L, R, L],
+            rows,
+        }),
+        Block::List(others.iter().map(decision_sentence).collect()),
+    ]
 }
 
 /// The decision in one sentence a reviewer can check against selection.csv, e.g. "At k = 5
 /// (about 1,840 tokens per query), `recursive-512-…` is not significantly worse than the best
 /// (`fixed-1024-…`: higher on 3 questions, lower on 5, sign test Holm p = 0.620) and costs 48%
 /// fewer tokens per query and 35% fewer index tokens."
-pub fn decision_sentence(sel: &Selection) -> String {
+pub fn decision_sentence(sel: &Selection) -> Prose {
     let w = sel.winner();
     let b = sel.best();
     let cut = match w.budget_tokens {
@@ -84,12 +96,14 @@ pub fn decision_sentence(sel: &Selection) -> String {
         ),
     };
     if sel.winner == sel.best {
-        return format!(
-            "{cut}, `{}` has the best span recall@k ({:.3}) and nothing cheaper is as good: {}.",
-            w.config_id,
-            w.span_recall,
-            cheaper_evidence(sel)
-        );
+        return Prose::text(format!("{cut}, "))
+            .c(&w.config_id)
+            .t(format!(
+                " has the best span recall@k ({:.3}) and nothing cheaper is as good: ",
+                w.span_recall
+            ))
+            .ticked(&cheaper_evidence(sel))
+            .t(".");
     }
     let unit = w.unit();
     // "52% fewer tokens per query" or "11% more index tokens".
@@ -112,24 +126,25 @@ pub fn decision_sentence(sel: &Selection) -> String {
         ),
         _ => "no paired test".into(),
     };
-    format!(
-        "{cut}, `{}` is not significantly worse than the best (`{}`: span recall@k {:.3} vs \
-         {:.3}; {vs}) and costs {} and {}.",
-        w.config_id,
-        b.config_id,
-        w.span_recall,
-        b.span_recall,
-        change(
-            w.tokens_per_query,
-            b.tokens_per_query,
-            &format!("{unit} per query")
-        ),
-        change(
-            w.index_tokens as f64,
-            b.index_tokens as f64,
-            &format!("index {unit}")
-        )
-    )
+    Prose::text(format!("{cut}, "))
+        .c(&w.config_id)
+        .t(" is not significantly worse than the best (")
+        .c(&b.config_id)
+        .t(format!(
+            ": span recall@k {:.3} vs {:.3}; {vs}) and costs {} and {}.",
+            w.span_recall,
+            b.span_recall,
+            change(
+                w.tokens_per_query,
+                b.tokens_per_query,
+                &format!("{unit} per query")
+            ),
+            change(
+                w.index_tokens as f64,
+                b.index_tokens as f64,
+                &format!("index {unit}")
+            )
+        ))
 }
 
 /// A whole number with thousands separators: 8971.4 → "8,971".

@@ -2,22 +2,18 @@
 //! reason, sortable by column and filterable by strategy, size, prefix and retriever (the page's
 //! script reads the `data-` attributes).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use maud::{Markup, html};
 
-use super::model::{Page, fmt3};
+use super::model::fmt3;
+use crate::report::outcome::Outcome;
 use crate::select::{ConfigSelection, Status};
 
-/// The table with its filters.
-pub fn config_table(page: &Page) -> Markup {
-    let retriever: HashMap<&str, &str> = page
-        .sweep
-        .iter()
-        .map(|r| (r.config_id.as_str(), r.retriever.as_str()))
-        .collect();
-    let configs = &page.selection.configs;
-    let ret = |c: &ConfigSelection| retriever.get(c.config_id.as_str()).copied().unwrap_or("");
+/// The table with its filters, for the deciding cut.
+pub fn config_table(outcome: &Outcome) -> Markup {
+    let configs = &outcome.selection.configs;
+    let ret = |c: &ConfigSelection| outcome.retriever(&c.config_id);
     let distinct = |f: &dyn Fn(&ConfigSelection) -> String| {
         let set: BTreeSet<(usize, String)> = configs
             .iter()

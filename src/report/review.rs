@@ -1,6 +1,7 @@
-//! The per-question review of report.html: for one question and one candidate configuration,
-//! the retrieved chunks in rank order with the evidence marked inside them, and where each
-//! evidence span stands (whole inside a chunk, cut by a chunk boundary, or not retrieved).
+//! The per-question review of the drill-down ([`crate::report::drill`]): for one question and
+//! one candidate configuration, the retrieved chunks in rank order with the evidence marked
+//! inside them, and where each evidence span stands (whole inside a chunk, cut by a chunk
+//! boundary, or not retrieved).
 //!
 //! Offsets are code points into the corpus's documents, as everywhere else; [`utf16_marks`]
 //! converts a chunk's marks to the UTF-16 offsets a browser's strings use.

@@ -1,0 +1,326 @@
+//! The sections after the decision: the rule, the configurations at the deciding cut, the
+//! diagnoses, the pick by question type and how to reproduce the run.
+
+use super::{fmt_num, pct, with_ci};
+use crate::report::doc::{Align, Block, Prose, Section, Table};
+use crate::report::outcome::Outcome;
+use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p};
+
+/// "The rule": the plateau, cheapest first, the split halves, with the run's settings.
+pub(super) fn rule(sel: &Selection) -> Section {
+    let s = &sel.settings;
+    let plateau = match s.rule {
+        Rule::Paired => Prose::new()
+            .b(Prose::text("Plateau made of statistics"))
+            .t(" (rule ")
+            .c("paired")
+            .t(format!(
+                ", the default). The best is the configuration with the highest span recall@k \
+                 (ties: higher margin, then cheaper). Every other configuration is compared with \
+                 it on the same questions by the exact sign test on per-question span recall@k \
+                 (McNemar's test when questions have one span), and the {m} p-values are \
+                 Holm-corrected. A configuration stays unless the best is significantly better \
+                 (Holm p < {a}) or its span recall@k is more than {r} below the best's. The \
+                 margin does not filter (it can be near 0 or negative, where a relative \
+                 tolerance means nothing); it breaks ties.",
+                m = sel.configs.len().saturating_sub(1),
+                a = fmt_num(s.alpha),
+                r = fmt_num(s.recall_tolerance),
+            )),
+        Rule::Seed => Prose::new()
+            .b(Prose::text("Plateau, not the peak"))
+            .t(" (rule ")
+            .c("seed")
+            .t(format!(
+                ", the seeds' literal rule, kept for reproduction). Keep every configuration \
+                 whose margin ≥ best margin − {m}% × |best margin| (relative to the magnitude, \
+                 since margins can be negative) ",
+                m = fmt_num(s.margin_tolerance * 100.0),
+            ))
+            .b(Prose::text("and"))
+            .t(format!(
+                " whose span recall@k ≥ best span recall@k − {r} (both inclusive; bests over all \
+                 {n} configurations). If none passes both, keep those that pass the recall test. \
+                 (When the best margin is near 0 this floor is the best value itself and keeps \
+                 one configuration; the default rule ",
+                r = fmt_num(s.recall_tolerance),
+                n = sel.configs.len(),
+            ))
+            .c("paired")
+            .t(" does not have that flaw.)"),
+    };
+    let cheapest = Prose::new().b(Prose::text("Cheapest first.")).t(format!(
+        " Rank the kept configurations by tokens per query (the mean tokens retrieved){}, then by \
+         smaller chunk size, then no prefix before a prefix, then by id. Rank 1 is the pick; \
+         ranks 1–{c} are the judge stage's candidates. When fewer than {c} are kept, the dropped \
+         configurations with the highest span recall join them as challengers, so that the judge \
+         compares the pick with something.",
+        if s.rule == Rule::Paired {
+            ", then by higher margin"
+        } else {
+            ""
+        },
+        c = s.candidates,
+    ));
+    let halves = Prose::new().b(Prose::text("Split halves.")).t(format!(
+        " Draw {} random halves of the questions (seed {}), and apply rules 1–2 to all \
+         configurations on each half from sweep_questions.csv. The pick is stable when it wins at \
+         least {} of the halves; otherwise the sizes are indistinguishable at this sample size \
+         and the pick stands on cost alone.",
+        s.halves,
+        s.seed,
+        pct(s.stable_share),
+    ));
+    Section::new(
+        "The rule",
+        vec![Block::Numbered(vec![plateau, cheapest, halves])],
+    )
+}
+
+/// "Configurations": every configuration at the deciding cut, ranked ones first.
+pub(super) fn configurations(sel: &Selection) -> Section {
+    let intro = Prose::text(format!(
+        "Intervals are {}%: bootstrap over questions for span recall@k, coverage@k and the \
+         margin; Wilson for hit@k. ",
+        fmt_num(sel.settings.confidence * 100.0)
+    ))
+    .i(Prose::text("Wins"))
+    .t(" is the share of random halves on which the configuration is the pick. ")
+    .i(Prose::text("vs best"))
+    .t(
+        " is the exact sign test on per-question span recall@k against the best configuration: \
+         lower/higher = questions where this configuration is below/above the best, then the \
+         Holm-adjusted p. ",
+    )
+    .i(Prose::text("vs pick"))
+    .t(
+        " is the exact McNemar test on hit@k against the pick, paired on the same questions: b = \
+         pick hit and this missed, c = this hit and the pick missed (not corrected). ",
+    )
+    .i(Prose::text("Frontier"))
+    .t(" marks configurations that no other is both cheaper and better than.");
+    let head = [
+        "rank",
+        "configuration",
+        "tokens/query",
+        "frontier",
+        "span recall@k",
+        "hit@k",
+        "coverage@k",
+        "margin",
+        "wins",
+        "vs best (lower/higher, Holm p)",
+        "vs pick (b/c, p)",
+        "verdict",
+    ];
+    use Align::{Center as C, Default as L, Right as R};
+    let mut configs: Vec<&ConfigSelection> = sel.configs.iter().collect();
+    configs.sort_by_key(|c| (c.rank.is_none(), c.rank));
+    let rows = configs.into_iter().map(config_row).collect();
+    Section::new(
+        "Configurations",
+        vec![
+            Block::Para(intro),
+            Block::Table(Table {
+                head: head.map(String::from).to_vec(),
+                align: vec![R, L, R, C, L, L, L, L, R, L, L, L],
+                rows,
+            }),
+        ],
+    )
+}
+
+/// One configuration's row of the "Configurations" table.
+fn config_row(c: &ConfigSelection) -> Vec<Prose> {
+    let status = match c.status {
+        Status::Winner => Prose::new().b(Prose::text("pick")),
+        Status::Candidate => Prose::text("candidate"),
+        Status::Kept => Prose::text("kept"),
+        Status::Challenger => Prose::text("challenger (judged)"),
+        Status::Dropped => Prose::text("dropped"),
+    };
+    let vs = match (c.mcnemar_b, c.mcnemar_c, c.mcnemar_p) {
+        (Some(b), Some(cc), Some(p)) => format!("{b}/{cc}, p {}", fmt_p(p)),
+        _ => "—".into(),
+    };
+    let vs_best = match (c.best_better, c.this_better, c.sign_p_holm) {
+        (Some(b), Some(t), Some(p)) => format!("{b}/{t}, p {}", fmt_p(p)),
+        _ => "best".into(),
+    };
+    let reason = ["dropped: ", "challenger (outside the plateau): "]
+        .iter()
+        .find_map(|p| c.reason.strip_prefix(p))
+        .unwrap_or(&c.reason);
+    vec![
+        Prose::text(c.rank.map_or("—".into(), |r| r.to_string())),
+        Prose::new().c(&c.config_id),
+        Prose::text(format!("{:.0}", c.tokens_per_query)),
+        Prose::text(if c.pareto { "●" } else { "" }),
+        Prose::text(with_ci(c.span_recall, c.span_recall_lo, c.span_recall_hi)),
+        Prose::text(with_ci(c.hit_rate, c.hit_rate_lo, c.hit_rate_hi)),
+        Prose::text(with_ci(c.coverage, c.coverage_lo, c.coverage_hi)),
+        Prose::text(with_ci(c.margin, c.margin_lo, c.margin_hi)),
+        Prose::text(pct(c.win_share)),
+        Prose::text(vs_best),
+        Prose::text(vs),
+        status.t(": ").ticked(reason),
+    ]
+}
+
+/// "Diagnoses": each diagnosis with its evidence and advice, or what was checked.
+pub(super) fn diagnoses(sel: &Selection) -> Section {
+    let s = &sel.settings;
+    if sel.diagnoses.is_empty() {
+        let none = Prose::text(format!(
+            "None triggered: at least {} questions, no configuration with coverage − span recall \
+             > {}, the pick is not at an edge of the grid with the curve still improving, the \
+             curve is not flat within the pick's intervals, and the pick's chunk size does not \
+             change with the question type.",
+            s.min_questions,
+            fmt_num(s.boundary_gap)
+        ));
+        return Section::new("Diagnoses", vec![Block::Para(none)]);
+    }
+    let mut blocks = Vec::new();
+    for d in &sel.diagnoses {
+        blocks.push(Block::Subheading(d.kind.title().to_string()));
+        blocks.push(Block::Para(
+            Prose::new().ticked(&capitalise(&d.evidence)).t("."),
+        ));
+        blocks.push(Block::Para(
+            Prose::new()
+                .b(Prose::text("What to do:"))
+                .t(" ")
+                .ticked(&d.advice)
+                .t("."),
+        ));
+    }
+    Section::new("Diagnoses", blocks)
+}
+
+/// "Pick by question type", when some type has enough questions.
+pub(super) fn by_type(sel: &Selection) -> Option<Section> {
+    if sel.by_type.is_empty() {
+        return None;
+    }
+    let intro = Prose::text(format!(
+        "The same rule applied to each question type with at least {} questions (halves are not \
+         drawn per type).",
+        sel.settings.min_type_questions
+    ));
+    let head = [
+        "question type",
+        "questions",
+        "pick",
+        "its span recall@k",
+        "its margin",
+        "overall pick's span recall@k",
+    ];
+    use Align::{Default as L, Right as R};
+    let rows = sel
+        .by_type
+        .iter()
+        .map(|t| {
+            vec![
+                Prose::text(&t.question_type),
+                Prose::text(t.n_questions.to_string()),
+                Prose::new().c(&sel.configs[t.winner].config_id),
+                Prose::text(format!("{:.3}", t.span_recall)),
+                Prose::text(format!("{:.3}", t.margin)),
+                Prose::text(format!("{:.3}", t.overall_pick_span_recall)),
+            ]
+        })
+        .collect();
+    Some(Section::new(
+        "Pick by question type",
+        vec![
+            Block::Para(intro),
+            Block::Table(Table {
+                head: head.map(String::from).to_vec(),
+                align: vec![L, R, L, R, R, R],
+                rows,
+            }),
+        ],
+    ))
+}
+
+/// "Reproduce": the sweep's command line (its program shown as `chunksweep`), the command that
+/// regenerates the decision files, and every selection setting.
+pub(super) fn reproduce(outcome: &Outcome) -> Section {
+    let mut lines = vec![match outcome.command.as_deref() {
+        Some(args) if !args.is_empty() => std::iter::once("chunksweep".to_string())
+            .chain(args[1..].iter().map(|a| shell_quote(a)))
+            .collect::<Vec<String>>()
+            .join(" "),
+        _ => "# (no manifest.json: the sweep command is unknown)".to_string(),
+    }];
+    lines.push(
+        "# regenerate selection.csv, report.md, report.html and the figure from the CSVs, \
+         without re-running:"
+            .into(),
+    );
+    lines.push(format!("chunksweep report {}", shell_quote(&outcome.label)));
+    let s = &outcome.selection.settings;
+    let settings = Prose::text("Selection settings: rule ")
+        .c(s.rule.name())
+        .t(format!(
+            ", α {}, margin tolerance {}% (rule ",
+            fmt_num(s.alpha),
+            fmt_num(s.margin_tolerance * 100.0)
+        ))
+        .c("seed")
+        .t(format!(
+            " only), recall tolerance {}, {} candidates, {} halves, seed {}, stable at {}, {}% \
+             intervals with {} bootstrap resamples, diagnoses at < {} questions, coverage − \
+             recall > {} and best span recall < {}.",
+            fmt_num(s.recall_tolerance),
+            s.candidates,
+            s.halves,
+            s.seed,
+            pct(s.stable_share),
+            fmt_num(s.confidence * 100.0),
+            s.bootstrap_resamples,
+            s.min_questions,
+            fmt_num(s.boundary_gap),
+            fmt_num(s.weak_recall)
+        ));
+    Section::new(
+        "Reproduce",
+        vec![Block::Shell(lines), Block::Para(settings)],
+    )
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Quotes `arg` for a POSIX shell when it holds anything but plain path characters.
+fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./,:=@+-".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting_only_when_needed() {
+        assert_eq!(shell_quote("--sizes"), "--sizes");
+        assert_eq!(shell_quote("64,128"), "64,128");
+        assert_eq!(shell_quote("my corpus"), "'my corpus'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

@@ -1,0 +1,275 @@
+//! The "Decision" section: the pick, the sentence that justifies it, the pick at every cut, the
+//! facts a reviewer checks (plateau, peak, frontier, stability, quality, judge candidates,
+//! diagnoses) and the figures.
+
+use super::{fmt_num, pct, with_ci};
+use crate::files;
+use crate::report::doc::{Block, Prose, Section};
+use crate::report::outcome::Outcome;
+use crate::report::sentence::{cut_table, cut_words, decision_sentence};
+use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status};
+
+/// The section, for the outcome's deciding cut and its other cuts.
+pub(super) fn decision(outcome: &Outcome) -> Section {
+    let sel = &outcome.selection;
+    let w = sel.winner();
+    let headline = Prose::text("Use ").c(&w.config_id).t(format!(
+        ": {} chunking at chunk size {} {} (overlap {}), {}, about {:.0} {} per query.",
+        w.strategy,
+        w.chunk_size,
+        w.size_unit,
+        w.chunk_overlap,
+        cut_words(w),
+        w.tokens_per_query,
+        w.unit()
+    ));
+    let mut blocks = vec![
+        Block::Para(Prose::new().b(headline)),
+        Block::Para(decision_sentence(sel)),
+    ];
+    if !outcome.other_cuts.is_empty() {
+        blocks.extend(cut_table(sel, &outcome.other_cuts));
+    }
+    let mut facts = vec![plateau(sel)];
+    facts.extend(not_the_peak(sel));
+    facts.push(frontier(sel));
+    facts.push(stability(sel));
+    facts.push(
+        Prose::new()
+            .b(Prose::text(format!(
+                "Quality of the pick [{}% CI]:",
+                fmt_num(sel.settings.confidence * 100.0)
+            )))
+            .t(format!(
+                " span recall@k {}, hit@k {}, coverage@k {}, margin {}.",
+                with_ci(w.span_recall, w.span_recall_lo, w.span_recall_hi),
+                with_ci(w.hit_rate, w.hit_rate_lo, w.hit_rate_hi),
+                with_ci(w.coverage, w.coverage_lo, w.coverage_hi),
+                with_ci(w.margin, w.margin_lo, w.margin_hi)
+            )),
+    );
+    facts.push(candidates(sel));
+    facts.push(if sel.diagnoses.is_empty() {
+        Prose::new().b(Prose::text("Diagnoses:")).t(" none.")
+    } else {
+        let names: Vec<&str> = sel.diagnoses.iter().map(|d| d.kind.title()).collect();
+        Prose::new().b(Prose::text("Diagnoses:")).t(format!(
+            " {} (see below).",
+            names.join("; ").to_lowercase()
+        ))
+    });
+    blocks.push(Block::List(facts));
+    blocks.push(Block::Image {
+        alt: "span recall@k, coverage@k, margin and tokens per query against chunk size".into(),
+        file: files::PLOT.into(),
+    });
+    blocks.push(Block::Image {
+        alt: "span recall@k against tokens per query, with the cost–quality frontier and the pick"
+            .into(),
+        file: files::FRONTIER.into(),
+    });
+    Section::new("Decision", blocks)
+}
+
+/// "it is the only one" or "this is the cheapest of them in tokens per query".
+fn place(kept: usize) -> &'static str {
+    if kept == 1 {
+        "it is the only one"
+    } else {
+        "this is the cheapest of them in tokens per query"
+    }
+}
+
+/// How many configurations the plateau kept, by the selection's rule.
+fn plateau(sel: &Selection) -> Prose {
+    let s = &sel.settings;
+    let kept = sel.configs.iter().filter(|c| c.kept).count();
+    let place = place(kept);
+    match s.rule {
+        Rule::Paired => Prose::new()
+            .b(Prose::text("Plateau (rule ").c("paired").t("):"))
+            .t(format!(
+                " {} of {} configurations are not significantly worse than the best ",
+                kept,
+                sel.configs.len()
+            ))
+            .c(&sel.best().config_id)
+            .t(format!(
+                " on the same questions (exact sign test on per-question span recall@k, \
+                 Holm-corrected across the {} compared, α = {}) and have span recall@k ≥ {:.3} \
+                 (best {:.3} − {}); {place}.",
+                sel.configs.len().saturating_sub(1),
+                fmt_num(s.alpha),
+                sel.recall_floor,
+                sel.best_span_recall,
+                fmt_num(s.recall_tolerance)
+            )),
+        Rule::Seed if sel.plateau_fallback => Prose::new()
+            .b(Prose::text("Plateau (rule ").c("seed").t("):"))
+            .t(format!(
+                " no configuration had both margin ≥ {:.3} and span recall@k ≥ {:.3}, so the \
+                 rule fell back to span recall alone: {} of {} configurations pass the test \
+                 (within {} of the best span recall {:.3}); {place}.",
+                sel.margin_floor.unwrap_or(f64::NEG_INFINITY),
+                sel.recall_floor,
+                kept,
+                sel.configs.len(),
+                fmt_num(s.recall_tolerance),
+                sel.best_span_recall
+            )),
+        Rule::Seed => Prose::new()
+            .b(Prose::text("Plateau (rule ").c("seed").t("):"))
+            .t(format!(
+                " {} of {} configurations pass both tests, margin ≥ {:.3} (best {:.3} − {}% of \
+                 |best|) and span recall@k ≥ {:.3} (best {:.3} − {}); {place}.",
+                kept,
+                sel.configs.len(),
+                sel.margin_floor.unwrap_or(f64::NEG_INFINITY),
+                sel.best_margin,
+                fmt_num(s.margin_tolerance * 100.0),
+                sel.recall_floor,
+                sel.best_span_recall,
+                fmt_num(s.recall_tolerance)
+            )),
+    }
+}
+
+/// The configuration with the best margin (ties: higher span recall, then cheaper).
+fn peak(sel: &Selection) -> Option<&ConfigSelection> {
+    sel.configs.iter().max_by(|a, b| {
+        a.margin
+            .total_cmp(&b.margin)
+            .then(a.span_recall.total_cmp(&b.span_recall))
+            .then(b.tokens_per_query.total_cmp(&a.tokens_per_query))
+    })
+}
+
+/// Where the best margin is, when it is not the pick.
+fn not_the_peak(sel: &Selection) -> Option<Prose> {
+    let w = sel.winner();
+    let peak = peak(sel).filter(|p| p.config_id != w.config_id)?;
+    Some(
+        Prose::new()
+            .b(Prose::text("Not the peak:"))
+            .t(" the best margin is ")
+            .c(&peak.config_id)
+            .t(format!(
+                " ({:.3}, span recall@k {:.3}) at {:.0} tokens per query, {:.1}× the pick's cost.",
+                peak.margin,
+                peak.span_recall,
+                peak.tokens_per_query,
+                peak.tokens_per_query / w.tokens_per_query.max(f64::MIN_POSITIVE)
+            )),
+    )
+}
+
+/// The configurations on the cost–quality frontier, cheapest first.
+fn frontier(sel: &Selection) -> Prose {
+    let mut on: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| c.pareto).collect();
+    on.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
+    let mut p = Prose::new().b(Prose::text("Cost–quality frontier")).t(
+        " (tokens per query, span recall@k; nothing is both cheaper and better): ",
+    );
+    for (n, c) in on.iter().enumerate() {
+        if n > 0 {
+            p = p.t(", ");
+        }
+        p = p
+            .c(&c.config_id)
+            .t(format!(" ({:.0}, {:.3})", c.tokens_per_query, c.span_recall));
+    }
+    p.t(format!(
+        "; the pick is {}on it.",
+        if sel.winner().pareto { "" } else { "not " }
+    ))
+}
+
+/// Whether the split halves pick the same configuration.
+fn stability(sel: &Selection) -> Prose {
+    let s = &sel.settings;
+    let st = &sel.stability;
+    let kept = sel.configs.iter().filter(|c| c.kept).count();
+    match st.status {
+        StabilityStatus::Stable => Prose::new().b(Prose::text("Stable:")).t(format!(
+            " the same rule picks it on {} of {} random halves of the golden set ({} questions \
+             each; at least {} needed).",
+            pct(st.winner_share),
+            st.halves,
+            st.half_size,
+            pct(s.stable_share)
+        )),
+        StabilityStatus::Indistinguishable => Prose::new()
+            .b(Prose::text("Indistinguishable at this sample size:"))
+            .t(format!(
+                " no configuration is picked on at least {} of {} random halves ({} questions \
+                 each): this pick wins {}",
+                pct(s.stable_share),
+                st.halves,
+                st.half_size,
+                pct(st.winner_share),
+            ))
+            .p(runners_up(sel))
+            .t(format!(
+                ". With {} questions the sweep cannot separate these configurations, so the \
+                 pick rests on cost: {}.",
+                sel.n_questions,
+                if kept == 1 {
+                    "it is the only configuration inside the full set's plateau"
+                } else {
+                    "it is the cheapest configuration inside the full set's plateau"
+                }
+            )),
+        StabilityStatus::HalvesDisagree => Prose::new()
+            .b(Prose::text("Halves disagree with the full set:"))
+            .t(" ")
+            .c(&sel.configs[st.most_wins].config_id)
+            .t(format!(
+                " is picked on {} of {} random halves, this configuration on only {}. The full \
+                 set's pick is kept, but treat the two as indistinguishable and let the judge \
+                 stage decide.",
+                pct(st.most_wins_share),
+                st.halves,
+                pct(st.winner_share)
+            )),
+    }
+}
+
+/// ", `a` wins 30%, `b` wins 12%": the other configurations that won at least 5% of the halves,
+/// most wins first.
+fn runners_up(sel: &Selection) -> Prose {
+    let mut others: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i != sel.winner && c.win_share >= 0.05)
+        .map(|(_, c)| c)
+        .collect();
+    others.sort_by(|a, b| b.win_share.total_cmp(&a.win_share));
+    others.iter().fold(Prose::new(), |p, c| {
+        p.t(", ")
+            .c(&c.config_id)
+            .t(format!(" wins {:.0}%", c.win_share * 100.0))
+    })
+}
+
+/// The judge stage's candidates, challengers marked.
+fn candidates(sel: &Selection) -> Prose {
+    let mut p = Prose::new()
+        .b(Prose::text("Judge candidates"))
+        .t(" (the plateau cheapest first, then any challengers): ");
+    for (n, &i) in sel.candidates.iter().enumerate() {
+        let c = &sel.configs[i];
+        let role = if c.status == Status::Challenger {
+            ", challenger"
+        } else {
+            ""
+        };
+        if n > 0 {
+            p = p.t(", ");
+        }
+        p = p
+            .c(&c.config_id)
+            .t(format!(" ({:.0} tokens/query{role})", c.tokens_per_query));
+    }
+    p.t(".")
+}
