@@ -141,6 +141,30 @@ fn a_document_script_and_an_answer_tag_stay_text_and_evidence_is_marked() {
     assert!(page.contains("300 prompt + 40 completion"));
 }
 
+#[test]
+fn the_page_has_the_figure_drawn_with_it_and_every_section_of_report_md_as_markup() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = tiny_run(dir.path());
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    // The figure inline is the one drawn for sweep.svg in the same command.
+    let svg = std::fs::read_to_string(run.join("sweep.svg")).unwrap();
+    let inline = &page[page.find("<svg").unwrap()..page.rfind("</svg>").unwrap() + 6];
+    assert!(inline == svg[svg.find("<svg").unwrap()..].trim_end());
+    // Rendered again from the run folder, the page is the same.
+    render(&run);
+    let again = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(again == page, "report.html differs when rendered again");
+    // Every section of report.md is a heading of the page, the judge's included, and no
+    // Markdown syntax is left in the page's markup.
+    for title in md.lines().filter_map(|l| l.strip_prefix("## ")) {
+        assert!(page.contains(&format!("<h2>{title}</h2>")), "no {title}");
+    }
+    assert!(md.contains("\n## Answer quality (judge)\n"));
+    let markup = &page[..page.find("<script").unwrap()];
+    assert!(!markup.contains("**") && !markup.contains('`'));
+}
+
 /// Headless Chromium, or None with the reason the browser tests cannot run.
 fn chromium() -> Option<String> {
     ["chromium", "chromium-browser", "google-chrome"]

@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::files;
-use crate::judge::{self, JudgeSettings};
 use crate::judge::rows::JudgeQuestionRow;
-use crate::report::outcome::{Inputs, JudgeInput, Outcome};
+use crate::judge::{self, JudgeSettings};
+use crate::report::outcome::{Inputs, Outcome};
 use crate::report::run_dir::RunDir;
-use crate::report::texts::{Texts, TextsError};
 use crate::report::{ReportError, html, markdown, plot};
 use crate::select::prefix::{PrefixComparison, compare};
 use crate::select::{self, Cuts, Selection, SelectionSettings};
@@ -53,25 +52,6 @@ pub fn select(
     Ok((cuts, prefixes))
 }
 
-/// What the reports show besides the selection.
-pub struct ReportInputs<'a> {
-    /// How the run folder is named in the report (its `--out` as given, so a report
-    /// regenerated from another working directory is byte-identical).
-    pub label: &'a str,
-    /// The command line that made the run (shown under "Reproduce").
-    pub command: Option<&'a [String]>,
-    /// sweep.csv's rows.
-    pub rows: &'a [SweepRow],
-    /// sweep_questions.csv's rows.
-    pub questions: &'a [QuestionRow],
-    /// The corpus and golden set, or why they could not be read (the page then says so and
-    /// shows the questions without their texts).
-    pub texts: Result<Texts<'a>, &'a TextsError>,
-    /// The judge's part, when the run has judged answers: made by this run's judge stage, or
-    /// read from the folder by [`judge_from_folder`].
-    pub judge: Option<JudgeInput<'a>>,
-}
-
 /// The judge's section and judged answers of a run folder ([`judge_step::section_from_folder`]
 /// and judge_questions.csv), when it holds judged answers of the candidates in `sweep`; `pick`
 /// is the selection's pick.
@@ -101,23 +81,10 @@ pub fn write(
     cuts: Cuts,
     prefixes: Vec<PrefixComparison>,
     settings: &SelectionSettings,
-    inputs: ReportInputs<'_>,
+    inputs: Inputs<'_>,
 ) -> Result<Decision, Error> {
     let run_name = run_name(dir.path(), inputs.label);
-    let outcome = Outcome::build(
-        cuts,
-        prefixes,
-        settings,
-        Inputs {
-            run_name: &run_name,
-            label: inputs.label,
-            command: inputs.command,
-            rows: inputs.rows,
-            questions: inputs.questions,
-            texts: inputs.texts,
-            judge: inputs.judge,
-        },
-    );
+    let outcome = Outcome::build(&run_name, cuts, prefixes, settings, inputs);
     let files = write_reports(dir, &outcome)?;
     Ok(Decision {
         selection: outcome.selection,

@@ -28,7 +28,7 @@ use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
 use crate::plan::{Plan, validate_selection};
-use crate::report::outcome::JudgeInput;
+use crate::report::outcome::{Inputs, JudgeInput};
 use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::report::texts::{self, Texts};
@@ -36,7 +36,7 @@ use crate::select::prefix::PrefixComparison;
 use crate::select::{Cuts, SelectionSettings};
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::rows::{QuestionRow, SweepRow};
-use decide::{Decision, ReportInputs};
+use decide::Decision;
 use judge_step::JudgeOutcome;
 
 /// What `sweep` did.
@@ -103,7 +103,7 @@ fn write_decision(
         cuts,
         prefixes,
         &plan.selection,
-        ReportInputs {
+        Inputs {
             label: &label,
             command: Some(command),
             rows,
@@ -140,10 +140,9 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         &swept,
         (&rows, &questions),
         (cuts, prefixes),
-        judged.as_ref().map(|(section, rows)| JudgeInput {
-            section: section.clone(),
-            rows,
-        }),
+        judged
+            .as_ref()
+            .map(|(section, rows)| JudgeInput { section, rows }),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
@@ -196,17 +195,18 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     // run shows the folder's earlier ones, if any.
     let from_folder = match &judged {
         JudgeOutcome::Judged(_) => None,
-        JudgeOutcome::DryRun(_) => decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?,
+        JudgeOutcome::DryRun(_) => {
+            decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?
+        }
     };
     let judge = match &judged {
         JudgeOutcome::Judged(j) => Some(JudgeInput {
-            section: j.section.clone(),
+            section: &j.section,
             rows: &j.run.rows,
         }),
-        JudgeOutcome::DryRun(_) => from_folder.as_ref().map(|(section, rows)| JudgeInput {
-            section: section.clone(),
-            rows,
-        }),
+        JudgeOutcome::DryRun(_) => from_folder
+            .as_ref()
+            .map(|(section, rows)| JudgeInput { section, rows }),
     };
     let decision = write_decision(
         &mut dir,
@@ -299,7 +299,7 @@ pub fn report(
         cuts,
         prefixes,
         &settings,
-        ReportInputs {
+        Inputs {
             label: &label,
             command: record.command.as_deref(),
             rows: &run.sweep,
@@ -307,10 +307,9 @@ pub fn report(
             texts: loaded
                 .as_ref()
                 .map(|(corpus, golden)| Texts { corpus, golden }),
-            judge: judged.as_ref().map(|(section, rows)| JudgeInput {
-                section: section.clone(),
-                rows,
-            }),
+            judge: judged
+                .as_ref()
+                .map(|(section, rows)| JudgeInput { section, rows }),
         },
     )?;
     out.update_manifest_outputs()?;

@@ -292,10 +292,13 @@ fn cell_data(
             SpanStatus::Whole(_) => false,
         };
         let text = match (s, question, corpus) {
-            (SpanStatus::Missing, Some(q), Some(corpus)) => q.spans[i]
-                .locations
-                .first()
-                .map(|loc| corpus.docs[loc.doc].slice_chars(loc.start, loc.end).to_string()),
+            (SpanStatus::Missing, Some(q), Some(corpus)) => {
+                q.spans[i].locations.first().map(|loc| {
+                    corpus.docs[loc.doc]
+                        .slice_chars(loc.start, loc.end)
+                        .to_string()
+                })
+            }
             _ => None,
         };
         spans.push(SpanData {

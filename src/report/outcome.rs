@@ -53,9 +53,8 @@ pub struct Outcome {
 
 /// What the outcome is built from besides the selection.
 pub struct Inputs<'a> {
-    /// The run's name (its folder's name).
-    pub run_name: &'a str,
-    /// The run folder as the reader should type it.
+    /// How the run folder is named in the report (its `--out` as given, so a report
+    /// regenerated from another working directory is byte-identical).
     pub label: &'a str,
     /// The command line that made the run.
     pub command: Option<&'a [String]>,
@@ -66,23 +65,25 @@ pub struct Inputs<'a> {
     /// The corpus and golden set, or why they could not be read (the drill-down then says so
     /// and shows the questions without their texts).
     pub texts: Result<Texts<'a>, &'a TextsError>,
-    /// The judge's part, when the run has judged answers.
+    /// The judge's part, when the run has judged answers: made by this run's judge stage, or
+    /// read from the run folder.
     pub judge: Option<JudgeInput<'a>>,
 }
 
 /// The judge stage's results as the reports take them.
 pub struct JudgeInput<'a> {
     /// The judge's section of report.md (see [`JudgeSlot`]).
-    pub section: String,
+    pub section: &'a str,
     /// The judged answers (judge_questions.csv's rows), for the drill-down.
     pub rows: &'a [JudgeQuestionRow],
 }
 
 impl Outcome {
-    /// Builds the outcome from the selection at every cut (`cuts`, as
-    /// [`crate::select::select_cuts`] made it), the prefix comparison at the primary cut and
-    /// `inputs`.
+    /// Builds the outcome of the run named `run_name` (its folder's name) from the selection at
+    /// every cut (`cuts`, as [`crate::select::select_cuts`] made it), the prefix comparison at
+    /// the primary cut and `inputs`.
     pub fn build(
+        run_name: &str,
         cuts: Cuts,
         prefixes: Vec<PrefixComparison>,
         settings: &SelectionSettings,
@@ -94,7 +95,7 @@ impl Outcome {
         let judge_rows = inputs.judge.as_ref().map_or(&[][..], |j| j.rows);
         let drill = drill::build(&selection, inputs.questions, judge_rows, inputs.texts);
         Outcome {
-            run_name: inputs.run_name.to_string(),
+            run_name: run_name.to_string(),
             label: inputs.label.to_string(),
             command: inputs.command.map(<[String]>::to_vec),
             settings: settings.clone(),
@@ -104,7 +105,7 @@ impl Outcome {
                 .map(|r| (r.config_id.clone(), r.retriever.clone()))
                 .collect(),
             judge: inputs.judge.map(|j| JudgeSlot {
-                markdown: j.section,
+                markdown: j.section.to_string(),
             }),
             selection,
             other_cuts,
@@ -124,5 +125,121 @@ impl Outcome {
     /// The retriever of configuration `config_id` (empty when sweep.csv has no row for it).
     pub fn retriever(&self, config_id: &str) -> &str {
         self.retrievers.get(config_id).map_or("", String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{html, markdown};
+    use crate::select::select_cuts;
+    use crate::select::tests::{Fake, tables};
+
+    const JUDGE: &str =
+        "## Answer quality (judge)\n\nGenerator `gen`.\n\n**Decision: `fixed-64`.**\n";
+
+    /// Two configurations on six questions, with a judge slot and no texts.
+    fn outcome() -> Outcome {
+        let fakes = [
+            Fake::new(
+                "fixed-64",
+                64,
+                300.0,
+                vec![1., 1., 0., 1., 1., 1.],
+                vec![0.2; 6],
+            ),
+            Fake::new("fixed-256", 256, 1200.0, vec![1.; 6], vec![0.4; 6]),
+        ];
+        let (rows, questions) = tables(&fakes);
+        let settings = SelectionSettings::default();
+        let cuts = select_cuts(&rows, &questions, &settings).unwrap();
+        let missing = TextsError::from(
+            crate::corpus::load_corpus(std::path::Path::new("no-such-corpus")).unwrap_err(),
+        );
+        Outcome::build(
+            "tiny",
+            cuts,
+            Vec::new(),
+            &settings,
+            Inputs {
+                label: "runs/tiny",
+                command: None,
+                rows: &rows,
+                questions: &questions,
+                texts: Err(&missing),
+                judge: Some(JudgeInput {
+                    section: JUDGE,
+                    rows: &[],
+                }),
+            },
+        )
+    }
+
+    #[test]
+    fn report_md_and_report_html_render_the_same_sections_from_the_outcome() {
+        let o = outcome();
+        let md = markdown::render(&o);
+        let page = html::render(&o, None);
+        let pick = &o.selection.winner().config_id;
+        assert!(md.starts_with(&format!(
+            "# chunksweep report: tiny\n\n## Decision\n\n**Use `{pick}`: fixed chunking"
+        )));
+        assert!(md.ends_with(JUDGE), "the judge's section closes report.md");
+        assert!(md.contains("\nchunksweep report runs/tiny\n"));
+        // The page has every section of report.md, in the same order, as headings.
+        let titles: Vec<&str> = md.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+        assert_eq!(
+            titles,
+            [
+                "Decision",
+                "The rule",
+                "Configurations",
+                "Diagnoses",
+                "Reproduce",
+                "Answer quality (judge)"
+            ]
+        );
+        let mut at = 0;
+        for t in [
+            "Decision",
+            "Answer quality (judge)",
+            "The rule",
+            "Configurations",
+        ]
+        .into_iter()
+        .chain(["Diagnoses", "Reproduce", "Questions"])
+        {
+            let found = page[at..].find(&format!("<h2>{t}</h2>"));
+            assert!(found.is_some(), "no heading {t} after byte {at}");
+            at += found.unwrap();
+        }
+        // Typed text, not Markdown: code and emphasis are elements, and no Markdown syntax is
+        // left in the page (its script has no backtick either), the judge's section included.
+        assert!(page.contains(&format!(
+            "<p><strong>Use <code>{pick}</code>: fixed chunking"
+        )));
+        assert!(page.contains("<section id=\"judge\"><h2>Answer quality (judge)</h2>"));
+        assert!(page.contains("<strong>Decision: <code>fixed-64</code>.</strong>"));
+        assert!(!page.contains("**") && !page.contains('`'));
+        // No texts: the drill-down says why and still lists the candidates' questions.
+        assert_eq!(o.drill.candidates.len(), o.selection.candidates.len());
+        assert_eq!(o.drill.questions.len(), 6);
+        assert!(o.drill.texts.is_empty());
+        let note = o.drill.texts_note.as_deref().unwrap();
+        assert!(
+            note.starts_with("The questions' and chunks' texts are not shown: ")
+                && note.contains("no-such-corpus"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn selection_rows_are_every_cut_deciding_cut_first() {
+        let o = outcome();
+        let rows = o.selection_rows();
+        assert_eq!(rows.len(), 2 * (1 + o.other_cuts.len()));
+        assert_eq!(rows[0].cut, o.selection.configs[0].cut);
+        assert_eq!(o.retriever("fixed-64"), "bm25");
+        assert_eq!(o.retriever("nothing"), "");
     }
 }

@@ -49,13 +49,9 @@ pub fn section(table: &[PrefixComparison], settings: &SelectionSettings) -> Opti
          (there on the top-20 failure rate), with a {conf}% paired bootstrap interval. "
     ))
     .i(Prose::text("b/c"))
-    .t(
-        " count the questions hit only without / only with the prefix; ",
-    )
+    .t(" count the questions hit only without / only with the prefix; ")
     .i(Prose::text("p"))
-    .t(
-        " is the exact McNemar test on hit@k (p ≥ 0.05: the sweep cannot tell the two apart). ",
-    )
+    .t(" is the exact McNemar test on hit@k (p ≥ 0.05: the sweep cannot tell the two apart). ")
     .i(Prose::text("+tok/query"))
     .t(" is what the prefix adds to the context of each query. ")
     .i(Prose::text("Reaches"))

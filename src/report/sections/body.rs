@@ -1,7 +1,7 @@
 //! The sections after the decision: the rule, the configurations at the deciding cut, the
 //! diagnoses, the pick by question type and how to reproduce the run.
 
-use super::{fmt_num, pct, with_ci};
+use super::numbers::{fmt_num, pct, with_ci};
 use crate::report::doc::{Align, Block, Prose, Section, Table};
 use crate::report::outcome::Outcome;
 use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p};

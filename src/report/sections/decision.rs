@@ -2,7 +2,7 @@
 //! facts a reviewer checks (plateau, peak, frontier, stability, quality, judge candidates,
 //! diagnoses) and the figures.
 
-use super::{fmt_num, pct, with_ci};
+use super::numbers::{fmt_num, pct, with_ci};
 use crate::files;
 use crate::report::doc::{Block, Prose, Section};
 use crate::report::outcome::Outcome;
@@ -53,10 +53,9 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
         Prose::new().b(Prose::text("Diagnoses:")).t(" none.")
     } else {
         let names: Vec<&str> = sel.diagnoses.iter().map(|d| d.kind.title()).collect();
-        Prose::new().b(Prose::text("Diagnoses:")).t(format!(
-            " {} (see below).",
-            names.join("; ").to_lowercase()
-        ))
+        Prose::new()
+            .b(Prose::text("Diagnoses:"))
+            .t(format!(" {} (see below).", names.join("; ").to_lowercase()))
     });
     blocks.push(Block::List(facts));
     blocks.push(Block::Image {
@@ -167,16 +166,17 @@ fn not_the_peak(sel: &Selection) -> Option<Prose> {
 fn frontier(sel: &Selection) -> Prose {
     let mut on: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| c.pareto).collect();
     on.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
-    let mut p = Prose::new().b(Prose::text("Cost–quality frontier")).t(
-        " (tokens per query, span recall@k; nothing is both cheaper and better): ",
-    );
+    let mut p = Prose::new()
+        .b(Prose::text("Cost–quality frontier"))
+        .t(" (tokens per query, span recall@k; nothing is both cheaper and better): ");
     for (n, c) in on.iter().enumerate() {
         if n > 0 {
             p = p.t(", ");
         }
-        p = p
-            .c(&c.config_id)
-            .t(format!(" ({:.0}, {:.3})", c.tokens_per_query, c.span_recall));
+        p = p.c(&c.config_id).t(format!(
+            " ({:.0}, {:.3})",
+            c.tokens_per_query, c.span_recall
+        ));
     }
     p.t(format!(
         "; the pick is {}on it.",

@@ -7,6 +7,7 @@
 
 mod body;
 mod decision;
+mod numbers;
 
 use super::doc::Section;
 use super::outcome::Outcome;
@@ -31,37 +32,4 @@ pub fn main(outcome: &Outcome) -> Vec<Section> {
     out.extend(body::by_type(&outcome.selection));
     out.push(body::reproduce(outcome));
     out
-}
-
-/// A number with up to four decimals, trailing zeros dropped.
-fn fmt_num(x: f64) -> String {
-    let s = format!("{x:.4}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// A value with its interval: `0.950 [0.875, 1.000]`.
-fn with_ci(x: f64, lo: f64, hi: f64) -> String {
-    format!("{x:.3} [{lo:.3}, {hi:.3}]")
-}
-
-/// A share as a whole percentage: 0.9 → "90%".
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::select::fmt_p;
-
-    #[test]
-    fn numbers_drop_trailing_zeros() {
-        assert_eq!(fmt_num(3.0000000000000004), "3");
-        assert_eq!(fmt_num(0.02), "0.02");
-        assert_eq!(fmt_num(2.5), "2.5");
-        assert_eq!(fmt_p(0.0386), "= 0.039");
-        assert_eq!(with_ci(-0.4, -0.59, -0.3), "-0.400 [-0.590, -0.300]");
-        assert_eq!(fmt_p(0.0001), "< 0.001");
-        assert_eq!(pct(0.9), "90%");
-    }
 }
