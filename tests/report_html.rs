@@ -8,6 +8,12 @@ use std::process::Command as Process;
 
 use assert_cmd::Command;
 use chunksweep::judge::rows::JudgeQuestionRow;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+mod llm_support;
+
+use llm_support::{chat_body, prompt_text};
 
 const EVIL: &str = "# Gate\n\nThe alarm code is <script>alert(1)</script> and the gate opens at nine every morning.\n\nVisitors sign in at the front desk before entering the building.\n";
 const OTHER: &str =
@@ -163,6 +169,81 @@ fn the_page_has_the_figure_drawn_with_it_and_every_section_of_report_md_as_marku
     assert!(md.contains("\n## Answer quality (judge)\n"));
     let markup = &page[..page.find("<script").unwrap()];
     assert!(!markup.contains("**") && !markup.contains('`'));
+}
+
+/// A server that answers every question "It opens at nine." and passes every answer, saying
+/// which question it graded.
+struct PassEverything;
+
+impl Respond for PassEverything {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let text = prompt_text(req);
+        let reply = match text.split_once("<answer>") {
+            None => "It opens at nine.".to_string(),
+            Some(_) => {
+                let q = text
+                    .split_once("<question>\n")
+                    .and_then(|(_, rest)| rest.split_once('\n'))
+                    .map_or("?", |(q, _)| q);
+                format!(r#"{{"verdict": "pass", "reason": "graded: {q}"}}"#)
+            }
+        };
+        ResponseTemplate::new(200).set_body_json(chat_body(&reply, Some((10, 5))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_run_the_page_shows_the_answers_and_verdicts_the_run_made() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(PassEverything)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("corpus")).unwrap();
+    std::fs::write(root.join("corpus/gate.md"), EVIL).unwrap();
+    std::fs::write(root.join("corpus/parking.md"), OTHER).unwrap();
+    std::fs::write(root.join("golden.jsonl"), GOLDEN).unwrap();
+    let config = format!(
+        "corpus = \"corpus\"\ngolden = \"golden.jsonl\"\n\n[llm]\nbase_url = \"{}/v1\"\n\
+         api_key_env = \"CHUNKSWEEP_TEST_NO_SUCH_KEY\"\ncache_path = \"cache.sqlite\"\n\n\
+         [judge]\ngenerator_model = \"gen\"\njudge_model = \"judge\"\ncontrols = false\n\
+         repeat_fraction = 0\n",
+        server.uri()
+    );
+    std::fs::write(root.join("config.toml"), config).unwrap();
+    let run = root.join("run");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+        .arg("run")
+        .arg("--config")
+        .arg(root.join("config.toml"))
+        .args(["--strategies", "fixed", "--sizes", "64", "--overlap", "0"])
+        .args(["--k", "1", "--tokenizer", "words", "--quiet", "--out"])
+        .arg(&run)
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // One candidate, three questions: each question's answer and its verdicts, with the reason
+    // the server gave for that question, and the judge's section.
+    assert!(page.contains("<section id=\"judge\"><h2>Answer quality (judge)</h2>"));
+    assert_eq!(page.matches(r#""answer":"It opens at nine.""#).count(), 3);
+    for q in [
+        "When does the gate open?",
+        "Where do visitors sign in?",
+        "What does parking cost on weekdays?",
+    ] {
+        let verdict =
+            format!(r#"{{"criterion":"faithfulness","verdict":"pass","reason":"graded: {q}"}}"#);
+        assert!(page.contains(&verdict), "no verdict for {q}");
+    }
 }
 
 /// Headless Chromium, or None with the reason the browser tests cannot run.
