@@ -28,13 +28,19 @@ const GOLDEN: &str = concat!(
 );
 const ANSWER: &str = "It opens at nine.</div><b>not bold</b>";
 
-/// A swept tiny run in `root/run` with one judged row, and its report.html rendered.
-fn tiny_run(root: &Path) -> PathBuf {
+/// The tiny corpus in `root/corpus` and its golden set in `root/golden.jsonl`.
+fn write_inputs(root: &Path) {
     let corpus = root.join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     std::fs::write(corpus.join("gate.md"), EVIL).unwrap();
     std::fs::write(corpus.join("parking.md"), OTHER).unwrap();
     std::fs::write(root.join("golden.jsonl"), GOLDEN).unwrap();
+}
+
+/// A swept tiny run in `root/run` with one judged row, and its report.html rendered.
+fn tiny_run(root: &Path) -> PathBuf {
+    write_inputs(root);
+    let corpus = root.join("corpus");
     let run = root.join("run");
     Command::cargo_bin("chunksweep")
         .unwrap()
@@ -202,10 +208,7 @@ async fn after_run_the_page_shows_the_answers_and_verdicts_the_run_made() {
         .await;
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::create_dir_all(root.join("corpus")).unwrap();
-    std::fs::write(root.join("corpus/gate.md"), EVIL).unwrap();
-    std::fs::write(root.join("corpus/parking.md"), OTHER).unwrap();
-    std::fs::write(root.join("golden.jsonl"), GOLDEN).unwrap();
+    write_inputs(root);
     let config = format!(
         "corpus = \"corpus\"\ngolden = \"golden.jsonl\"\n\n[llm]\nbase_url = \"{}/v1\"\n\
          api_key_env = \"CHUNKSWEEP_TEST_NO_SUCH_KEY\"\ncache_path = \"cache.sqlite\"\n\n\
