@@ -68,7 +68,7 @@ use thiserror::Error;
 
 use crate::chunking::enrich::Prefix;
 use crate::golden::GoldenFormat;
-use crate::sweep::grid::ConfigSpec;
+use crate::sweep::grid::ConfigCut;
 
 pub mod sections;
 
@@ -243,7 +243,7 @@ pub struct RunOptions {
     /// Judge these configuration ids instead of the selection's candidates, comma-separated
     /// (e.g. recursive-256-o38-none-bm25-k5).
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
-    pub candidates: Option<Vec<ConfigSpec>>,
+    pub candidates: Option<Vec<ConfigCut>>,
     /// Print the number of calls and the estimated tokens and cost, then stop (no judge-stage
     /// call is sent; the sweep still sends and caches the embeddings and contexts its grid needs).
     #[arg(long)]

@@ -11,7 +11,9 @@
 //!   top score so it is comparable across sizes (0 when no chunk scores). That is BM25's scale
 //!   ([`MarginScale::TopScore`]); each retriever keeps its own scale ([`MarginScale`]): dense
 //!   cosines are used as they are, and the hybrid's fusion scores are divided by their maximum
-//!   possible value (see [`crate::retrieval::hybrid`]). When no chunk holds any
+//!   possible value (see [`crate::retrieval::hybrid`]). For a retriever that returns only a
+//!   top-n, the margin is read from its list as [`crate::retrieval::retriever`] states. When no
+//!   chunk holds any
 //!   span whole (the splitter cut every span) the question is **unreachable** and its margin is
 //!   −1, the worst value on this scale.
 //! - **MRR@k**: 1 / rank of the first correct chunk when that rank is at most k, else 0.
@@ -27,18 +29,23 @@
 //! and ranges over all questions instead.
 //!
 //! Every metric is computed at a **cut** of the ranked list ([`Cut`]): the top k chunks, or a
-//! context budget in tokens per query ([`budget_ranking`]: chunks in rank order while their
+//! context budget in tokens per query ([`cut_ranking`]: chunks in rank order while their
 //! tokens, prefixes included, fit the budget, and at least one). With the ranking cut, the
-//! metrics above read "@cut" instead of "@k".
+//! metrics above read "@cut" instead of "@k". A question is retrieved once and every cut is
+//! read from that one ranked list: the margin and the first correct rank come from the whole
+//! list ([`rank_facts`]), the rest from the cut ([`score_question`]).
 
 use serde::Serialize;
 
 use crate::chunking::Chunk;
 use crate::corpus::Corpus;
 use crate::golden::{Location, Question};
+pub use crate::retrieval::MarginScale;
 use crate::retrieval::Ranking;
-use crate::retrieval::rank::{full_rank, rank_top_k};
 use crate::tokenize::CorpusTokens;
+pub use ranked::{RankFacts, cut_ranking, depth_for, head_for, rank_facts};
+
+mod ranked;
 
 /// Where the ranked list is cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -65,6 +72,22 @@ impl Cut {
             Cut::Budget(b) => Some(b),
         }
     }
+
+    /// sweep.csv's `top_k`: k for a top-k cut, 0 for a budget cut.
+    pub fn top_k(self) -> usize {
+        match self {
+            Cut::K(k) => k,
+            Cut::Budget(_) => 0,
+        }
+    }
+
+    /// The cut as a configuration id ends: `k<k>` or `b<budget>` (e.g. `k5`, `b2000`).
+    pub fn tag(self) -> String {
+        match self {
+            Cut::K(k) => format!("k{k}"),
+            Cut::Budget(b) => format!("b{b}"),
+        }
+    }
 }
 
 /// How many of `tokens` (chunk token counts in rank order) fit `budget`: chunks are taken in rank
@@ -84,29 +107,6 @@ pub fn fit_budget(tokens: impl IntoIterator<Item = usize>, budget: usize) -> usi
         taken += 1;
     }
     taken
-}
-
-/// The ranking of `scores` (one per chunk) cut at a token budget: [`rank_top_k`]'s order and tie
-/// flag, with k the number of leading chunks that [fit](fit_budget) `budget` given each chunk's
-/// `chunk_tokens` (prefixes included). Never more chunks than the index holds.
-///
-/// # Panics
-/// If `chunk_tokens` is shorter than `scores`.
-pub fn budget_ranking(scores: &[f64], chunk_tokens: &[usize], budget: usize) -> Ranking {
-    let n = scores.len();
-    // Rank a prefix of the list and grow it until the budget is exceeded inside it.
-    let mut k = n.min(16);
-    loop {
-        let r = rank_top_k(scores, k);
-        let taken = fit_budget(r.top.iter().map(|&i| chunk_tokens[i]), budget);
-        if taken < r.top.len() {
-            return rank_top_k(scores, taken);
-        }
-        if k >= n {
-            return r;
-        }
-        k = (k * 2).min(n);
-    }
 }
 
 /// Chunks of one configuration, with each document's slice of them for lookups.
@@ -259,38 +259,14 @@ fn union_len(parts: &mut [(usize, usize)]) -> usize {
     total + cur.map_or(0, |(s, e)| e - s)
 }
 
-/// How a retriever's score difference becomes the margin, so that it is comparable across chunk
-/// sizes on that retriever's own scale.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum MarginScale {
-    /// Divided by the query's top score (0 when no chunk scores above 0): BM25, whose raw
-    /// scores depend on the query and the index statistics.
-    TopScore,
-    /// As it is: cosine similarity (dense), already on a fixed scale.
-    Raw,
-    /// Divided by a fixed positive number: the reciprocal-rank-fusion maximum
-    /// `(w_bm25 + w_dense) / (k + 1)` for hybrid.
-    Divide(f64),
-}
-
-/// Scores one question given the dense `scores` (one per chunk) and the top-k `ranking`, with
-/// BM25's margin scale ([`MarginScale::TopScore`]).
+/// Scores one question at one cut: `facts` from its whole ranked list ([`rank_facts`]) and
+/// `ranking`, the list cut ([`cut_ranking`]). The reciprocal rank is `1 / first_correct_rank`
+/// when that rank is within the cut.
 pub fn score_question(
     question: &Question,
     table: &ChunkTable<'_>,
-    scores: &[f64],
+    facts: &RankFacts,
     ranking: &Ranking,
-) -> QuestionMetrics {
-    score_question_scaled(question, table, scores, ranking, MarginScale::TopScore)
-}
-
-/// [`score_question`] with the retriever's margin scale.
-pub fn score_question_scaled(
-    question: &Question,
-    table: &ChunkTable<'_>,
-    scores: &[f64],
-    ranking: &Ranking,
-    scale: MarginScale,
 ) -> QuestionMetrics {
     let chunks = table.chunks();
     let k = ranking.top.len();
@@ -302,6 +278,13 @@ pub fn score_question_scaled(
     let mut m = QuestionMetrics {
         n_spans: question.spans.len(),
         tie_at_k: ranking.tie_at_k,
+        unreachable: facts.unreachable,
+        margin: facts.margin,
+        first_correct_rank: facts.first_correct_rank,
+        reciprocal_rank: match facts.first_correct_rank {
+            Some(rank) if rank <= k => 1.0 / rank as f64,
+            _ => 0.0,
+        },
         ..Default::default()
     };
 
@@ -335,46 +318,6 @@ pub fn score_question_scaled(
     m.span_recall = ratio(m.spans_found, m.n_spans);
     m.hit = m.spans_found > 0;
     m.coverage = ratio(m.covered_chars, m.evidence_chars);
-
-    // Margin, rank of the first correct chunk, MRR@k.
-    let mut correct: Vec<usize> = question
-        .spans
-        .iter()
-        .flat_map(|s| s.locations.iter())
-        .flat_map(|loc| table.containing(loc))
-        .collect();
-    correct.sort_unstable();
-    correct.dedup();
-    if correct.is_empty() {
-        m.unreachable = true;
-        m.margin = -1.0;
-    } else {
-        let best_correct = correct
-            .iter()
-            .copied()
-            .fold(correct[0], |b, i| if scores[i] > scores[b] { i } else { b });
-        // one pass: the top score (at least 0) and the best score of a chunk not in `correct`
-        // (sorted, so walked alongside)
-        let mut top_score = 0.0f64;
-        let mut best_wrong: Option<f64> = None;
-        let mut next_correct = correct.iter().copied().peekable();
-        for (i, &s) in scores.iter().enumerate() {
-            top_score = top_score.max(s);
-            if next_correct.next_if_eq(&i).is_none() {
-                best_wrong = Some(best_wrong.map_or(s, |a| a.max(s)));
-            }
-        }
-        let diff = scores[best_correct] - best_wrong.unwrap_or(0.0);
-        m.margin = match scale {
-            MarginScale::TopScore if top_score > 0.0 => diff / top_score,
-            MarginScale::TopScore => 0.0,
-            MarginScale::Raw => diff,
-            MarginScale::Divide(d) => diff / d,
-        };
-        let rank = full_rank(scores, best_correct);
-        m.first_correct_rank = Some(rank);
-        m.reciprocal_rank = if rank <= k { 1.0 / rank as f64 } else { 0.0 };
-    }
 
     // Character-level IoU, precision and recall over code-point ranges.
     let mut gold: Vec<(usize, usize, usize)> =

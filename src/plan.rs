@@ -15,7 +15,7 @@ use crate::llm::ClientConfig;
 use crate::prepare::contexts::ContextSettings;
 use crate::retrieval::embeddings::EmbedSettings;
 use crate::select::SelectionSettings;
-use crate::sweep::grid::{ConfigSpec, SweepSpec, expand};
+use crate::sweep::grid::{ConfigCut, ConfigSpec, SweepSpec, expand};
 
 /// The resolved, validated settings of one command. Recorded in the run's manifest (secrets
 /// never: API keys are read from the environment by the LLM client and never stored here) and
@@ -37,7 +37,8 @@ pub struct Plan {
     pub run_dir: PathBuf,
     /// What to sweep.
     pub sweep: SweepSpec,
-    /// The grid, expanded: strategies in the given order, then sizes, prefixes, retrievers.
+    /// The grid, expanded: strategies in the given order, then sizes, prefixes, retrievers. Each
+    /// is read at every cut of `sweep.cuts()`.
     #[serde(skip)]
     pub configs: Vec<ConfigSpec>,
     /// Whether chunks/<config_id>.jsonl are written.
@@ -54,9 +55,10 @@ pub struct Plan {
     pub judge: JudgeSettings,
     /// The selection.
     pub selection: SelectionSettings,
-    /// `run --candidates`: configurations to judge instead of the selection's candidates.
+    /// `run --candidates`: configurations to judge, each at its cut, instead of the selection's
+    /// candidates.
     #[serde(skip)]
-    pub candidates: Option<Vec<ConfigSpec>>,
+    pub candidates: Option<Vec<ConfigCut>>,
     /// `run --compare-prefix`: judge the pick with and without a prefix.
     #[serde(skip)]
     pub compare_prefix: Option<ComparePrefix>,
@@ -217,7 +219,7 @@ impl Plan {
 
 fn prepared_configs(
     grid: &[ConfigSpec],
-    candidates: Option<&[ConfigSpec]>,
+    candidates: Option<&[ConfigCut]>,
     compare_prefix: Option<ComparePrefix>,
 ) -> Vec<ConfigSpec> {
     let mut out = grid.to_vec();
@@ -233,7 +235,8 @@ fn prepared_configs(
             .collect(),
         _ => Vec::new(),
     };
-    for c in candidates.into_iter().flatten().chain(&variants) {
+    let candidates = candidates.into_iter().flatten().map(|c| &c.config);
+    for c in candidates.chain(&variants) {
         if !out.contains(c) {
             out.push(c.clone());
         }

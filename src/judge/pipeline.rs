@@ -24,7 +24,7 @@ use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, ClientConfig, LlmClient, LlmError};
-use crate::sweep::grid::ConfigSpec;
+use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::{ConfigIndex, RetrievalContext};
 use crate::tokenize::CorpusTokens;
 
@@ -56,8 +56,8 @@ pub struct Job {
 
 /// Builds every candidate's index once (token streams from [`CorpusTokens::new`]; embeddings and
 /// model-written contexts from the prepare step in `context`, so dense, hybrid, semantic and
-/// `llm_context` candidates retrieve exactly as in the sweep) and retrieves top-k for every
-/// question.
+/// `llm_context` candidates retrieve exactly as in the sweep) and retrieves every question at
+/// the candidate's cut.
 /// The generator sees each retrieved chunk as it was indexed: its prefix, then its text.
 ///
 /// # Errors
@@ -65,17 +65,17 @@ pub struct Job {
 pub fn plan_jobs(
     corpus: &Corpus,
     golden: &GoldenSet,
-    candidates: &[ConfigSpec],
+    candidates: &[ConfigCut],
     tokens: &CorpusTokens,
     context: &Arc<RetrievalContext>,
 ) -> Result<Vec<Job>, JudgeError> {
     let mut jobs = Vec::new();
-    for (ci, config) in candidates.iter().enumerate() {
-        let index = ConfigIndex::build(corpus, tokens, config, context)?;
-        let config_id = config.id();
+    for (ci, candidate) in candidates.iter().enumerate() {
+        let index = ConfigIndex::build(corpus, tokens, &candidate.config, context)?;
+        let config_id = candidate.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();
-            let ranking = index.retrieve(&q.text)?;
+            let ranking = index.retrieve(&q.text, candidate.cut)?;
             let retrieve_ms = t0.elapsed().as_secs_f64() * 1e3;
             let chunks: Vec<(String, std::borrow::Cow<'_, str>)> = ranking
                 .top

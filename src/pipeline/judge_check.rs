@@ -30,7 +30,7 @@ use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::{JudgeOnly, Plan};
 use crate::prepare::{self, PrepareInputs};
 use crate::report::run_dir::RunDir;
-use crate::sweep::grid::ConfigSpec;
+use crate::sweep::grid::{ConfigCut, ConfigSpec};
 use crate::tokenize::CorpusTokens;
 
 /// One row of judge_check.csv: the judge's accuracy on one criterion's labelled items (or on
@@ -249,15 +249,21 @@ fn items_of_run(
     let corpus = corpus::load_corpus(&plan.corpus)?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
-    let mut configs: Vec<ConfigSpec> = Vec::new();
+    let mut candidates: Vec<ConfigCut> = Vec::new();
     for l in labelled {
-        let spec: ConfigSpec = l.config_id.parse().map_err(|e| JudgeError::UnknownRow {
+        let spec: ConfigCut = l.config_id.parse().map_err(|e| JudgeError::UnknownRow {
             path: path.to_path_buf(),
             line: l.line,
             message: format!("configuration {:?}: {e}", l.config_id),
         })?;
-        if !configs.contains(&spec) {
-            configs.push(spec);
+        if !candidates.contains(&spec) {
+            candidates.push(spec);
+        }
+    }
+    let mut configs: Vec<ConfigSpec> = Vec::new();
+    for c in &candidates {
+        if !configs.contains(&c.config) {
+            configs.push(c.config.clone());
         }
     }
     let inputs = PrepareInputs {
@@ -274,7 +280,7 @@ fn items_of_run(
     let jobs = judge::plan_jobs(
         &corpus,
         &golden,
-        &configs,
+        &candidates,
         &tokens,
         &Arc::new(prepared.context),
     )?;

@@ -29,7 +29,7 @@ use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::select::Selection;
 use crate::select::prefix::{PrefixComparison, best_prefix};
-use crate::sweep::grid::ConfigSpec;
+use crate::sweep::grid::{ConfigCut, ConfigSpec};
 use crate::sweep::rows::SweepRow;
 use crate::sweep::score::run_config;
 
@@ -96,17 +96,19 @@ pub enum JudgeOutcome {
     Judged(Judged),
 }
 
-/// The configurations to judge: `--candidates`, else the pick with and without a prefix
-/// (`--compare-prefix`), else the selection's candidates.
+/// The configurations to judge, each at its cut: `--candidates`, else the pick with and without
+/// a prefix (`--compare-prefix`), else the selection's candidates. The selection's
+/// configurations are found in `swept` by id.
 ///
 /// # Errors
-/// [`JudgeError::NoPrefixToCompare`] when `--compare-prefix` finds no prefix to compare.
+/// [`JudgeError::NoPrefixToCompare`] when `--compare-prefix` finds no prefix to compare;
+/// [`crate::sweep::SweepError::UnknownConfig`] for a selected id the sweep does not have.
 pub fn choose_candidates(
     plan: &Plan,
-    configs: &[ConfigSpec],
+    swept: &Swept,
     selection: &Selection,
     prefixes: &[PrefixComparison],
-) -> Result<Vec<ConfigSpec>, Error> {
+) -> Result<Vec<ConfigCut>, Error> {
     if let Some(list) = &plan.candidates {
         return Ok(list.clone());
     }
@@ -114,38 +116,35 @@ pub fn choose_candidates(
         return Ok(selection
             .candidates
             .iter()
-            .map(|&i| configs[i].clone())
-            .collect());
+            .map(|&i| swept.config_cut(&selection.configs[i].config_id))
+            .collect::<Result<_, _>>()?);
     };
-    let pick = &configs[selection.winner];
+    let pick = swept.config_cut(&selection.winner().config_id)?;
     let prefix = match choice {
         ComparePrefix::Prefix(p) => p,
         ComparePrefix::Best => {
             let best = best_prefix(
                 prefixes,
-                pick.retriever.name(),
-                pick.params.strategy.name(),
-                pick.params.chunk_size,
+                pick.config.retriever.name(),
+                pick.config.params.strategy.name(),
+                pick.config.params.chunk_size,
             )
             .ok_or_else(|| JudgeError::NoPrefixToCompare {
-                strategy: pick.params.strategy.to_string(),
-                size: pick.params.chunk_size,
+                strategy: pick.config.params.strategy.to_string(),
+                size: pick.config.params.chunk_size,
             })?;
-            best.prefix
-                .parse::<Prefix>()
-                .expect("the comparison names prefixes it parsed")
+            swept.config_cut(&best.config_id)?.config.prefix
         }
     };
-    Ok(vec![
-        ConfigSpec {
-            prefix: Prefix::None,
-            ..pick.clone()
-        },
-        ConfigSpec {
-            prefix,
-            ..pick.clone()
-        },
-    ])
+    Ok([Prefix::None, prefix]
+        .map(|prefix| ConfigCut {
+            config: ConfigSpec {
+                prefix,
+                ..pick.config.clone()
+            },
+            cut: pick.cut,
+        })
+        .to_vec())
 }
 
 /// The golden set's first `max_questions` questions (all without a cap).
@@ -175,7 +174,7 @@ fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenS
 pub async fn judge(
     plan: &Plan,
     swept: &Swept,
-    candidates: &[ConfigSpec],
+    candidates: &[ConfigCut],
     pick: Option<&str>,
     dir: &mut RunDir,
     events: Events<'_>,
@@ -217,7 +216,7 @@ pub async fn judge(
         &estimate_items(&planned, &prompts, settings, &plan.llm),
     );
     let server = redact_url(&plan.llm.resolved_base_url());
-    let ids: Vec<String> = candidates.iter().map(ConfigSpec::id).collect();
+    let ids: Vec<String> = candidates.iter().map(ConfigCut::id).collect();
     if plan.dry_run {
         return Ok(JudgeOutcome::DryRun(DryRun {
             candidates: ids,
@@ -388,22 +387,25 @@ fn unused_models(plan: &Plan) -> Vec<String> {
 
 /// Each candidate's sweep figures: from the sweep when it was in the grid, else scored now with
 /// the same prepared context.
-fn candidate_infos(swept: &Swept, candidates: &[ConfigSpec]) -> Result<Vec<CandidateInfo>, Error> {
+fn candidate_infos(swept: &Swept, candidates: &[ConfigCut]) -> Result<Vec<CandidateInfo>, Error> {
     candidates
         .iter()
         .map(|c| {
             let id = c.id();
-            let row = match swept.outcomes.iter().find(|o| o.row.config_id == id) {
-                Some(o) => o.row.clone(),
+            let row = match swept.outcomes.iter().flat_map(|o| o.rows()).find(|r| r.config_id == id) {
+                Some(row) => row.clone(),
                 None => {
                     run_config(
                         &swept.corpus,
                         &swept.tokens,
                         &swept.golden,
-                        c,
+                        &c.config,
+                        &[c.cut],
                         &swept.context,
                         false,
                     )?
+                    .cuts
+                    .swap_remove(0)
                     .row
                 }
             };

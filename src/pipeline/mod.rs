@@ -34,7 +34,6 @@ use crate::report::run_dir::RunDir;
 use crate::report::texts::{self, Texts};
 use crate::select::prefix::PrefixComparison;
 use crate::select::{Cuts, SelectionSettings};
-use crate::sweep::grid::ConfigSpec;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 use decide::Decision;
 use judge_step::JudgeOutcome;
@@ -175,14 +174,8 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let questions = swept.questions();
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
-    // The judge retrieves with the cut the pick was chosen at.
-    let at_primary: Vec<ConfigSpec> = plan
-        .configs
-        .iter()
-        .filter(|c| c.budget == cuts.primary().budget_tokens())
-        .cloned()
-        .collect();
-    let candidates = judge_step::choose_candidates(plan, &at_primary, cuts.primary(), &prefixes)?;
+    // The judge retrieves with the cut the pick was chosen at (each candidate's own).
+    let candidates = judge_step::choose_candidates(plan, &swept, cuts.primary(), &prefixes)?;
     let judged = rt.block_on(judge_step::judge(
         plan,
         &swept,

@@ -90,7 +90,7 @@ pub(super) fn write_manifest(
         config_time_ms: swept
             .outcomes
             .iter()
-            .map(|o| (o.row.config_id.clone(), o.times))
+            .map(|o| (o.config.id(), o.times))
             .collect(),
         outputs: Vec::new(),
     };

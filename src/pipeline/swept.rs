@@ -14,7 +14,9 @@ use crate::plan::Plan;
 use crate::prepare::{self, PrepareInputs, Prepared};
 use crate::report::manifest::PhaseTimes;
 use crate::report::run_dir::RunDir;
+use crate::sweep::SweepError;
 use crate::sweep::driver::run_sweep;
+use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::RetrievalContext;
 use crate::sweep::rows::{ConfigOutcome, QuestionRow, SweepRow};
 use crate::tokenize::CorpusTokens;
@@ -40,14 +42,36 @@ pub struct Swept {
 impl Swept {
     /// sweep.csv's rows.
     pub fn rows(&self) -> Vec<SweepRow> {
-        self.outcomes.iter().map(|o| o.row.clone()).collect()
+        self.outcomes
+            .iter()
+            .flat_map(|o| o.rows().cloned())
+            .collect()
+    }
+
+    /// The configuration and cut of the sweep.csv row `config_id`.
+    ///
+    /// # Errors
+    /// [`SweepError::UnknownConfig`] when no row has that id.
+    pub fn config_cut(&self, config_id: &str) -> Result<ConfigCut, SweepError> {
+        self.outcomes
+            .iter()
+            .find_map(|o| {
+                o.cuts
+                    .iter()
+                    .find(|c| c.row.config_id == config_id)
+                    .map(|c| ConfigCut {
+                        config: o.config.clone(),
+                        cut: c.cut,
+                    })
+            })
+            .ok_or_else(|| SweepError::UnknownConfig(config_id.to_string()))
     }
 
     /// sweep_questions.csv's rows.
     pub fn questions(&self) -> Vec<QuestionRow> {
         self.outcomes
             .iter()
-            .flat_map(|o| o.questions.clone())
+            .flat_map(|o| o.question_rows().cloned())
             .collect()
     }
 }
@@ -107,12 +131,13 @@ pub(super) fn load_and_sweep(
         &tokens,
         &golden,
         &plan.configs,
+        &plan.sweep.cuts(),
         &context,
         plan.dump_chunks,
         |o| {
             events(RunEvent::Advanced {
                 step: Step::Sweep,
-                label: o.row.config_id.clone(),
+                label: o.config.id(),
                 cost_usd: None,
                 cached: false,
             })

@@ -123,15 +123,19 @@ impl RunDir {
     /// # Errors
     /// [`ReportError`] naming the file that failed.
     pub fn write_sweep(&mut self, outcomes: &[ConfigOutcome]) -> Result<(), ReportError> {
-        let rows: Vec<_> = outcomes.iter().map(|o| &o.row).collect();
+        let rows: Vec<_> = outcomes.iter().flat_map(ConfigOutcome::rows).collect();
         self.write_csv(files::SWEEP, &rows)?;
-        let questions: Vec<_> = outcomes.iter().flat_map(|o| &o.questions).collect();
+        let questions: Vec<_> = outcomes
+            .iter()
+            .flat_map(ConfigOutcome::question_rows)
+            .collect();
         self.write_csv(files::SWEEP_QUESTIONS, &questions)?;
         Ok(())
     }
 
-    /// Writes `chunks/<config_id>.jsonl` for every configuration: one JSON object per chunk with
-    /// `id`, `doc`, `start` and `end` (code points, end exclusive), `heading_path` and `tokens`.
+    /// Writes `chunks/<config_id>.jsonl` for every row of sweep.csv (a configuration's cuts
+    /// share its chunks): one JSON object per chunk with `id`, `doc`, `start` and `end` (code
+    /// points, end exclusive), `heading_path` and `tokens`.
     ///
     /// # Errors
     /// [`ReportError`] naming the file that failed.
@@ -145,8 +149,11 @@ impl RunDir {
             path: folder.clone(),
             source,
         })?;
-        for outcome in outcomes {
-            let path = folder.join(format!("{}.jsonl", outcome.row.config_id));
+        let rows = outcomes
+            .iter()
+            .flat_map(|o| o.rows().map(move |row| (o, row)));
+        for (outcome, row) in rows {
+            let path = folder.join(format!("{}.jsonl", row.config_id));
             let io = |source| ReportError::Io {
                 path: path.clone(),
                 source,

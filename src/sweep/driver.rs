@@ -11,10 +11,12 @@ use super::rows::ConfigOutcome;
 use super::score::run_config;
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
+use crate::metrics::Cut;
 use crate::tokenize::CorpusTokens;
 
-/// Runs every configuration of `configs` (in parallel), calling `on_done` as each finishes.
-/// Results come back in the order of `configs` whatever the finishing order. `tokens` must be
+/// Runs every configuration of `configs` (in parallel), each read at every cut of `cuts` (see
+/// [`run_config`]), calling `on_done` as each finishes. Results come back in the order of
+/// `configs` whatever the finishing order. `tokens` must be
 /// the corpus's token streams in the grid's unit ([`CorpusTokens::new`]); they are computed once
 /// and shared by every configuration. `context` holds what the prepare step made (embeddings,
 /// model-written contexts).
@@ -26,6 +28,7 @@ pub fn run_sweep(
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     configs: &[ConfigSpec],
+    cuts: &[Cut],
     context: &Arc<RetrievalContext>,
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,
@@ -36,7 +39,7 @@ pub fn run_sweep(
     configs
         .par_iter()
         .map(|config| {
-            let outcome = run_config(corpus, tokens, golden, config, context, keep_chunks)?;
+            let outcome = run_config(corpus, tokens, golden, config, cuts, context, keep_chunks)?;
             on_done(&outcome);
             Ok(outcome)
         })

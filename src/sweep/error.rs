@@ -6,6 +6,7 @@ use crate::chunking::enrich::EnrichError;
 use crate::chunking::{ChunkError, Strategy};
 use crate::exit::ExitClass;
 use crate::retrieval::dense::DenseError;
+use crate::retrieval::RetrievalError;
 use crate::retrieval::embeddings::EmbeddingError;
 
 /// Errors of the sweep.
@@ -44,9 +45,15 @@ pub enum SweepError {
     /// The dense index failed.
     #[error(transparent)]
     Dense(#[from] DenseError),
+    /// A retriever could not answer a query.
+    #[error(transparent)]
+    Retrieval(#[from] RetrievalError),
     /// A prefix could not be made (an `llm_context` chunk without its context).
     #[error(transparent)]
     Enrich(#[from] EnrichError),
+    /// A configuration id that no row of the sweep has.
+    #[error("configuration {0} is not one of the sweep's rows")]
+    UnknownConfig(String),
     /// No prefix to sweep.
     #[error(
         "no prefix to sweep: give at least one (none, title, heading_path, title_heading, llm_context)"
@@ -65,8 +72,13 @@ impl SweepError {
             | SweepError::NoQuestions
             | SweepError::Settings(_)
             | SweepError::NoPrefix => ExitClass::Usage,
-            SweepError::Embed(e) => e.exit_class(),
-            SweepError::Enrich(_) | SweepError::Dense(_) => ExitClass::Failure,
+            SweepError::Embed(e) | SweepError::Retrieval(RetrievalError::Embed(e)) => {
+                e.exit_class()
+            }
+            SweepError::Enrich(_)
+            | SweepError::Dense(_)
+            | SweepError::Retrieval(_)
+            | SweepError::UnknownConfig(_) => ExitClass::Failure,
         }
     }
 }

@@ -155,6 +155,18 @@ fn default_prefixes() -> Vec<Prefix> {
 }
 
 impl SweepSpec {
+    /// Where every configuration's ranked list is cut, in sweep.csv's order: top k, then each
+    /// context budget in the given order (a repeated budget once).
+    pub fn cuts(&self) -> Vec<Cut> {
+        let mut cuts = vec![Cut::K(self.top_k)];
+        for &b in &self.budgets {
+            if !cuts.contains(&Cut::Budget(b)) {
+                cuts.push(Cut::Budget(b));
+            }
+        }
+        cuts
+    }
+
     /// Whether any configuration needs embeddings (a dense or hybrid retriever, or semantic
     /// chunking).
     pub fn needs_embeddings(&self) -> bool {
@@ -181,7 +193,9 @@ impl Default for SweepSpec {
     }
 }
 
-/// One configuration of the grid.
+/// One configuration of the grid: what is chunked, indexed and retrieved once. Where its
+/// ranked list is cut (k, a context budget) is not part of it: every cut is read from the one
+/// ranked list ([`ConfigCut`] names a configuration at one cut, as sweep.csv's rows do).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfigSpec {
     /// Chunking parameters (overlap resolved to tokens).
@@ -191,25 +205,16 @@ pub struct ConfigSpec {
     pub prefix: Prefix,
     /// The retriever.
     pub retriever: RetrieverKind,
-    /// Chunks retrieved per question (0 for a budget cut).
-    pub top_k: usize,
     /// BM25's analyzer, k1 and b.
     pub bm25: Bm25Settings,
-    /// Context budget in tokens per query: the ranked list is cut at it instead of at k.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<usize>,
 }
 
 impl ConfigSpec {
-    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>`, or
-    /// `…-b<budget>` for a budget cut. BM25 settings that differ from the default follow the
-    /// retriever, joined by `+`: the analyzer (`seed`), `stem`, `k1_<k1>`, `b_<b>` (e.g.
-    /// `words-64-o9-none-bm25+seed-k5`).
+    /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>`. BM25 settings
+    /// that differ from the default follow the retriever, joined by `+`: the analyzer (`seed`),
+    /// `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed`). A row of sweep.csv adds
+    /// its cut ([`ConfigCut::id`]).
     pub fn id(&self) -> String {
-        let cut = match self.budget {
-            Some(b) => format!("b{b}"),
-            None => format!("k{}", self.top_k),
-        };
         let d = Bm25Settings::default();
         let mut retriever = self.retriever.name().to_string();
         if self.bm25.analyzer != d.analyzer {
@@ -225,7 +230,7 @@ impl ConfigSpec {
             retriever += &format!("+b_{}", self.bm25.b);
         }
         format!(
-            "{}-{}-o{}-{}-{}-{cut}",
+            "{}-{}-o{}-{}-{}",
             self.params.strategy,
             self.params.chunk_size,
             self.params.chunk_overlap,
@@ -233,10 +238,24 @@ impl ConfigSpec {
             retriever,
         )
     }
+}
 
+/// A configuration read at one cut of its ranked list: the identity of one row of sweep.csv
+/// and selection.csv, and what the judge retrieves with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigCut {
+    /// The configuration.
+    pub config: ConfigSpec,
     /// Where its ranked list is cut.
-    pub fn cut(&self) -> Cut {
-        self.budget.map_or(Cut::K(self.top_k), Cut::Budget)
+    pub cut: Cut,
+}
+
+impl ConfigCut {
+    /// `<configuration id>-k<k>`, or `…-b<budget>` for a budget cut (e.g.
+    /// `recursive-256-o38-none-bm25-k5`, `recursive-256-o38-none-bm25-b2000`): sweep.csv's
+    /// `config_id`.
+    pub fn id(&self) -> String {
+        format!("{}-{}", self.config.id(), self.cut.tag())
     }
 }
 
@@ -264,9 +283,9 @@ fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings), String> 
     Ok((retriever, bm25))
 }
 
-impl FromStr for ConfigSpec {
+impl FromStr for ConfigCut {
     type Err = String;
-    /// Parses an id written by [`ConfigSpec::id`], e.g. `recursive-256-o38-none-bm25-k5` or
+    /// Parses an id written by [`ConfigCut::id`], e.g. `recursive-256-o38-none-bm25-k5` or
     /// `recursive-256-o38-none-bm25-b2000`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why: &str| {
@@ -296,9 +315,9 @@ impl FromStr for ConfigSpec {
                 .and_then(|k| k.parse::<usize>().ok())
                 .filter(|&k| k > 0)
         };
-        let (top_k, budget) = match (cut('k'), cut('b')) {
-            (Some(k), _) => (k, None),
-            (None, Some(b)) => (0, Some(b)),
+        let cut = match (cut('k'), cut('b')) {
+            (Some(k), _) => Cut::K(k),
+            (None, Some(b)) => Cut::Budget(b),
             (None, None) => {
                 return Err(bad(
                     "the cut must be k<n> (top k) or b<n> (a token budget) with n >= 1",
@@ -311,18 +330,21 @@ impl FromStr for ConfigSpec {
             chunk_overlap,
         };
         params.validate().map_err(|e| bad(&e.to_string()))?;
-        Ok(ConfigSpec {
-            params,
-            prefix,
-            retriever,
-            top_k,
-            bm25,
-            budget,
+        Ok(ConfigCut {
+            config: ConfigSpec {
+                params,
+                prefix,
+                retriever,
+                bm25,
+            },
+            cut,
         })
     }
 }
 
-/// Expands and validates the grid (strategies in the given order, then sizes), before any work.
+/// Expands and validates the grid (strategies in the given order, then sizes, prefixes and
+/// retrievers), before any work. Each configuration is read at every cut of
+/// [`SweepSpec::cuts`].
 ///
 /// # Errors
 /// [`SweepError::ZeroK`], [`SweepError::EmptyGrid`], or [`SweepError::Chunk`] for a size of 0 or
@@ -375,23 +397,14 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
             })?;
             for &prefix in &spec.prefixes {
                 for &retriever in &spec.retrievers {
-                    let at_k = ConfigSpec {
+                    let config = ConfigSpec {
                         params,
                         prefix,
                         retriever,
-                        top_k: spec.top_k,
                         bm25: spec.bm25,
-                        budget: None,
                     };
-                    let at_budgets = spec.budgets.iter().map(|&b| ConfigSpec {
-                        top_k: 0,
-                        budget: Some(b),
-                        ..at_k.clone()
-                    });
-                    for config in std::iter::once(at_k.clone()).chain(at_budgets) {
-                        if !out.contains(&config) {
-                            out.push(config);
-                        }
+                    if !out.contains(&config) {
+                        out.push(config);
                     }
                 }
             }

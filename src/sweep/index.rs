@@ -1,6 +1,6 @@
-//! A configuration's retrieval index: its chunks (prefixes set), BM25 over their analyzed terms
-//! and, for dense and hybrid, their unit vectors. The sweep and the judge stage both retrieve
-//! through [`ConfigIndex`], so they see the same top-k.
+//! A configuration's retrieval index: its chunks (prefixes set) and its [`Retriever`] (BM25 over
+//! their analyzed terms and, for dense and hybrid, their unit vectors). The sweep and the judge
+//! stage both retrieve through [`ConfigIndex`], so they see the same chunks at a cut.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,12 +12,13 @@ use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
-use crate::metrics::{Cut, MarginScale, budget_ranking};
+use crate::metrics::{Cut, cut_ranking, depth_for, head_for};
 use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::DenseIndex;
-use crate::retrieval::embeddings::{Embeddings, Role};
+use crate::retrieval::embeddings::{EmbeddingError, Embeddings};
+use crate::retrieval::engines::{DenseRetriever, HybridRetriever, QueryVectors};
 use crate::retrieval::hybrid::HybridSettings;
-use crate::retrieval::{AnalyzedCorpus, Bm25Index, Ranking, rank_top_k};
+use crate::retrieval::{AnalyzedCorpus, Bm25Index, Ranked, Ranking, Retriever};
 use crate::tokenize::CorpusTokens;
 
 /// What configurations need beyond the corpus and its token streams, made once before the
@@ -107,14 +108,12 @@ pub struct ConfigIndex {
     pub config: ConfigSpec,
     /// Its chunks, in corpus order, with their prefixes set.
     pub chunks: Vec<Chunk>,
-    /// BM25 over the chunks' analyzed terms (prefix + text; chunk order).
-    pub index: Bm25Index,
+    /// The retriever over the chunks (chunk `i` of the retriever is `chunks[i]`).
+    pub retriever: Box<dyn Retriever>,
     /// Time spent chunking, in ms.
     pub chunk_ms: f64,
     /// Time spent indexing, in ms.
     pub index_ms: f64,
-    /// Unit chunk vectors, for dense and hybrid.
-    pub dense: Option<DenseIndex>,
     /// Embeddings, contexts and retriever settings.
     pub context: Arc<RetrievalContext>,
 }
@@ -123,11 +122,19 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Query vectors come from the prepare step's embeddings.
+impl QueryVectors for RetrievalContext {
+    fn query_vector(&self, query: &str) -> Result<&[f32], EmbeddingError> {
+        self.embeddings.query_vector(query)
+    }
+}
+
 impl ConfigIndex {
     /// Chunks the corpus with `config` (token streams from [`CorpusTokens::new`]; sentence
     /// vectors for `semantic` from `context`), puts the configuration's prefix on each chunk
-    /// (model-written ones from `context.contexts`, for `llm_context`), indexes the prefixed
-    /// texts, and for dense and hybrid looks up each chunk's vector in `context.embeddings`.
+    /// (model-written ones from `context.contexts`, for `llm_context`), and builds its retriever:
+    /// BM25 over the prefixed texts, and for dense and hybrid each chunk's vector from
+    /// `context.embeddings`.
     ///
     /// # Errors
     /// [`SweepError::Chunk`] for invalid parameters or a semantic configuration without sentence
@@ -155,7 +162,7 @@ impl ConfigIndex {
         let chunks = prefixed_chunks(corpus, tokens, config, context)?;
         let chunk_ms = ms_since(started);
         let t = Instant::now();
-        let index = Bm25Index::build(
+        let bm25 = Bm25Index::build(
             &context.analysis,
             chunks.iter().map(|c| IndexedChunk {
                 doc: c.doc,
@@ -167,75 +174,57 @@ impl ConfigIndex {
         );
         // Each chunk's vector is of its embedded text: prefix + text as indexed above, or the
         // bare text with `embed_prefix = false` (see EmbedSettings::chunk_text).
-        let dense = if config.retriever.needs_embeddings() {
+        let dense = || -> Result<DenseRetriever, SweepError> {
             let mut vectors = Vec::with_capacity(chunks.len());
             for c in &chunks {
-                vectors.push(context.embeddings.chunk(c, corpus)?.vector.clone());
+                vectors.push(&context.embeddings.chunk(c, corpus)?.vector[..]);
             }
-            Some(DenseIndex::build(vectors.iter().map(|v| &v[..]))?)
-        } else {
-            None
+            let queries: Arc<dyn QueryVectors> = context.clone();
+            Ok(DenseRetriever::new(DenseIndex::build(vectors)?, queries))
+        };
+        let retriever: Box<dyn Retriever> = match config.retriever {
+            RetrieverKind::Bm25 => Box::new(bm25),
+            RetrieverKind::Dense => Box::new(dense()?),
+            RetrieverKind::Hybrid => Box::new(HybridRetriever {
+                bm25,
+                dense: dense()?,
+                settings: context.hybrid,
+            }),
         };
         Ok(ConfigIndex {
             config: config.clone(),
             chunks,
-            index,
+            retriever,
             chunk_ms,
             index_ms: ms_since(t),
-            dense,
             context: Arc::clone(context),
         })
     }
 
-    /// One score per chunk for `query`, on the retriever's scale: BM25 scores, cosines, or
-    /// fused reciprocal-rank scores.
+    /// Each chunk's tokens, prefix included, in chunk order: what a context budget counts.
+    pub fn chunk_tokens(&self) -> Vec<usize> {
+        self.chunks.iter().map(Chunk::total_tokens).collect()
+    }
+
+    /// The retriever's ranked list for `query`, asked `depth` hits deep, its contract checked.
     ///
     /// # Errors
-    /// [`SweepError::Embed`] for a question not embedded, [`SweepError::Dense`] for a vector of
-    /// the wrong dimension.
-    pub fn scores(&self, query: &str) -> Result<Vec<f64>, SweepError> {
-        let dense = |d: &DenseIndex| -> Result<Vec<f64>, SweepError> {
-            let q = self.context.embeddings.get(Role::Query, query)?;
-            Ok(d.scores(&q.vector)?)
-        };
-        match (self.config.retriever, &self.dense) {
-            (RetrieverKind::Bm25, _) => Ok(self.index.scores(query)),
-            (RetrieverKind::Dense, Some(d)) => dense(d),
-            (RetrieverKind::Hybrid, Some(d)) => {
-                let bm25 = self.index.scores(query);
-                Ok(self.context.hybrid.fuse(&bm25, &dense(d)?))
-            }
-            (_, None) => unreachable!("dense and hybrid indexes are built with vectors"),
-        }
+    /// [`SweepError::Retrieval`] for a query the retriever cannot answer (a question not
+    /// embedded, a vector of the wrong dimension) or hits that break the contract.
+    pub fn rank(&self, query: &str, depth: usize) -> Result<Ranked, SweepError> {
+        let ranked = self.retriever.rank(query, depth)?;
+        ranked.check(self.chunks.len())?;
+        Ok(ranked)
     }
 
-    /// The margin's scale for this retriever.
-    pub fn margin_scale(&self) -> MarginScale {
-        match self.config.retriever {
-            RetrieverKind::Bm25 => MarginScale::TopScore,
-            RetrieverKind::Dense => MarginScale::Raw,
-            RetrieverKind::Hybrid => MarginScale::Divide(self.context.hybrid.max_score()),
-        }
-    }
-
-    /// The chunks `scores` (one per chunk) select at the configuration's cut, best first, ties in
-    /// chunk order: the top k, or as many as fit the context budget ([`budget_ranking`]).
-    pub fn rank(&self, scores: &[f64]) -> Ranking {
-        match self.config.cut() {
-            Cut::K(k) => rank_top_k(scores, k),
-            Cut::Budget(b) => {
-                let tokens: Vec<usize> = self.chunks.iter().map(Chunk::total_tokens).collect();
-                budget_ranking(scores, &tokens, b)
-            }
-        }
-    }
-
-    /// The chunks retrieved for `query` at the configuration's cut (see [`ConfigIndex::rank`]).
+    /// The chunks retrieved for `query` at `cut`, best first, ties in chunk order: the top k,
+    /// or as many as fit the context budget ([`cut_ranking`]).
     ///
     /// # Errors
-    /// As [`ConfigIndex::scores`].
-    pub fn retrieve(&self, query: &str) -> Result<Ranking, SweepError> {
-        let scores = self.scores(query)?;
-        Ok(self.rank(&scores))
+    /// As [`ConfigIndex::rank`].
+    pub fn retrieve(&self, query: &str, cut: Cut) -> Result<Ranking, SweepError> {
+        let tokens = self.chunk_tokens();
+        let ranked = self.rank(query, depth_for(&[cut], &tokens))?;
+        Ok(cut_ranking(&head_for(&ranked, &[cut], &tokens), cut, &tokens))
     }
 }

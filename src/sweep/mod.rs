@@ -1,5 +1,6 @@
 //! The sweep: every configuration of the grid (strategy × chunk_size × overlap × prefix ×
-//! retriever × top_k) is chunked, indexed, queried with every question and scored, in parallel
+//! retriever) is chunked, indexed and queried once with every question, and each question is
+//! scored at every cut of that one ranked list (top k and each context budget), in parallel
 //! across configurations (rayon). Each configuration is independent and its result is plain data.
 //!
 //! - [`grid`]: what to sweep and its expansion into configurations;
@@ -18,10 +19,10 @@ pub mod score;
 
 pub use driver::run_sweep;
 pub use error::SweepError;
-pub use grid::{ConfigSpec, Overlap, RetrieverKind, SweepSpec, expand};
+pub use grid::{ConfigCut, ConfigSpec, Overlap, RetrieverKind, SweepSpec, expand};
 pub use index::{ConfigIndex, RetrievalContext};
-pub use rows::{ConfigOutcome, QuestionRow, StageTimes, SweepRow};
-pub use score::{EmbedCost, realized_overlap, run_config};
+pub use rows::{ConfigOutcome, CutOutcome, QuestionRow, StageTimes, SweepRow};
+pub use score::{CutScores, EmbedCost, realized_overlap, run_config, score_cuts};
 
 #[cfg(test)]
 mod tests;

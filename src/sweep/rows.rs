@@ -1,12 +1,12 @@
-//! The sweep's plain results: one [`SweepRow`] per configuration (sweep.csv), one
-//! [`QuestionRow`] per configuration × question (sweep_questions.csv), and a configuration's
-//! whole [`ConfigOutcome`].
+//! The sweep's plain results: one [`SweepRow`] per configuration × cut (sweep.csv), one
+//! [`QuestionRow`] per configuration × cut × question (sweep_questions.csv), and a
+//! configuration's whole [`ConfigOutcome`].
 
 use serde::{Deserialize, Serialize};
 
 use super::grid::ConfigSpec;
 use crate::chunking::Chunk;
-use crate::metrics::QuestionMetrics;
+use crate::metrics::{Cut, QuestionMetrics};
 
 /// The `cut` of rows written before cuts were recorded: top k.
 fn cut_k() -> String {
@@ -191,24 +191,46 @@ pub struct QuestionRow {
     pub retrieved_ranges: String,
 }
 
-/// Everything one configuration produced.
+/// Everything one configuration produced: its rows at every cut, from one ranked list per
+/// question.
 #[derive(Debug, Clone)]
 pub struct ConfigOutcome {
     /// The configuration.
     pub config: ConfigSpec,
+    /// One per cut, in sweep.csv's order (top k, then each context budget).
+    pub cuts: Vec<CutOutcome>,
+    /// The chunks (kept for `--dump-chunks`; empty otherwise).
+    pub chunks: Vec<Chunk>,
+    /// Wall time to chunk, index, retrieve and score this configuration at every cut, in
+    /// milliseconds (kept out of sweep.csv so that equal inputs give byte-identical CSVs).
+    pub elapsed_ms: u64,
+    /// Where that time went.
+    pub times: StageTimes,
+}
+
+impl ConfigOutcome {
+    /// Its sweep.csv rows, one per cut.
+    pub fn rows(&self) -> impl Iterator<Item = &SweepRow> {
+        self.cuts.iter().map(|c| &c.row)
+    }
+
+    /// Its sweep_questions.csv rows, cut by cut, each in golden-set order.
+    pub fn question_rows(&self) -> impl Iterator<Item = &QuestionRow> {
+        self.cuts.iter().flat_map(|c| &c.questions)
+    }
+}
+
+/// A configuration read at one cut.
+#[derive(Debug, Clone)]
+pub struct CutOutcome {
+    /// The cut.
+    pub cut: Cut,
     /// Its sweep.csv row.
     pub row: SweepRow,
     /// Its sweep_questions.csv rows, in golden-set order.
     pub questions: Vec<QuestionRow>,
     /// Per-question metrics, in golden-set order.
     pub metrics: Vec<QuestionMetrics>,
-    /// The chunks (kept for `--dump-chunks`; empty otherwise).
-    pub chunks: Vec<Chunk>,
-    /// Wall time to chunk, index, retrieve and score this configuration, in milliseconds (kept
-    /// out of sweep.csv so that equal inputs give byte-identical CSVs).
-    pub elapsed_ms: u64,
-    /// Where that time went.
-    pub times: StageTimes,
 }
 
 /// Wall time of one configuration's stages, in milliseconds.
@@ -218,8 +240,8 @@ pub struct StageTimes {
     pub chunk_ms: f64,
     /// Building the BM25 index.
     pub index_ms: f64,
-    /// Scoring every chunk for every question and taking the top k.
+    /// Ranking the chunks for every question, deep enough for every cut.
     pub retrieve_ms: f64,
-    /// Computing the metrics (and realized overlap) from the rankings.
+    /// Computing the metrics at every cut (and realized overlap) from the rankings.
     pub score_ms: f64,
 }

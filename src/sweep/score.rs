@@ -1,5 +1,6 @@
-//! One configuration, end to end: chunk, prefix, index, retrieve top-k for every question, score
-//! each question ([`crate::metrics`]) and aggregate into its sweep.csv row, with its costs.
+//! One configuration, end to end: chunk, prefix, index, retrieve every question once, score each
+//! question at every cut of the one ranked list ([`crate::metrics`]) and aggregate into one
+//! sweep.csv row per cut, with the configuration's costs.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -7,14 +8,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::error::SweepError;
-use super::grid::ConfigSpec;
+use super::grid::{ConfigCut, ConfigSpec};
 use super::index::{ConfigIndex, RetrievalContext};
-use super::rows::{ConfigOutcome, QuestionRow, StageTimes, SweepRow};
+use super::rows::{ConfigOutcome, CutOutcome, QuestionRow, StageTimes, SweepRow};
 use crate::chunking::enrich::{ChunkKey, ContextCost, Prefix};
 use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
-use crate::metrics::{self, Aggregate, ChunkTable};
+use crate::metrics::{
+    self, Aggregate, ChunkTable, Cut, QuestionMetrics, cut_ranking, depth_for, head_for,
+    rank_facts,
+};
 use crate::retrieval::embeddings::Role;
 use crate::tokenize::CorpusTokens;
 
@@ -45,96 +49,175 @@ pub fn realized_overlap(tokens: &CorpusTokens, chunks: &[Chunk]) -> f64 {
     }
 }
 
-/// Runs one configuration: chunk, prefix, index, retrieve top-k for every question, score.
-/// `tokens` is the corpus's token streams ([`CorpusTokens::new`]), shared by every
-/// configuration; `context` holds what the prepare step made (embeddings, model-written
-/// contexts; see [`ConfigIndex::build`]). Spans are scored on the chunks' original ranges,
-/// whatever the prefix.
+/// Runs one configuration: chunk, prefix, index, retrieve every question once, deep enough for
+/// every cut of `cuts` (k and each context budget, in sweep.csv's order), and score each
+/// question at each cut from that one ranked list. `tokens` is the corpus's token streams
+/// ([`CorpusTokens::new`]), shared by every configuration; `context` holds what the prepare
+/// step made (embeddings, model-written contexts; see [`ConfigIndex::build`]). Spans are scored
+/// on the chunks' original ranges, whatever the prefix.
 ///
 /// # Errors
-/// As [`ConfigIndex::build`] and [`ConfigIndex::scores`].
+/// As [`ConfigIndex::build`] and [`ConfigIndex::rank`].
 pub fn run_config(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     golden: &GoldenSet,
     config: &ConfigSpec,
+    cuts: &[Cut],
     context: &Arc<RetrievalContext>,
     keep_chunks: bool,
 ) -> Result<ConfigOutcome, SweepError> {
     let started = Instant::now();
-    let tokenizer = tokens.counter().kind();
-    let params = config.params;
     let built = ConfigIndex::build(corpus, tokens, config, context)?;
-    let scale = built.margin_scale();
-    let embed_cost = config_embed_cost(corpus, golden, config, &built)?;
-    let context_cost = config_context_cost(&built);
-    let (chunk_ms, index_ms) = (built.chunk_ms, built.index_ms);
-    let chunks = &built.chunks;
     let mut times = StageTimes {
-        chunk_ms,
-        index_ms,
+        chunk_ms: built.chunk_ms,
+        index_ms: built.index_ms,
         ..StageTimes::default()
     };
+    let scored = score_cuts(corpus, tokens, golden, &built, cuts, &mut times)?;
+    let t = Instant::now();
+    let row = config_row(corpus, tokens, golden, &built)?;
+    let cuts = scored
+        .into_iter()
+        .map(|s| {
+            let agg = metrics::aggregate(&s.metrics);
+            CutOutcome {
+                row: row_at_cut(&row, s.cut, &s.config_id, &agg),
+                cut: s.cut,
+                questions: s.questions,
+                metrics: s.metrics,
+            }
+        })
+        .collect();
+    times.score_ms += ms_since(t);
+    Ok(ConfigOutcome {
+        config: config.clone(),
+        cuts,
+        chunks: if keep_chunks {
+            built.chunks
+        } else {
+            Vec::new()
+        },
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        times,
+    })
+}
+
+/// One cut's per-question rows and metrics, in golden-set order.
+#[derive(Debug, Clone)]
+pub struct CutScores {
+    /// The cut.
+    pub cut: Cut,
+    /// The configuration's id at the cut ([`ConfigCut::id`]).
+    pub config_id: String,
+    /// sweep_questions.csv's rows.
+    pub questions: Vec<QuestionRow>,
+    /// The metrics behind them.
+    pub metrics: Vec<QuestionMetrics>,
+}
+
+/// Retrieves every question of `golden` once through `built`'s retriever, asked deep enough
+/// for every cut ([`depth_for`]), and scores it at each of `cuts` from that one ranked list
+/// (the margin and first correct rank once, from the whole list; the rest per cut). Adds the
+/// retrieval and scoring times to `times`.
+///
+/// # Errors
+/// As [`ConfigIndex::rank`].
+pub fn score_cuts(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    built: &ConfigIndex,
+    cuts: &[Cut],
+    times: &mut StageTimes,
+) -> Result<Vec<CutScores>, SweepError> {
+    let chunks = &built.chunks;
+    let chunk_tokens = built.chunk_tokens();
+    let depth = depth_for(cuts, &chunk_tokens);
+    let scale = built.retriever.margin_scale();
     let table = ChunkTable::new(chunks, corpus.docs.len());
-    let config_id = config.id();
-    let mut metrics = Vec::with_capacity(golden.questions.len());
-    let mut rows = Vec::with_capacity(golden.questions.len());
+    let n = golden.questions.len();
+    let mut out: Vec<CutScores> = cuts
+        .iter()
+        .map(|&cut| CutScores {
+            cut,
+            config_id: ConfigCut {
+                config: built.config.clone(),
+                cut,
+            }
+            .id(),
+            questions: Vec::with_capacity(n),
+            metrics: Vec::with_capacity(n),
+        })
+        .collect();
     for q in &golden.questions {
         let t = Instant::now();
-        let scores = built.scores(&q.text)?;
-        let ranking = built.rank(&scores);
+        let ranked = built.rank(&q.text, depth)?;
+        let head = head_for(&ranked, cuts, &chunk_tokens);
         times.retrieve_ms += ms_since(t);
         let t = Instant::now();
-        let m = metrics::score_question_scaled(q, &table, &scores, &ranking, scale);
-        rows.push(QuestionRow {
-            config_id: config_id.clone(),
-            cut: config.cut().kind().into(),
-            budget_tokens: config.budget,
-            question_id: q.id.clone(),
-            question_type: q.question_type.clone().unwrap_or_default(),
-            n_spans: m.n_spans,
-            hit: u8::from(m.hit),
-            span_recall: m.span_recall,
-            coverage: m.coverage,
-            margin: m.margin,
-            unreachable: u8::from(m.unreachable),
-            first_correct_rank: m.first_correct_rank,
-            reciprocal_rank: m.reciprocal_rank,
-            char_iou: m.char_iou,
-            char_precision: m.char_precision,
-            char_recall: m.char_recall,
-            tie_at_k: u8::from(m.tie_at_k),
-            chunks_retrieved: m.retrieved_chunks,
-            tokens_retrieved: m.retrieved_tokens,
-            span_tokens: metrics::span_tokens(q, corpus, tokens)
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join("|"),
-            retrieved_chunk_ids: ranking
-                .top
-                .iter()
-                .map(|&i| chunks[i].id(corpus))
-                .collect::<Vec<_>>()
-                .join("|"),
-            retrieved_scores: ranking
-                .scores
-                .iter()
-                .map(|s| format!("{s:.4}"))
-                .collect::<Vec<_>>()
-                .join("|"),
-            retrieved_ranges: ranking
-                .top
-                .iter()
-                .map(|&i| format!("{}-{}", chunks[i].start, chunks[i].end))
-                .collect::<Vec<_>>()
-                .join("|"),
-        });
-        metrics.push(m);
+        let facts = rank_facts(q, &table, &ranked, scale);
+        let span_tokens = join(metrics::span_tokens(q, corpus, tokens), |t| t.to_string());
+        for at in &mut out {
+            let ranking = cut_ranking(&head, at.cut, &chunk_tokens);
+            let m = metrics::score_question(q, &table, &facts, &ranking);
+            at.questions.push(QuestionRow {
+                config_id: at.config_id.clone(),
+                cut: at.cut.kind().into(),
+                budget_tokens: at.cut.budget_tokens(),
+                question_id: q.id.clone(),
+                question_type: q.question_type.clone().unwrap_or_default(),
+                n_spans: m.n_spans,
+                hit: u8::from(m.hit),
+                span_recall: m.span_recall,
+                coverage: m.coverage,
+                margin: m.margin,
+                unreachable: u8::from(m.unreachable),
+                first_correct_rank: m.first_correct_rank,
+                reciprocal_rank: m.reciprocal_rank,
+                char_iou: m.char_iou,
+                char_precision: m.char_precision,
+                char_recall: m.char_recall,
+                tie_at_k: u8::from(m.tie_at_k),
+                chunks_retrieved: m.retrieved_chunks,
+                tokens_retrieved: m.retrieved_tokens,
+                span_tokens: span_tokens.clone(),
+                retrieved_chunk_ids: join(&ranking.top, |&i| chunks[i].id(corpus)),
+                retrieved_scores: join(&ranking.scores, |s| format!("{s:.4}")),
+                retrieved_ranges: join(&ranking.top, |&i| {
+                    format!("{}-{}", chunks[i].start, chunks[i].end)
+                }),
+            });
+            at.metrics.push(m);
+        }
         times.score_ms += ms_since(t);
     }
-    let t = Instant::now();
-    let agg: Aggregate = metrics::aggregate(&metrics);
+    Ok(out)
+}
+
+/// `items`, each written by `f`, joined by `|`.
+fn join<T>(items: impl IntoIterator<Item = T>, f: impl Fn(T) -> String) -> String {
+    items.into_iter().map(f).collect::<Vec<_>>().join("|")
+}
+
+/// The columns of a configuration's sweep.csv rows that do not depend on the cut (the cut's
+/// columns are left at their defaults for [`row_at_cut`]): chunks, costs, overlap.
+///
+/// # Errors
+/// As [`config_embed_cost`].
+fn config_row(
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    golden: &GoldenSet,
+    built: &ConfigIndex,
+) -> Result<SweepRow, SweepError> {
+    let config = &built.config;
+    let params = config.params;
+    let chunks = &built.chunks;
+    let tokenizer = tokens.counter().kind();
+    let embed_cost = config_embed_cost(corpus, golden, config, built)?;
+    let context_cost = config_context_cost(built);
+    let table = ChunkTable::new(chunks, corpus.docs.len());
     let index_tokens: usize = chunks.iter().map(Chunk::total_tokens).sum();
     let prefix_tokens: usize = chunks.iter().map(|c| c.prefix_tokens).sum();
     let per_chunk = |total: usize| {
@@ -144,32 +227,71 @@ pub fn run_config(
             total as f64 / chunks.len() as f64
         }
     };
-    let mean_chunk_tokens = per_chunk(index_tokens);
-    let mean_prefix_tokens = per_chunk(prefix_tokens);
     let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params, tokenizer);
-    let row = SweepRow {
-        config_id,
+    let (n_docs, single_chunk_docs) = table.single_chunk_docs();
+    Ok(SweepRow {
+        config_id: String::new(),
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
         realized_overlap: realized_overlap(tokens, chunks),
         prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
-        top_k: config.top_k,
-        cut: config.cut().kind().into(),
-        budget_tokens: config.budget,
+        top_k: 0,
+        cut: String::new(),
+        budget_tokens: None,
         tokenizer: tokenizer.name().into(),
         n_chunks: chunks.len(),
         max_chunk_tokens,
         n_oversize,
-        mean_chunk_tokens,
-        mean_prefix_tokens,
+        mean_chunk_tokens: per_chunk(index_tokens),
+        mean_prefix_tokens: per_chunk(prefix_tokens),
         index_tokens,
+        tokens_per_query: 0.0,
+        chunks_retrieved_mean: 0.0,
+        chunks_retrieved_max: 0,
+        n_docs,
+        single_chunk_docs,
+        n_questions: 0,
+        span_recall: 0.0,
+        span_recall_micro: 0.0,
+        hit_rate: 0.0,
+        coverage: 0.0,
+        coverage_micro: 0.0,
+        margin: 0.0,
+        mrr: 0.0,
+        char_iou: 0.0,
+        char_iou_micro: 0.0,
+        char_precision: 0.0,
+        char_recall: 0.0,
+        unreachable: 0,
+        ties_at_k: 0,
+        embed_tokens: embed_cost.tokens,
+        embed_cost_usd: embed_cost.cost_usd,
+        embed_ms: embed_cost.ms,
+        embed_input: match (
+            config.retriever.needs_embeddings(),
+            built.context.embeddings.settings(),
+        ) {
+            (true, Some(s)) => s.chunk_input().into(),
+            _ => String::new(),
+        },
+        context_calls: context_cost.0,
+        context_tokens: context_cost.1.prompt_tokens + context_cost.1.completion_tokens,
+        context_cost_usd: context_cost.1.cost_usd,
+    })
+}
+
+/// `row` (from [`config_row`]) at one cut: its id, cut columns and the cut's aggregates.
+fn row_at_cut(row: &SweepRow, cut: Cut, config_id: &str, agg: &Aggregate) -> SweepRow {
+    SweepRow {
+        config_id: config_id.to_string(),
+        top_k: cut.top_k(),
+        cut: cut.kind().into(),
+        budget_tokens: cut.budget_tokens(),
         tokens_per_query: agg.tokens_per_query,
         chunks_retrieved_mean: agg.chunks_retrieved_mean,
         chunks_retrieved_max: agg.chunks_retrieved_max,
-        n_docs: table.single_chunk_docs().0,
-        single_chunk_docs: table.single_chunk_docs().1,
         n_questions: agg.n_questions,
         span_recall: agg.span_recall,
         span_recall_micro: agg.span_recall_micro,
@@ -184,34 +306,8 @@ pub fn run_config(
         char_recall: agg.char_recall,
         unreachable: agg.unreachable,
         ties_at_k: agg.ties_at_k,
-        embed_tokens: embed_cost.tokens,
-        embed_cost_usd: embed_cost.cost_usd,
-        embed_ms: embed_cost.ms,
-        embed_input: match (
-            config.retriever.needs_embeddings(),
-            context.embeddings.settings(),
-        ) {
-            (true, Some(s)) => s.chunk_input().into(),
-            _ => String::new(),
-        },
-        context_calls: context_cost.0,
-        context_tokens: context_cost.1.prompt_tokens + context_cost.1.completion_tokens,
-        context_cost_usd: context_cost.1.cost_usd,
-    };
-    times.score_ms += ms_since(t);
-    Ok(ConfigOutcome {
-        config: config.clone(),
-        row,
-        questions: rows,
-        metrics,
-        chunks: if keep_chunks {
-            built.chunks.clone()
-        } else {
-            Vec::new()
-        },
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        times,
-    })
+        ..row.clone()
+    }
 }
 
 /// What writing the `llm_context` contexts of `built`'s distinct chunks costs: the number of

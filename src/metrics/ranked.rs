@@ -1,0 +1,175 @@
+//! What one query's ranked list ([`Ranked`]) gives the metrics: the facts of the whole list
+//! (the first correct rank and the margin, [`rank_facts`]) and the list read at each cut
+//! ([`head_for`], [`cut_ranking`]). A configuration is retrieved once per question; every cut is
+//! read from that one list. See [`crate::retrieval::retriever`] for what a retriever that returns
+//! only a top-n gives each metric.
+
+use super::{ChunkTable, Cut, fit_budget};
+use crate::golden::Question;
+use crate::retrieval::rank::full_rank;
+use crate::retrieval::retriever::cut_head;
+use crate::retrieval::{Hit, MarginScale, Ranked, Ranking};
+
+/// What a question's whole ranked list says, whatever the cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankFacts {
+    /// No chunk of the index holds any evidence span whole.
+    pub unreachable: bool,
+    /// Normalised margin (see [`crate::metrics`]); −1 when unreachable.
+    pub margin: f64,
+    /// 1-based rank of the first correct chunk in the list; `None` when unreachable, or when a
+    /// top-n list holds no correct chunk.
+    pub first_correct_rank: Option<usize>,
+}
+
+/// Hits the deepest of `cuts` can read, plus one for its tie flag: `max(k, n_b) + 1`, where
+/// `n_b` is how many of the smallest chunks (by `chunk_tokens`, prefixes included) fit the
+/// largest budget (at least 1). This is the depth a retriever is asked for; no cut takes more.
+pub fn depth_for(cuts: &[Cut], chunk_tokens: &[usize]) -> usize {
+    let max_k = cuts.iter().filter_map(|c| match c {
+        Cut::K(k) => Some(*k),
+        Cut::Budget(_) => None,
+    });
+    let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
+    let fits = budget.map_or(0, |b| {
+        let mut sorted = chunk_tokens.to_vec();
+        sorted.sort_unstable();
+        fit_budget(sorted, b)
+    });
+    max_k.max().unwrap_or(0).max(fits) + 1
+}
+
+/// The leading hits of `ranked` that every cut of `cuts` reads, with the hit after the deepest
+/// cut (for its tie flag) when the list has one: at least `k + 1` hits, and enough that the
+/// largest budget is exceeded inside them (or the whole list). Grows from 16 hits by doubling,
+/// so a budget that takes a handful of chunks never ranks the whole index.
+pub fn head_for(ranked: &Ranked, cuts: &[Cut], chunk_tokens: &[usize]) -> Vec<Hit> {
+    let n = ranked.len();
+    let max_k = cuts
+        .iter()
+        .map(|c| match c {
+            Cut::K(k) => *k,
+            Cut::Budget(_) => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
+    let mut depth = (max_k + 1)
+        .max(if budget.is_some() { 16 } else { 0 })
+        .min(n);
+    loop {
+        let head = ranked.head(depth);
+        let inside = budget.is_none_or(|b| {
+            fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b) < head.len()
+        });
+        if inside || depth >= n {
+            return head;
+        }
+        depth = (depth * 2).min(n);
+    }
+}
+
+/// The ranked list's `head` (from [`head_for`]) cut at `cut`: the top k, or as many leading
+/// chunks as [fit](fit_budget) the budget given each chunk's `chunk_tokens` (prefixes included),
+/// with the tie flag at the cut.
+///
+/// # Panics
+/// If a hit names a chunk beyond `chunk_tokens`.
+pub fn cut_ranking(head: &[Hit], cut: Cut, chunk_tokens: &[usize]) -> Ranking {
+    let c = match cut {
+        Cut::K(k) => k,
+        Cut::Budget(b) => fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b),
+    };
+    cut_head(head, c)
+}
+
+/// The margin and the first correct rank of `question` over its ranked list, with the
+/// retriever's `scale` (definitions in [`crate::metrics`]; for a top-n list, the rules of
+/// [`crate::retrieval::retriever`]).
+pub fn rank_facts(
+    question: &Question,
+    table: &ChunkTable<'_>,
+    ranked: &Ranked,
+    scale: MarginScale,
+) -> RankFacts {
+    let mut correct: Vec<usize> = question
+        .spans
+        .iter()
+        .flat_map(|s| s.locations.iter())
+        .flat_map(|loc| table.containing(loc))
+        .collect();
+    correct.sort_unstable();
+    correct.dedup();
+    if correct.is_empty() {
+        return RankFacts {
+            unreachable: true,
+            margin: -1.0,
+            first_correct_rank: None,
+        };
+    }
+    let (best_correct, best_wrong, top_score, first_correct_rank) = match ranked {
+        Ranked::Every(scores) => over_every(scores, &correct),
+        Ranked::Top(hits) => over_top(hits, &correct, table.chunks().len()),
+    };
+    let diff = best_correct - best_wrong;
+    let margin = match scale {
+        MarginScale::TopScore if top_score > 0.0 => diff / top_score,
+        MarginScale::TopScore => 0.0,
+        MarginScale::Raw => diff,
+        MarginScale::Divide(d) => diff / d,
+    };
+    RankFacts {
+        unreachable: false,
+        margin,
+        first_correct_rank,
+    }
+}
+
+/// Best correct score, best wrong score (0 when every chunk is correct), top score (at least 0)
+/// and the first correct rank, over a score for every chunk; `correct` is sorted and not empty.
+fn over_every(scores: &[f64], correct: &[usize]) -> (f64, f64, f64, Option<usize>) {
+    let best_correct = correct
+        .iter()
+        .copied()
+        .fold(correct[0], |b, i| if scores[i] > scores[b] { i } else { b });
+    // one pass: the top score (at least 0) and the best score of a chunk not in `correct`
+    // (sorted, so walked alongside)
+    let mut top_score = 0.0f64;
+    let mut best_wrong: Option<f64> = None;
+    let mut next_correct = correct.iter().copied().peekable();
+    for (i, &s) in scores.iter().enumerate() {
+        top_score = top_score.max(s);
+        if next_correct.next_if_eq(&i).is_none() {
+            best_wrong = Some(best_wrong.map_or(s, |a| a.max(s)));
+        }
+    }
+    (
+        scores[best_correct],
+        best_wrong.unwrap_or(0.0),
+        top_score,
+        Some(full_rank(scores, best_correct)),
+    )
+}
+
+/// As [`over_every`] over a top-n list of an index of `n_chunks` chunks: a chunk the list does
+/// not hold counts as scoring the last hit's score; an empty list gives a margin of 0.
+fn over_top(hits: &[Hit], correct: &[usize], n_chunks: usize) -> (f64, f64, f64, Option<usize>) {
+    let Some(last) = hits.last() else {
+        return (0.0, 0.0, 0.0, None);
+    };
+    let complete = hits.len() >= n_chunks;
+    let is_correct = |h: &&Hit| correct.binary_search(&h.chunk).is_ok();
+    let first_correct = hits.iter().position(|h| is_correct(&h));
+    let best_correct = first_correct.map_or(last.score, |i| hits[i].score);
+    let best_wrong = match hits.iter().find(|h| !is_correct(h)) {
+        Some(h) => h.score,
+        None if complete => 0.0,
+        None => last.score,
+    };
+    (
+        best_correct,
+        best_wrong,
+        hits[0].score.max(0.0),
+        first_correct.map(|i| i + 1),
+    )
+}
