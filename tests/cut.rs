@@ -6,10 +6,14 @@ use std::path::Path;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
-use chunksweep::sweep::{ConfigOutcome, Overlap, RetrieverKind, SweepSpec, expand, run_sweep};
+use chunksweep::metrics::Cut;
+use chunksweep::sweep::{
+    ConfigCut, CutOutcome, Overlap, RetrieverKind, SweepSpec, expand, run_sweep,
+};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
-fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
+/// Each size's rows at top k.
+fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<CutOutcome> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000");
     let corpus = load_corpus(&root.join("corpus")).unwrap();
     let golden = golden::load(&root.join("golden.jsonl"), GoldenFormat::Jsonl, &corpus).unwrap();
@@ -28,6 +32,7 @@ fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
         &tokens,
         &golden,
         &expand(&spec).unwrap(),
+        &spec.cuts(),
         &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
             &corpus, &spec,
         )),
@@ -35,6 +40,9 @@ fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<ConfigOutcome> {
         |_| {},
     )
     .unwrap()
+    .into_iter()
+    .map(|mut o| o.cuts.remove(0))
+    .collect()
 }
 
 #[test]
@@ -111,8 +119,37 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
         retrievers: vec![RetrieverKind::Bm25],
         ..SweepSpec::default()
     };
+    // One configuration, read at k and at each budget from one ranking.
     let configs = expand(&spec).unwrap();
-    let ids: Vec<String> = configs.iter().map(|c| c.id()).collect();
+    assert_eq!(configs.len(), 1);
+    let cuts = spec.cuts();
+    assert_eq!(
+        cuts,
+        [
+            Cut::K(1),
+            Cut::Budget(25),
+            Cut::Budget(5),
+            Cut::Budget(1000)
+        ]
+    );
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let context = std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
+        &corpus, &spec,
+    ));
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &configs,
+        &cuts,
+        &context,
+        false,
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(outcomes.len(), 1);
+    let rows = &outcomes[0].cuts;
+    let ids: Vec<&str> = rows.iter().map(|c| c.row.config_id.as_str()).collect();
     assert_eq!(
         ids,
         [
@@ -122,24 +159,18 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
             "words-10-o0-none-bm25-b1000"
         ]
     );
-    // Ids parse back to the same configuration.
-    for c in &configs {
-        assert_eq!(&c.id().parse::<chunksweep::sweep::ConfigSpec>().unwrap(), c);
+    // Ids parse back to the same configuration and cut.
+    for c in rows {
+        let at: ConfigCut = c.row.config_id.parse().unwrap();
+        assert_eq!(
+            at,
+            ConfigCut {
+                config: configs[0].clone(),
+                cut: c.cut
+            }
+        );
     }
-    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
-    let outcomes = run_sweep(
-        &corpus,
-        &tokens,
-        &golden,
-        &configs,
-        &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
-            &corpus, &spec,
-        )),
-        false,
-        |_| {},
-    )
-    .unwrap();
-    let per_question: Vec<Vec<usize>> = outcomes
+    let per_question: Vec<Vec<usize>> = rows
         .iter()
         .map(|o| o.questions.iter().map(|q| q.chunks_retrieved).collect())
         .collect();
@@ -147,33 +178,34 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
         per_question,
         [vec![1, 1], vec![2, 2], vec![1, 1], vec![3, 3]]
     );
-    let tokens_per_query: Vec<f64> = outcomes.iter().map(|o| o.row.tokens_per_query).collect();
+    let tokens_per_query: Vec<f64> = rows.iter().map(|o| o.row.tokens_per_query).collect();
     assert_eq!(tokens_per_query, [10.0, 20.0, 10.0, 30.0]);
-    let cuts: Vec<(&str, Option<usize>)> = outcomes
+    let cut_columns: Vec<(&str, Option<usize>, usize)> = rows
         .iter()
-        .map(|o| (o.row.cut.as_str(), o.row.budget_tokens))
+        .map(|o| (o.row.cut.as_str(), o.row.budget_tokens, o.row.top_k))
         .collect();
     assert_eq!(
-        cuts,
+        cut_columns,
         [
-            ("k", None),
-            ("budget", Some(25)),
-            ("budget", Some(5)),
-            ("budget", Some(1000))
+            ("k", None, 1),
+            ("budget", Some(25), 0),
+            ("budget", Some(5), 0),
+            ("budget", Some(1000), 0)
         ]
     );
-    assert!(outcomes[1].questions.iter().all(|q| q.cut == "budget"));
+    assert!(rows[1].questions.iter().all(|q| q.cut == "budget"));
     // Both questions are found at every cut: the evidence is one chunk's start.
-    assert!(outcomes.iter().all(|o| o.row.span_recall == 1.0));
-    // The judge retrieves through the same index at the configuration's cut.
-    let index = chunksweep::sweep::ConfigIndex::build(
-        &corpus,
-        &tokens,
-        &configs[1],
-        &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
-            &corpus, &spec,
-        )),
-    )
-    .unwrap();
-    assert_eq!(index.retrieve("refunds").unwrap().top.len(), 2);
+    assert!(rows.iter().all(|o| o.row.span_recall == 1.0));
+    // The judge retrieves through the same index at a cut.
+    let index =
+        chunksweep::sweep::ConfigIndex::build(&corpus, &tokens, &configs[0], &context).unwrap();
+    assert_eq!(
+        index
+            .retrieve("refunds", Cut::Budget(25))
+            .unwrap()
+            .top
+            .len(),
+        2
+    );
+    assert_eq!(index.retrieve("refunds", Cut::K(1)).unwrap().top.len(), 1);
 }

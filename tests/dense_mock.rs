@@ -112,7 +112,7 @@ async fn embed_for_sweep(
 fn row<'a>(outcomes: &'a [ConfigOutcome], retriever: &str) -> &'a ConfigOutcome {
     outcomes
         .iter()
-        .find(|o| o.row.retriever == retriever)
+        .find(|o| o.cuts[0].row.retriever == retriever)
         .unwrap()
 }
 
@@ -167,6 +167,7 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         &tokens,
         &golden,
         &expand(&spec).unwrap(),
+        &spec.cuts(),
         &context,
         true,
         |_| {},
@@ -174,43 +175,49 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
     .unwrap();
     assert_eq!(outcomes.len(), 3);
     for o in &outcomes {
-        assert_eq!(o.row.n_chunks, 3, "{}", o.row.config_id);
+        assert_eq!(o.cuts[0].row.n_chunks, 3, "{}", o.cuts[0].row.config_id);
     }
 
     // BM25: q1 shares no term with any chunk (all scores 0, chunk order puts P1 first); q2 finds P1.
     let bm25 = row(&outcomes, "bm25");
-    assert_eq!(bm25.questions[0].retrieved_chunk_ids, "a.md#0");
-    assert_eq!(bm25.row.span_recall, 0.5);
-    assert_eq!(bm25.row.embed_tokens, 0);
+    assert_eq!(bm25.cuts[0].questions[0].retrieved_chunk_ids, "a.md#0");
+    assert_eq!(bm25.cuts[0].row.span_recall, 0.5);
+    assert_eq!(bm25.cuts[0].row.embed_tokens, 0);
 
     // Dense: q1 = e1 has cosine 1 with P2 and 0 with P1 and P3: margin 1 − 0 (cosine as is).
     let dense = row(&outcomes, "dense");
-    assert_eq!(dense.row.config_id, "recursive-12-o0-none-dense-k1");
-    assert_eq!(dense.questions[0].retrieved_chunk_ids, "a.md#1");
-    assert_eq!(dense.questions[0].retrieved_scores, "1.0000");
-    assert!((dense.questions[0].margin - 1.0).abs() < 1e-6);
-    assert_eq!(dense.questions[1].retrieved_chunk_ids, "a.md#0");
-    assert_eq!(dense.row.span_recall, 1.0);
+    assert_eq!(dense.cuts[0].row.config_id, "recursive-12-o0-none-dense-k1");
+    assert_eq!(dense.cuts[0].questions[0].retrieved_chunk_ids, "a.md#1");
+    assert_eq!(dense.cuts[0].questions[0].retrieved_scores, "1.0000");
+    assert!((dense.cuts[0].questions[0].margin - 1.0).abs() < 1e-6);
+    assert_eq!(dense.cuts[0].questions[1].retrieved_chunk_ids, "a.md#0");
+    assert_eq!(dense.cuts[0].row.span_recall, 1.0);
 
     // Hybrid, weights bm25 1 and dense 2, k = 60. For q1 BM25 ranks P1, P2, P3 (all tied);
     // dense ranks P2, then P1 and P3 (tied at 0). P2 = 1/62 + 2/61, P1 = 1/61 + 2/62,
     // P3 = 1/63 + 2/63: P2 wins, and the margin is (P2 − P1) / (3/61) = 1/186.
     let hybrid = row(&outcomes, "hybrid");
-    assert_eq!(hybrid.questions[0].retrieved_chunk_ids, "a.md#1");
+    assert_eq!(hybrid.cuts[0].questions[0].retrieved_chunk_ids, "a.md#1");
     let p2 = 1.0 / 62.0 + 2.0 / 61.0;
-    assert_eq!(hybrid.questions[0].retrieved_scores, format!("{p2:.4}"));
-    assert!(
-        (hybrid.questions[0].margin - 1.0 / 186.0).abs() < 1e-6,
-        "{}",
-        hybrid.questions[0].margin
+    assert_eq!(
+        hybrid.cuts[0].questions[0].retrieved_scores,
+        format!("{p2:.4}")
     );
-    assert_eq!(hybrid.row.span_recall, 1.0);
+    assert!(
+        (hybrid.cuts[0].questions[0].margin - 1.0 / 186.0).abs() < 1e-6,
+        "{}",
+        hybrid.cuts[0].questions[0].margin
+    );
+    assert_eq!(hybrid.cuts[0].row.span_recall, 1.0);
 
     // Embedding cost: chunks and questions, cl100k tokens as sent, at $2.50 per million.
-    assert!(dense.row.embed_tokens > 0);
-    assert_eq!(dense.row.embed_tokens, hybrid.row.embed_tokens);
-    let cost = dense.row.embed_cost_usd.unwrap();
-    assert!((cost - dense.row.embed_tokens as f64 * 2.5e-6).abs() < 1e-12);
+    assert!(dense.cuts[0].row.embed_tokens > 0);
+    assert_eq!(
+        dense.cuts[0].row.embed_tokens,
+        hybrid.cuts[0].row.embed_tokens
+    );
+    let cost = dense.cuts[0].row.embed_cost_usd.unwrap();
+    assert!((cost - dense.cuts[0].row.embed_tokens as f64 * 2.5e-6).abs() < 1e-12);
 
     // A rerun with the same cache (a new client and embedder) sends nothing and scores the same.
     let emb2 = embedder(&server, dir.path(), settings());
@@ -232,6 +239,7 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         &tokens,
         &golden,
         &expand(&spec).unwrap(),
+        &spec.cuts(),
         &Arc::new(context2),
         false,
         |_| {},
@@ -239,7 +247,7 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
     .unwrap();
     for (a, b) in outcomes.iter().zip(&again) {
         assert_eq!(
-            a.row, b.row,
+            a.cuts[0].row, b.cuts[0].row,
             "a cached rerun gives the same row, embed_ms included"
         );
     }
@@ -284,6 +292,7 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
         &tokens,
         &golden,
         &expand(&spec).unwrap(),
+        &spec.cuts(),
         &Arc::new(context),
         true,
         |_| {},
@@ -304,9 +313,9 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
             "The invoice is late. The invoice must be paid."
         ]
     );
-    assert_eq!(outcomes[0].row.strategy, "semantic");
+    assert_eq!(outcomes[0].cuts[0].row.strategy, "semantic");
     assert!(
-        outcomes[0].row.embed_tokens > 0,
+        outcomes[0].cuts[0].row.embed_tokens > 0,
         "sentences count as embedding cost"
     );
     // At 8 tokens the hard cap splits each group further; no chunk exceeds 8 tokens.

@@ -27,9 +27,7 @@ fn spec(strategy: Strategy, size: usize, prefix: Prefix) -> ConfigSpec {
         },
         prefix,
         retriever: RetrieverKind::Bm25,
-        top_k: 5,
         bm25: Default::default(),
-        budget: None,
     }
 }
 

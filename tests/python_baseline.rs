@@ -11,6 +11,7 @@ use std::process::Command;
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
+use chunksweep::metrics::Cut;
 use chunksweep::retrieval::{AnalyzerKind, Bm25Settings};
 use std::sync::Arc;
 
@@ -74,7 +75,17 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
     let configs = expand(&spec).unwrap();
     let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec));
-    let outcomes = run_sweep(&corpus, &tokens, &golden, &configs, &context, false, |_| {}).unwrap();
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        &configs,
+        &spec.cuts(),
+        &context,
+        false,
+        |_| {},
+    )
+    .unwrap();
     let n_q = golden.questions.len();
     assert_eq!(n_q, 276);
     assert_eq!(baseline.len(), 5 * n_q);
@@ -88,7 +99,7 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
             let want = &baseline[c * n_q + q];
             assert_eq!(want["size"].as_u64(), Some(config.params.chunk_size as u64));
             assert_eq!(want["question"].as_u64(), Some(q as u64));
-            let ranking = index.retrieve(&question.text).unwrap();
+            let ranking = index.retrieve(&question.text, Cut::K(5)).unwrap();
             let ids: Vec<String> = ranking
                 .top
                 .iter()
@@ -112,7 +123,7 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
                     .iter()
                     .zip(&want_scores)
                     .all(|(g, w)| (g - w).abs() <= 1e-9 * w.abs().max(1.0));
-            let hit = outcome.questions[q].hit == 1;
+            let hit = outcome.cuts[0].questions[q].hit == 1;
             n_hits += usize::from(hit);
             if ids != want_ids || !scores_equal || Some(hit) != want["hit"].as_bool() {
                 mismatches.push(format!(

@@ -42,18 +42,22 @@ fn seed_000_table_is_reproduced() {
         &tokens,
         &golden,
         &expand(&spec).unwrap(),
+        &spec.cuts(),
         &Arc::new(RetrievalContext::for_spec(&corpus, &spec)),
         false,
         |_| {},
     )
     .unwrap();
-    let overlaps: Vec<usize> = outcomes.iter().map(|o| o.row.chunk_overlap).collect();
-    let chunks: Vec<usize> = outcomes.iter().map(|o| o.row.n_chunks).collect();
+    let overlaps: Vec<usize> = outcomes
+        .iter()
+        .map(|o| o.cuts[0].row.chunk_overlap)
+        .collect();
+    let chunks: Vec<usize> = outcomes.iter().map(|o| o.cuts[0].row.n_chunks).collect();
     let recall: Vec<String> = outcomes
         .iter()
-        .map(|o| format!("{:.2}", o.row.span_recall))
+        .map(|o| format!("{:.2}", o.cuts[0].row.span_recall))
         .collect();
-    let ties: Vec<usize> = outcomes.iter().map(|o| o.row.ties_at_k).collect();
+    let ties: Vec<usize> = outcomes.iter().map(|o| o.cuts[0].row.ties_at_k).collect();
     assert_eq!(overlaps, vec![2, 3, 4, 6, 8, 12, 16]);
     assert_eq!(chunks, vec![40, 26, 20, 14, 10, 6, 6]);
     assert_eq!(
@@ -64,6 +68,6 @@ fn seed_000_table_is_reproduced() {
     // Context cost: k × size words when every window is full (the seed's "ctx words" column is
     // k × size; the last window of a document can be shorter, so the mean is a little lower).
     for o in &outcomes {
-        assert!(o.row.tokens_per_query <= 2.0 * o.row.chunk_size as f64);
+        assert!(o.cuts[0].row.tokens_per_query <= 2.0 * o.cuts[0].row.chunk_size as f64);
     }
 }

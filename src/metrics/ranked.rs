@@ -59,9 +59,8 @@ pub fn head_for(ranked: &Ranked, cuts: &[Cut], chunk_tokens: &[usize]) -> Vec<Hi
         .min(n);
     loop {
         let head = ranked.head(depth);
-        let inside = budget.is_none_or(|b| {
-            fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b) < head.len()
-        });
+        let inside = budget
+            .is_none_or(|b| fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b) < head.len());
         if inside || depth >= n {
             return head;
         }

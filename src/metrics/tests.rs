@@ -12,7 +12,7 @@
 use super::*;
 use crate::corpus::{Corpus, Document};
 use crate::golden::{EvidenceSpan, Location, Question};
-use crate::retrieval::rank_top_k;
+use crate::retrieval::{Ranked, rank_top_k};
 
 fn corpus() -> Corpus {
     Corpus::from_documents(
@@ -81,7 +81,13 @@ fn score(q: &Question, k: usize) -> QuestionMetrics {
     let c = corpus();
     let cs = chunks(&c);
     let table = ChunkTable::new(&cs, c.docs.len());
-    score_question(q, &table, &SCORES, &rank_top_k(&SCORES, k))
+    let facts = rank_facts(
+        q,
+        &table,
+        &Ranked::Every(SCORES.to_vec()),
+        MarginScale::TopScore,
+    );
+    score_question(q, &table, &facts, &rank_top_k(&SCORES, k))
 }
 
 #[test]
@@ -200,8 +206,15 @@ fn a_budget_takes_chunks_in_rank_order_while_they_fit() {
     assert_eq!(fit_budget([10; 40], 1000), 40, "never more than the list");
 }
 
+/// The list of `scores` read at `cut` as the sweep reads it: the head deep enough for the cut,
+/// then the cut.
+fn at(scores: &[f64], tokens: &[usize], cut: Cut) -> Ranking {
+    let ranked = Ranked::Every(scores.to_vec());
+    cut_ranking(&head_for(&ranked, &[cut], tokens), cut, tokens)
+}
+
 #[test]
-fn budget_ranking_cuts_the_ranked_list_at_the_budget() {
+fn a_budget_cut_takes_the_ranked_list_while_it_fits() {
     // 40 chunks of 30 tokens but chunk 7 (200 tokens) and chunk 3 (1200); scores fall with the
     // index except that chunk 7 ranks first and chunk 3 second.
     let mut tokens = vec![30usize; 40];
@@ -211,20 +224,57 @@ fn budget_ranking_cuts_the_ranked_list_at_the_budget() {
     scores[7] = 500.0;
     scores[3] = 400.0;
     // Budget 1000: chunk 7 (200) fits; chunk 3 would make 1400: cut after one chunk.
-    let r = budget_ranking(&scores, &tokens, 1000);
+    let r = at(&scores, &tokens, Cut::Budget(1000));
     assert_eq!(r.top, vec![7]);
     // Budget 2000: 7 + 3 = 1400, then 30-token chunks 0, 1, 2, 4, … while ≤ 2000: 20 more
     // (1400 + 20 × 30 = 2000).
-    let r = budget_ranking(&scores, &tokens, 2000);
+    let r = at(&scores, &tokens, Cut::Budget(2000));
     assert_eq!(r.top.len(), 22);
     assert_eq!(&r.top[..4], &[7, 3, 0, 1]);
     assert_eq!(r.top.iter().map(|&i| tokens[i]).sum::<usize>(), 2000);
     // A budget larger than the index returns the whole index, and a tiny one the top chunk.
-    assert_eq!(budget_ranking(&scores, &tokens, 100_000).top.len(), 40);
-    assert_eq!(budget_ranking(&scores, &tokens, 1).top, vec![7]);
-    assert!(budget_ranking(&[], &[], 1000).top.is_empty());
+    assert_eq!(at(&scores, &tokens, Cut::Budget(100_000)).top.len(), 40);
+    assert_eq!(at(&scores, &tokens, Cut::Budget(1)).top, vec![7]);
+    assert!(at(&[], &[], Cut::Budget(1000)).top.is_empty());
     // The tie flag is rank_top_k's at the cut: equal scores at ranks 2 and 3.
-    let r = budget_ranking(&[3.0, 2.0, 2.0], &[10, 10, 10], 20);
+    let r = at(&[3.0, 2.0, 2.0], &[10, 10, 10], Cut::Budget(20));
     assert_eq!(r.top, vec![0, 1]);
     assert!(r.tie_at_k);
+}
+
+#[test]
+fn every_cut_read_from_one_head_equals_its_own_ranking() {
+    // One head for k = 2 and budgets 25, 60 and 1000 gives each cut what ranking for it alone
+    // gives: the same chunks, scores and tie flags.
+    let scores = [1.0, 5.0, 3.0, 3.0, 0.5, 2.0, 2.0, 4.0];
+    let tokens = [10, 20, 5, 10, 40, 15, 15, 10];
+    let cuts = [
+        Cut::K(2),
+        Cut::Budget(25),
+        Cut::Budget(60),
+        Cut::Budget(1000),
+    ];
+    let ranked = Ranked::Every(scores.to_vec());
+    let head = head_for(&ranked, &cuts, &tokens);
+    for cut in cuts {
+        assert_eq!(
+            cut_ranking(&head, cut, &tokens),
+            at(&scores, &tokens, cut),
+            "{cut:?}"
+        );
+    }
+    // Ranking: 1 (5, 20 tokens), 7 (4, 10), 2 (3, 5), 3 (3, 10), 5 (2, 15), 6 (2, 15), 0, 4.
+    assert_eq!(cut_ranking(&head, Cut::K(2), &tokens).top, vec![1, 7]);
+    // 25 tokens: chunk 1 (20) fits, + chunk 7 would make 30.
+    assert_eq!(cut_ranking(&head, Cut::Budget(25), &tokens).top, vec![1]);
+    // 60 tokens: 20 + 10 + 5 + 10 + 15 = 60 fits exactly, and the cut falls between the two
+    // chunks scoring 2.
+    let r = cut_ranking(&head, Cut::Budget(60), &tokens);
+    assert_eq!(r.top, vec![1, 7, 2, 3, 5]);
+    assert!(r.tie_at_k);
+    assert_eq!(cut_ranking(&head, Cut::Budget(1000), &tokens).top.len(), 8);
+    // The depth a retriever is asked for: the smallest chunks 5, 10, 10, 10, 15 fit 60 (five
+    // chunks; with k = 2 the deepest cut is 5), plus one.
+    assert_eq!(depth_for(&[Cut::K(2), Cut::Budget(60)], &tokens), 6);
+    assert_eq!(depth_for(&[Cut::K(5)], &tokens), 6);
 }

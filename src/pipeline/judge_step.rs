@@ -392,7 +392,12 @@ fn candidate_infos(swept: &Swept, candidates: &[ConfigCut]) -> Result<Vec<Candid
         .iter()
         .map(|c| {
             let id = c.id();
-            let row = match swept.outcomes.iter().flat_map(|o| o.rows()).find(|r| r.config_id == id) {
+            let row = match swept
+                .outcomes
+                .iter()
+                .flat_map(|o| o.rows())
+                .find(|r| r.config_id == id)
+            {
                 Some(row) => row.clone(),
                 None => {
                     run_config(

@@ -5,8 +5,8 @@ use thiserror::Error;
 use crate::chunking::enrich::EnrichError;
 use crate::chunking::{ChunkError, Strategy};
 use crate::exit::ExitClass;
-use crate::retrieval::dense::DenseError;
 use crate::retrieval::RetrievalError;
+use crate::retrieval::dense::DenseError;
 use crate::retrieval::embeddings::EmbeddingError;
 
 /// Errors of the sweep.

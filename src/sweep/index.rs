@@ -225,6 +225,10 @@ impl ConfigIndex {
     pub fn retrieve(&self, query: &str, cut: Cut) -> Result<Ranking, SweepError> {
         let tokens = self.chunk_tokens();
         let ranked = self.rank(query, depth_for(&[cut], &tokens))?;
-        Ok(cut_ranking(&head_for(&ranked, &[cut], &tokens), cut, &tokens))
+        Ok(cut_ranking(
+            &head_for(&ranked, &[cut], &tokens),
+            cut,
+            &tokens,
+        ))
     }
 }

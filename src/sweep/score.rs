@@ -16,8 +16,7 @@ use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{
-    self, Aggregate, ChunkTable, Cut, QuestionMetrics, cut_ranking, depth_for, head_for,
-    rank_facts,
+    self, Aggregate, ChunkTable, Cut, QuestionMetrics, cut_ranking, depth_for, head_for, rank_facts,
 };
 use crate::retrieval::embeddings::Role;
 use crate::tokenize::CorpusTokens;

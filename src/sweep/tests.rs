@@ -2,6 +2,7 @@
 
 mod grid {
     use super::super::*;
+    use crate::metrics::Cut;
 
     #[test]
     fn overlap_parses_ratios_and_counts() {
@@ -34,37 +35,56 @@ mod grid {
         assert_eq!(expand(&SweepSpec::default()).unwrap().len(), 15);
         assert_eq!(
             expand(&SweepSpec::default()).unwrap()[0].id(),
-            "fixed-64-o9-none-bm25-k5"
+            "fixed-64-o9-none-bm25"
+        );
+        // Cuts are read from each configuration's one ranking: k first, then each budget once.
+        let spec = SweepSpec {
+            budgets: vec![2000, 1000, 2000],
+            ..SweepSpec::default()
+        };
+        assert_eq!(expand(&spec).unwrap().len(), 15);
+        assert_eq!(
+            spec.cuts(),
+            [Cut::K(5), Cut::Budget(2000), Cut::Budget(1000)]
         );
     }
 
     #[test]
     fn config_ids_parse_back() {
-        for c in expand(&SweepSpec::default()).unwrap() {
-            assert_eq!(c.id().parse::<ConfigSpec>().unwrap(), c);
+        for config in expand(&SweepSpec::default()).unwrap() {
+            for cut in [Cut::K(5), Cut::Budget(2000)] {
+                let at = ConfigCut {
+                    config: config.clone(),
+                    cut,
+                };
+                assert_eq!(at.id().parse::<ConfigCut>().unwrap(), at);
+            }
         }
-        let c: ConfigSpec = "recursive-256-o38-none-bm25-k5".parse().unwrap();
-        assert_eq!(c.params.chunk_size, 256);
-        assert_eq!(c.params.chunk_overlap, 38);
-        assert_eq!(c.top_k, 5);
+        let c: ConfigCut = "recursive-256-o38-none-bm25-k5".parse().unwrap();
+        assert_eq!(c.config.params.chunk_size, 256);
+        assert_eq!(c.config.params.chunk_overlap, 38);
+        assert_eq!(c.cut, Cut::K(5));
+        let b: ConfigCut = "recursive-256-o38-none-bm25-b2000".parse().unwrap();
+        assert_eq!((b.config, b.cut), (c.config, Cut::Budget(2000)));
         assert!(
             "recursive-256-o300-none-bm25-k5"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .is_err()
         );
         assert_eq!(
             "recursive-256-o38-none-hybrid-k5"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .unwrap()
+                .config
                 .retriever,
             RetrieverKind::Hybrid
         );
         assert!(
             "recursive-256-o38-none-colbert-k5"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .is_err()
         );
-        assert!("blob-256-o38-none-bm25-k5".parse::<ConfigSpec>().is_err());
+        assert!("blob-256-o38-none-bm25-k5".parse::<ConfigCut>().is_err());
     }
 
     #[test]
@@ -82,22 +102,28 @@ mod grid {
             },
             ..SweepSpec::default()
         };
-        let c = &expand(&spec).unwrap()[0];
+        let c = ConfigCut {
+            config: expand(&spec).unwrap().remove(0),
+            cut: Cut::K(5),
+        };
         assert_eq!(c.id(), "words-64-o9-none-bm25+seed+stem+k1_0.9+b_0.4-k5");
-        assert_eq!(c.id().parse::<ConfigSpec>().unwrap(), *c);
-        let d: ConfigSpec = "words-64-o9-title_heading-hybrid+k1_2-k3".parse().unwrap();
+        assert_eq!(c.id().parse::<ConfigCut>().unwrap(), c);
+        let d = "words-64-o9-title_heading-hybrid+k1_2-k3"
+            .parse::<ConfigCut>()
+            .unwrap()
+            .config;
         assert_eq!(
             (d.retriever, d.bm25.k1, d.bm25.b),
             (RetrieverKind::Hybrid, 2.0, 0.75)
         );
         assert!(
             "words-64-o9-none-bm25+b_1.5-k5"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .is_err()
         );
         assert!(
             "words-64-o9-none-bm25+porter-k5"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .is_err()
         );
         let bad = SweepSpec {
@@ -122,6 +148,7 @@ mod prefixes {
     use crate::chunking::{self, ChunkContext, ChunkParams, Strategy};
     use crate::corpus::{Corpus, Document};
     use crate::golden::{EvidenceSpan, GoldenSet, Location, Question};
+    use crate::metrics::Cut;
     use crate::tokenize::{CorpusTokens, TokenizerKind};
 
     const A: &str = "# Billing\n\n## Refunds\n\nIt takes fourteen days to arrive.\n\n## Invoices\n\nIt is sent on the first of the month.\n";
@@ -175,7 +202,7 @@ mod prefixes {
         (corpus, tokens, golden)
     }
 
-    fn config(prefix: Prefix, top_k: usize) -> ConfigSpec {
+    fn config(prefix: Prefix) -> ConfigSpec {
         ConfigSpec {
             params: ChunkParams {
                 strategy: Strategy::Recursive,
@@ -184,33 +211,37 @@ mod prefixes {
             },
             prefix,
             retriever: RetrieverKind::Bm25,
-            top_k,
             bm25: Default::default(),
-            budget: None,
         }
+    }
+
+    /// The configuration with `prefix` read at top `k` (chunks kept with `keep_chunks`).
+    fn run(
+        prefix: Prefix,
+        k: usize,
+        context: &Arc<RetrievalContext>,
+        keep_chunks: bool,
+    ) -> Result<(ConfigOutcome, CutOutcome), SweepError> {
+        let (corpus, tokens, golden) = setup();
+        let mut o = run_config(
+            &corpus,
+            &tokens,
+            &golden,
+            &config(prefix),
+            &[Cut::K(k)],
+            context,
+            keep_chunks,
+        )?;
+        let at = o.cuts.remove(0);
+        Ok((o, at))
     }
 
     #[test]
     fn the_prefix_never_shifts_ranges_and_spans_are_scored_on_the_original_text() {
-        let (corpus, tokens, golden) = setup();
-        let none = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::None, 2),
-            &nothing_prepared(&corpus),
-            true,
-        )
-        .unwrap();
-        let head = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::HeadingPath, 2),
-            &nothing_prepared(&corpus),
-            true,
-        )
-        .unwrap();
+        let (corpus, _, _) = setup();
+        let (none, none_k2) = run(Prefix::None, 2, &nothing_prepared(&corpus), true).unwrap();
+        let (head, head_k2) =
+            run(Prefix::HeadingPath, 2, &nothing_prepared(&corpus), true).unwrap();
         let ranges = |o: &ConfigOutcome| -> Vec<(usize, usize, usize, usize, usize)> {
             o.chunks
                 .iter()
@@ -242,9 +273,9 @@ mod prefixes {
         // Costs include the prefix tokens: "Sync > Conflicts\n\n" is 5 cl100k tokens.
         assert_eq!(body.prefix_tokens, 5);
         let extra: usize = head.chunks.iter().map(|c| c.prefix_tokens).sum();
-        assert_eq!(head.row.index_tokens, none.row.index_tokens + extra);
+        assert_eq!(head_k2.row.index_tokens, none_k2.row.index_tokens + extra);
         // Tokens per query counts the prefixes of the chunks actually retrieved.
-        for q in &head.questions {
+        for q in &head_k2.questions {
             let ids: Vec<&str> = q.retrieved_chunk_ids.split('|').collect();
             let sum: usize = head
                 .chunks
@@ -254,40 +285,24 @@ mod prefixes {
                 .sum();
             assert_eq!(q.tokens_retrieved, sum);
         }
-        let mean = head
+        let mean = head_k2
             .questions
             .iter()
             .map(|q| q.tokens_retrieved as f64)
             .sum::<f64>()
-            / head.questions.len() as f64;
-        assert!((head.row.tokens_per_query - mean).abs() < 1e-9);
+            / head_k2.questions.len() as f64;
+        assert!((head_k2.row.tokens_per_query - mean).abs() < 1e-9);
         // Only the heading names "conflicts": without the prefix the body is not retrieved, with
         // it the body is, and the span (on the original text) is found whole.
-        assert_eq!(none.questions[0].hit, 0, "{:?}", none.questions[0]);
-        assert_eq!(head.questions[0].hit, 1, "{:?}", head.questions[0]);
-        assert_eq!(head.questions[0].coverage, 1.0);
+        assert_eq!(none_k2.questions[0].hit, 0, "{:?}", none_k2.questions[0]);
+        assert_eq!(head_k2.questions[0].hit, 1, "{:?}", head_k2.questions[0]);
+        assert_eq!(head_k2.questions[0].coverage, 1.0);
 
         // Retrieving every chunk, every metric computed from ranges is the same with and without
         // the prefix (a shifted range would change coverage and token precision).
         let all = none.chunks.len();
-        let none = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::None, all),
-            &nothing_prepared(&corpus),
-            false,
-        )
-        .unwrap();
-        let title = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::TitleHeading, all),
-            &nothing_prepared(&corpus),
-            false,
-        )
-        .unwrap();
+        let (_, none) = run(Prefix::None, all, &nothing_prepared(&corpus), false).unwrap();
+        let (_, title) = run(Prefix::TitleHeading, all, &nothing_prepared(&corpus), false).unwrap();
         for (a, b) in none.metrics.iter().zip(&title.metrics) {
             assert_eq!(a.span_recall, 1.0);
             assert_eq!(
@@ -313,16 +328,10 @@ mod prefixes {
 
     #[test]
     fn llm_context_without_its_context_is_an_error_and_with_it_is_the_prefix() {
-        let (corpus, tokens, golden) = setup();
-        let err = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::LlmContext, 2),
-            &nothing_prepared(&corpus),
-            false,
-        )
-        .unwrap_err();
+        let (corpus, tokens, _) = setup();
+        let Err(err) = run(Prefix::LlmContext, 2, &nothing_prepared(&corpus), false) else {
+            panic!("llm_context without its context ran");
+        };
         assert!(
             matches!(err, SweepError::Enrich(EnrichError::MissingContext { .. })),
             "{err}"
@@ -330,7 +339,7 @@ mod prefixes {
         let chunks = chunking::chunk_corpus(
             &corpus,
             &tokens,
-            &config(Prefix::None, 2).params,
+            &config(Prefix::None).params,
             &ChunkContext::default(),
         )
         .unwrap();
@@ -343,29 +352,23 @@ mod prefixes {
                 )
             })
             .collect();
-        let o = run_config(
-            &corpus,
-            &tokens,
-            &golden,
-            &config(Prefix::LlmContext, 2),
-            &Arc::new(RetrievalContext {
-                contexts,
-                ..RetrievalContext::for_spec(&corpus, &SweepSpec::default())
-            }),
-            true,
-        )
-        .unwrap();
+        let context = Arc::new(RetrievalContext {
+            contexts,
+            ..RetrievalContext::for_spec(&corpus, &SweepSpec::default())
+        });
+        let (o, at) = run(Prefix::LlmContext, 2, &context, true).unwrap();
         assert_eq!(o.chunks.len(), chunks.len());
         assert_eq!(
             o.chunks[0].indexed_text(&corpus).split("\n\n").next(),
             Some("From a.md.")
         );
-        assert_eq!(o.row.prefix, "llm_context");
-        assert_eq!(o.row.config_id, "recursive-12-o0-llm_context-bm25-k2");
+        assert_eq!(at.row.prefix, "llm_context");
+        assert_eq!(at.row.config_id, "recursive-12-o0-llm_context-bm25-k2");
         assert_eq!(
             "recursive-12-o0-llm_context-bm25-k2"
-                .parse::<ConfigSpec>()
+                .parse::<ConfigCut>()
                 .unwrap()
+                .config
                 .prefix,
             Prefix::LlmContext
         );
@@ -383,10 +386,10 @@ mod prefixes {
         assert_eq!(
             ids,
             [
-                "fixed-64-o9-none-bm25-k5",
-                "fixed-64-o9-title-bm25-k5",
-                "fixed-128-o19-none-bm25-k5",
-                "fixed-128-o19-title-bm25-k5"
+                "fixed-64-o9-none-bm25",
+                "fixed-64-o9-title-bm25",
+                "fixed-128-o19-none-bm25",
+                "fixed-128-o19-title-bm25"
             ]
         );
         let spec = SweepSpec {
