@@ -1,6 +1,6 @@
 //! Sweep throughput and memory at scale, beside a Python baseline.
 //!
-//! `cargo bench --bench sweep [-- --mb 1,10,100 --baseline-max-mb 10 --runs 5]`
+//! `cargo bench --bench sweep [-- --mb 1,10,100 --baseline-max-mb 10 --runs 5 --budget-mb 10]`
 //!
 //! Builds corpora of about 1, 10 and 100 MB by repeating `datasets/chroma-general`'s documents
 //! under new ids (the 276 questions keep pointing at the originals), then times, as separate
@@ -10,6 +10,11 @@
 //! - on corpora up to `--baseline-max-mb`: the `words` strategy at the same sizes with the `seed`
 //!   analyzer (the same chunks, terms and BM25 scores as the baseline), and the same sweep in
 //!   plain Python with seed 000's algorithm (`benches/baseline_seed000.py`), and their ratio.
+//!
+//! - on the `--budget-mb` corpus (default 10; 0 skips it): the same BPE sweep without and with
+//!   `--budget 1000,2000,4000` (each configuration read at k and at three budgets from one
+//!   ranking), `--runs` times each, interleaved (without, with, without, …), and the ratio of
+//!   their medians and the median of the paired ratios. `--mb 0` skips the table above.
 //!
 //! Each chunksweep sweep runs `--runs` times (default 5; the BPE sweeps in rounds over the corpus
 //! sizes, so a busy spell of the host slows every size alike); the table gives the run of median
@@ -148,13 +153,89 @@ fn sweep(bin: &str, dir: &Path, out: &Path, strategies: &str, extra: &[&str]) ->
     cmd
 }
 
+/// The BPE sweep of a `mb` corpus without and with `--budget 1000,2000,4000`, `runs` times
+/// each, interleaved, as a Markdown table: medians of wall and CPU time, the ratio of the
+/// medians and the median of the paired ratios (with / without, run by run).
+fn budget_rows(bin: &str, source: &Path, work: &Path, mb: u64, runs: usize) -> Vec<String> {
+    let dir = work.join(format!("{mb}mb"));
+    let (bytes, _) = build_corpus(source, &dir, mb * 1_000_000);
+    let mut without = Vec::new();
+    let mut with = Vec::new();
+    for round in 0..runs {
+        for (budgets, done) in [(false, &mut without), (true, &mut with)] {
+            let out = dir
+                .join(if budgets { "budgets" } else { "k" })
+                .join(format!("run-{round}"));
+            let _ = std::fs::remove_dir_all(&out);
+            let extra: &[&str] = if budgets {
+                &["--budget", "1000,2000,4000"]
+            } else {
+                &[]
+            };
+            let r = run(&mut sweep(
+                bin,
+                &dir,
+                &out,
+                "fixed,recursive,markdown",
+                extra,
+            ));
+            eprintln!(
+                "{mb} MB, budgets {budgets}, run {round}: {:.2} s wall, {:.2} s CPU",
+                r.wall_s, r.cpu_s
+            );
+            done.push(r);
+        }
+    }
+    let median = |v: Vec<f64>| {
+        let mut v = v;
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let pairs: Vec<f64> = without
+        .iter()
+        .zip(&with)
+        .map(|(a, b)| b.wall_s / a.wall_s)
+        .collect();
+    let wall = |rs: &[Run]| median(rs.iter().map(|r| r.wall_s).collect());
+    let cpu = |rs: &[Run]| median(rs.iter().map(|r| r.cpu_s).collect());
+    let range = |rs: &[Run]| {
+        let w: Vec<f64> = rs.iter().map(|r| r.wall_s).collect();
+        let min = w.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = w.iter().copied().fold(0.0, f64::max);
+        format!("{min:.2}–{max:.2}")
+    };
+    vec![
+        format!("Budget cuts: the same 15-configuration BPE sweep without and with `--budget 1000,2000,4000` (60 rows from 15 rankings), {runs} runs each, interleaved (without, with, …); medians."),
+        String::new(),
+        "| corpus | runs | k only: wall (s) | range (s) | CPU (s) | k + 3 budgets: wall (s) | range (s) | CPU (s) | ratio of medians (wall) | median paired ratio (wall) | ratio of medians (CPU) |".into(),
+        "|---|---|---|---|---|---|---|---|---|---|---|".into(),
+        format!(
+            "| {:.1} MB | {runs} + {runs} | {:.2} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            bytes as f64 / 1e6,
+            wall(&without),
+            range(&without),
+            cpu(&without),
+            wall(&with),
+            range(&with),
+            cpu(&with),
+            wall(&with) / wall(&without),
+            median(pairs),
+            cpu(&with) / cpu(&without),
+        ),
+    ]
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mbs: Vec<u64> = arg(&args, "--mb")
         .unwrap_or_else(|| "1,10,100".into())
         .split(',')
         .map(|s| s.trim().parse().expect("--mb takes sizes in MB"))
+        .filter(|&mb| mb > 0)
         .collect();
+    let budget_mb: u64 = arg(&args, "--budget-mb")
+        .map(|s| s.parse().expect("--budget-mb takes a size in MB"))
+        .unwrap_or(10);
     let baseline_max: u64 = arg(&args, "--baseline-max-mb")
         .map(|s| s.parse().expect("--baseline-max-mb takes a number"))
         .unwrap_or(10);
@@ -262,6 +343,10 @@ fn main() {
         }
         eprintln!("{row}");
         table.push(row);
+    }
+    if budget_mb > 0 {
+        table.push(String::new());
+        table.extend(budget_rows(bin, &source, &work, budget_mb, runs));
     }
     table.push(String::new());
     table.push("Where the `words` sweep's time goes (seconds; the 5 configurations run in parallel, so their stages add up to more than their wall time):".into());

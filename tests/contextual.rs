@@ -410,7 +410,7 @@ async fn a_chunk_too_long_once_prefixed_is_an_error_naming_its_configuration() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("configuration markdown-64-o0-title-dense-k5: document text of"),
+        stderr.contains("configuration markdown-64-o0-title-dense: document text of"),
         "{stderr}"
     );
     assert!(

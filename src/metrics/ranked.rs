@@ -26,17 +26,14 @@ pub struct RankFacts {
 /// `n_b` is how many of the smallest chunks (by `chunk_tokens`, prefixes included) fit the
 /// largest budget (at least 1). This is the depth a retriever is asked for; no cut takes more.
 pub fn depth_for(cuts: &[Cut], chunk_tokens: &[usize]) -> usize {
-    let max_k = cuts.iter().filter_map(|c| match c {
-        Cut::K(k) => Some(*k),
-        Cut::Budget(_) => None,
-    });
+    let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
     let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
     let fits = budget.map_or(0, |b| {
         let mut sorted = chunk_tokens.to_vec();
         sorted.sort_unstable();
         fit_budget(sorted, b)
     });
-    max_k.max().unwrap_or(0).max(fits) + 1
+    max_k.max(fits) + 1
 }
 
 /// The leading hits of `ranked` that every cut of `cuts` reads, with the hit after the deepest
@@ -45,14 +42,7 @@ pub fn depth_for(cuts: &[Cut], chunk_tokens: &[usize]) -> usize {
 /// so a budget that takes a handful of chunks never ranks the whole index.
 pub fn head_for(ranked: &Ranked, cuts: &[Cut], chunk_tokens: &[usize]) -> Vec<Hit> {
     let n = ranked.len();
-    let max_k = cuts
-        .iter()
-        .map(|c| match c {
-            Cut::K(k) => *k,
-            Cut::Budget(_) => 0,
-        })
-        .max()
-        .unwrap_or(0);
+    let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
     let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
     let mut depth = (max_k + 1)
         .max(if budget.is_some() { 16 } else { 0 })

@@ -130,8 +130,7 @@ pub(super) fn load_and_sweep(
         &corpus,
         &tokens,
         &golden,
-        &plan.configs,
-        &plan.sweep.cuts(),
+        (&plan.configs, &plan.sweep.cuts()),
         &context,
         plan.dump_chunks,
         |o| {
@@ -147,9 +146,10 @@ pub(super) fn load_and_sweep(
     events(RunEvent::Finished {
         step: Step::Sweep,
         summary: format!(
-            "{} configurations × {} questions",
+            "{} configurations × {} questions, read at {} cut(s) from one ranking each",
             outcomes.len(),
-            golden.questions.len()
+            golden.questions.len(),
+            plan.sweep.cuts().len()
         ),
     });
     let t = Instant::now();

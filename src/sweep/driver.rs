@@ -15,7 +15,8 @@ use crate::metrics::Cut;
 use crate::tokenize::CorpusTokens;
 
 /// Runs every configuration of `configs` (in parallel), each read at every cut of `cuts` (see
-/// [`run_config`]), calling `on_done` as each finishes. Results come back in the order of
+/// [`run_config`]; the grid's configurations and cuts: [`crate::sweep::expand`] and
+/// [`crate::sweep::SweepSpec::cuts`]), calling `on_done` as each finishes. Results come back in the order of
 /// `configs` whatever the finishing order. `tokens` must be
 /// the corpus's token streams in the grid's unit ([`CorpusTokens::new`]); they are computed once
 /// and shared by every configuration. `context` holds what the prepare step made (embeddings,
@@ -27,8 +28,7 @@ pub fn run_sweep(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     golden: &GoldenSet,
-    configs: &[ConfigSpec],
-    cuts: &[Cut],
+    (configs, cuts): (&[ConfigSpec], &[Cut]),
     context: &Arc<RetrievalContext>,
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,

@@ -157,7 +157,8 @@ pub struct QuestionRow {
     pub margin: f64,
     /// 1 when no chunk holds a span whole.
     pub unreachable: u8,
-    /// Rank of the first correct chunk in the whole ranking (empty when unreachable).
+    /// Rank of the first correct chunk in the whole ranking (empty when unreachable, or when a
+    /// retriever that returns only a top-n returned no correct chunk).
     pub first_correct_rank: Option<usize>,
     /// Reciprocal rank at k.
     pub reciprocal_rank: f64,
