@@ -43,7 +43,7 @@ use crate::golden::{Location, Question};
 pub use crate::retrieval::MarginScale;
 use crate::retrieval::Ranking;
 use crate::tokenize::CorpusTokens;
-pub use ranked::{RankFacts, cut_ranking, depth_for, head_for, rank_facts};
+pub use ranked::{Depth, RankFacts, cut_ranking, rank_facts};
 
 mod ranked;
 

@@ -1,6 +1,6 @@
 //! What one query's ranked list ([`Ranked`]) gives the metrics: the facts of the whole list
 //! (the first correct rank and the margin, [`rank_facts`]) and the list read at each cut
-//! ([`head_for`], [`cut_ranking`]). A configuration is retrieved once per question; every cut is
+//! ([`Depth`], [`cut_ranking`]). A configuration is retrieved once per question; every cut is
 //! read from that one list. See [`crate::retrieval::retriever`] for what a retriever that returns
 //! only a top-n gives each metric.
 
@@ -22,43 +22,66 @@ pub struct RankFacts {
     pub first_correct_rank: Option<usize>,
 }
 
-/// Hits the deepest of `cuts` can read, plus one for its tie flag: `max(k, n_b) + 1`, where
-/// `n_b` is how many of the smallest chunks (by `chunk_tokens`, prefixes included) fit the
-/// largest budget (at least 1). This is the depth a retriever is asked for; no cut takes more.
-pub fn depth_for(cuts: &[Cut], chunk_tokens: &[usize]) -> usize {
-    let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
-    let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
-    let fits = budget.map_or(0, |b| {
-        let mut sorted = chunk_tokens.to_vec();
-        sorted.sort_unstable();
-        fit_budget(sorted, b)
-    });
-    max_k.max(fits) + 1
+/// How deep a configuration's ranked lists are read for a set of cuts, worked out once per
+/// configuration from its chunks' token counts (prefixes included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Depth {
+    /// Hits the deepest cut can read, plus one for its tie flag: `max(k, n_b) + 1`, where `n_b`
+    /// is how many of the smallest chunks fit the largest budget (at least 1). The depth a
+    /// retriever is asked for; no cut takes more.
+    pub ask: usize,
+    /// Hits ranked first for a budget: twice the chunks of mean size the largest budget holds
+    /// (at least `k + 1` and 16), so that one pass usually reaches past the budget.
+    start: usize,
+    /// The largest k of the cuts (0 without one).
+    max_k: usize,
+    /// The largest budget of the cuts.
+    budget: Option<usize>,
 }
 
-/// The leading hits of `ranked` that every cut of `cuts` reads, with the hit after the deepest
-/// cut (for its tie flag) when the list has one: at least `k + 1` hits, and enough that the
-/// largest budget is exceeded inside them (or the whole list). Grows from 16 hits by doubling,
-/// so a budget that takes a handful of chunks never ranks the whole index.
-pub fn head_for(ranked: &Ranked, cuts: &[Cut], chunk_tokens: &[usize]) -> Vec<Hit> {
-    let n = ranked.len();
-    let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
-    let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
-    let mut depth = (max_k + 1)
-        .max(if budget.is_some() { 16 } else { 0 })
-        .min(n);
-    loop {
-        let head = ranked.head(depth);
-        let inside = budget
-            .is_none_or(|b| fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b) < head.len());
-        if inside || depth >= n {
-            return head;
+impl Depth {
+    /// The depth for `cuts` over chunks of `chunk_tokens` tokens.
+    pub fn new(cuts: &[Cut], chunk_tokens: &[usize]) -> Self {
+        let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
+        let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
+        let (fits, start) = budget.map_or((0, 0), |b| {
+            let mut sorted = chunk_tokens.to_vec();
+            sorted.sort_unstable();
+            let total: usize = sorted.iter().sum();
+            let mean = total.div_ceil(sorted.len().max(1)).max(1);
+            (fit_budget(sorted, b), (2 * b.div_ceil(mean)).max(16))
+        });
+        Depth {
+            ask: max_k.max(fits) + 1,
+            start: start.max(max_k + 1),
+            max_k,
+            budget,
         }
-        depth = (depth * 2).min(n);
+    }
+
+    /// The leading hits of `ranked` that every cut reads, with the hit after the deepest cut
+    /// (for its tie flag) when the list has one: at least `k + 1` hits, and enough that the
+    /// largest budget is exceeded inside them (or the whole list). A budget's first pass ranks
+    /// [`Depth::start`] hits and doubles while the budget is not exceeded inside them, so a
+    /// budget that takes a handful of chunks never ranks the whole index.
+    pub fn head(&self, ranked: &Ranked, chunk_tokens: &[usize]) -> Vec<Hit> {
+        let n = ranked.len();
+        let Some(budget) = self.budget else {
+            return ranked.head(self.max_k + 1);
+        };
+        let mut depth = self.start.min(n);
+        loop {
+            let head = ranked.head(depth);
+            let taken = fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), budget);
+            if taken < head.len() || depth >= n {
+                return head;
+            }
+            depth = (depth * 2).min(n);
+        }
     }
 }
 
-/// The ranked list's `head` (from [`head_for`]) cut at `cut`: the top k, or as many leading
+/// The ranked list's `head` (from [`Depth::head`]) cut at `cut`: the top k, or as many leading
 /// chunks as [fit](fit_budget) the budget given each chunk's `chunk_tokens` (prefixes included),
 /// with the tie flag at the cut.
 ///

@@ -210,7 +210,11 @@ fn a_budget_takes_chunks_in_rank_order_while_they_fit() {
 /// then the cut.
 fn at(scores: &[f64], tokens: &[usize], cut: Cut) -> Ranking {
     let ranked = Ranked::Every(scores.to_vec());
-    cut_ranking(&head_for(&ranked, &[cut], tokens), cut, tokens)
+    cut_ranking(
+        &Depth::new(&[cut], tokens).head(&ranked, tokens),
+        cut,
+        tokens,
+    )
 }
 
 #[test]
@@ -255,7 +259,7 @@ fn every_cut_read_from_one_head_equals_its_own_ranking() {
         Cut::Budget(1000),
     ];
     let ranked = Ranked::Every(scores.to_vec());
-    let head = head_for(&ranked, &cuts, &tokens);
+    let head = Depth::new(&cuts, &tokens).head(&ranked, &tokens);
     for cut in cuts {
         assert_eq!(
             cut_ranking(&head, cut, &tokens),
@@ -275,6 +279,6 @@ fn every_cut_read_from_one_head_equals_its_own_ranking() {
     assert_eq!(cut_ranking(&head, Cut::Budget(1000), &tokens).top.len(), 8);
     // The depth a retriever is asked for: the smallest chunks 5, 10, 10, 10, 15 fit 60 (five
     // chunks; with k = 2 the deepest cut is 5), plus one.
-    assert_eq!(depth_for(&[Cut::K(2), Cut::Budget(60)], &tokens), 6);
-    assert_eq!(depth_for(&[Cut::K(5)], &tokens), 6);
+    assert_eq!(Depth::new(&[Cut::K(2), Cut::Budget(60)], &tokens).ask, 6);
+    assert_eq!(Depth::new(&[Cut::K(5)], &tokens).ask, 6);
 }

@@ -12,7 +12,7 @@ use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
-use crate::metrics::{Cut, cut_ranking, depth_for, head_for};
+use crate::metrics::{Cut, Depth, cut_ranking};
 use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::DenseIndex;
 use crate::retrieval::embeddings::{EmbeddingError, Embeddings};
@@ -224,11 +224,8 @@ impl ConfigIndex {
     /// As [`ConfigIndex::rank`].
     pub fn retrieve(&self, query: &str, cut: Cut) -> Result<Ranking, SweepError> {
         let tokens = self.chunk_tokens();
-        let ranked = self.rank(query, depth_for(&[cut], &tokens))?;
-        Ok(cut_ranking(
-            &head_for(&ranked, &[cut], &tokens),
-            cut,
-            &tokens,
-        ))
+        let depth = Depth::new(&[cut], &tokens);
+        let ranked = self.rank(query, depth.ask)?;
+        Ok(cut_ranking(&depth.head(&ranked, &tokens), cut, &tokens))
     }
 }

@@ -16,7 +16,7 @@ use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{
-    self, Aggregate, ChunkTable, Cut, QuestionMetrics, cut_ranking, depth_for, head_for, rank_facts,
+    self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, cut_ranking, rank_facts,
 };
 use crate::retrieval::embeddings::Role;
 use crate::tokenize::CorpusTokens;
@@ -116,7 +116,7 @@ pub struct CutScores {
 }
 
 /// Retrieves every question of `golden` once through `built`'s retriever, asked deep enough
-/// for every cut ([`depth_for`]), and scores it at each of `cuts` from that one ranked list
+/// for every cut ([`Depth`]), and scores it at each of `cuts` from that one ranked list
 /// (the margin and first correct rank once, from the whole list; the rest per cut). Adds the
 /// retrieval and scoring times to `times`.
 ///
@@ -132,7 +132,7 @@ pub fn score_cuts(
 ) -> Result<Vec<CutScores>, SweepError> {
     let chunks = &built.chunks;
     let chunk_tokens = built.chunk_tokens();
-    let depth = depth_for(cuts, &chunk_tokens);
+    let depth = Depth::new(cuts, &chunk_tokens);
     let scale = built.retriever.margin_scale();
     let table = ChunkTable::new(chunks, corpus.docs.len());
     let n = golden.questions.len();
@@ -151,8 +151,8 @@ pub fn score_cuts(
         .collect();
     for q in &golden.questions {
         let t = Instant::now();
-        let ranked = built.rank(&q.text, depth)?;
-        let head = head_for(&ranked, cuts, &chunk_tokens);
+        let ranked = built.rank(&q.text, depth.ask)?;
+        let head = depth.head(&ranked, &chunk_tokens);
         times.retrieve_ms += ms_since(t);
         let t = Instant::now();
         let facts = rank_facts(q, &table, &ranked, scale);
