@@ -6,26 +6,33 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-/// The default templates: (file name, text), in file order. The judge stage uses the first
-/// four (and `combined.md` with `--judge-mode combined`), the `llm_context` prefix `context.md`.
-pub const DEFAULTS: [(&str, &str); 6] = [
+/// The default templates other than the judge criteria's: (file name, text). The judge stage
+/// uses `generate.md` (and `combined.md` with `--judge-mode combined`), the `llm_context` prefix
+/// `context.md`; each criterion carries its own template
+/// (`crate::judge::criteria::Criterion::default_prompt`).
+pub const DEFAULTS: [(&str, &str); 3] = [
     ("generate.md", include_str!("../prompts/generate.md")),
-    (
-        "faithfulness.md",
-        include_str!("../prompts/faithfulness.md"),
-    ),
-    ("relevancy.md", include_str!("../prompts/relevancy.md")),
-    ("correctness.md", include_str!("../prompts/correctness.md")),
     ("context.md", include_str!("../prompts/context.md")),
     ("combined.md", include_str!("../prompts/combined.md")),
 ];
+
+/// Every default template, (file name, text), in file order: `generate.md`, the criteria's
+/// templates `criteria` (file name, text) in their order, `context.md`, `combined.md`.
+pub fn defaults(criteria: &[(String, String)]) -> Vec<(String, String)> {
+    let own = |i: usize| (DEFAULTS[i].0.to_string(), DEFAULTS[i].1.to_string());
+    let mut out = vec![own(0)];
+    out.extend(criteria.iter().cloned());
+    out.extend([own(1), own(2)]);
+    out
+}
 
 /// How a built-in template's path is shown (in errors and the manifest): `<built-in>/NAME`.
 pub fn builtin_path(name: &str) -> PathBuf {
     Path::new("<built-in>").join(name)
 }
 
-/// The default text of the template `name` (for example `generate.md`), if there is one.
+/// The default text of the template `name` (`generate.md`, `context.md` or `combined.md`), if
+/// there is one.
 pub fn default_text(name: &str) -> Option<&'static str> {
     DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
@@ -57,13 +64,15 @@ impl ExportError {
     }
 }
 
-/// Writes every default template into `dir` (created if needed) and returns the paths written.
-/// Refuses, before writing anything, when one of the files exists.
+/// Writes every default template ([`defaults`] with the criteria's templates `criteria`) into
+/// `dir` (created if needed) and returns the paths written. Refuses, before writing anything,
+/// when one of the files exists.
 ///
 /// # Errors
 /// [`ExportError::Exists`] naming the first file already there, [`ExportError::Io`].
-pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
-    let paths: Vec<PathBuf> = DEFAULTS.iter().map(|(n, _)| dir.join(n)).collect();
+pub fn export(dir: &Path, criteria: &[(String, String)]) -> Result<Vec<PathBuf>, ExportError> {
+    let defaults = defaults(criteria);
+    let paths: Vec<PathBuf> = defaults.iter().map(|(n, _)| dir.join(n)).collect();
     if let Some(p) = paths.iter().find(|p| p.exists()) {
         return Err(ExportError::Exists(p.clone()));
     }
@@ -71,7 +80,7 @@ pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
         path: dir.to_path_buf(),
         source,
     })?;
-    for (path, (_, text)) in paths.iter().zip(DEFAULTS) {
+    for (path, (_, text)) in paths.iter().zip(&defaults) {
         std::fs::write(path, text).map_err(|source| ExportError::Io {
             path: path.clone(),
             source,
@@ -84,22 +93,29 @@ pub fn export(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
 mod tests {
     use super::*;
 
+    fn criteria() -> Vec<(String, String)> {
+        crate::judge::criteria::builtin()
+            .into_iter()
+            .map(|c| (c.file_name(), c.default_prompt))
+            .collect()
+    }
+
     #[test]
     fn export_writes_the_repository_files_byte_for_byte_and_never_overwrites() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("p");
-        let written = export(&out).unwrap();
+        let written = export(&out, &criteria()).unwrap();
         assert_eq!(written.len(), 6);
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
-        for (name, _) in DEFAULTS {
+        for (name, _) in defaults(&criteria()) {
             assert_eq!(
-                std::fs::read(out.join(name)).unwrap(),
-                std::fs::read(repo.join(name)).unwrap(),
+                std::fs::read(out.join(&name)).unwrap(),
+                std::fs::read(repo.join(&name)).unwrap(),
                 "{name}"
             );
         }
         std::fs::write(out.join("generate.md"), "mine").unwrap();
-        let err = export(&out).unwrap_err();
+        let err = export(&out, &criteria()).unwrap_err();
         assert!(matches!(err, ExportError::Exists(ref p) if p.ends_with("generate.md")));
         assert_eq!(
             std::fs::read_to_string(out.join("generate.md")).unwrap(),
@@ -115,10 +131,13 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         files.sort();
-        let mut names: Vec<&str> = DEFAULTS.iter().map(|(n, _)| *n).collect();
+        let mut names: Vec<String> = defaults(&criteria()).into_iter().map(|(n, _)| n).collect();
         names.sort();
         assert_eq!(files, names);
-        assert_eq!(default_text("context.md"), Some(DEFAULTS[4].1));
+        assert_eq!(
+            default_text("context.md"),
+            Some(include_str!("../prompts/context.md"))
+        );
         assert_eq!(default_text("nope.md"), None);
     }
 }

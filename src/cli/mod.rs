@@ -116,7 +116,12 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
 pub fn prompts(command: PromptsCommand) -> Result<ExitCode> {
     match command {
         PromptsCommand::Export { dir } => {
-            let written = chunksweep::prompts::export(&dir).map_err(chunksweep::Error::from)?;
+            let criteria: Vec<(String, String)> = chunksweep::judge::criteria::builtin()
+                .into_iter()
+                .map(|c| (c.file_name(), c.default_prompt))
+                .collect();
+            let written =
+                chunksweep::prompts::export(&dir, &criteria).map_err(chunksweep::Error::from)?;
             for path in written {
                 println!("wrote {}", path.display());
             }

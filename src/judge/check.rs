@@ -6,20 +6,20 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
-
+use super::asking::Ask;
+use super::criteria;
 use super::error::JudgeError;
 use super::journal::CallLog;
-use super::pipeline::{Estimate, prompt_of, verdict_request};
-use super::prompts::{PromptKind, PromptSet};
+use super::pipeline::{Estimate, records_cost, schema_tokens};
+use super::prompts::PromptSet;
 use super::rows::tag;
-use super::settings::{JudgeMode, JudgeSettings};
-use super::verdict::{Criterion, Verdict, grade, grade_combined};
-use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
-use crate::llm::structured::schema_instruction;
+use super::settings::JudgeSettings;
+use super::verdict::Verdict;
+use super::work::{Limits, drive};
+use crate::events::Events;
+use crate::llm::cost::{cost_usd, estimate_chat_prompt_tokens};
 use crate::llm::{ClientConfig, LlmClient};
+use serde::{Deserialize, Serialize};
 
 /// One verdict to ask, with the verdict it should get when that is known.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,8 +33,8 @@ pub struct CheckItem {
     pub item_id: String,
     /// The other question whose context, answer or reference was planted (empty if none).
     pub other_id: String,
-    /// Criterion graded.
-    pub criterion: Criterion,
+    /// Name of the criterion graded (one of the settings' criteria).
+    pub criterion: String,
     /// The question.
     pub question: String,
     /// The context, fenced ([`super::prompts::fence_context`]).
@@ -50,15 +50,24 @@ pub struct CheckItem {
 }
 
 impl CheckItem {
-    fn request(&self, prompts: &PromptSet, s: &JudgeSettings) -> crate::llm::ChatRequest {
-        let kind = match s.mode {
-            JudgeMode::Combined => PromptKind::Combined,
-            JudgeMode::PerCriterion => prompt_of(self.criterion),
-        };
-        let mut r = verdict_request(
+    /// The one call that asks this item's verdict in the settings' mode.
+    ///
+    /// # Panics
+    /// If the item's criterion is not one of the settings' (items are built from them).
+    fn ask(&self, s: &JudgeSettings) -> Ask {
+        let c = criteria::find(&s.criteria, &self.criterion).expect("a criterion of the run");
+        Ask::plan(s.mode, &s.criteria, vec![c]).remove(0)
+    }
+
+    fn request(
+        &self,
+        ask: &Ask,
+        prompts: &PromptSet,
+        s: &JudgeSettings,
+    ) -> crate::llm::ChatRequest {
+        let mut r = ask.request(
             prompts,
             s,
-            kind,
             [&self.question, &self.context, &self.answer, &self.reference],
         );
         if self.seed_offset != 0 {
@@ -75,7 +84,7 @@ impl CheckItem {
             format!("{}/{}", self.item_id, self.other_id)
         };
         tag(
-            &format!("{}-{}", self.kind, self.criterion.name()),
+            &format!("{}-{}", self.kind, self.criterion),
             &self.config_id,
             &id,
         )
@@ -112,13 +121,6 @@ pub struct CheckRow {
 }
 
 impl CheckRow {
-    /// The criterion of the row (`None` for a name this version does not know).
-    pub fn criterion(&self) -> Option<Criterion> {
-        Criterion::ALL
-            .into_iter()
-            .find(|c| c.name() == self.criterion)
-    }
-
     /// `(expected, said)` when both are pass or fail.
     pub fn pair(&self) -> Option<(bool, bool)> {
         let e = Verdict::parse(&self.expected)?.outcome()?;
@@ -142,10 +144,13 @@ pub fn estimate_items(
     s: &JudgeSettings,
     cfg: &ClientConfig,
 ) -> Estimate {
-    let schema_tokens = count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4;
+    let schema_tokens = schema_tokens();
     let prompt_tokens: u64 = items
         .iter()
-        .map(|i| estimate_chat_prompt_tokens(&i.request(prompts, s).messages) + schema_tokens)
+        .map(|i| {
+            let r = i.request(&i.ask(s), prompts, s);
+            estimate_chat_prompt_tokens(&r.messages) + schema_tokens
+        })
         .sum();
     let completion_tokens = items.len() as u64 * u64::from(s.judge_max_tokens);
     Estimate {
@@ -157,97 +162,83 @@ pub fn estimate_items(
     }
 }
 
-/// Asks every item's verdict, `settings.concurrency` at a time, in item order in the result. A
-/// call that fails for good (retries exhausted) is an `error` row with the failure as its reason;
-/// a rerun asks it again (finished calls come from the response cache). With `dir`, every call
-/// is appended to `dir/calls.csv` ([`CallLog`]), so the run's spend includes them.
+/// Asks every item's verdict through the job loop ([`super::work`]), `settings.concurrency` at a
+/// time, in item order in the result. A call that fails for good (retries exhausted) is an
+/// `error` row with the failure as its reason; a rerun asks it again (finished calls come from
+/// the response cache). With `dir`, every call is appended to `dir/calls.csv` ([`CallLog`]), so
+/// the run's spend includes them.
 ///
 /// # Errors
-/// [`JudgeError::Stopped`] after an authentication or unknown-model error;
-/// [`JudgeError::Io`]/[`JudgeError::Csv`] for calls.csv.
+/// [`JudgeError::Stopped`] after an authentication or unknown-model error (no item is started
+/// after it); [`JudgeError::Io`]/[`JudgeError::Csv`] for calls.csv.
 pub async fn run_checks(
     items: &[CheckItem],
     prompts: Arc<PromptSet>,
     settings: Arc<JudgeSettings>,
     client: &LlmClient,
     dir: Option<&Path>,
+    events: Events<'_>,
 ) -> Result<Vec<CheckRow>, JudgeError> {
     let mut log = dir.map(CallLog::open).transpose()?;
-    let mut calls_rx = client.subscribe();
-    let sem = Arc::new(Semaphore::new(settings.concurrency.max(1)));
-    let mut set = JoinSet::new();
-    let combined = settings.mode == JudgeMode::Combined;
-    for (i, item) in items.iter().enumerate() {
-        let (client, sem) = (client.clone(), Arc::clone(&sem));
-        let req = item.request(&prompts, &settings);
-        let (t, c) = (item.tag(), item.criterion);
-        set.spawn(async move {
-            let _permit = sem.acquire_owned().await.expect("semaphore open");
-            let graded = if combined {
-                // the one criterion asked of the combined reply
-                grade_combined(&client, &t, req, &[c])
-                    .await
-                    .map(|mut g| g.remove(0))
-            } else {
-                grade(&client, &t, req).await
-            };
-            (i, graded)
-        });
-    }
-    let mut out: Vec<Option<CheckRow>> = vec![None; items.len()];
-    let mut stopped = None;
-    while let Some(joined) = set.join_next().await {
-        let (i, res) = joined.expect("check task does not panic");
+    let limits = Limits {
+        concurrency: settings.concurrency,
+        budget: None,
+    };
+    let start = |i: usize| {
         let item = &items[i];
-        let (verdict, reason, records) = match res {
-            Ok(g) => (g.verdict, g.reason, g.records),
-            Err(e) => {
-                if e.stops_run() && stopped.is_none() {
-                    stopped = Some(e.clone());
-                }
-                (Verdict::Error, e.to_string(), Vec::new())
-            }
-        };
-        let cfg = client.config();
-        out[i] = Some(CheckRow {
-            kind: item.kind.clone(),
-            criterion: item.criterion.name().into(),
-            config_id: item.config_id.clone(),
-            item_id: item.item_id.clone(),
-            other_id: item.other_id.clone(),
-            expected: outcome_str(item.expected).into(),
-            verdict: verdict.as_str().into(),
-            reason,
-            calls: records.len() as u32,
-            prompt_tokens: records.iter().map(|r| r.prompt_tokens).sum(),
-            completion_tokens: records.iter().map(|r| r.completion_tokens).sum(),
-            cost_usd: records.iter().try_fold(0.0, |acc, r| {
-                cost_usd(cfg.model(&r.model), r.prompt_tokens, r.completion_tokens).map(|c| acc + c)
-            }),
-        });
-        if let Some(log) = log.as_mut() {
-            while let Ok(rec) = calls_rx.try_recv() {
-                log.record(&rec)?;
-            }
+        let ask = item.ask(&settings);
+        let req = item.request(&ask, &prompts, &settings);
+        let (client, t) = (client.clone(), item.tag());
+        async move {
+            let mut graded = ask.grade(&client, &t, req).await?;
+            Ok(graded.remove(0).1)
         }
-    }
-    if let Some(log) = log.as_mut() {
-        while let Ok(rec) = calls_rx.try_recv() {
-            log.record(&rec)?;
-        }
-    }
-    if let Some(source) = stopped {
-        let not_run = out
-            .iter()
-            .flatten()
-            .filter(|r| r.verdict == "error")
-            .count();
+    };
+    let all: Vec<usize> = (0..items.len()).collect();
+    let ended = drive(
+        &all,
+        &limits,
+        client,
+        &mut log,
+        events,
+        start,
+        |_, _| Ok(()),
+    )
+    .await?;
+    let rows: Vec<CheckRow> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let (verdict, reason, records) = match ended.results.get(&i) {
+                Some(Ok(g)) => (g.verdict, g.reason.clone(), g.records.clone()),
+                Some(Err(e)) => (Verdict::Error, e.to_string(), Vec::new()),
+                None => (
+                    Verdict::Error,
+                    "not started: the run stopped".into(),
+                    Vec::new(),
+                ),
+            };
+            CheckRow {
+                kind: item.kind.clone(),
+                criterion: item.criterion.clone(),
+                config_id: item.config_id.clone(),
+                item_id: item.item_id.clone(),
+                other_id: item.other_id.clone(),
+                expected: outcome_str(item.expected).into(),
+                verdict: verdict.as_str().into(),
+                reason,
+                calls: records.len() as u32,
+                prompt_tokens: records.iter().map(|r| r.prompt_tokens).sum(),
+                completion_tokens: records.iter().map(|r| r.completion_tokens).sum(),
+                cost_usd: records_cost(client, &records),
+            }
+        })
+        .collect();
+    if let Some(source) = ended.stopped {
+        let not_run = rows.iter().filter(|r| r.verdict == "error").count();
         return Err(JudgeError::Stopped { source, not_run });
     }
-    Ok(out
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect())
+    Ok(rows)
 }
 
 /// Reads `dir/judge_checks.csv`; empty when the folder has none.

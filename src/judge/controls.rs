@@ -24,13 +24,14 @@
 //! every criterion they got a pass or fail for, with the seed plus one; see
 //! [`super::accuracy::Agreement`].
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 
 use super::check::CheckItem;
+use super::criteria::{CORRECTNESS, FAITHFULNESS, RELEVANCY};
 use super::prompts::fence_context;
-use super::verdict::{Criterion, Verdict};
+use super::verdict::Verdict;
 use crate::corpus::Corpus;
 use crate::golden::Question;
 
@@ -81,14 +82,15 @@ impl ControlKind {
         }
     }
 
-    /// The criterion it grades.
-    pub fn criterion(self) -> Criterion {
+    /// The name of the built-in criterion it grades (a run without that criterion plants
+    /// none of this kind; other criteria are measured by repeats only).
+    pub fn criterion(self) -> &'static str {
         match self {
             ControlKind::OtherContext | ControlKind::Perturbed | ControlKind::ReferenceEvidence => {
-                Criterion::Faithfulness
+                FAITHFULNESS
             }
-            ControlKind::OtherAnswer | ControlKind::ReferenceRelevant => Criterion::Relevancy,
-            ControlKind::OtherReference | ControlKind::ReferenceItself => Criterion::Correctness,
+            ControlKind::OtherAnswer | ControlKind::ReferenceRelevant => RELEVANCY,
+            ControlKind::OtherReference | ControlKind::ReferenceItself => CORRECTNESS,
         }
     }
 
@@ -225,8 +227,9 @@ pub struct Source {
     pub evidence: String,
     /// The generated answer (empty when none was generated).
     pub answer: String,
-    /// The verdicts it got, by criterion (pass or fail only are repeated).
-    pub verdicts: BTreeMap<Criterion, Verdict>,
+    /// The verdicts it got, by criterion name in the run's order (pass or fail only are
+    /// repeated).
+    pub verdicts: Vec<(String, Verdict)>,
 }
 
 /// The evidence spans of `q` fenced as context: the first location of each span, in golden-set
@@ -282,7 +285,7 @@ fn item(kind: ControlKind, s: &Source, other: Option<&Source>) -> CheckItem {
         config_id: s.config_id.clone(),
         item_id: s.question_id.clone(),
         other_id: other.map(|o| o.question_id.clone()).unwrap_or_default(),
-        criterion: kind.criterion(),
+        criterion: kind.criterion().to_string(),
         question: s.question.clone(),
         context: s.context.clone(),
         answer: s.answer.clone(),
@@ -348,12 +351,16 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
 }
 
 /// The planted controls for `sources` (the judged answers, in candidate then golden-set order):
-/// for each kind, a sample of `max(ceil(fraction × sources), 5)` of the items it can be built
-/// for. Empty when `fraction` is 0.
-pub fn plan_controls(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
+/// for each kind whose criterion is among `criteria` (names), a sample of
+/// `max(ceil(fraction × sources), 5)` of the items it can be built for. Empty when `fraction` is
+/// 0.
+pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> Vec<CheckItem> {
     let n = sample_size(fraction, sources.len());
     let mut out = Vec::new();
-    for kind in ControlKind::ALL {
+    let graded = ControlKind::ALL
+        .into_iter()
+        .filter(|k| criteria.iter().any(|c| c == k.criterion()));
+    for kind in graded {
         let by_question = kind.expected() || kind == ControlKind::OtherReference;
         let mut seen = HashSet::new();
         let mut built: Vec<(&Source, CheckItem)> = Vec::new();
@@ -387,13 +394,13 @@ pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
     chosen
         .into_iter()
         .flat_map(|s| {
-            s.verdicts.iter().filter_map(move |(&c, v)| {
+            s.verdicts.iter().filter_map(move |(c, v)| {
                 Some(CheckItem {
                     kind: "repeat".into(),
                     config_id: s.config_id.clone(),
                     item_id: s.question_id.clone(),
                     other_id: String::new(),
-                    criterion: c,
+                    criterion: c.clone(),
                     question: s.question.clone(),
                     context: s.context.clone(),
                     answer: s.answer.clone(),
@@ -441,10 +448,11 @@ mod tests {
     }
 
     fn source(cfg: &str, q: &str, answer: &str, reference: &str) -> Source {
-        let mut verdicts = BTreeMap::new();
-        verdicts.insert(Criterion::Faithfulness, Verdict::Pass);
-        verdicts.insert(Criterion::Relevancy, Verdict::Fail);
-        verdicts.insert(Criterion::Correctness, Verdict::Error);
+        let verdicts = vec![
+            (FAITHFULNESS.to_string(), Verdict::Pass),
+            (RELEVANCY.to_string(), Verdict::Fail),
+            (CORRECTNESS.to_string(), Verdict::Error),
+        ];
         Source {
             config_id: cfg.into(),
             question_id: q.into(),
@@ -471,7 +479,8 @@ mod tests {
             sources.push(source(cfg, "q3", "Thirty days.", "Thirty days."));
             sources.push(source(cfg, "q4", "On the first day.", ""));
         }
-        let items = plan_controls(&sources, 0.1);
+        let names = crate::judge::criteria::names(&crate::judge::criteria::builtin());
+        let items = plan_controls(&sources, 0.1, &names);
         let count = |k: ControlKind| items.iter().filter(|i| i.kind == k.name()).count();
         // at least 5 of each when that many can be built
         assert_eq!(count(ControlKind::OtherContext), 5);
@@ -513,8 +522,15 @@ mod tests {
             }
         }
         // deterministic
-        assert_eq!(plan_controls(&sources, 0.1), items);
-        assert!(plan_controls(&sources, 0.0).is_empty());
+        assert_eq!(plan_controls(&sources, 0.1, &names), items);
+        assert!(plan_controls(&sources, 0.0, &names).is_empty());
+        // no correctness criterion in the run: no correctness control
+        let two = &names[..2];
+        assert!(
+            plan_controls(&sources, 0.1, two)
+                .iter()
+                .all(|i| i.criterion != CORRECTNESS)
+        );
     }
 
     #[test]
@@ -533,7 +549,7 @@ mod tests {
         assert_eq!(
             items
                 .iter()
-                .filter(|i| i.criterion == Criterion::Relevancy)
+                .filter(|i| i.criterion == RELEVANCY)
                 .map(|i| i.expected)
                 .collect::<Vec<_>>(),
             vec![Some(false); 5]

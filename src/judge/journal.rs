@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -41,69 +41,123 @@ fn read_whole_lines(path: &Path) -> Result<Vec<u8>, JudgeError> {
     Ok(text)
 }
 
+/// The finished rows of a run folder's judge_questions.csv and the criteria of its header.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Finished {
+    /// The criteria of the file's columns, in order (empty without a file).
+    pub criteria: Vec<String>,
+    /// Its rows, in file order.
+    pub rows: Vec<JudgeQuestionRow>,
+}
+
 /// Reads the finished rows of a run folder's judge_questions.csv (a last line torn by a kill is
 /// not a row). Reads only: the file is not changed.
 ///
 /// # Errors
 /// [`JudgeError::Io`] if the file exists but cannot be read; [`JudgeError::Csv`] if a whole
 /// line is not a row (a file written by something else), so that nothing is silently dropped.
-pub fn load_finished(dir: &Path) -> Result<Vec<JudgeQuestionRow>, JudgeError> {
+pub fn load_finished(dir: &Path) -> Result<Finished, JudgeError> {
     let path = questions_path(dir);
     let text = read_whole_lines(&path)?;
-    csv::Reader::from_reader(text.as_slice())
-        .deserialize::<JudgeQuestionRow>()
-        .map(|r| r.map_err(|e| JudgeError::csv(&path, e)))
-        .collect()
+    if text.is_empty() {
+        return Ok(Finished::default());
+    }
+    let mut reader = csv::Reader::from_reader(text.as_slice());
+    let header = reader
+        .headers()
+        .map_err(|e| JudgeError::csv(&path, e))?
+        .clone();
+    let criteria = JudgeQuestionRow::criteria_of(&header);
+    let rows = reader
+        .records()
+        .map(|r| {
+            r.and_then(|rec| JudgeQuestionRow::read(&header, &criteria, &rec))
+                .map_err(|e| JudgeError::csv(&path, e))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Finished { criteria, rows })
 }
 
-/// Replaces judge_questions.csv with `rows` at once (a temporary file renamed over it).
+/// Replaces judge_questions.csv with `rows` under the columns of `criteria` at once (a temporary
+/// file renamed over it).
 ///
 /// # Errors
 /// [`JudgeError::Csv`]/[`JudgeError::Io`] for the file.
-pub(crate) fn rewrite_rows<'a>(
+pub fn rewrite_rows<'a>(
     dir: &Path,
+    criteria: &[String],
     rows: impl IntoIterator<Item = &'a JudgeQuestionRow>,
 ) -> Result<(), JudgeError> {
     let path = questions_path(dir);
     let tmp = dir.join(format!("{}.tmp", files::JUDGE_QUESTIONS));
-    let mut w = csv::Writer::from_path(&tmp).map_err(|e| JudgeError::csv(&tmp, e))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| JudgeError::csv(&tmp, e))?;
-    }
-    w.flush().map_err(|e| JudgeError::io(&tmp, e))?;
-    drop(w);
+    let file = File::create(&tmp).map_err(|e| JudgeError::io(&tmp, e))?;
+    crate::table::write_cells(
+        file,
+        &JudgeQuestionRow::header(criteria),
+        rows.into_iter().map(|r| r.cells(criteria)),
+    )
+    .map_err(|e| JudgeError::csv(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| JudgeError::io(&path, e))
 }
 
-/// Appends rows to a CSV file, writing the header only if the file is empty; flushes each row.
-/// A last line torn by a kill is cut off first, so the next row starts on a line of its own.
+/// The length of the first `len` bytes of `file` up to and including their last newline (0
+/// without one), read from the end backwards: only the last line is read.
+fn whole_len(file: &mut File, len: u64) -> std::io::Result<u64> {
+    const BLOCK: u64 = 8192;
+    let mut buf = vec![0u8; BLOCK as usize];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let part = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(part)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Appends rows to a CSV file, writing the header only if the file is empty (the serialized
+/// type's field names, or the `header` given to [`open`](Self::open)); flushes each row. A last
+/// line torn by a kill is cut off first, so the next row starts on a line of its own.
 pub(crate) struct Appender {
     path: PathBuf,
     writer: csv::Writer<File>,
+    /// The header still to write before the first row.
+    header: Option<Vec<String>>,
 }
 
 impl Appender {
-    pub(crate) fn open(path: &Path) -> Result<Self, JudgeError> {
-        let whole = read_whole_lines(path)?.len() as u64;
-        let file = OpenOptions::new()
+    pub(crate) fn open(path: &Path, header: Option<Vec<String>>) -> Result<Self, JudgeError> {
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(|e| JudgeError::io(path, e))?;
         let len = file.metadata().map_err(|e| JudgeError::io(path, e))?.len();
+        let whole = whole_len(&mut file, len).map_err(|e| JudgeError::io(path, e))?;
         if len > whole {
             file.set_len(whole).map_err(|e| JudgeError::io(path, e))?;
         }
         let writer = csv::WriterBuilder::new()
-            .has_headers(whole == 0)
+            .has_headers(whole == 0 && header.is_none())
             .from_writer(file);
         Ok(Appender {
             path: path.to_path_buf(),
             writer,
+            header: header.filter(|_| whole == 0),
         })
     }
 
     pub(crate) fn append<T: Serialize>(&mut self, row: &T) -> Result<(), JudgeError> {
+        if let Some(h) = self.header.take() {
+            self.writer
+                .write_record(&h)
+                .map_err(|e| JudgeError::csv(&self.path, e))?;
+        }
         self.writer
             .serialize(row)
             .map_err(|e| JudgeError::csv(&self.path, e))?;
@@ -204,7 +258,7 @@ impl CallLog {
         let path = calls_path(dir);
         let (answered, spent_before) = read_calls(&path)?;
         Ok(CallLog {
-            out: Appender::open(&path)?,
+            out: Appender::open(&path, None)?,
             answered,
             spent_before,
             spent_now: 0.0,
@@ -298,16 +352,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         std::fs::write(&path, "a,b\n1,2\n3,").unwrap();
-        let mut out = Appender::open(&path).unwrap();
+        let mut out = Appender::open(&path, None).unwrap();
         out.append(&(5, 6)).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n5,6\n");
         // a header torn in half: the file starts again with a header
+        // a long last line torn in half, longer than one block read backwards
+        let long = format!("a,b\n1,2\n{}", "x".repeat(20_000));
+        std::fs::write(&path, long).unwrap();
+        Appender::open(&path, None)
+            .unwrap()
+            .append(&(7, 8))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n7,8\n");
         std::fs::write(&path, "a,").unwrap();
         #[derive(Serialize)]
         struct R {
             a: u8,
         }
-        Appender::open(&path).unwrap().append(&R { a: 1 }).unwrap();
+        Appender::open(&path, None)
+            .unwrap()
+            .append(&R { a: 1 })
+            .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\n1\n");
     }
 }

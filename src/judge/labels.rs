@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::verdict::Criterion;
+use super::criteria::Criterion;
 
 /// Errors reading a labels file.
 #[derive(Debug, Error)]
@@ -68,8 +68,8 @@ impl LabelError {
 pub struct LabelledItem {
     /// The item's id.
     pub id: String,
-    /// Criterion labelled.
-    pub criterion: Criterion,
+    /// Name of the criterion labelled.
+    pub criterion: String,
     /// The question.
     pub question: String,
     /// The context, as given (fenced as one document when judged).
@@ -99,13 +99,20 @@ struct Line {
     note: String,
 }
 
-fn criterion(name: &str) -> Result<Criterion, String> {
-    Criterion::ALL
-        .into_iter()
-        .find(|c| c.name() == name)
-        .ok_or_else(|| {
-            format!("unknown criterion {name:?}: use faithfulness, relevancy or correctness")
-        })
+fn criterion<'a>(criteria: &'a [Criterion], name: &str) -> Result<&'a Criterion, String> {
+    super::criteria::find(criteria, name).ok_or_else(|| {
+        let names: Vec<&str> = criteria.iter().map(|c| c.name.as_str()).collect();
+        format!("unknown criterion {name:?}: use {}", or_list(&names))
+    })
+}
+
+/// `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
 }
 
 /// `pass` → `true`, `fail` → `false`.
@@ -124,13 +131,13 @@ fn read_text(path: &Path) -> Result<String, LabelError> {
     })
 }
 
-/// Reads a JSONL labelled set.
+/// Reads a JSONL labelled set of items of `criteria`.
 ///
 /// # Errors
 /// [`LabelError::Io`]; [`LabelError::Parse`] naming the first bad line (blank, a comment, not
 /// an object of the format, an unknown criterion or label, a correctness item without a
 /// reference, an empty question, answer or context, a repeated id); [`LabelError::Empty`].
-pub fn read_jsonl(path: &Path) -> Result<Vec<LabelledItem>, LabelError> {
+pub fn read_jsonl(path: &Path, criteria: &[Criterion]) -> Result<Vec<LabelledItem>, LabelError> {
     let text = read_text(path)?;
     // Blank lines at the end (an editor's trailing newlines) are not items.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).trim_end();
@@ -154,13 +161,13 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LabelledItem>, LabelError> {
                 "not a labelled item ({e}); expected {{\"id\", \"criterion\", \"question\", \"context\", \"answer\", \"reference\"?, \"label\", \"note\"?}}"
             ))
         })?;
-        let c = criterion(&l.criterion).map_err(err)?;
+        let c = criterion(criteria, &l.criterion).map_err(err)?;
         let verdict = label(&l.label).map_err(err)?;
         let reference = l.reference.unwrap_or_default();
-        if c == Criterion::Correctness && reference.trim().is_empty() {
+        if c.needs_reference && reference.trim().is_empty() {
             return Err(err(format!(
-                "item {:?} labels correctness but has no \"reference\": add the reference answer",
-                l.id
+                "item {:?} labels {} but has no \"reference\": add the reference answer",
+                l.id, c.name
             )));
         }
         for (name, v) in [
@@ -172,10 +179,10 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LabelledItem>, LabelError> {
                 return Err(err(format!("\"{name}\" is empty")));
             }
         }
-        if c == Criterion::Faithfulness && l.context.trim().is_empty() {
+        if c.needs_context() && l.context.trim().is_empty() {
             return Err(err(format!(
-                "item {:?} labels faithfulness but its \"context\" is empty",
-                l.id
+                "item {:?} labels {} but its \"context\" is empty",
+                l.id, c.name
             )));
         }
         if out.iter().any(|o| o.id == l.id) {
@@ -183,7 +190,7 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LabelledItem>, LabelError> {
         }
         out.push(LabelledItem {
             id: l.id,
-            criterion: c,
+            criterion: c.name.clone(),
             question: l.question,
             context: l.context,
             answer: l.answer,
@@ -209,25 +216,25 @@ pub struct RowLabel {
     pub question_id: String,
     /// The row's answer.
     pub answer: String,
-    /// Criterion labelled.
-    pub criterion: Criterion,
+    /// Name of the criterion labelled.
+    pub criterion: String,
     /// The right verdict: pass = `true`.
     pub label: bool,
 }
 
-/// The name of the column holding the label of `c`.
-pub fn column(c: Criterion) -> String {
-    format!("human_label_{}", c.name())
+/// The name of the column holding the label of criterion `c`.
+pub fn column(c: &str) -> String {
+    format!("human_label_{c}")
 }
 
-/// Reads the labelled cells of a judge_questions.csv (`human_label_<criterion>` columns; empty
-/// cells skipped).
+/// Reads the labelled cells of a judge_questions.csv (`human_label_<criterion>` columns of
+/// `criteria`; empty cells skipped).
 ///
 /// # Errors
 /// [`LabelError::Io`]; [`LabelError::Parse`] for a file without `config_id`, `question_id` and
 /// `answer` columns, without any label column, or with a label other than pass or fail;
 /// [`LabelError::Empty`] when no cell is labelled.
-pub fn read_csv(path: &Path) -> Result<Vec<RowLabel>, LabelError> {
+pub fn read_csv(path: &Path, criteria: &[Criterion]) -> Result<Vec<RowLabel>, LabelError> {
     let text = read_text(path)?;
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let err = |line: usize, message: String| LabelError::Parse {
@@ -244,14 +251,19 @@ pub fn read_csv(path: &Path) -> Result<Vec<RowLabel>, LabelError> {
             "not a judge_questions.csv: it needs config_id, question_id and answer columns".into(),
         ));
     };
-    let label_cols: Vec<(Criterion, usize)> = Criterion::ALL
-        .into_iter()
-        .filter_map(|c| Some((c, find(&column(c))?)))
+    let label_cols: Vec<(&str, usize)> = criteria
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), find(&column(&c.name))?)))
         .collect();
     if label_cols.is_empty() {
+        let cols: Vec<String> = criteria.iter().map(|c| column(&c.name)).collect();
+        let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
         return Err(err(
             1,
-            "no label column: add human_label_faithfulness, human_label_relevancy or human_label_correctness (pass, fail or empty)".into(),
+            format!(
+                "no label column: add {} (pass, fail or empty)",
+                or_list(&cols)
+            ),
         ));
     }
     let mut out = Vec::new();
@@ -274,7 +286,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<RowLabel>, LabelError> {
                 config_id: rec.get(ci).unwrap_or("").to_string(),
                 question_id: rec.get(qi).unwrap_or("").to_string(),
                 answer: rec.get(ai).unwrap_or("").to_string(),
-                criterion: c,
+                criterion: c.to_string(),
                 label: verdict,
             });
         }
@@ -288,6 +300,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<RowLabel>, LabelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::criteria::builtin;
 
     fn write(text: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
         let d = tempfile::tempdir().unwrap();
@@ -301,9 +314,9 @@ mod tests {
         let good = r#"{"id": "a", "criterion": "faithfulness", "question": "Q?", "context": "C.", "answer": "A.", "label": "pass", "note": "in the context"}
 {"id": "b", "criterion": "correctness", "question": "Q?", "context": "", "answer": "A.", "reference": "R.", "label": "fail"}"#;
         let (_d, p) = write(good, "l.jsonl");
-        let items = read_jsonl(&p).unwrap();
+        let items = read_jsonl(&p, &builtin()).unwrap();
         assert_eq!(items.len(), 2);
-        assert_eq!(items[0].criterion, Criterion::Faithfulness);
+        assert_eq!(items[0].criterion, "faithfulness");
         assert!(items[0].label && !items[1].label);
         assert_eq!(items[1].reference, "R.");
         assert_eq!(items[0].note, "in the context");
@@ -312,7 +325,7 @@ mod tests {
             &format!("{}\n\n\n", good.replace("\"pass\"", "\"Pass\"")),
             "t.jsonl",
         );
-        let items2 = read_jsonl(&p2).unwrap();
+        let items2 = read_jsonl(&p2, &builtin()).unwrap();
         assert_eq!(items2.len(), 2);
         assert!(items2[0].label);
 
@@ -342,7 +355,7 @@ mod tests {
         ];
         for (text, want) in cases {
             let (_d, p) = write(&text, "bad.jsonl");
-            let e = read_jsonl(&p).unwrap_err().to_string();
+            let e = read_jsonl(&p, &builtin()).unwrap_err().to_string();
             assert!(e.contains(&format!("bad.jsonl{want}")), "{e}");
         }
     }
@@ -354,23 +367,23 @@ mod tests {
                     A,q2,No idea.,pass,fail,fail\n\
                     A,q3,x,pass,,\n";
         let (_d, p) = write(text, "judge_questions.csv");
-        let l = read_csv(&p).unwrap();
+        let l = read_csv(&p, &builtin()).unwrap();
         assert_eq!(l.len(), 3);
         assert_eq!(
             (
                 l[0].line,
                 l[0].question_id.as_str(),
-                l[0].criterion,
+                l[0].criterion.as_str(),
                 l[0].label
             ),
-            (2, "q1", Criterion::Faithfulness, true)
+            (2, "q1", "faithfulness", true)
         );
         assert_eq!(
-            (l[2].line, l[2].criterion, l[2].label),
-            (3, Criterion::Relevancy, false)
+            (l[2].line, l[2].criterion.as_str(), l[2].label),
+            (3, "relevancy", false)
         );
         let (_d, p) = write(&text.replace(",fail,fail", ",fial,fail"), "j.csv");
-        let e = read_csv(&p).unwrap_err().to_string();
+        let e = read_csv(&p, &builtin()).unwrap_err().to_string();
         assert!(
             e.contains("j.csv:3: human_label_faithfulness: label \"fial\""),
             "{e}"
@@ -380,11 +393,11 @@ mod tests {
             .replace("Two cores.", "\"Two\ncores.\"")
             .replace(",fail,fail", ",fial,fail");
         let (_d, p) = write(&multi, "m.csv");
-        let e = read_csv(&p).unwrap_err().to_string();
+        let e = read_csv(&p, &builtin()).unwrap_err().to_string();
         assert!(e.contains("m.csv:4: human_label_faithfulness"), "{e}");
         let (_d, p) = write("config_id,question_id,answer\nA,q1,x\n", "j.csv");
         assert!(
-            read_csv(&p)
+            read_csv(&p, &builtin())
                 .unwrap_err()
                 .to_string()
                 .contains("no label column")

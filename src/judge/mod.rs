@@ -7,28 +7,38 @@
 //! **relevancy** (answers the question asked), and **correctness** against the reference answer
 //! when the golden set has one.
 //!
-//! - [`settings`]: the `[judge]` settings and the fingerprint a journal was made with;
-//!   [`error`]: the stage's errors; [`rows`]: judge_questions.csv's row and the call tag.
+//! - [`criteria`]: a criterion as a value (name, template, what it needs); every file and
+//!   column of the stage is generated from the run's list. [`settings`]: the `[judge]` settings;
+//!   [`fingerprint`]: those a journal was made with; [`error`]: the stage's errors; [`rows`]:
+//!   judge_questions.csv's row (a question's verdicts are a map from criterion to verdict) and
+//!   the call tag.
 //! - [`prompts`]: templates with named placeholders, loaded at run time, hashed for the manifest;
 //!   every value fenced (documents, question, answer, reference) so that no text can close its
 //!   block.
-//! - [`verdict`]: the verdict schema; an unreadable verdict is retried once with a reminder of the
-//!   format, then recorded as `error`, never as a pass.
-//! - [`pipeline`]: the resumable run (the response cache for calls), the budget and the
-//!   estimate.
+//! - [`asking`]: the requests, and the one place the judge mode (per criterion or combined)
+//!   decides which calls grade an answer; [`verdict`]: the verdict schema; an unreadable verdict
+//!   is retried once with a reminder of the format, then recorded as `error`, never as a pass.
+//! - [`work`]: the one job loop (concurrency, budget, calls.csv, stopping on a refused key) that
+//!   serves both [`pipeline`] (the resumable run of candidate × question jobs, the estimate) and
+//!   [`check`] (controls, repeats and `judge-check`'s labelled items).
 //! - [`journal`]: the run folder's judge_questions.csv (appended and flushed per question) and
 //!   calls.csv (per call as it ends, each answered call once), never losing a finished row.
 //! - [`controls`]: planted controls and repeats, asked through [`check`] (also used by
 //!   `judge-check` on labelled items, [`labels`]); [`accuracy`]: TPR, TNR, balanced accuracy,
 //!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion.
-//! - [`summary`]: judge.csv (pass rates over judged questions with Wilson intervals, errors
-//!   apart, latency, tokens, cost), the paired McNemar comparison and the decision (none without
-//!   a valid verdict), and the report's judge section.
+//! - [`table`]: judge.csv (pass rates over judged questions with Wilson intervals, errors apart,
+//!   latency, tokens, cost); [`decision`]: the paired McNemar comparison and the decision (none
+//!   without a valid verdict); [`summary`]: all of it as one typed value, built once, that the
+//!   reports render (`crate::report::judge_section`).
 
 pub mod accuracy;
+pub mod asking;
 pub mod check;
 pub mod controls;
+pub mod criteria;
+pub mod decision;
 pub mod error;
+pub mod fingerprint;
 pub mod journal;
 pub mod labels;
 pub mod pipeline;
@@ -36,14 +46,19 @@ pub mod prompts;
 pub mod rows;
 pub mod settings;
 pub mod summary;
+pub mod table;
 pub mod trust;
 pub mod verdict;
+pub mod work;
 
 pub use error::JudgeError;
 
-pub use journal::{CallLog, CallRow, load_finished, recorded_spend};
-pub use pipeline::{Estimate, Job, JudgeRun, estimate, plan_jobs, run_judge};
-pub use prompts::{PromptError, PromptKind, PromptSet};
-pub use rows::JudgeQuestionRow;
-pub use settings::{Fingerprint, JudgeMode, JudgeSettings};
-pub use verdict::{Criterion, Verdict};
+pub use criteria::Criterion;
+pub use fingerprint::Fingerprint;
+pub use journal::{CallLog, CallRow, Finished, load_finished, recorded_spend};
+pub use pipeline::{Estimate, Job, JudgeRun, Setup, estimate, plan_jobs, run_judge};
+pub use prompts::{PromptError, PromptSet};
+pub use rows::{JudgeQuestionRow, Judgement, Verdicts};
+pub use settings::{JudgeMode, JudgeSettings};
+pub use summary::{JudgeSummary, SummaryInputs};
+pub use verdict::Verdict;

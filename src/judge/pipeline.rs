@@ -9,21 +9,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use super::asking::{Ask, Inputs, generate_request};
+use super::criteria::{self, Criterion};
 use super::error::JudgeError;
-use super::journal::{Appender, CallLog, load_finished, questions_path, rewrite_rows};
-use super::prompts::{PromptKind, PromptSet, fence_context};
-use super::rows::{JudgeQuestionRow, TAG_SEP, tag};
-use super::settings::{JudgeMode, JudgeSettings};
-use super::verdict::{Criterion, Verdict, grade, grade_combined, last_record};
+use super::journal::{Appender, CallLog, Finished, questions_path, rewrite_rows};
+use super::prompts::{PromptSet, fence_context};
+use super::rows::{JudgeQuestionRow, Judgement, Verdicts, tag};
+use super::settings::JudgeSettings;
+use super::verdict::{Graded, Verdict, last_record};
+use super::work::{Limits, drive};
 use crate::corpus::Corpus;
-use crate::events::{Events, RunEvent, Step};
+use crate::events::{Events, RunEvent};
 use crate::golden::GoldenSet;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::structured::schema_instruction;
-use crate::llm::{CallRecord, ChatMessage, ChatRequest, ClientConfig, LlmClient, LlmError};
+use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError};
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::{ConfigIndex, RetrievalContext};
 use crate::tokenize::CorpusTokens;
@@ -146,82 +148,27 @@ impl Estimate {
     }
 }
 
-fn generate_request(prompts: &PromptSet, s: &JudgeSettings, job: &Job) -> ChatRequest {
-    let text = prompts.render(
-        PromptKind::Generate,
-        &[("question", &job.question), ("context", &job.context)],
-    );
-    let mut r = request(&s.generator_model, text, s.max_tokens, s);
-    r.reject_truncated = true;
-    r
+/// The criteria of `all` graded for `job`: those that need a reference only when it has one.
+fn applicable<'a>(all: &'a [Criterion], job: &Job) -> Vec<&'a Criterion> {
+    all.iter()
+        .filter(|c| c.applies(job.reference.is_some()))
+        .collect()
 }
 
-fn judge_request(
-    prompts: &PromptSet,
-    s: &JudgeSettings,
-    job: &Job,
-    kind: PromptKind,
-    answer: &str,
-) -> ChatRequest {
-    verdict_request(
-        prompts,
-        s,
-        kind,
-        [
-            job.question.as_str(),
-            job.context.as_str(),
-            answer,
-            job.reference.as_deref().unwrap_or(""),
-        ],
-    )
+/// The inputs of `job`'s verdicts on `answer`.
+fn inputs<'a>(job: &'a Job, answer: &'a str) -> Inputs<'a> {
+    [
+        job.question.as_str(),
+        job.context.as_str(),
+        answer,
+        job.reference.as_deref().unwrap_or(""),
+    ]
 }
 
-/// The prompt that grades criterion `c` on its own.
-pub(crate) fn prompt_of(c: Criterion) -> PromptKind {
-    match c {
-        Criterion::Faithfulness => PromptKind::Faithfulness,
-        Criterion::Relevancy => PromptKind::Relevancy,
-        Criterion::Correctness => PromptKind::Correctness,
-    }
-}
-
-/// The judge's request with the template of `kind` (a criterion's, or
-/// [`PromptKind::Combined`]) on `[question, context (fenced), answer, reference]` (an empty
-/// reference when there is none), with the settings' model, cap, temperature and seed.
-pub(crate) fn verdict_request(
-    prompts: &PromptSet,
-    s: &JudgeSettings,
-    kind: PromptKind,
-    [question, context, answer, reference]: [&str; 4],
-) -> ChatRequest {
-    let values = [
-        ("question", question),
-        ("context", context),
-        ("answer", answer),
-        ("reference", reference),
-    ];
-    request(
-        &s.judge_model,
-        prompts.render(kind, &values),
-        s.judge_max_tokens,
-        s,
-    )
-}
-
-fn request(model: &str, text: String, max_tokens: u32, s: &JudgeSettings) -> ChatRequest {
-    let mut r = ChatRequest::new(model, vec![ChatMessage::user(text)]);
-    r.temperature = Some(s.temperature);
-    r.max_tokens = Some(max_tokens);
-    r.seed = s.seed;
-    r
-}
-
-fn criteria(job: &Job) -> Vec<Criterion> {
-    let mut c = vec![Criterion::Faithfulness, Criterion::Relevancy];
-    if job.reference.is_some() {
-        c.push(Criterion::Correctness);
-    }
-    c
+/// Tokens of the verdict schema's instruction, added to a verdict's prompt by servers without
+/// structured output (an upper bound of what the estimate counts).
+pub(crate) fn schema_tokens() -> u64 {
+    count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4
 }
 
 /// Estimates calls, tokens and cost of `jobs` (see [`Estimate`] for what is exact and what is a
@@ -232,22 +179,19 @@ pub fn estimate(
     s: &JudgeSettings,
     cfg: &ClientConfig,
 ) -> Estimate {
-    let schema_tokens = count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4;
+    let schema_tokens = schema_tokens();
     let placeholder_answer = "x ".repeat(s.max_tokens as usize);
     let mut e = Estimate::default();
     let (mut gen_p, mut gen_c, mut jud_p, mut jud_c) = (0u64, 0u64, 0u64, 0u64);
     for job in jobs {
         e.questions += 1;
         e.calls += 1;
-        gen_p += estimate_chat_prompt_tokens(&generate_request(prompts, s, job).messages);
+        let gen_req = generate_request(prompts, s, &job.question, &job.context);
+        gen_p += estimate_chat_prompt_tokens(&gen_req.messages);
         gen_c += u64::from(s.max_tokens);
-        let kinds: Vec<PromptKind> = match s.mode {
-            JudgeMode::Combined => vec![PromptKind::Combined],
-            JudgeMode::PerCriterion => criteria(job).into_iter().map(prompt_of).collect(),
-        };
-        for kind in kinds {
+        for ask in Ask::plan(s.mode, &s.criteria, applicable(&s.criteria, job)) {
             e.calls += 1;
-            let r = judge_request(prompts, s, job, kind, &placeholder_answer);
+            let r = ask.request(prompts, s, inputs(job, &placeholder_answer));
             jud_p += estimate_chat_prompt_tokens(&r.messages) + schema_tokens;
             jud_c += u64::from(s.judge_max_tokens);
         }
@@ -264,15 +208,102 @@ pub fn estimate(
     e
 }
 
-/// What one finished question produced.
-struct Finished {
-    row: JudgeQuestionRow,
-    job_index: usize,
+/// Cost at list price of `records`, in USD; `None` when a model has no price.
+pub(crate) fn records_cost(client: &LlmClient, records: &[CallRecord]) -> Option<f64> {
+    let cfg = client.config();
+    records.iter().try_fold(0.0, |acc, rec| {
+        cost_usd(
+            cfg.model(&rec.model),
+            rec.prompt_tokens,
+            rec.completion_tokens,
+        )
+        .map(|c| acc + c)
+    })
 }
 
-/// Runs one job: generate, then grade every criterion concurrently. An answer that could not be
-/// generated (an [`LlmError::is_result`] error: empty or filtered content, cut at the cap,
-/// timeouts) is recorded with its reason and not graded.
+/// Generates `job`'s answer: the answer (trimmed) or why there is none, with the calls made.
+///
+/// # Errors
+/// An error that is not a result (rejected, retries exhausted).
+async fn generate(
+    client: &LlmClient,
+    prompts: &PromptSet,
+    s: &JudgeSettings,
+    job: &Job,
+    records: &mut Vec<CallRecord>,
+) -> Result<(String, Option<String>), LlmError> {
+    let gen_tag = tag("generate", &job.config_id, &job.question_id);
+    let req = generate_request(prompts, s, &job.question, &job.context);
+    match client.chat(&gen_tag, req).await {
+        Ok(out) => {
+            records.push(out.record);
+            Ok((out.content.trim().to_string(), None))
+        }
+        Err(e) if e.is_result() => {
+            records.extend(last_record(client, &gen_tag));
+            Ok((String::new(), Some(e.reason())))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Grades `answer` of `job` on every criterion that applies, the calls of the judge mode
+/// ([`Ask::plan`]) concurrently, and returns the verdicts in the criteria's order.
+///
+/// # Errors
+/// The first error of a call that is not a result.
+async fn grade_all(
+    client: &LlmClient,
+    prompts: &PromptSet,
+    s: &JudgeSettings,
+    job: &Job,
+    answer: &str,
+    records: &mut Vec<CallRecord>,
+) -> Result<Verdicts, LlmError> {
+    let mut set = JoinSet::new();
+    for ask in Ask::plan(s.mode, &s.criteria, applicable(&s.criteria, job)) {
+        let req = ask.request(prompts, s, inputs(job, answer));
+        let t = tag(ask.stage(), &job.config_id, &job.question_id);
+        let client = client.clone();
+        set.spawn(async move { ask.grade(&client, &t, req).await });
+    }
+    let mut graded: BTreeMap<String, Graded> = BTreeMap::new();
+    let mut first_err = None;
+    while let Some(joined) = set.join_next().await {
+        match joined.expect("judge task does not panic") {
+            Ok(gs) => graded.extend(gs),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    // in the criteria's order, whatever order the calls ended in, so that sums over the calls
+    // (tokens, cost) do not depend on timing
+    Ok(s.criteria
+        .iter()
+        .map(|c| {
+            let j = match graded.remove(&c.name) {
+                Some(g) => {
+                    records.extend(g.records);
+                    Judgement {
+                        verdict: g.verdict,
+                        reason: g.reason,
+                    }
+                }
+                None => Judgement {
+                    verdict: Verdict::NotApplicable,
+                    reason: String::new(),
+                },
+            };
+            (c.name.clone(), j)
+        })
+        .collect())
+}
+
+/// Runs one job: generate, then grade every criterion. An answer that could not be generated (an
+/// [`LlmError::is_result`] error: empty or filtered content, cut at the cap, timeouts) is
+/// recorded with its reason and not graded.
 ///
 /// # Errors
 /// An error that is not a result (rejected, retries exhausted): the question stays unfinished.
@@ -282,94 +313,43 @@ async fn run_job(
     s: Arc<JudgeSettings>,
     job: Job,
 ) -> Result<JudgeQuestionRow, LlmError> {
-    let gen_tag = tag("generate", &job.config_id, &job.question_id);
     let t0 = Instant::now();
     let mut records: Vec<CallRecord> = Vec::new();
-    let (answer, gen_error) = match client
-        .chat(&gen_tag, generate_request(&prompts, &s, &job))
-        .await
-    {
-        Ok(out) => {
-            records.push(out.record);
-            (out.content.trim().to_string(), None)
-        }
-        Err(e) if e.is_result() => {
-            records.extend(last_record(&client, &gen_tag));
-            (String::new(), Some(e.reason()))
-        }
-        Err(e) => return Err(e),
-    };
+    let (answer, gen_error) = generate(&client, &prompts, &s, &job, &mut records).await?;
     let generate_ms = t0.elapsed().as_secs_f64() * 1e3;
     let generate_tokens: u64 = records
         .iter()
         .map(|r| r.prompt_tokens + r.completion_tokens)
         .sum();
-
     let t1 = Instant::now();
-    let mut graded: BTreeMap<Criterion, (Verdict, String)> = BTreeMap::new();
-    if let Some(why) = &gen_error {
-        for c in criteria(&job) {
-            graded.insert(
-                c,
-                (Verdict::Error, format!("not graded: no answer ({why})")),
-            );
-        }
-    } else if s.mode == JudgeMode::Combined {
-        let cs = criteria(&job);
-        let req = judge_request(&prompts, &s, &job, PromptKind::Combined, &answer);
-        let t = tag("combined", &job.config_id, &job.question_id);
-        for (c, g) in cs.iter().zip(grade_combined(&client, &t, req, &cs).await?) {
-            records.extend(g.records);
-            graded.insert(*c, (g.verdict, g.reason));
-        }
-    } else {
-        let mut set = JoinSet::new();
-        for c in criteria(&job) {
-            let req = judge_request(&prompts, &s, &job, prompt_of(c), &answer);
-            let client = client.clone();
-            let t = tag(c.name(), &job.config_id, &job.question_id);
-            set.spawn(async move { (c, grade(&client, &t, req).await) });
-        }
-        let mut first_err = None;
-        while let Some(joined) = set.join_next().await {
-            let (c, res) = joined.expect("judge task does not panic");
-            match res {
-                Ok(g) => {
-                    records.extend(g.records);
-                    graded.insert(c, (g.verdict, g.reason));
-                }
-                Err(e) => first_err = first_err.or(Some(e)),
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-    }
-    let judge_ms = t1.elapsed().as_secs_f64() * 1e3;
-
-    let get = |c: Criterion| {
-        graded
-            .get(&c)
-            .cloned()
-            .unwrap_or((Verdict::NotApplicable, String::new()))
+    let verdicts = match &gen_error {
+        Some(why) => s
+            .criteria
+            .iter()
+            .map(|c| {
+                let verdict = if c.applies(job.reference.is_some()) {
+                    Verdict::Error
+                } else {
+                    Verdict::NotApplicable
+                };
+                let reason = match verdict {
+                    Verdict::Error => format!("not graded: no answer ({why})"),
+                    _ => String::new(),
+                };
+                (c.name.clone(), Judgement { verdict, reason })
+            })
+            .collect(),
+        None => grade_all(&client, &prompts, &s, &job, &answer, &mut records).await?,
     };
-    let (f, fr) = get(Criterion::Faithfulness);
-    let (r, rr) = get(Criterion::Relevancy);
-    let (c, cr) = get(Criterion::Correctness);
+    let judge_ms = t1.elapsed().as_secs_f64() * 1e3;
     let errors = if gen_error.is_some() {
         1
     } else {
-        [f, r, c].iter().filter(|v| **v == Verdict::Error).count() as u32
+        verdicts
+            .iter()
+            .filter(|(_, j)| j.verdict == Verdict::Error)
+            .count() as u32
     };
-    let cfg = client.config();
-    let cost = records.iter().try_fold(0.0, |acc, rec| {
-        cost_usd(
-            cfg.model(&rec.model),
-            rec.prompt_tokens,
-            rec.completion_tokens,
-        )
-        .map(|c| acc + c)
-    });
     Ok(JudgeQuestionRow {
         config_id: job.config_id.clone(),
         question_id: job.question_id.clone(),
@@ -377,12 +357,7 @@ async fn run_job(
         retrieved_chunk_ids: job.chunk_ids.join("|"),
         answer,
         generate_error: gen_error.unwrap_or_default(),
-        faithfulness: f.as_str().into(),
-        faithfulness_reason: fr,
-        relevancy: r.as_str().into(),
-        relevancy_reason: rr,
-        correctness: c.as_str().into(),
-        correctness_reason: cr,
+        verdicts,
         errors,
         retrieve_ms: job.retrieve_ms,
         generate_ms,
@@ -392,13 +367,15 @@ async fn run_job(
         completion_tokens: records.iter().map(|r| r.completion_tokens).sum(),
         generate_tokens,
         calls_without_usage: records.iter().filter(|r| r.tokens_estimated).count() as u32,
-        cost_usd: cost,
+        cost_usd: records_cost(&client, &records),
     })
 }
 
 /// The result of [`run_judge`].
 #[derive(Debug, Clone)]
 pub struct JudgeRun {
+    /// The criteria of the run's judge_questions.csv, in order.
+    pub criteria: Vec<String>,
     /// Every finished row of the planned jobs (from earlier runs of the folder and this one), in
     /// candidate order, then golden-set order. Rows of the folder outside the plan stay in
     /// judge_questions.csv but are not here.
@@ -422,10 +399,24 @@ impl JudgeRun {
     }
 }
 
-/// Runs every job not yet in `dir/judge_questions.csv`, at most `settings.concurrency` questions
-/// at a time, appending each finished row (flushed) and every call to `dir/calls.csv` as it ends
-/// (see [`CallLog`]). Stops starting questions when the spend recorded in the folder (earlier
-/// runs included) plus the estimate of what is running and of the next question would pass
+/// What a judge run starts from: its settings, templates and client, and the rows already in the
+/// folder ([`super::journal::load_finished`], read once by the caller).
+pub struct Setup<'a> {
+    /// The settings (models, caps, concurrency, budget, mode, criteria).
+    pub settings: Arc<JudgeSettings>,
+    /// The templates.
+    pub prompts: Arc<PromptSet>,
+    /// The client.
+    pub client: &'a LlmClient,
+    /// The rows of the folder's judge_questions.csv when the run starts.
+    pub done: Finished,
+}
+
+/// Runs every job not yet in `dir/judge_questions.csv` (`setup.done`) through the job loop
+/// ([`super::work`]): at most `settings.concurrency` questions at a time, each finished row
+/// appended (flushed) and every call written to `dir/calls.csv` as it ends (see [`CallLog`]).
+/// Stops starting questions when the spend recorded in the folder (earlier runs included) plus
+/// the estimate of what is running and of the next question would pass
 /// `settings.max_cost_usd`. At the end, if this run finished a question, judge_questions.csv is
 /// rewritten in candidate order, then golden-set order, so equal inputs give equal files;
 /// finished rows outside this run's plan are kept after them.
@@ -441,165 +432,139 @@ impl JudgeRun {
 pub async fn run_judge(
     dir: &Path,
     jobs: &[Job],
-    prompts: Arc<PromptSet>,
-    settings: Arc<JudgeSettings>,
-    client: &LlmClient,
+    setup: Setup<'_>,
     events: Events<'_>,
 ) -> Result<JudgeRun, JudgeError> {
-    let done = load_finished(dir)?;
-    let resumed = done.len();
-    let done_keys: HashSet<(String, String)> = done
+    let Setup {
+        settings,
+        prompts,
+        client,
+        done,
+    } = setup;
+    let criteria = criteria::names(&settings.criteria);
+    let resumed = done.rows.len();
+    let done_keys: HashSet<(&str, &str)> = done
+        .rows
         .iter()
-        .map(|r| (r.config_id.clone(), r.question_id.clone()))
+        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
         .collect();
-    let mut rows_out = Appender::open(&questions_path(dir))?;
-    let mut calls = CallLog::open(dir)?;
-    let mut calls_rx = client.subscribe();
-
     let todo: Vec<usize> = (0..jobs.len())
-        .filter(|&i| !done_keys.contains(&(jobs[i].config_id.clone(), jobs[i].question_id.clone())))
+        .filter(|&i| {
+            !done_keys.contains(&(jobs[i].config_id.as_str(), jobs[i].question_id.as_str()))
+        })
         .collect();
-    let sem = Arc::new(Semaphore::new(settings.concurrency.max(1)));
-    let mut set: JoinSet<(usize, Result<JudgeQuestionRow, LlmError>)> = JoinSet::new();
-    let mut new_rows: Vec<Finished> = Vec::new();
-    let mut unfinished = Vec::new();
-    let mut running_estimate: BTreeMap<usize, f64> = BTreeMap::new();
-    let mut skipped = 0usize;
-    let mut next = 0usize;
-    // an authentication or unknown-model error: start nothing more
-    let mut stopped: Option<LlmError> = None;
-
-    loop {
-        // start as many jobs as permits and the budget allow
-        while next < todo.len() && skipped == 0 && stopped.is_none() {
-            let Ok(permit) = Arc::clone(&sem).try_acquire_owned() else {
-                break;
-            };
-            let ji = todo[next];
-            let job = &jobs[ji];
-            if let Some(max) = settings.max_cost_usd {
-                let est = estimate(
-                    std::slice::from_ref(job),
-                    &prompts,
-                    &settings,
-                    client.config(),
-                )
-                .cost_usd
-                .unwrap_or(0.0);
-                let committed: f64 = running_estimate.values().sum();
-                if calls.spent_total() + committed + est > max {
-                    skipped = todo.len() - next;
-                    drop(permit);
-                    break;
-                }
-                running_estimate.insert(ji, est);
-            }
-            next += 1;
-            let (c, p, s, j) = (
-                client.clone(),
-                Arc::clone(&prompts),
-                Arc::clone(&settings),
-                job.clone(),
-            );
-            set.spawn(async move {
-                let r = run_job(c, p, s, j).await;
-                drop(permit);
-                (ji, r)
-            });
-        }
-        // wait for the next question to end, writing every call to calls.csv as it ends
-        let joined = loop {
-            tokio::select! {
-                biased;
-                Some(rec) = calls_rx.recv() => {
-                    calls.record(&rec)?;
-                    call_event(events, &rec);
-                }
-                joined = set.join_next() => break joined,
-            }
-        };
-        let Some(joined) = joined else {
-            break;
-        };
-        let (ji, res) = joined.expect("judge task does not panic");
-        running_estimate.remove(&ji);
-        while let Ok(rec) = calls_rx.try_recv() {
-            calls.record(&rec)?;
-            call_event(events, &rec);
-        }
-        match res {
-            Ok(row) => {
-                rows_out.append(&row)?;
-                new_rows.push(Finished { row, job_index: ji });
-            }
+    let mut rows_out = Appender::open(
+        &questions_path(dir),
+        Some(JudgeQuestionRow::header(&criteria)),
+    )?;
+    let mut calls = Some(CallLog::open(dir)?);
+    let cost = |i: usize| {
+        estimate(
+            std::slice::from_ref(&jobs[i]),
+            &prompts,
+            &settings,
+            client.config(),
+        )
+        .cost_usd
+        .unwrap_or(0.0)
+    };
+    let limits = Limits {
+        concurrency: settings.concurrency,
+        budget: settings
+            .max_cost_usd
+            .map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
+    };
+    let start = |i: usize| {
+        run_job(
+            client.clone(),
+            Arc::clone(&prompts),
+            Arc::clone(&settings),
+            jobs[i].clone(),
+        )
+    };
+    let ended = drive(
+        &todo,
+        &limits,
+        client,
+        &mut calls,
+        events,
+        start,
+        |i, res| match res {
+            Ok(row) => rows_out.append(&row.cells(&criteria)),
             Err(e) => {
-                if e.stops_run() && stopped.is_none() {
-                    stopped = Some(e.clone());
-                }
-                let job = &jobs[ji];
                 events(RunEvent::Unfinished {
-                    config_id: job.config_id.clone(),
-                    question_id: job.question_id.clone(),
+                    config_id: jobs[i].config_id.clone(),
+                    question_id: jobs[i].question_id.clone(),
                     error: e.to_string(),
                 });
-                unfinished.push((
-                    job.config_id.clone(),
-                    job.question_id.clone(),
-                    e.to_string(),
-                ));
+                Ok(())
             }
-        }
-    }
-    while let Ok(rec) = calls_rx.try_recv() {
-        calls.record(&rec)?;
-        call_event(events, &rec);
-    }
+        },
+    )
+    .await?;
     drop(rows_out);
-
-    let finished_now = new_rows.len();
-    // canonical order: the job order (candidate, then question); rows of earlier runs that
-    // this run did not plan (other candidates, more questions) are kept after them, in file order
-    let order: BTreeMap<(String, String), usize> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, j)| ((j.config_id.clone(), j.question_id.clone()), i))
-        .collect();
-    let mut planned: Vec<(usize, JudgeQuestionRow)> = Vec::new();
-    let mut unplanned: Vec<JudgeQuestionRow> = Vec::new();
-    for r in done {
-        match order.get(&(r.config_id.clone(), r.question_id.clone())) {
-            Some(&i) => planned.push((i, r)),
-            None => unplanned.push(r),
+    let calls = calls.expect("opened above");
+    let mut new_rows = Vec::new();
+    let mut unfinished = Vec::new();
+    for (i, res) in ended.results {
+        match res {
+            Ok(row) => new_rows.push((i, row)),
+            Err(e) => unfinished.push((
+                jobs[i].config_id.clone(),
+                jobs[i].question_id.clone(),
+                e.to_string(),
+            )),
         }
     }
-    planned.extend(new_rows.into_iter().map(|f| (f.job_index, f.row)));
-    planned.sort_by_key(|(i, _)| *i);
-    let rows: Vec<JudgeQuestionRow> = planned.into_iter().map(|(_, r)| r).collect();
-    if finished_now > 0 {
-        rewrite_rows(dir, rows.iter().chain(&unplanned))?;
-    }
-    if let Some(source) = stopped {
+    let finished_now = new_rows.len();
+    let rows = canonical(dir, jobs, &criteria, done.rows, new_rows)?;
+    if let Some(source) = ended.stopped {
         return Err(JudgeError::Stopped {
             source,
             not_run: todo.len() - finished_now,
         });
     }
     Ok(JudgeRun {
+        criteria,
         rows,
         resumed,
         unfinished,
-        skipped_for_budget: skipped,
+        skipped_for_budget: ended.skipped,
         spent_usd: calls.spent_now(),
         spent_before_usd: calls.spent_before(),
     })
 }
 
-/// Reports a finished call to the display.
-fn call_event(events: Events<'_>, rec: &CallRecord) {
-    events(RunEvent::Advanced {
-        step: Step::Judge,
-        label: rec.stage.replace(TAG_SEP, " "),
-        cost_usd: rec.cost_usd,
-        cached: rec.cache_hit,
-    });
+/// The planned rows in job order (candidate, then question): the rows of earlier runs (`done`)
+/// and of this one (`new`, by job index). When this run finished a question, judge_questions.csv
+/// is rewritten in that order, with the rows of earlier runs that this run did not plan (other
+/// candidates, more questions) after them, in file order.
+fn canonical(
+    dir: &Path,
+    jobs: &[Job],
+    criteria: &[String],
+    done: Vec<JudgeQuestionRow>,
+    new: Vec<(usize, JudgeQuestionRow)>,
+) -> Result<Vec<JudgeQuestionRow>, JudgeError> {
+    let order: BTreeMap<(&str, &str), usize> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| ((j.config_id.as_str(), j.question_id.as_str()), i))
+        .collect();
+    let mut planned: Vec<(usize, JudgeQuestionRow)> = Vec::new();
+    let mut unplanned: Vec<JudgeQuestionRow> = Vec::new();
+    for r in done {
+        match order.get(&(r.config_id.as_str(), r.question_id.as_str())) {
+            Some(&i) => planned.push((i, r)),
+            None => unplanned.push(r),
+        }
+    }
+    let finished_now = !new.is_empty();
+    planned.extend(new);
+    planned.sort_by_key(|(i, _)| *i);
+    let rows: Vec<JudgeQuestionRow> = planned.into_iter().map(|(_, r)| r).collect();
+    if finished_now {
+        rewrite_rows(dir, criteria, rows.iter().chain(&unplanned))?;
+    }
+    Ok(rows)
 }

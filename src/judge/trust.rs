@@ -5,18 +5,16 @@
 //! itself). See [`super::accuracy`] for the statistics and [`super::controls`] for the items;
 //! [`super::summary::Decision::unconfirm`] applies the verdict to the decision.
 
-use std::fmt::Write as _;
-
 use super::accuracy::{Accuracy, Agreement, Proportion};
 use super::check::CheckRow;
 use super::controls::ControlKind;
-use super::verdict::{Criterion, Verdict};
+use super::verdict::Verdict;
 
 /// The judge's measured trust on one criterion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CriterionTrust {
-    /// The criterion.
-    pub criterion: Criterion,
+    /// The criterion's name.
+    pub criterion: String,
     /// Control verdicts against the planted right verdicts (controls with an error verdict left
     /// out).
     pub controls: Accuracy,
@@ -35,20 +33,18 @@ impl CriterionTrust {
     }
 }
 
-/// The trust of every criterion that has a control or a repeat in `rows` (judge_checks.csv), in
-/// report order.
+/// The trust of every criterion of `criteria` (names, in report order) that has a control or a
+/// repeat in `rows` (judge_checks.csv).
 pub fn trust(
     rows: &[CheckRow],
+    criteria: &[String],
     min_control_tnr: f64,
     min_repeat_kappa: f64,
 ) -> Vec<CriterionTrust> {
-    Criterion::ALL
-        .into_iter()
+    criteria
+        .iter()
         .filter_map(|c| {
-            let mine: Vec<&CheckRow> = rows
-                .iter()
-                .filter(|r| r.criterion() == Some(c))
-                .collect();
+            let mine: Vec<&CheckRow> = rows.iter().filter(|r| &r.criterion == c).collect();
             if mine.is_empty() {
                 return None;
             }
@@ -91,7 +87,7 @@ pub fn trust(
                 ));
             }
             Some(CriterionTrust {
-                criterion: c,
+                criterion: c.clone(),
                 controls,
                 control_errors,
                 repeat,
@@ -101,56 +97,21 @@ pub fn trust(
         .collect()
 }
 
-/// `0.40 [0.12, 0.77]`.
-fn prop(p: &Proportion) -> String {
+/// `0.40 [0.12, 0.77]`: a proportion with its interval, as the report writes it.
+pub fn prop(p: &Proportion) -> String {
     format!(
         "{:.2} [{:.2}, {:.2}]",
         p.value, p.interval.lo, p.interval.hi
     )
 }
 
-/// The report's table of the judge's trust (Markdown), empty without controls or repeats.
-pub fn markdown(trust: &[CriterionTrust]) -> String {
-    if trust.is_empty() {
-        return String::new();
-    }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nHow far the judge's verdicts can be trusted (planted controls and repeats, over all candidates; never in a pass rate): true-negative rate = fails among planted failures, true-positive rate = passes among planted passes, each with its 95% Wilson interval; balanced accuracy = their mean (0.5 is chance); repeat = the same verdict when graded again with another seed, with Cohen's κ.\n"
-    );
-    let _ = writeln!(
-        s,
-        "| criterion | true-negative rate | true-positive rate | balanced accuracy | repeat agreement | repeat κ | control errors | confirms |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---:|---|");
-    let cell = |p: Option<Proportion>| {
-        p.map_or_else(|| "n/a".to_string(), |p| format!("{} of {}", prop(&p), p.n))
-    };
-    for t in trust {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            t.criterion.name(),
-            cell(t.controls.tnr),
-            cell(t.controls.tpr),
-            t.controls
-                .balanced_accuracy
-                .map_or_else(|| "n/a".into(), |b| format!("{:.2}", b.value)),
-            cell(t.repeat.agreement),
-            t.repeat
-                .kappa
-                .map_or_else(|| "n/a".into(), |k| format!("{:.2}", k.value)),
-            t.control_errors,
-            if t.can_confirm() { "yes" } else { "**no**" }
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names() -> Vec<String> {
+        crate::judge::criteria::names(&crate::judge::criteria::builtin())
+    }
 
     fn row(kind: &str, c: &str, expected: &str, verdict: &str) -> CheckRow {
         CheckRow {
@@ -178,7 +139,7 @@ mod tests {
             rows.push(row("repeat", "faithfulness", "pass", "pass"));
         }
         rows.push(row("perturbed", "faithfulness", "fail", "error"));
-        let t = trust(&rows, 0.5, 0.4);
+        let t = trust(&rows, &names(), 0.5, 0.4);
         assert_eq!(t.len(), 1);
         let f = &t[0];
         assert_eq!(f.controls.tnr.unwrap().k, 0);
@@ -195,11 +156,6 @@ mod tests {
             "{:?}",
             f.doubts
         );
-        let md = markdown(&t);
-        assert!(
-            md.contains("| faithfulness | 0.00 [0.00, 0.43] of 5 | 1.00 [0.57, 1.00] of 5 | 0.50 | 1.00 [0.57, 1.00] of 5 | n/a | 1 | **no** |"),
-            "{md}"
-        );
     }
 
     #[test]
@@ -212,7 +168,7 @@ mod tests {
             let second = if i < 5 { "pass" } else { "fail" };
             rows.push(row("repeat", "relevancy", first, second));
         }
-        let t = trust(&rows, 0.5, 0.4);
+        let t = trust(&rows, &names(), 0.5, 0.4);
         let r = &t[0];
         assert_eq!(r.controls.tnr.unwrap().value, 1.0);
         // pairs (p,p),(f,p),(p,p),(f,p),(p,p),(f,f),(p,f),(f,f),(p,f),(f,f): 6 agree
@@ -237,7 +193,7 @@ mod tests {
             rows.push(row("reference_evidence", "faithfulness", "pass", "pass"));
             rows.push(row("repeat", "faithfulness", "pass", "pass"));
         }
-        let t = trust(&rows, 0.5, 0.4);
+        let t = trust(&rows, &names(), 0.5, 0.4);
         let f = &t[0];
         assert_eq!(f.controls.tnr, None);
         assert_eq!(f.control_errors, 5);

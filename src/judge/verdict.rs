@@ -8,36 +8,8 @@
 
 use serde_json::{Value, json};
 
+use super::criteria::Criterion;
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
-
-/// A criterion the judge grades.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Criterion {
-    /// Every claim of the answer is supported by the retrieved context.
-    Faithfulness,
-    /// The answer addresses the question asked.
-    Relevancy,
-    /// The answer agrees with the golden set's reference answer (only when there is one).
-    Correctness,
-}
-
-impl Criterion {
-    /// Every criterion, in report order.
-    pub const ALL: [Criterion; 3] = [
-        Criterion::Faithfulness,
-        Criterion::Relevancy,
-        Criterion::Correctness,
-    ];
-
-    /// Name used in CSV columns and the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Criterion::Faithfulness => "faithfulness",
-            Criterion::Relevancy => "relevancy",
-            Criterion::Correctness => "correctness",
-        }
-    }
-}
 
 /// The outcome of grading one criterion for one answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -147,30 +119,55 @@ pub(crate) fn last_record(client: &LlmClient, stage: &str) -> Option<CallRecord>
         .find(|r| r.stage == stage)
 }
 
-/// The reminder appended before the one retry of an unreadable combined verdict.
-pub const COMBINED_REMINDER: &str = "Your previous reply could not be read. Reply again with only a JSON object of the form {\"faithfulness\": \"pass\" or \"fail\", \"relevancy\": \"pass\" or \"fail\", \"correctness\": \"pass\", \"fail\" or \"na\", \"reason\": \"one sentence\"} and nothing else.";
+/// The values a criterion's verdict may take in a combined reply: `"pass" or "fail"`, or
+/// `"pass", "fail" or "na"` for a criterion that needs a reference answer.
+fn combined_values(c: &Criterion) -> (&'static [&'static str], &'static str) {
+    if c.needs_reference {
+        (&["pass", "fail", "na"], "\"pass\", \"fail\" or \"na\"")
+    } else {
+        (&["pass", "fail"], "\"pass\" or \"fail\"")
+    }
+}
 
-/// The JSON Schema of a combined verdict: `faithfulness` and `relevancy` pass or fail,
-/// `correctness` pass, fail or na, and a `reason`; the criteria in `required` must be there.
-pub fn combined_schema(required: &[Criterion]) -> Value {
+/// The reminder appended before the one retry of an unreadable combined verdict over `all`:
+/// `Your previous reply could not be read. Reply again with only a JSON object of the form
+/// {"faithfulness": "pass" or "fail", …, "reason": "one sentence"} and nothing else.`
+pub fn combined_reminder(all: &[Criterion]) -> String {
+    let fields: Vec<String> = all
+        .iter()
+        .map(|c| format!("\"{}\": {}", c.name, combined_values(c).1))
+        .collect();
+    format!(
+        "Your previous reply could not be read. Reply again with only a JSON object of the form {{{}, \"reason\": \"one sentence\"}} and nothing else.",
+        fields.join(", ")
+    )
+}
+
+/// The JSON Schema of a combined verdict: a field per criterion of `all` (pass or fail; pass,
+/// fail or na for one that needs a reference) and a `reason`; the criteria in `required` must
+/// be there.
+pub fn combined_schema(all: &[Criterion], required: &[&Criterion]) -> Value {
+    let mut properties = serde_json::Map::new();
+    for c in all {
+        properties.insert(
+            c.name.clone(),
+            json!({"type": "string", "enum": combined_values(c).0}),
+        );
+    }
+    properties.insert("reason".into(), json!({"type": "string"}));
     json!({
         "type": "object",
-        "properties": {
-            "faithfulness": {"type": "string", "enum": ["pass", "fail"]},
-            "relevancy": {"type": "string", "enum": ["pass", "fail"]},
-            "correctness": {"type": "string", "enum": ["pass", "fail", "na"]},
-            "reason": {"type": "string"}
-        },
-        "required": required.iter().map(|c| c.name()).collect::<Vec<_>>(),
+        "properties": properties,
+        "required": required.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         "additionalProperties": false
     })
 }
 
 /// Reads the verdicts of `criteria` from a combined reply; `None` unless each is pass or fail.
-fn read_combined(v: &Value, criteria: &[Criterion]) -> Option<(Vec<Verdict>, String)> {
+fn read_combined(v: &Value, criteria: &[&Criterion]) -> Option<(Vec<Verdict>, String)> {
     let verdicts = criteria
         .iter()
-        .map(|c| pass_or_fail(v, c.name()))
+        .map(|c| pass_or_fail(v, &c.name))
         .collect::<Option<Vec<_>>>()?;
     Some((verdicts, reason_of(v)))
 }
@@ -257,10 +254,10 @@ pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<
     })
 }
 
-/// Asks the judge for the verdicts of `criteria` in one call (`combined.md`, see
-/// [`combined_schema`]), retried once with [`COMBINED_REMINDER`] when unreadable; every
-/// criterion is then an [`Verdict::Error`]. The one reason is every criterion's; the calls are
-/// in the first criterion's [`Graded`] (the others have none).
+/// Asks the judge for the verdicts of `asked` (some of `all`, the run's criteria) in one call
+/// (`combined.md`, see [`combined_schema`]), retried once with [`combined_reminder`] when
+/// unreadable; every criterion is then an [`Verdict::Error`]. The one reason is every
+/// criterion's; the calls are in the first criterion's [`Graded`] (the others have none).
 ///
 /// # Errors
 /// As [`grade`].
@@ -268,20 +265,21 @@ pub async fn grade_combined(
     client: &LlmClient,
     stage: &str,
     req: ChatRequest,
-    criteria: &[Criterion],
+    all: &[Criterion],
+    asked: &[&Criterion],
 ) -> Result<Vec<Graded>, LlmError> {
     let a = ask(
         client,
         stage,
         req,
-        &combined_schema(criteria),
-        COMBINED_REMINDER,
-        |v| read_combined(v, criteria),
+        &combined_schema(all, asked),
+        &combined_reminder(all),
+        |v| read_combined(v, asked),
     )
     .await?;
     let (verdicts, reason) = a
         .read
-        .unwrap_or_else(|| (vec![Verdict::Error; criteria.len()], a.problem));
+        .unwrap_or_else(|| (vec![Verdict::Error; asked.len()], a.problem));
     let mut records = Some(a.records);
     Ok(verdicts
         .into_iter()
@@ -298,8 +296,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn combined_schema_and_reminder_are_those_of_the_three_builtin_criteria() {
+        let all = crate::judge::criteria::builtin();
+        let asked: Vec<&Criterion> = all.iter().take(2).collect();
+        assert_eq!(
+            combined_schema(&all, &asked),
+            json!({
+                "type": "object",
+                "properties": {
+                    "faithfulness": {"type": "string", "enum": ["pass", "fail"]},
+                    "relevancy": {"type": "string", "enum": ["pass", "fail"]},
+                    "correctness": {"type": "string", "enum": ["pass", "fail", "na"]},
+                    "reason": {"type": "string"}
+                },
+                "required": ["faithfulness", "relevancy"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(
+            combined_reminder(&all),
+            "Your previous reply could not be read. Reply again with only a JSON object of the form {\"faithfulness\": \"pass\" or \"fail\", \"relevancy\": \"pass\" or \"fail\", \"correctness\": \"pass\", \"fail\" or \"na\", \"reason\": \"one sentence\"} and nothing else."
+        );
+    }
+
+    #[test]
     fn combined_verdicts_read_only_when_every_criterion_is_there() {
-        let both = [Criterion::Faithfulness, Criterion::Relevancy];
+        let all = crate::judge::criteria::builtin();
+        let both: Vec<&Criterion> = all.iter().take(2).collect();
         assert_eq!(
             read_combined(
                 &json!({"faithfulness": "PASS", "relevancy": "fail", "correctness": "na", "reason": " r "}),
@@ -311,10 +334,6 @@ mod tests {
         assert_eq!(
             read_combined(&json!({"faithfulness": "pass", "relevancy": "na"}), &both),
             None
-        );
-        assert_eq!(
-            combined_schema(&both)["required"],
-            json!(["faithfulness", "relevancy"])
         );
     }
 

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::files;
+use crate::judge::JudgeSettings;
 use crate::judge::rows::JudgeQuestionRow;
-use crate::judge::{self, JudgeSettings};
+use crate::report::judge_section;
 use crate::report::outcome::{Inputs, Outcome};
 use crate::report::run_dir::RunDir;
 use crate::report::{ReportError, html, markdown, plot};
@@ -52,8 +53,8 @@ pub fn select(
     Ok((cuts, prefixes))
 }
 
-/// The judge's section and judged answers of a run folder ([`judge_step::section_from_folder`]
-/// and judge_questions.csv), when it holds judged answers of the candidates in `sweep`; `pick`
+/// The judge's section and judged answers of a run folder (the summary of
+/// [`judge_step::summary_from_folder`], judge_questions.csv read once), when it holds judged answers of the candidates in `sweep`; `pick`
 /// is the selection's pick.
 ///
 /// # Errors
@@ -64,10 +65,8 @@ pub fn judge_from_folder(
     settings: &JudgeSettings,
     pick: &str,
 ) -> Result<Option<(String, Vec<JudgeQuestionRow>)>, Error> {
-    match judge_step::section_from_folder(dir, sweep, settings, Some(pick))? {
-        Some(section) => Ok(Some((section, judge::load_finished(dir)?))),
-        None => Ok(None),
-    }
+    let summary = judge_step::summary_from_folder(dir, sweep, settings, Some(pick))?;
+    Ok(summary.map(|s| (judge_section::markdown(&s), s.questions)))
 }
 
 /// Builds the run's [`Outcome`] from a selection made by [`select`] and `inputs`, then writes

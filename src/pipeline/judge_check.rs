@@ -24,7 +24,7 @@ use crate::judge::accuracy::{Accuracy, Estimate as Stat, Proportion};
 use crate::judge::check::{CheckItem, CheckRow, estimate_items, run_checks};
 use crate::judge::labels::{self, LabelledItem, RowLabel};
 use crate::judge::prompts::fence_context;
-use crate::judge::{self, Criterion, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::judge::{self, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
 use crate::llm::config::redact_url;
 use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::{JudgeOnly, Plan};
@@ -154,11 +154,12 @@ impl CheckAccuracyRow {
 
 /// judge_check.csv's rows: every criterion with a labelled item, then `all`.
 pub fn accuracy_rows(settings: &JudgeSettings, rows: &[CheckRow]) -> Vec<CheckAccuracyRow> {
-    let mut out: Vec<CheckAccuracyRow> = Criterion::ALL
-        .into_iter()
+    let mut out: Vec<CheckAccuracyRow> = settings
+        .criteria
+        .iter()
         .filter_map(|c| {
-            let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion() == Some(c)).collect();
-            (!mine.is_empty()).then(|| CheckAccuracyRow::new(c.name(), settings, &mine))
+            let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion == c.name).collect();
+            (!mine.is_empty()).then(|| CheckAccuracyRow::new(&c.name, settings, &mine))
         })
         .collect();
     let all: Vec<&CheckRow> = rows.iter().collect();
@@ -226,7 +227,7 @@ fn item_of(l: &LabelledItem) -> CheckItem {
         config_id: String::new(),
         item_id: l.id.clone(),
         other_id: String::new(),
-        criterion: l.criterion,
+        criterion: l.criterion.clone(),
         question: l.question.clone(),
         context: fence_context([("context", l.context.as_str())]),
         answer: l.answer.clone(),
@@ -307,7 +308,7 @@ fn items_of_run(
                 config_id: l.config_id.clone(),
                 item_id: l.question_id.clone(),
                 other_id: String::new(),
-                criterion: l.criterion,
+                criterion: l.criterion.clone(),
                 question: job.question.clone(),
                 context: job.context.clone(),
                 answer: l.answer.clone(),
@@ -370,13 +371,15 @@ pub fn judge_check(
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
         if is_csv {
-            let labelled = labels::read_csv(labels_path).map_err(JudgeError::from)?;
             let plan = plan_of_run(config, flags, labels_path, now, events)?;
+            let labelled =
+                labels::read_csv(labels_path, &plan.judge.criteria).map_err(JudgeError::from)?;
             let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
             (plan.judge, plan.llm, plan.run_dir, items)
         } else {
-            let labelled = labels::read_jsonl(labels_path).map_err(JudgeError::from)?;
             let o = JudgeOnly::load(config, flags, now)?;
+            let labelled =
+                labels::read_jsonl(labels_path, &o.judge.criteria).map_err(JudgeError::from)?;
             (
                 o.judge,
                 o.llm,
@@ -384,8 +387,8 @@ pub fn judge_check(
                 labelled.iter().map(item_of).collect(),
             )
         };
-    let prompts =
-        PromptSet::load_or_defaults(settings.prompts_dir.as_deref()).map_err(JudgeError::from)?;
+    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
+        .map_err(JudgeError::from)?;
     if dry_run {
         return Ok(JudgeCheckOutcome::DryRun {
             items: items.len(),
@@ -403,6 +406,7 @@ pub fn judge_check(
         Arc::new(settings.clone()),
         &client,
         Some(dir.path()),
+        events,
     ))?;
     dir.record(files::CALLS);
     let table = accuracy_rows(&settings, &rows);

@@ -1,6 +1,6 @@
 //! The judge step of `run`: which candidates (the selection's, `--candidates`, or the pick with
 //! and without a prefix), the estimate (`--dry-run`, `--max-cost`), the resumable judge run
-//! through the LLM client, and the judge section of report.md (also rebuilt from a run folder by
+//! through the LLM client, and the judge's summary (also rebuilt from a run folder by
 //! `chunksweep report`).
 
 use std::collections::{BTreeMap, HashSet};
@@ -17,15 +17,15 @@ use crate::files;
 use crate::golden::GoldenSet;
 use crate::judge::check::{CheckItem, CheckRow, estimate_items, load_checks, run_checks};
 use crate::judge::controls::{Source, evidence_context, plan_controls, plan_repeats};
-use crate::judge::summary::{self, CandidateInfo, JudgeRow};
-use crate::judge::trust::{self, CriterionTrust};
+use crate::judge::table::CandidateInfo;
 use crate::judge::{
-    self, Criterion, Estimate, Fingerprint, Job, JudgeError, JudgeQuestionRow, JudgeRun,
-    JudgeSettings, PromptSet, Verdict, estimate,
+    self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
+    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict, criteria,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
+use crate::report::judge_section;
 use crate::report::run_dir::RunDir;
 use crate::select::Selection;
 use crate::select::prefix::{PrefixComparison, best_prefix};
@@ -64,9 +64,10 @@ pub struct DryRun {
 pub struct Judged {
     /// The rows and counts of the run.
     pub run: JudgeRun,
-    /// judge.csv.
-    pub table: Vec<JudgeRow>,
-    /// The judge section of report.md.
+    /// Everything the judge found, as one value (judge.csv is written from it; the reports render
+    /// it: [`crate::report::judge_section`]).
+    pub summary: JudgeSummary,
+    /// The judge section of report.md ([`crate::report::judge_section::markdown`] of `summary`).
     pub section: String,
     /// Why the run is incomplete, when it is (rerun the same command).
     pub incomplete: Option<String>,
@@ -79,12 +80,6 @@ pub struct Judged {
     pub unjudged: Vec<String>,
     /// The server the calls went to, credentials redacted.
     pub server: String,
-    /// The planted controls and repeats (judge_checks.csv).
-    pub checks: Vec<CheckRow>,
-    /// What they say about the judge, per criterion.
-    pub trust: Vec<CriterionTrust>,
-    /// Criteria whose verdicts cannot confirm the pick.
-    pub unconfirmed: Vec<String>,
 }
 
 /// The judge step's result.
@@ -93,7 +88,7 @@ pub enum JudgeOutcome {
     /// `--dry-run`: the estimate only.
     DryRun(DryRun),
     /// The candidates were judged (perhaps not completely).
-    Judged(Judged),
+    Judged(Box<Judged>),
 }
 
 /// The configurations to judge, each at its cut: `--candidates`, else the pick with and without
@@ -158,6 +153,98 @@ fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenS
     }
 }
 
+/// What the judge stage will do, planned before anything is sent.
+struct Planned {
+    prompts: PromptSet,
+    judged: GoldenSet,
+    jobs: Vec<Job>,
+    /// The rows already in the folder (judge_questions.csv, read once).
+    done: Finished,
+    /// Jobs without a row yet.
+    todo: usize,
+    /// Calls, tokens and cost of what is left, controls and repeats included.
+    estimate: Estimate,
+    control_calls: usize,
+    repeat_calls: usize,
+}
+
+/// Loads the templates, retrieves for every candidate × question, reads the folder's finished
+/// rows and estimates what is left, controls and repeats included.
+fn plan(
+    plan: &Plan,
+    swept: &Swept,
+    candidates: &[ConfigSpec],
+    dir: &RunDir,
+) -> Result<Planned, Error> {
+    let settings = &plan.judge;
+    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
+        .map_err(JudgeError::from)?;
+    let judged = judged_questions(&swept.golden, settings.max_questions);
+    let jobs = judge::plan_jobs(
+        &swept.corpus,
+        &judged,
+        candidates,
+        &swept.tokens,
+        &swept.context,
+    )?;
+    let done = judge::load_finished(dir.path())?;
+    let keys: HashSet<(&str, &str)> = done
+        .rows
+        .iter()
+        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
+        .collect();
+    let todo: Vec<Job> = jobs
+        .iter()
+        .filter(|j| !keys.contains(&(j.config_id.as_str(), j.question_id.as_str())))
+        .cloned()
+        .collect();
+    let mut estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
+    let checks = check_items(
+        settings,
+        &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
+    );
+    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
+    add(
+        &mut estimate,
+        &estimate_items(&checks, &prompts, settings, &plan.llm),
+    );
+    Ok(Planned {
+        todo: todo.len(),
+        repeat_calls: checks.len() - control_calls,
+        control_calls,
+        prompts,
+        judged,
+        jobs,
+        done,
+        estimate,
+    })
+}
+
+/// Refuses a run whose estimate has no price under a budget, or whose estimate plus the spend
+/// already recorded in the folder passes it.
+fn check_budget(settings: &JudgeSettings, est: &Estimate, dir: &Path) -> Result<(), Error> {
+    let Some(max) = settings.max_cost_usd else {
+        return Ok(());
+    };
+    let Some(c) = est.cost_usd else {
+        return Err(JudgeError::Unpriced {
+            max,
+            models: format!("{} and {}", settings.generator_model, settings.judge_model),
+        }
+        .into());
+    };
+    let spent = judge::recorded_spend(dir)?;
+    if spent + c > max {
+        return Err(JudgeError::OverBudget {
+            estimate: c,
+            spent,
+            max,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
 /// rows already there.
 ///
@@ -185,81 +272,35 @@ pub async fn judge(
             "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
         )));
     }
-    let prompts =
-        PromptSet::load_or_defaults(settings.prompts_dir.as_deref()).map_err(JudgeError::from)?;
-    let judged = judged_questions(&swept.golden, settings.max_questions);
     let infos = candidate_infos(swept, candidates)?;
-    let jobs = judge::plan_jobs(
-        &swept.corpus,
-        &judged,
-        candidates,
-        &swept.tokens,
-        &swept.context,
-    )?;
-    let done: HashSet<(String, String)> = judge::load_finished(dir.path())?
-        .into_iter()
-        .map(|r| (r.config_id, r.question_id))
-        .collect();
-    let todo: Vec<_> = jobs
-        .iter()
-        .filter(|j| !done.contains(&(j.config_id.clone(), j.question_id.clone())))
-        .cloned()
-        .collect();
-    let mut est = estimate(&todo, &prompts, settings, &plan.llm);
-    let planned = check_items(
-        settings,
-        &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
-    );
-    let control_calls = planned.iter().filter(|i| i.kind != "repeat").count();
-    add(
-        &mut est,
-        &estimate_items(&planned, &prompts, settings, &plan.llm),
-    );
+    let planned = self::plan(plan, swept, candidates, dir)?;
     let server = redact_url(&plan.llm.resolved_base_url());
     let ids: Vec<String> = candidates.iter().map(ConfigCut::id).collect();
     if plan.dry_run {
         return Ok(JudgeOutcome::DryRun(DryRun {
             candidates: ids,
-            questions: judged.questions.len(),
-            done: jobs.len() - todo.len(),
-            todo: todo.len(),
-            estimate: est,
-            control_calls,
-            repeat_calls: planned.len() - control_calls,
+            questions: planned.judged.questions.len(),
+            done: planned.jobs.len() - planned.todo,
+            todo: planned.todo,
+            estimate: planned.estimate,
+            control_calls: planned.control_calls,
+            repeat_calls: planned.repeat_calls,
             generator_model: settings.generator_model.clone(),
             judge_model: settings.judge_model.clone(),
             server,
         }));
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    if let Some(max) = settings.max_cost_usd {
-        let Some(c) = est.cost_usd else {
-            return Err(JudgeError::Unpriced {
-                max,
-                models: format!("{} and {}", settings.generator_model, settings.judge_model),
-            }
-            .into());
-        };
-        let spent = judge::recorded_spend(dir.path())?;
-        if spent + c > max {
-            return Err(JudgeError::OverBudget {
-                estimate: c,
-                spent,
-                max,
-            }
-            .into());
-        }
-    }
-    Fingerprint::new(settings, &prompts).check_and_store(dir.path())?;
-    let prompt_sha256 = prompts.hashes();
+    check_budget(settings, &planned.estimate, dir.path())?;
+    Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
     dir.record(files::JUDGE_SETTINGS);
     events(RunEvent::Note(format!(
         "judging {} candidate(s) on {} question(s), {} of {} already done: {}",
         candidates.len(),
-        judged.questions.len(),
-        jobs.len() - todo.len(),
-        jobs.len(),
-        est.summary(
+        planned.judged.questions.len(),
+        planned.jobs.len() - planned.todo,
+        planned.jobs.len(),
+        planned.estimate.summary(
             client.base_url(),
             Some(&settings.generator_model),
             &settings.judge_model
@@ -267,17 +308,73 @@ pub async fn judge(
     )));
     events(RunEvent::Started {
         step: Step::Judge,
-        total: est.calls as u64,
+        total: planned.estimate.calls as u64,
     });
-    let run = judge::run_judge(
-        dir.path(),
-        &jobs,
-        Arc::new(prompts.clone()),
-        Arc::new(settings.clone()),
-        &client,
-        events,
-    )
-    .await?;
+    let prompt_sha256 = planned.prompts.hashes();
+    let judged = run(planned, swept, settings, &client, dir, events).await?;
+    let (run, checks) = judged;
+    let incomplete = (!run.is_complete()).then(|| {
+        format!(
+            "{} question(s) unfinished after transient failures and {} not started for the budget; rerun the same command to finish them.",
+            run.unfinished.len(),
+            run.skipped_for_budget
+        )
+    });
+    let summary = JudgeSummary::build(SummaryInputs {
+        candidates: &infos,
+        criteria: &run.criteria,
+        questions: run.rows.clone(),
+        checks,
+        settings,
+        pick,
+        incomplete: incomplete.clone(),
+    });
+    let path = dir.path().join(files::JUDGE);
+    summary.write_csv(&path)?;
+    dir.record(files::JUDGE);
+    events(RunEvent::Finished {
+        step: Step::Judge,
+        summary: format!(
+            "{} judged question(s) ({} resumed), ${:.4} spent",
+            run.rows.len(),
+            run.resumed,
+            run.spent_usd
+        ),
+    });
+    Ok(JudgeOutcome::Judged(Box::new(Judged {
+        section: judge_section::markdown(&summary),
+        unjudged: summary.decision.unjudged.clone(),
+        summary,
+        run,
+        incomplete,
+        candidates: ids,
+        prompt_sha256,
+        server: client.base_url().to_string(),
+    })))
+}
+
+/// Runs the planned jobs, then the controls and repeats over their answers (only when the
+/// budget let every question run), writing judge_checks.csv.
+///
+/// # Errors
+/// As [`judge`].
+async fn run(
+    planned: Planned,
+    swept: &Swept,
+    settings: &JudgeSettings,
+    client: &LlmClient,
+    dir: &mut RunDir,
+    events: Events<'_>,
+) -> Result<(JudgeRun, Vec<CheckRow>), Error> {
+    let prompts = Arc::new(planned.prompts);
+    let settings_arc = Arc::new(settings.clone());
+    let setup = Setup {
+        settings: Arc::clone(&settings_arc),
+        prompts: Arc::clone(&prompts),
+        client,
+        done: planned.done,
+    };
+    let run = judge::run_judge(dir.path(), &planned.jobs, setup, events).await?;
     dir.record(files::JUDGE_QUESTIONS);
     dir.record(files::CALLS);
     if run.rows.is_empty()
@@ -291,77 +388,41 @@ pub async fn judge(
         }
         .into());
     }
-    let incomplete = (!run.is_complete()).then(|| {
-        format!(
-            "{} question(s) unfinished after transient failures and {} not started for the budget; rerun the same command to finish them.",
-            run.unfinished.len(),
-            run.skipped_for_budget
-        )
-    });
-    let answered: BTreeMap<(String, String), &JudgeQuestionRow> = run
+    let answered: BTreeMap<(&str, &str), &JudgeQuestionRow> = run
         .rows
         .iter()
-        .map(|r| ((r.config_id.clone(), r.question_id.clone()), r))
+        .map(|r| ((r.config_id.as_str(), r.question_id.as_str()), r))
         .collect();
-    // controls and repeats only when the budget let every question run
     let items = if run.skipped_for_budget > 0 {
         Vec::new()
     } else {
+        let answer = |j: &Job| {
+            let r = answered.get(&(j.config_id.as_str(), j.question_id.as_str()))?;
+            let verdicts = r
+                .verdicts
+                .iter()
+                .map(|(c, v)| (c.to_string(), v.verdict))
+                .collect();
+            r.generate_error
+                .is_empty()
+                .then(|| (r.answer.clone(), verdicts))
+        };
         check_items(
             settings,
-            &sources(&jobs, &judged, &swept.corpus, &|j: &Job| {
-                let r = answered.get(&(j.config_id.clone(), j.question_id.clone()))?;
-                let verdicts = Criterion::ALL
-                    .into_iter()
-                    .map(|c| (c, r.verdict(c)))
-                    .collect();
-                r.generate_error
-                    .is_empty()
-                    .then(|| (r.answer.clone(), verdicts))
-            }),
+            &sources(&planned.jobs, &planned.judged, &swept.corpus, &answer),
         )
     };
-    let prompts = Arc::new(prompts);
     let checks = run_checks(
         &items,
-        Arc::clone(&prompts),
-        Arc::new(settings.clone()),
-        &client,
+        prompts,
+        settings_arc,
+        client,
         Some(dir.path()),
+        events,
     )
     .await?;
     dir.write_csv(files::JUDGE_CHECKS, &checks)?;
-    let (table, decision, section, trust) = summarise(
-        &infos,
-        &run.rows,
-        &checks,
-        settings,
-        pick,
-        incomplete.as_deref(),
-    );
-    dir.write_csv(files::JUDGE, &table)?;
-    events(RunEvent::Finished {
-        step: Step::Judge,
-        summary: format!(
-            "{} judged question(s) ({} resumed), ${:.4} spent",
-            run.rows.len(),
-            run.resumed,
-            run.spent_usd
-        ),
-    });
-    Ok(JudgeOutcome::Judged(Judged {
-        run,
-        table,
-        section,
-        incomplete,
-        candidates: ids,
-        prompt_sha256,
-        unjudged: decision.unjudged,
-        server: client.base_url().to_string(),
-        checks,
-        trust,
-        unconfirmed: decision.unconfirmed,
-    }))
+    Ok((run, checks))
 }
 
 /// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,
@@ -428,36 +489,6 @@ fn info(row: &SweepRow) -> CandidateInfo {
     }
 }
 
-/// judge.csv's rows, the decision (amended by the controls and repeats in `checks`) and the judge
-/// section of report.md for `rows` of `infos`' candidates; `pick` is the selection's pick.
-fn summarise(
-    infos: &[CandidateInfo],
-    rows: &[JudgeQuestionRow],
-    checks: &[CheckRow],
-    settings: &JudgeSettings,
-    pick: Option<&str>,
-    incomplete: Option<&str>,
-) -> (
-    Vec<JudgeRow>,
-    summary::Decision,
-    String,
-    Vec<CriterionTrust>,
-) {
-    let trust = trust::trust(checks, settings.min_control_tnr, settings.min_repeat_kappa);
-    let table = summary::summarise(infos, rows, &trust);
-    let mut decision = summary::decide(infos, rows, settings.alpha, pick);
-    decision.unconfirm(&trust);
-    let section = summary::markdown(
-        &table,
-        &decision,
-        &trust,
-        &settings.generator_model,
-        &settings.judge_model,
-        incomplete,
-    );
-    (table, decision, section, trust)
-}
-
 /// Adds `more` to `est` (calls, tokens, cost; no cost when either has none).
 fn add(est: &mut Estimate, more: &Estimate) {
     est.calls += more.calls;
@@ -468,8 +499,9 @@ fn add(est: &mut Estimate, more: &Estimate) {
 
 /// The controls (when on) and repeats planned over `sources`.
 fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
+    let names = criteria::names(&settings.criteria);
     let mut items = if settings.controls {
-        plan_controls(sources, settings.control_fraction)
+        plan_controls(sources, settings.control_fraction, &names)
     } else {
         Vec::new()
     };
@@ -477,8 +509,11 @@ fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
     items
 }
 
-/// What a job's answer and verdicts are (`None`: no answer).
-type AnswerOf<'a> = dyn Fn(&Job) -> Option<(String, BTreeMap<Criterion, Verdict>)> + 'a;
+/// A job's answer and its verdicts (by criterion name, in order); `None`: no answer.
+type Answered = Option<(String, Vec<(String, Verdict)>)>;
+
+/// What a job's answer and verdicts are.
+type AnswerOf<'a> = dyn Fn(&Job) -> Answered + 'a;
 
 /// The controls' sources: every job with an answer, with its question's reference and evidence.
 fn sources(
@@ -508,38 +543,37 @@ fn sources(
 /// For an estimate before any answer exists: every job answered with an answer at the cap that
 /// has a number to perturb, and a pass on each of its criteria (so every control and repeat that
 /// could be asked is counted).
-fn placeholders(
-    settings: &JudgeSettings,
-) -> impl Fn(&Job) -> Option<(String, BTreeMap<Criterion, Verdict>)> {
+fn placeholders(settings: &JudgeSettings) -> impl Fn(&Job) -> Answered {
     let answer = format!(
         "1{}",
         " x".repeat(settings.max_tokens.saturating_sub(1) as usize)
     );
+    let criteria = settings.criteria.clone();
     move |j: &Job| {
-        let verdicts = Criterion::ALL
-            .into_iter()
-            .filter(|c| *c != Criterion::Correctness || j.reference.is_some())
-            .map(|c| (c, Verdict::Pass))
+        let verdicts = criteria
+            .iter()
+            .filter(|c| c.applies(j.reference.is_some()))
+            .map(|c| (c.name.clone(), Verdict::Pass))
             .collect();
         Some((format!("{answer} {}", j.question_id), verdicts))
     }
 }
 
-/// The judge section of report.md rebuilt from a run folder: the rows of judge_questions.csv
-/// (candidates in the order they appear there), the controls and repeats of judge_checks.csv,
-/// the models of judge_settings.json, the significance level and trust thresholds of `settings`
-/// and each candidate's figures in `sweep`; `pick` is the selection's pick. `None` when the folder holds
-/// no judged answer.
+/// The judge's summary rebuilt from a run folder: the rows of judge_questions.csv (its criteria
+/// from its columns, candidates in the order they appear there), the controls and repeats of
+/// judge_checks.csv, the models of judge_settings.json, the significance level and trust
+/// thresholds of `settings` and each candidate's figures in `sweep`; `pick` is the selection's
+/// pick. `None` when the folder holds no judged answer.
 ///
 /// # Errors
 /// [`JudgeError`] when the journal or the settings file cannot be read.
-pub fn section_from_folder(
+pub fn summary_from_folder(
     dir: &Path,
     sweep: &[SweepRow],
     settings: &JudgeSettings,
     pick: Option<&str>,
-) -> Result<Option<String>, Error> {
-    let rows = judge::load_finished(dir)?;
+) -> Result<Option<JudgeSummary>, Error> {
+    let Finished { criteria, rows } = judge::load_finished(dir)?;
     if rows.is_empty() {
         return Ok(None);
     }
@@ -561,7 +595,13 @@ pub fn section_from_folder(
         judge_model: fingerprint.judge_model,
         ..settings.clone()
     };
-    let checks = load_checks(dir)?;
-    let (_, _, section, _) = summarise(&infos, &rows, &checks, &settings, pick, None);
-    Ok(Some(section))
+    Ok(Some(JudgeSummary::build(SummaryInputs {
+        candidates: &infos,
+        criteria: &criteria,
+        questions: rows,
+        checks: load_checks(dir)?,
+        settings: &settings,
+        pick,
+        incomplete: None,
+    })))
 }

@@ -13,7 +13,6 @@ use super::texts::{Texts, TextsError};
 use crate::corpus::Corpus;
 use crate::golden::{Location, Question};
 use crate::judge::rows::JudgeQuestionRow;
-use crate::judge::verdict::Criterion;
 use crate::select::Selection;
 use crate::sweep::rows::QuestionRow;
 
@@ -109,7 +108,7 @@ pub struct ChunkData {
 #[derive(Debug, Clone, Serialize)]
 pub struct VerdictData {
     /// The criterion's name.
-    pub criterion: &'static str,
+    pub criterion: String,
     /// `pass`, `fail` or `error`.
     pub verdict: &'static str,
     /// The judge's reason.
@@ -251,13 +250,13 @@ fn badges_of(row: Option<&QuestionRow>, judge: Option<&JudgeQuestionRow>) -> Vec
         label: format!("hit {hit}"),
     }];
     if let Some(j) = judge {
-        for c in Criterion::ALL {
-            let v = j.verdict(c).as_str();
+        for (c, g) in j.verdicts.iter() {
+            let v = g.verdict.as_str();
             if v != "na" {
                 out.push(Badge {
                     class: v.into(),
-                    title: Some(c.name().into()),
-                    label: format!("{} {v}", c.name()[..1].to_uppercase()),
+                    title: Some(c.into()),
+                    label: format!("{} {v}", c[..1].to_uppercase()),
                 });
             }
         }
@@ -346,9 +345,9 @@ fn cell_data(
     };
     let j = cell.judge;
     if let Some(j) = j
-        && Criterion::ALL
+        && j.verdicts
             .iter()
-            .any(|&c| matches!(j.verdict(c).as_str(), "fail" | "error"))
+            .any(|(_, g)| matches!(g.verdict.as_str(), "fail" | "error"))
     {
         classes.insert("has-fail");
     }
@@ -364,18 +363,13 @@ fn cell_data(
 }
 
 fn verdicts(j: &JudgeQuestionRow) -> Vec<VerdictData> {
-    Criterion::ALL
-        .into_iter()
-        .filter(|&c| j.verdict(c).as_str() != "na")
-        .map(|c| VerdictData {
-            criterion: c.name(),
-            verdict: j.verdict(c).as_str(),
-            reason: match c {
-                Criterion::Faithfulness => &j.faithfulness_reason,
-                Criterion::Relevancy => &j.relevancy_reason,
-                Criterion::Correctness => &j.correctness_reason,
-            }
-            .clone(),
+    j.verdicts
+        .iter()
+        .filter(|(_, g)| g.verdict.as_str() != "na")
+        .map(|(c, g)| VerdictData {
+            criterion: c.to_string(),
+            verdict: g.verdict.as_str(),
+            reason: g.reason.clone(),
         })
         .collect()
 }

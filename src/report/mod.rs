@@ -8,6 +8,7 @@ pub mod doc;
 pub mod drill;
 pub mod error;
 pub mod html;
+pub mod judge_section;
 pub mod lock;
 pub mod manifest;
 pub mod markdown;

@@ -1,0 +1,138 @@
+//! The judge stage's one job loop, for `run` (candidate × question jobs) and for controls,
+//! repeats and `judge-check` (one verdict each): at most `concurrency` jobs at a time, every call
+//! written to calls.csv as it ends, the budget checked before each job starts, and an
+//! authentication failure or an unknown model stopping the loop (no job started after it, the
+//! jobs in flight end).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::error::JudgeError;
+use super::journal::CallLog;
+use super::rows::TAG_SEP;
+use crate::events::{Events, RunEvent, Step};
+use crate::llm::{CallRecord, LlmClient, LlmError};
+
+/// How the loop runs.
+pub(crate) struct Limits<'a> {
+    /// Jobs in progress at once (at least 1).
+    pub concurrency: usize,
+    /// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
+    /// running and of the next one would pass this, in USD; with each job's estimate.
+    pub budget: Option<(f64, &'a (dyn Fn(usize) -> f64 + Sync))>,
+}
+
+/// What the loop did.
+pub(crate) struct Ended<T> {
+    /// Each job that ran, by index: its result.
+    pub results: BTreeMap<usize, Result<T, LlmError>>,
+    /// Jobs not started because the budget would have been passed.
+    pub skipped: usize,
+    /// The authentication or unknown-model error that stopped the loop.
+    pub stopped: Option<LlmError>,
+}
+
+/// Runs `jobs` (indices of the caller's jobs; `start(i)` makes job `i`'s future) under `limits`,
+/// writing every call of `client` to `calls` as it ends and reporting it to `events`; `ended`
+/// is told of each job as it ends (before the next one is waited for).
+///
+/// # Errors
+/// What `ended` or writing calls.csv returns.
+pub(crate) async fn drive<T, Fut>(
+    jobs: &[usize],
+    limits: &Limits<'_>,
+    client: &LlmClient,
+    calls: &mut Option<CallLog>,
+    events: Events<'_>,
+    start: impl Fn(usize) -> Fut,
+    mut ended: impl FnMut(usize, &Result<T, LlmError>) -> Result<(), JudgeError>,
+) -> Result<Ended<T>, JudgeError>
+where
+    T: Send + 'static,
+    Fut: Future<Output = Result<T, LlmError>> + Send + 'static,
+{
+    let mut calls_rx = client.subscribe();
+    let sem = Arc::new(Semaphore::new(limits.concurrency.max(1)));
+    let mut set: JoinSet<(usize, Result<T, LlmError>)> = JoinSet::new();
+    let mut running: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut out = Ended {
+        results: BTreeMap::new(),
+        skipped: 0,
+        stopped: None,
+    };
+    let mut next = 0usize;
+    let record = |calls: &mut Option<CallLog>, rec: &CallRecord| -> Result<(), JudgeError> {
+        if let Some(log) = calls.as_mut() {
+            log.record(rec)?;
+        }
+        call_event(events, rec);
+        Ok(())
+    };
+    loop {
+        // start as many jobs as permits and the budget allow
+        while next < jobs.len() && out.skipped == 0 && out.stopped.is_none() {
+            let Ok(permit) = Arc::clone(&sem).try_acquire_owned() else {
+                break;
+            };
+            let i = jobs[next];
+            if let Some((max, cost)) = limits.budget {
+                let est = cost(i);
+                let spent = calls.as_ref().map_or(0.0, CallLog::spent_total);
+                if spent + running.values().sum::<f64>() + est > max {
+                    out.skipped = jobs.len() - next;
+                    break;
+                }
+                running.insert(i, est);
+            }
+            next += 1;
+            let fut = start(i);
+            set.spawn(async move {
+                let r = fut.await;
+                drop(permit);
+                (i, r)
+            });
+        }
+        // wait for the next job to end, writing every call to calls.csv as it ends
+        let joined = loop {
+            tokio::select! {
+                biased;
+                Some(rec) = calls_rx.recv() => record(calls, &rec)?,
+                joined = set.join_next() => break joined,
+            }
+        };
+        let Some(joined) = joined else {
+            break;
+        };
+        let (i, res) = joined.expect("judge task does not panic");
+        running.remove(&i);
+        while let Ok(rec) = calls_rx.try_recv() {
+            record(calls, &rec)?;
+        }
+        if let Err(e) = &res
+            && e.stops_run()
+            && out.stopped.is_none()
+        {
+            out.stopped = Some(e.clone());
+        }
+        ended(i, &res)?;
+        out.results.insert(i, res);
+    }
+    while let Ok(rec) = calls_rx.try_recv() {
+        record(calls, &rec)?;
+    }
+    Ok(out)
+}
+
+/// Reports a finished call to the display.
+fn call_event(events: Events<'_>, rec: &CallRecord) {
+    events(RunEvent::Advanced {
+        step: Step::Judge,
+        label: rec.stage.replace(TAG_SEP, " "),
+        cost_usd: rec.cost_usd,
+        cached: rec.cache_hit,
+    });
+}
