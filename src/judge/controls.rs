@@ -30,10 +30,12 @@ use sha2::{Digest, Sha256};
 
 use super::check::CheckItem;
 use super::criteria::{CORRECTNESS, FAITHFULNESS, RELEVANCY};
+use super::pipeline::Job;
 use super::prompts::fence_context;
+use super::settings::JudgeSettings;
 use super::verdict::Verdict;
 use crate::corpus::Corpus;
-use crate::golden::Question;
+use crate::golden::{GoldenSet, Question};
 
 /// The fewest items of a control kind or of repeats (when that many can be built).
 pub const MIN_PER_KIND: usize = 5;
@@ -411,6 +413,68 @@ pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
             })
         })
         .collect()
+}
+
+/// The controls (when on) and repeats planned over `sources`.
+pub fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
+    let names = super::criteria::names(&settings.criteria);
+    let mut items = if settings.controls {
+        plan_controls(sources, settings.control_fraction, &names)
+    } else {
+        Vec::new()
+    };
+    items.extend(plan_repeats(sources, settings.repeat_fraction));
+    items
+}
+
+/// A job's answer and its verdicts (by criterion name, in order); `None`: no answer.
+pub type Answered = Option<(String, Vec<(String, Verdict)>)>;
+
+/// What a job's answer and verdicts are.
+pub type AnswerOf<'a> = dyn Fn(&Job) -> Answered + 'a;
+
+/// The controls' sources: every job with an answer, with its question's reference and evidence.
+pub fn sources(
+    jobs: &[Job],
+    golden: &GoldenSet,
+    corpus: &Corpus,
+    answer: &AnswerOf<'_>,
+) -> Vec<Source> {
+    jobs.iter()
+        .filter_map(|j| {
+            let (answer, verdicts) = answer(j)?;
+            let q = golden.questions.get(j.question_index)?;
+            Some(Source {
+                config_id: j.config_id.clone(),
+                question_id: j.question_id.clone(),
+                question: j.question.clone(),
+                context: j.context.clone(),
+                reference: j.reference.clone().unwrap_or_default(),
+                evidence: evidence_context(q, corpus),
+                answer,
+                verdicts,
+            })
+        })
+        .collect()
+}
+
+/// For an estimate before any answer exists: every job answered with an answer at the cap that
+/// has a number to perturb, and a pass on each of its criteria (so every control and repeat that
+/// could be asked is counted).
+pub fn placeholders(settings: &JudgeSettings) -> impl Fn(&Job) -> Answered {
+    let answer = format!(
+        "1{}",
+        " x".repeat(settings.max_tokens.saturating_sub(1) as usize)
+    );
+    let criteria = settings.criteria.clone();
+    move |j: &Job| {
+        let verdicts = criteria
+            .iter()
+            .filter(|c| c.applies(j.reference.is_some()))
+            .map(|c| (c.name.clone(), Verdict::Pass))
+            .collect();
+        Some((format!("{answer} {}", j.question_id), verdicts))
+    }
 }
 
 #[cfg(test)]

@@ -10,17 +10,16 @@ use std::sync::Arc;
 use super::swept::Swept;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
-use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::GoldenSet;
-use crate::judge::check::{CheckItem, CheckRow, estimate_items, load_checks, run_checks};
-use crate::judge::controls::{Source, evidence_context, plan_controls, plan_repeats};
+use crate::judge::check::{CheckRow, estimate_items, load_checks, run_checks};
+use crate::judge::controls::{check_items, placeholders, sources};
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
     self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
-    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict, criteria,
+    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
@@ -495,68 +494,6 @@ fn add(est: &mut Estimate, more: &Estimate) {
     est.prompt_tokens += more.prompt_tokens;
     est.completion_tokens += more.completion_tokens;
     est.cost_usd = est.cost_usd.zip(more.cost_usd).map(|(a, b)| a + b);
-}
-
-/// The controls (when on) and repeats planned over `sources`.
-fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
-    let names = criteria::names(&settings.criteria);
-    let mut items = if settings.controls {
-        plan_controls(sources, settings.control_fraction, &names)
-    } else {
-        Vec::new()
-    };
-    items.extend(plan_repeats(sources, settings.repeat_fraction));
-    items
-}
-
-/// A job's answer and its verdicts (by criterion name, in order); `None`: no answer.
-type Answered = Option<(String, Vec<(String, Verdict)>)>;
-
-/// What a job's answer and verdicts are.
-type AnswerOf<'a> = dyn Fn(&Job) -> Answered + 'a;
-
-/// The controls' sources: every job with an answer, with its question's reference and evidence.
-fn sources(
-    jobs: &[Job],
-    golden: &GoldenSet,
-    corpus: &Corpus,
-    answer: &AnswerOf<'_>,
-) -> Vec<Source> {
-    jobs.iter()
-        .filter_map(|j| {
-            let (answer, verdicts) = answer(j)?;
-            let q = golden.questions.get(j.question_index)?;
-            Some(Source {
-                config_id: j.config_id.clone(),
-                question_id: j.question_id.clone(),
-                question: j.question.clone(),
-                context: j.context.clone(),
-                reference: j.reference.clone().unwrap_or_default(),
-                evidence: evidence_context(q, corpus),
-                answer,
-                verdicts,
-            })
-        })
-        .collect()
-}
-
-/// For an estimate before any answer exists: every job answered with an answer at the cap that
-/// has a number to perturb, and a pass on each of its criteria (so every control and repeat that
-/// could be asked is counted).
-fn placeholders(settings: &JudgeSettings) -> impl Fn(&Job) -> Answered {
-    let answer = format!(
-        "1{}",
-        " x".repeat(settings.max_tokens.saturating_sub(1) as usize)
-    );
-    let criteria = settings.criteria.clone();
-    move |j: &Job| {
-        let verdicts = criteria
-            .iter()
-            .filter(|c| c.applies(j.reference.is_some()))
-            .map(|c| (c.name.clone(), Verdict::Pass))
-            .collect();
-        Some((format!("{answer} {}", j.question_id), verdicts))
-    }
 }
 
 /// The judge's summary rebuilt from a run folder: the rows of judge_questions.csv (its criteria
