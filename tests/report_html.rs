@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
 use assert_cmd::Command;
-use chunksweep::judge::rows::JudgeQuestionRow;
+use chunksweep::judge::rows::{JudgeQuestionRow, Judgement};
+use chunksweep::judge::{Verdict, criteria};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -61,12 +62,29 @@ fn tiny_run(root: &Path) -> PathBuf {
         retrieved_chunk_ids: "gate.md#0".into(),
         answer: ANSWER.into(),
         generate_error: String::new(),
-        faithfulness: "pass".into(),
-        faithfulness_reason: "The context says the gate opens at nine.".into(),
-        relevancy: "pass".into(),
-        relevancy_reason: "It answers when the gate opens.".into(),
-        correctness: "fail".into(),
-        correctness_reason: "<i>The reference</i> says nine & so does the answer.".into(),
+        verdicts: [
+            (
+                "faithfulness",
+                Verdict::Pass,
+                "The context says the gate opens at nine.",
+            ),
+            (
+                "relevancy",
+                Verdict::Pass,
+                "It answers when the gate opens.",
+            ),
+            (
+                "correctness",
+                Verdict::Fail,
+                "<i>The reference</i> says nine & so does the answer.",
+            ),
+        ]
+        .into_iter()
+        .map(|(c, verdict, reason)| {
+            let reason = reason.to_string();
+            (c.to_string(), Judgement { verdict, reason })
+        })
+        .collect(),
         errors: 0,
         retrieve_ms: 1.0,
         generate_ms: 120.0,
@@ -85,17 +103,16 @@ fn tiny_run(root: &Path) -> PathBuf {
         answer: "Nine.".into(),
         ..judged.clone()
     };
-    let mut w = csv::Writer::from_path(run.join("judge_questions.csv")).unwrap();
-    w.serialize(&judged).unwrap();
-    w.serialize(&small).unwrap();
-    w.flush().unwrap();
+    let builtin = criteria::builtin();
+    let names = criteria::names(&builtin);
+    chunksweep::judge::journal::rewrite_rows(&run, &names, [&judged, &small]).unwrap();
     let fingerprint = chunksweep::judge::Fingerprint::new(
         &chunksweep::judge::JudgeSettings {
             generator_model: "gen".into(),
             judge_model: "judge".into(),
             ..Default::default()
         },
-        &chunksweep::judge::prompts::PromptSet::defaults(),
+        &chunksweep::judge::prompts::PromptSet::defaults(&builtin),
     );
     std::fs::write(
         run.join("judge_settings.json"),
