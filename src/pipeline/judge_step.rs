@@ -172,7 +172,7 @@ struct Planned {
 fn plan(
     plan: &Plan,
     swept: &Swept,
-    candidates: &[ConfigSpec],
+    candidates: &[ConfigCut],
     dir: &RunDir,
 ) -> Result<Planned, Error> {
     let settings = &plan.judge;
