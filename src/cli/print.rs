@@ -5,6 +5,7 @@ use chunksweep::pipeline::Validation;
 use chunksweep::pipeline::decide::Decision;
 use chunksweep::pipeline::judge_check::JudgeCheckOutcome;
 use chunksweep::pipeline::judge_step::{DryRun, Judged};
+use chunksweep::report::judge_section;
 use chunksweep::select::StabilityStatus;
 use chunksweep::sweep::SweepRow;
 use chunksweep::tokenize::TokenizerKind;
@@ -84,7 +85,7 @@ pub fn summary(rows: &[SweepRow]) {
 
 /// The judge section and what the judge stage did.
 pub fn judged(j: &Judged, run_dir: &std::path::Path) {
-    println!("{}", j.section);
+    println!("{}", judge_section::markdown(&j.summary));
     println!(
         "{} judged question(s) ({} resumed), ${:.4} spent; results in {}",
         j.run.rows.len(),

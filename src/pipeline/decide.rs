@@ -7,17 +7,12 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::files;
-use crate::judge::JudgeSettings;
-use crate::judge::rows::JudgeQuestionRow;
-use crate::report::judge_section;
 use crate::report::outcome::{Inputs, Outcome};
 use crate::report::run_dir::RunDir;
 use crate::report::{ReportError, html, markdown, plot};
 use crate::select::prefix::{PrefixComparison, compare};
 use crate::select::{self, Cuts, Selection, SelectionSettings};
 use crate::sweep::rows::{QuestionRow, SweepRow};
-
-use super::judge_step;
 
 /// The selection, the prefix comparison and the files written.
 #[derive(Debug, Clone)]
@@ -51,22 +46,6 @@ pub fn select(
         .collect();
     let prefixes = compare(&at, questions, settings);
     Ok((cuts, prefixes))
-}
-
-/// The judge's section and judged answers of a run folder (the summary of
-/// [`judge_step::summary_from_folder`], judge_questions.csv read once), when it holds judged answers of the candidates in `sweep`; `pick`
-/// is the selection's pick.
-///
-/// # Errors
-/// [`crate::judge::JudgeError`] when the journal or the judge's settings cannot be read.
-pub fn judge_from_folder(
-    dir: &Path,
-    sweep: &[SweepRow],
-    settings: &JudgeSettings,
-    pick: &str,
-) -> Result<Option<(String, Vec<JudgeQuestionRow>)>, Error> {
-    let summary = judge_step::summary_from_folder(dir, sweep, settings, Some(pick))?;
-    Ok(summary.map(|s| (judge_section::markdown(&s), s.questions)))
 }
 
 /// Builds the run's [`Outcome`] from a selection made by [`select`] and `inputs`, then writes

@@ -24,7 +24,6 @@ use crate::judge::{
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
-use crate::report::judge_section;
 use crate::report::run_dir::RunDir;
 use crate::select::Selection;
 use crate::select::prefix::{PrefixComparison, best_prefix};
@@ -66,8 +65,6 @@ pub struct Judged {
     /// Everything the judge found, as one value (judge.csv is written from it; the reports render
     /// it: [`crate::report::judge_section`]).
     pub summary: JudgeSummary,
-    /// The judge section of report.md ([`crate::report::judge_section::markdown`] of `summary`).
-    pub section: String,
     /// Why the run is incomplete, when it is (rerun the same command).
     pub incomplete: Option<String>,
     /// The candidates' ids, in order.
@@ -341,7 +338,6 @@ pub async fn judge(
         ),
     });
     Ok(JudgeOutcome::Judged(Box::new(Judged {
-        section: judge_section::markdown(&summary),
         unjudged: summary.decision.unjudged.clone(),
         summary,
         run,

@@ -28,7 +28,8 @@ use crate::exit::ExitClass;
 use crate::golden::{self, Problem};
 use crate::judge::JudgeError;
 use crate::plan::{Plan, validate_selection};
-use crate::report::outcome::{Inputs, JudgeInput};
+use crate::judge::summary::JudgeSummary;
+use crate::report::outcome::Inputs;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::report::texts::{self, Texts};
@@ -94,7 +95,7 @@ fn write_decision(
     swept: &swept::Swept,
     (rows, questions): (&[SweepRow], &[QuestionRow]),
     (cuts, prefixes): (Cuts, Vec<PrefixComparison>),
-    judge: Option<JudgeInput<'_>>,
+    judge: Option<&JudgeSummary>,
 ) -> Result<Decision, Error> {
     let label = label(plan);
     decide::write(
@@ -131,7 +132,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
-    let judged = decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?;
+    let judged = judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?;
     let decision = write_decision(
         &mut dir,
         plan,
@@ -139,9 +140,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         &swept,
         (&rows, &questions),
         (cuts, prefixes),
-        judged
-            .as_ref()
-            .map(|(section, rows)| JudgeInput { section, rows }),
+        judged.as_ref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
     record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
@@ -184,22 +183,17 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &mut dir,
         events,
     ))?;
-    // The judged answers as this run holds them (judge_questions.csv is not read back); a dry
-    // run shows the folder's earlier ones, if any.
+    // The judge's summary as this run made it (judge_questions.csv is not read back); a dry
+    // run shows the folder's earlier one, if any.
     let from_folder = match &judged {
         JudgeOutcome::Judged(_) => None,
         JudgeOutcome::DryRun(_) => {
-            decide::judge_from_folder(dir.path(), &rows, &plan.judge, &pick)?
+            judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?
         }
     };
     let judge = match &judged {
-        JudgeOutcome::Judged(j) => Some(JudgeInput {
-            section: &j.section,
-            rows: &j.run.rows,
-        }),
-        JudgeOutcome::DryRun(_) => from_folder
-            .as_ref()
-            .map(|(section, rows)| JudgeInput { section, rows }),
+        JudgeOutcome::Judged(j) => Some(&j.summary),
+        JudgeOutcome::DryRun(_) => from_folder.as_ref(),
     };
     let decision = write_decision(
         &mut dir,
@@ -284,7 +278,7 @@ pub fn report(
     let label = plan.out.as_deref().unwrap_or(dir).display().to_string();
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
-    let judged = decide::judge_from_folder(dir, &run.sweep, &plan.judge, &pick)?;
+    let judged = judge_step::summary_from_folder(dir, &run.sweep, &plan.judge, Some(&pick))?;
     let loaded = texts::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
@@ -300,9 +294,7 @@ pub fn report(
             texts: loaded
                 .as_ref()
                 .map(|(corpus, golden)| Texts { corpus, golden }),
-            judge: judged
-                .as_ref()
-                .map(|(section, rows)| JudgeInput { section, rows }),
+            judge: judged.as_ref(),
         },
     )?;
     out.update_manifest_outputs()?;

@@ -1,9 +1,10 @@
 //! report.md, rendered from the run's [`Outcome`]: the title, the sections of
-//! [`crate::report::sections`] as Markdown, then the judge's section as the judge stage wrote it.
+//! [`crate::report::sections`] as Markdown, then the judge's section
+//! ([`crate::report::judge_section::markdown`] of the judge's summary).
 
 use super::doc::to_markdown;
 use super::outcome::Outcome;
-use super::{prefix, sections};
+use super::{judge_section, prefix, sections};
 
 /// Renders report.md. The prefix comparison, when there is one, ends with a blank line (as
 /// report.md has always had it).
@@ -17,7 +18,7 @@ pub fn render(outcome: &Outcome) -> String {
     }
     if let Some(judge) = &outcome.judge {
         md.push('\n');
-        md.push_str(&judge.markdown);
+        md.push_str(&judge_section::markdown(judge));
     }
     md
 }

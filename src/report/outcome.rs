@@ -8,26 +8,15 @@ use std::collections::HashMap;
 
 use super::drill::{self, DrillDown};
 use super::texts::{Texts, TextsError};
-use crate::judge::rows::JudgeQuestionRow;
+use crate::judge::summary::JudgeSummary;
 use crate::select::prefix::PrefixComparison;
 use crate::select::{ConfigSelection, Cuts, Selection, SelectionSettings};
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
-/// The judge stage's part of the reports, when the run has judged answers.
-///
-/// Today the judge summary reaches reports as report.md's section, already written as Markdown
-/// (by [`crate::pipeline::judge_step`]); report.md appends it as it is and report.html converts
-/// this section, and only it, from Markdown (see [`crate::report::html`]). The per-question
-/// verdicts are in the drill-down.
+/// Everything the reports of a run show; it borrows the judge's summary that the judge stage
+/// (or the run folder's journal) made.
 #[derive(Debug, Clone)]
-pub struct JudgeSlot {
-    /// The section, starting with `## Answer quality (judge)`.
-    pub markdown: String,
-}
-
-/// Everything the reports of a run show.
-#[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct Outcome<'a> {
     /// The run's name (its folder's name), heading the reports and the figures.
     pub run_name: String,
     /// The run folder as the reader should type it (its `--out` as given).
@@ -45,8 +34,10 @@ pub struct Outcome {
     pub prefixes: Vec<PrefixComparison>,
     /// The retriever of each configuration, by configuration id.
     pub retrievers: HashMap<String, String>,
-    /// The judge's part, when the run has judged answers.
-    pub judge: Option<JudgeSlot>,
+    /// The judge's summary, when the run has judged answers: rendered by
+    /// [`crate::report::judge_section`] (report.md's and report.html's judge section); its
+    /// judged questions' verdicts are in the drill-down.
+    pub judge: Option<&'a JudgeSummary>,
     /// Per question, each candidate's retrieved chunks, evidence, answer and verdicts.
     pub drill: DrillDown,
 }
@@ -65,20 +56,13 @@ pub struct Inputs<'a> {
     /// The corpus and golden set, or why they could not be read (the drill-down then says so
     /// and shows the questions without their texts).
     pub texts: Result<Texts<'a>, &'a TextsError>,
-    /// The judge's part, when the run has judged answers: made by this run's judge stage, or
-    /// read from the run folder.
-    pub judge: Option<JudgeInput<'a>>,
+    /// The judge's summary, when the run has judged answers: made by this run's judge stage
+    /// ([`crate::pipeline::judge_step::judge`]), or rebuilt from the run folder
+    /// ([`crate::pipeline::judge_step::summary_from_folder`]).
+    pub judge: Option<&'a JudgeSummary>,
 }
 
-/// The judge stage's results as the reports take them.
-pub struct JudgeInput<'a> {
-    /// The judge's section of report.md (see [`JudgeSlot`]).
-    pub section: &'a str,
-    /// The judged answers (judge_questions.csv's rows), for the drill-down.
-    pub rows: &'a [JudgeQuestionRow],
-}
-
-impl Outcome {
+impl<'a> Outcome<'a> {
     /// Builds the outcome of the run named `run_name` (its folder's name) from the selection at
     /// every cut (`cuts`, as [`crate::select::select_cuts`] made it), the prefix comparison at
     /// the primary cut and `inputs`.
@@ -87,12 +71,12 @@ impl Outcome {
         cuts: Cuts,
         prefixes: Vec<PrefixComparison>,
         settings: &SelectionSettings,
-        inputs: Inputs<'_>,
+        inputs: Inputs<'a>,
     ) -> Self {
         let mut selections = cuts.selections.into_iter();
         let selection = selections.next().expect("at least one cut");
         let other_cuts: Vec<Selection> = selections.collect();
-        let judge_rows = inputs.judge.as_ref().map_or(&[][..], |j| j.rows);
+        let judge_rows = inputs.judge.map_or(&[][..], |j| &j.questions[..]);
         let drill = drill::build(&selection, inputs.questions, judge_rows, inputs.texts);
         Outcome {
             run_name: run_name.to_string(),
@@ -104,9 +88,7 @@ impl Outcome {
                 .iter()
                 .map(|r| (r.config_id.clone(), r.retriever.clone()))
                 .collect(),
-            judge: inputs.judge.map(|j| JudgeSlot {
-                markdown: j.section.to_string(),
-            }),
+            judge: inputs.judge,
             selection,
             other_cuts,
             prefixes,
@@ -131,15 +113,51 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{html, markdown};
+    use crate::judge::rows::test_row;
+    use crate::judge::settings::JudgeSettings;
+    use crate::judge::summary::SummaryInputs;
+    use crate::judge::table::CandidateInfo;
+    use crate::report::{html, judge_section, markdown};
     use crate::select::select_cuts;
     use crate::select::tests::{Fake, tables};
 
-    const JUDGE: &str =
-        "## Answer quality (judge)\n\nGenerator `gen`.\n\n**Decision: `fixed-64`.**\n";
+    /// The judge's summary of both configurations on the six questions: both pass everything
+    /// but `fixed-64`'s faithfulness on q002.
+    fn judge_summary() -> JudgeSummary {
+        let settings = JudgeSettings {
+            generator_model: "gen".into(),
+            judge_model: "judge".into(),
+            ..JudgeSettings::default()
+        };
+        let criteria = crate::judge::criteria::names(&settings.criteria);
+        let mut questions = Vec::new();
+        for q in 0..6 {
+            for cfg in ["fixed-64", "fixed-256"] {
+                let f = if cfg == "fixed-64" && q == 2 { "fail" } else { "pass" };
+                let mut row = test_row(cfg, q, f, "pass", "na");
+                row.question_id = format!("q{q:03}");
+                questions.push(row);
+            }
+        }
+        let info = |id: &str, size, tokens_per_query| CandidateInfo {
+            config_id: id.into(),
+            chunk_size: size,
+            tokens_per_query,
+            span_recall: 1.0,
+        };
+        JudgeSummary::build(SummaryInputs {
+            candidates: &[info("fixed-64", 64, 300.0), info("fixed-256", 256, 1200.0)],
+            criteria: &criteria,
+            questions,
+            checks: Vec::new(),
+            settings: &settings,
+            pick: Some("fixed-64"),
+            incomplete: None,
+        })
+    }
 
-    /// Two configurations on six questions, with a judge slot and no texts.
-    fn outcome() -> Outcome {
+    /// Two configurations on six questions, with the judge's summary `judge` and no texts.
+    fn outcome(judge: &JudgeSummary) -> Outcome<'_> {
         let fakes = [
             Fake::new(
                 "fixed-64",
@@ -167,24 +185,27 @@ mod tests {
                 rows: &rows,
                 questions: &questions,
                 texts: Err(&missing),
-                judge: Some(JudgeInput {
-                    section: JUDGE,
-                    rows: &[],
-                }),
+                judge: Some(judge),
             },
         )
     }
 
     #[test]
     fn report_md_and_report_html_render_the_same_sections_from_the_outcome() {
-        let o = outcome();
+        let summary = judge_summary();
+        let o = outcome(&summary);
         let md = markdown::render(&o);
         let page = html::render(&o, None);
         let pick = &o.selection.winner().config_id;
         assert!(md.starts_with(&format!(
             "# chunksweep report: tiny\n\n## Decision\n\n**Use `{pick}`: fixed chunking"
         )));
-        assert!(md.ends_with(JUDGE), "the judge's section closes report.md");
+        let judge_md = judge_section::markdown(&summary);
+        assert!(
+            md.ends_with(&format!("\n\n{judge_md}")),
+            "the judge's section closes report.md"
+        );
+        assert!(judge_md.contains("\n**Decision: `fixed-64`.**\n"), "{judge_md}");
         assert!(md.contains("\nchunksweep report runs/tiny\n"));
         // The page has every section of report.md, in the same order, as headings.
         let titles: Vec<&str> = md.lines().filter_map(|l| l.strip_prefix("## ")).collect();
@@ -218,13 +239,34 @@ mod tests {
         assert!(page.contains(&format!(
             "<p><strong>Use <code>{pick}</code>: fixed chunking"
         )));
-        assert!(page.contains("<section id=\"judge\"><h2>Answer quality (judge)</h2>"));
+        assert!(page.contains(&judge_section::html(&summary).into_string()));
+        assert!(page.contains(
+            "<section class=\"judge\" id=\"judge\"><h2>Answer quality (judge)</h2>"
+        ));
         assert!(page.contains("<strong>Decision: <code>fixed-64</code>.</strong>"));
         assert!(!page.contains("**") && !page.contains('`'));
         // No texts: the drill-down says why and still lists the candidates' questions.
         assert_eq!(o.drill.candidates.len(), o.selection.candidates.len());
         assert_eq!(o.drill.questions.len(), 6);
         assert!(o.drill.texts.is_empty());
+        // The drill-down's verdicts are the summary's judged questions.
+        let q2 = o.drill.questions.iter().find(|q| q.id == "q002").unwrap();
+        let at = |config: &str| q2.cells.iter().find(|c| c.config == config).unwrap();
+        let verdicts = |config: &str| -> Vec<(String, &str)> {
+            at(config)
+                .verdicts
+                .iter()
+                .map(|v| (v.criterion.clone(), v.verdict))
+                .collect()
+        };
+        assert_eq!(
+            verdicts("fixed-64"),
+            [("faithfulness".into(), "fail"), ("relevancy".into(), "pass")]
+        );
+        assert_eq!(
+            verdicts("fixed-256"),
+            [("faithfulness".into(), "pass"), ("relevancy".into(), "pass")]
+        );
         let note = o.drill.texts_note.as_deref().unwrap();
         assert!(
             note.starts_with("The questions' and chunks' texts are not shown: ")
@@ -235,7 +277,8 @@ mod tests {
 
     #[test]
     fn selection_rows_are_every_cut_deciding_cut_first() {
-        let o = outcome();
+        let summary = judge_summary();
+        let o = outcome(&summary);
         let rows = o.selection_rows();
         assert_eq!(rows.len(), 2 * (1 + o.other_cuts.len()));
         assert_eq!(rows[0].cut, o.selection.configs[0].cut);

@@ -1,6 +1,6 @@
 //! report.html: one self-contained page for reviewers, rendered from the run's
-//! [`Outcome`], as report.md is: the page parses no Markdown (but the judge's section, see
-//! [`JudgeSlot`]) and reads no file.
+//! [`Outcome`], as report.md is: the page parses no Markdown and reads no file (the judge's
+//! section is [`crate::report::judge_section::html`] of the judge's summary).
 //!
 //! Sections: the decision (and the judge's, when the run has one), the figure (sweep.svg as drawn
 //! for the outcome, inline), the rule, the configuration table (sortable, filterable by
@@ -22,10 +22,10 @@ pub mod model;
 mod prose;
 mod questions;
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use maud::{DOCTYPE, PreEscaped, html};
 
-use super::outcome::{JudgeSlot, Outcome};
+use super::judge_section;
+use super::outcome::Outcome;
 use super::sections::sections;
 use model::script_json;
 
@@ -37,7 +37,7 @@ const JS: &str = include_str!("page.js");
 pub fn render(outcome: &Outcome, figure: Option<&str>) -> String {
     let sections = sections(outcome);
     let (decision, rest) = sections.split_first().expect("the decision section");
-    let judge = outcome.judge.as_ref();
+    let judge = outcome.judge;
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -59,7 +59,7 @@ pub fn render(outcome: &Outcome, figure: Option<&str>) -> String {
                     a href="#questions" { "Questions" }
                 }
                 section #decision .decision { (prose::section(decision)) }
-                @if let Some(j) = judge { section #judge { (judge_html(j)) } }
+                @if let Some(j) = judge { (judge_section::html(j)) }
                 @if let Some(svg) = figure.and_then(svg_element) {
                     section #figure .plot { h2 { "Figure" } (PreEscaped(svg)) }
                 }
@@ -77,26 +77,6 @@ pub fn render(outcome: &Outcome, figure: Option<&str>) -> String {
         }
     };
     markup.into_string()
-}
-
-/// The judge's section. It reaches the reports only as report.md's Markdown today (see
-/// [`JudgeSlot`]), so this is the one part of the page converted from Markdown: with any raw
-/// HTML in it shown as text and images left out.
-fn judge_html(slot: &JudgeSlot) -> Markup {
-    let mut in_image = 0usize;
-    let events = Parser::new_ext(&slot.markdown, Options::ENABLE_TABLES).filter_map(move |e| {
-        match e {
-            Event::Start(Tag::Image { .. }) => in_image += 1,
-            Event::End(TagEnd::Image) => in_image -= 1,
-            Event::Html(t) | Event::InlineHtml(t) => return Some(Event::Text(t)),
-            e if in_image == 0 => return Some(e),
-            _ => {}
-        }
-        None
-    });
-    let mut out = String::new();
-    pulldown_cmark::html::push_html(&mut out, events);
-    PreEscaped(out)
 }
 
 /// The `<svg …>…</svg>` element of an SVG text (plotters writes no prologue, but one is skipped).

@@ -3,7 +3,8 @@
 //! selection.csv, then the pick at every cut of the ranked list when the sweep has context
 //! budgets), then the rule, the table of every configuration at the deciding cut, the
 //! diagnoses, the pick by question type, how to reproduce the run, and the prefix comparison.
-//! The judge's section is the outcome's judge slot (see [`crate::report::outcome::JudgeSlot`]).
+//! The judge's section is rendered from the outcome's judge summary by
+//! [`crate::report::judge_section`].
 
 mod body;
 mod decision;
