@@ -59,7 +59,7 @@ pub fn write(
     cuts: Cuts,
     prefixes: Vec<PrefixComparison>,
     settings: &SelectionSettings,
-    inputs: Inputs<'_>,
+    inputs: Inputs<'_, '_>,
 ) -> Result<Decision, Error> {
     let run_name = run_name(dir.path(), inputs.label);
     let outcome = Outcome::build(&run_name, cuts, prefixes, settings, inputs);

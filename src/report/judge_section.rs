@@ -51,6 +51,12 @@ fn rate_header(s: &JudgeSummary) -> Vec<String> {
     h
 }
 
+/// Whether column `i` of the pass rate table is a number (right-aligned): tokens/query, span
+/// recall and the counts and costs after the criteria.
+fn rate_numeric(s: &JudgeSummary, i: usize) -> bool {
+    i > 0 && (i < 3 || i >= 3 + s.criteria.len())
+}
+
 /// One candidate's cells of the pass rate table (the id unquoted).
 fn rate_cells(s: &JudgeSummary, r: &JudgeRow) -> Vec<String> {
     let cost = match r.cost_per_question_usd {
@@ -162,11 +168,7 @@ pub fn markdown(s: &JudgeSummary) -> String {
     let header = rate_header(s);
     let _ = writeln!(md, "| {} |", header.join(" | "));
     let align: Vec<&str> = (0..header.len())
-        .map(|i| match i {
-            0 => "---",
-            _ if i < 3 || i >= 3 + s.criteria.len() => "---:",
-            _ => "---",
-        })
+        .map(|i| if rate_numeric(s, i) { "---:" } else { "---" })
         .collect();
     let _ = writeln!(md, "|{}|", align.join("|"));
     for r in &s.table {
@@ -231,14 +233,16 @@ fn inline(text: &str) -> Markup {
     }
 }
 
-/// A table of text cells (code spans kept) with a header row.
-fn table(header: &[String], rows: &[Vec<String>]) -> Markup {
+/// A table of text cells (code spans kept) with a header row; the columns for which `numeric`
+/// holds (by index) are right-aligned (class `num`), as report.md's table aligns them.
+fn table(header: &[String], rows: &[Vec<String>], numeric: impl Fn(usize) -> bool) -> Markup {
+    let class = |i: usize| numeric(i).then_some("num");
     html! {
         table {
-            thead { tr { @for h in header { th { (h) } } } }
+            thead { tr { @for (i, h) in header.iter().enumerate() { th class=[class(i)] { (h) } } } }
             tbody {
                 @for r in rows {
-                    tr { @for c in r { td { (inline(c)) } } }
+                    tr { @for (i, c) in r.iter().enumerate() { td class=[class(i)] { (inline(c)) } } }
                 }
             }
         }
@@ -291,15 +295,15 @@ pub fn html(s: &JudgeSummary) -> Markup {
             h2 { (TITLE) }
             p { (inline(&intro(s))) }
             @if let Some(note) = &s.incomplete { p { strong { "Incomplete run:" } " " (note) } }
-            (table(&rate_header(s), &rate_rows))
+            (table(&rate_header(s), &rate_rows, |i| rate_numeric(s, i)))
             @if let Some(note) = estimate_note(s) { p { (note) } }
             @if !s.trust.is_empty() {
                 p { (TRUST_INTRO) }
-                (table(&trust_header, &trust_rows))
+                (table(&trust_header, &trust_rows, |i| i == 6))
             }
             @if !cmp_rows.is_empty() {
                 p { (MCNEMAR_INTRO) }
-                (table(&cmp_header, &cmp_rows))
+                (table(&cmp_header, &cmp_rows, |i| i >= 3))
             }
             p .decision { strong { (inline(&headline(&s.decision))) } }
             ul { @for r in reasons(s) { li { (inline(&r)) } } }
@@ -432,7 +436,9 @@ mod tests {
             page.contains("<strong>Decision: <code>B</code>.</strong>"),
             "{page}"
         );
-        assert!(page.contains("<td>faithfulness</td><td><code>A</code></td><td><code>B</code></td><td>12</td><td>0</td><td>10</td><td>0.002 *</td>"), "{page}");
+        assert!(page.contains("<td>faithfulness</td><td><code>A</code></td><td><code>B</code></td><td class=\"num\">12</td><td class=\"num\">0</td><td class=\"num\">10</td><td class=\"num\">0.002 *</td>"), "{page}");
+        // numbers right-aligned, as report.md's table aligns them
+        assert!(page.contains("<th>configuration</th><th class=\"num\">tokens/query</th><th class=\"num\">span recall</th><th>faithfulness</th><th>relevancy</th><th>correctness</th><th class=\"num\">error verdicts</th>"), "{page}");
     }
 
     #[test]
@@ -474,6 +480,9 @@ mod tests {
             page.contains("<td>faithfulness</td><td>0.00 [0.00, 0.43] of 5</td>"),
             "{page}"
         );
-        assert!(page.contains("<td>1</td><td>no</td>"), "{page}");
+        assert!(
+            page.contains("<td class=\"num\">1</td><td>no</td>"),
+            "{page}"
+        );
     }
 }

@@ -42,8 +42,9 @@ pub struct Outcome<'a> {
     pub drill: DrillDown,
 }
 
-/// What the outcome is built from besides the selection.
-pub struct Inputs<'a> {
+/// What the outcome is built from besides the selection: tables and texts borrowed for the
+/// build (`'a`), and the judge's summary, which the outcome keeps borrowing (`'j`).
+pub struct Inputs<'a, 'j> {
     /// How the run folder is named in the report (its `--out` as given, so a report
     /// regenerated from another working directory is byte-identical).
     pub label: &'a str,
@@ -59,10 +60,10 @@ pub struct Inputs<'a> {
     /// The judge's summary, when the run has judged answers: made by this run's judge stage
     /// ([`crate::pipeline::judge_step::judge`]), or rebuilt from the run folder
     /// ([`crate::pipeline::judge_step::summary_from_folder`]).
-    pub judge: Option<&'a JudgeSummary>,
+    pub judge: Option<&'j JudgeSummary>,
 }
 
-impl<'a> Outcome<'a> {
+impl<'j> Outcome<'j> {
     /// Builds the outcome of the run named `run_name` (its folder's name) from the selection at
     /// every cut (`cuts`, as [`crate::select::select_cuts`] made it), the prefix comparison at
     /// the primary cut and `inputs`.
@@ -71,7 +72,7 @@ impl<'a> Outcome<'a> {
         cuts: Cuts,
         prefixes: Vec<PrefixComparison>,
         settings: &SelectionSettings,
-        inputs: Inputs<'a>,
+        inputs: Inputs<'_, 'j>,
     ) -> Self {
         let mut selections = cuts.selections.into_iter();
         let selection = selections.next().expect("at least one cut");
@@ -133,7 +134,11 @@ mod tests {
         let mut questions = Vec::new();
         for q in 0..6 {
             for cfg in ["fixed-64", "fixed-256"] {
-                let f = if cfg == "fixed-64" && q == 2 { "fail" } else { "pass" };
+                let f = if cfg == "fixed-64" && q == 2 {
+                    "fail"
+                } else {
+                    "pass"
+                };
                 let mut row = test_row(cfg, q, f, "pass", "na");
                 row.question_id = format!("q{q:03}");
                 questions.push(row);
@@ -205,7 +210,10 @@ mod tests {
             md.ends_with(&format!("\n\n{judge_md}")),
             "the judge's section closes report.md"
         );
-        assert!(judge_md.contains("\n**Decision: `fixed-64`.**\n"), "{judge_md}");
+        assert!(
+            judge_md.contains("\n**Decision: `fixed-64`.**\n"),
+            "{judge_md}"
+        );
         assert!(md.contains("\nchunksweep report runs/tiny\n"));
         // The page has every section of report.md, in the same order, as headings.
         let titles: Vec<&str> = md.lines().filter_map(|l| l.strip_prefix("## ")).collect();
@@ -240,9 +248,9 @@ mod tests {
             "<p><strong>Use <code>{pick}</code>: fixed chunking"
         )));
         assert!(page.contains(&judge_section::html(&summary).into_string()));
-        assert!(page.contains(
-            "<section class=\"judge\" id=\"judge\"><h2>Answer quality (judge)</h2>"
-        ));
+        assert!(
+            page.contains("<section class=\"judge\" id=\"judge\"><h2>Answer quality (judge)</h2>")
+        );
         assert!(page.contains("<strong>Decision: <code>fixed-64</code>.</strong>"));
         assert!(!page.contains("**") && !page.contains('`'));
         // No texts: the drill-down says why and still lists the candidates' questions.
@@ -261,11 +269,17 @@ mod tests {
         };
         assert_eq!(
             verdicts("fixed-64"),
-            [("faithfulness".into(), "fail"), ("relevancy".into(), "pass")]
+            [
+                ("faithfulness".into(), "fail"),
+                ("relevancy".into(), "pass")
+            ]
         );
         assert_eq!(
             verdicts("fixed-256"),
-            [("faithfulness".into(), "pass"), ("relevancy".into(), "pass")]
+            [
+                ("faithfulness".into(), "pass"),
+                ("relevancy".into(), "pass")
+            ]
         );
         let note = o.drill.texts_note.as_deref().unwrap();
         assert!(
