@@ -253,7 +253,7 @@ async fn after_run_the_page_shows_the_answers_and_verdicts_the_run_made() {
     let page = std::fs::read_to_string(run.join("report.html")).unwrap();
     // One candidate, three questions: each question's answer and its verdicts, with the reason
     // the server gave for that question, and the judge's section.
-    assert!(page.contains("<section id=\"judge\"><h2>Answer quality (judge)</h2>"));
+    assert!(page.contains("<section class=\"judge\" id=\"judge\"><h2>Answer quality (judge)</h2>"));
     assert_eq!(page.matches(r#""answer":"It opens at nine.""#).count(), 3);
     for q in [
         "When does the gate open?",
