@@ -201,6 +201,94 @@ fn span_not_found_names_file_and_line_and_validate_lists_every_problem() {
 }
 
 #[test]
+fn validate_goes_on_past_a_malformed_line_and_reports_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.jsonl");
+    std::fs::write(
+        &golden,
+        concat!(
+            r#"{"id":"a","question":"ok?","evidence":["600 API requests per minute"]}"#,
+            "\n",
+            r#"{"id":"b","question":"ok too?","evidence":["600 API requests per minute"]}"#,
+            "\n",
+            r#"{"id":"c","question":"broken?","evidence":["600 API"#,
+            "\n",
+            r#"{"id":"d","question":"fine?","evidence":["600 API requests per minute"]}"#,
+            "\n",
+            r#"{"id":"e","question":"where?","evidence":["this sentence is in no document"]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let g = golden.display().to_string();
+    let assert = chunksweep()
+        .arg("validate")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(&golden)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(format!(
+            "{g}:3: error: not a golden-set question"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "{g}:5: error: question \"e\", evidence 1: text \"this sentence is in no document\" not found"
+        )))
+        .stdout(predicate::str::contains("4 questions"))
+        .stdout(predicate::str::contains("2 error(s)"));
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    println!("{stdout}");
+    // `sweep` lists both too, before any work.
+    let out = dir.path().join("run");
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(&golden)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has 2 error(s):"))
+        .stderr(predicate::str::contains(format!("{g}:3: error:")))
+        .stderr(predicate::str::contains(format!("{g}:5: error:")));
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_grid_with_four_invalid_configurations_names_all_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let assert = chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args(["--strategies", "fixed,recursive", "--sizes", "0,32,40,64"])
+        .args(["--overlap", "32", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "4 invalid configuration(s) in the grid:",
+        ));
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    println!("{stderr}");
+    for named in [
+        "fixed at chunk_size 0:",
+        "fixed at chunk_size 32: chunk_overlap 32 must be smaller than chunk_size 32",
+        "recursive at chunk_size 0:",
+        "recursive at chunk_size 32: chunk_overlap 32 must be smaller than chunk_size 32",
+    ] {
+        assert!(stderr.contains(named), "{named} missing from {stderr}");
+    }
+    assert!(!out.exists(), "nothing is written for a refused grid");
+}
+
+#[test]
 fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::types::{GoldenError, RawEvidence, RawQuestion};
+use super::types::{GoldenError, Problem, ProblemKind, RawEvidence, RawQuestion, Read};
 
 #[derive(Deserialize)]
 struct Row {
@@ -25,12 +25,12 @@ struct Reference {
     end_index: usize,
 }
 
-/// Reads a Chroma `questions_df.csv`.
+/// Reads a Chroma `questions_df.csv`: its questions, and a [`ProblemKind::Malformed`] problem
+/// for every row whose columns or `references` JSON cannot be read (reading goes on past it).
 ///
 /// # Errors
-/// [`GoldenError::Io`] when unreadable, [`GoldenError::Parse`] naming the line of the first row
-/// whose columns or `references` JSON cannot be read.
-pub fn read(path: &Path) -> Result<Vec<RawQuestion>, GoldenError> {
+/// [`GoldenError::Io`] when unreadable, [`GoldenError::Parse`] when the header cannot be read.
+pub fn read(path: &Path) -> Result<Read, GoldenError> {
     let mut reader = csv::Reader::from_path(path).map_err(|e| GoldenError::Io {
         path: path.to_path_buf(),
         source: std::io::Error::other(e.to_string()),
@@ -44,30 +44,55 @@ pub fn read(path: &Path) -> Result<Vec<RawQuestion>, GoldenError> {
         })?
         .clone();
     let mut out = Vec::new();
-    for (row, record) in reader.records().enumerate() {
-        let parse_error = |line: usize, e: csv::Error| GoldenError::Parse {
-            path: path.to_path_buf(),
+    let mut problems = Vec::new();
+    let mut malformed = |line: usize, message: String| {
+        problems.push(Problem {
+            file: path.to_path_buf(),
             line,
-            message: format!(
+            kind: ProblemKind::Malformed,
+            message,
+        })
+    };
+    for (row, record) in reader.records().enumerate() {
+        let not_a_row = |e: csv::Error| {
+            format!(
                 "not a Chroma question row ({e}); expected columns question, references, corpus_id"
-            ),
+            )
         };
-        let record = record.map_err(|e| {
-            let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
-            parse_error(line, e)
-        })?;
+        let record = match record {
+            Ok(record) => record,
+            Err(e) if e.is_io_error() => {
+                return Err(GoldenError::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::other(e.to_string()),
+                });
+            }
+            Err(e) => {
+                let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
+                malformed(line, not_a_row(e));
+                continue;
+            }
+        };
         let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
-        let row_data: Row = record
-            .deserialize(Some(&headers))
-            .map_err(|e| parse_error(line, e))?;
-        let refs: Vec<Reference> =
-            serde_json::from_str(&row_data.references).map_err(|e| GoldenError::Parse {
-                path: path.to_path_buf(),
-                line,
-                message: format!(
-                    "references is not a JSON list of {{content, start_index, end_index}}: {e}"
-                ),
-            })?;
+        let row_data: Row = match record.deserialize(Some(&headers)) {
+            Ok(row_data) => row_data,
+            Err(e) => {
+                malformed(line, not_a_row(e));
+                continue;
+            }
+        };
+        let refs: Vec<Reference> = match serde_json::from_str(&row_data.references) {
+            Ok(refs) => refs,
+            Err(e) => {
+                malformed(
+                    line,
+                    format!(
+                        "references is not a JSON list of {{content, start_index, end_index}}: {e}"
+                    ),
+                );
+                continue;
+            }
+        };
         out.push(RawQuestion {
             line,
             id: format!("q{:03}", row + 1),
@@ -85,5 +110,5 @@ pub fn read(path: &Path) -> Result<Vec<RawQuestion>, GoldenError> {
             question_type: Some(row_data.corpus_id),
         });
     }
-    Ok(out)
+    Ok((out, problems))
 }

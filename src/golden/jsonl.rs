@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::types::{GoldenError, RawEvidence, RawQuestion};
+use super::types::{GoldenError, Problem, ProblemKind, RawEvidence, RawQuestion, Read};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,12 +43,13 @@ enum Item {
     },
 }
 
-/// Reads a JSONL golden file.
+/// Reads a JSONL golden file: its questions, and a [`ProblemKind::Malformed`] problem for every
+/// line that is not a valid question object.
 ///
 /// # Errors
-/// [`GoldenError::Io`] when unreadable or not UTF-8, [`GoldenError::Parse`] naming the first line
-/// that is not a valid question object.
-pub fn read(path: &Path) -> Result<Vec<RawQuestion>, GoldenError> {
+/// [`GoldenError::Io`] when unreadable, [`GoldenError::Parse`] naming the line where the text
+/// stops being UTF-8.
+pub fn read(path: &Path) -> Result<Read, GoldenError> {
     let bytes = std::fs::read(path).map_err(|source| GoldenError::Io {
         path: path.to_path_buf(),
         source,
@@ -61,27 +62,33 @@ pub fn read(path: &Path) -> Result<Vec<RawQuestion>, GoldenError> {
             message: "not valid UTF-8: save the golden set as UTF-8".into(),
         }
     })?;
-    parse(path, &text)
+    Ok(parse(path, &text))
 }
 
-/// Parses JSONL text (`path` is only used in error messages).
-///
-/// # Errors
-/// [`GoldenError::Parse`] naming the first line that is not a valid question object.
-pub fn parse(path: &Path, text: &str) -> Result<Vec<RawQuestion>, GoldenError> {
+/// Parses JSONL text (`path` is only used in problems): the questions of the valid lines and a
+/// [`ProblemKind::Malformed`] problem (1-based line) for every other non-blank line.
+pub fn parse(path: &Path, text: &str) -> Read {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: Line = serde_json::from_str(line).map_err(|e| GoldenError::Parse {
-            path: path.to_path_buf(),
-            line: i + 1,
-            message: format!(
-                "not a golden-set question ({e}); expected {{\"id\", \"question\", \"evidence\": [...], \"answer\"?, \"type\"?}}"
-            ),
-        })?;
+        let parsed: Line = match serde_json::from_str(line) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                problems.push(Problem {
+                    file: path.to_path_buf(),
+                    line: i + 1,
+                    kind: ProblemKind::Malformed,
+                    message: format!(
+                        "not a golden-set question ({e}); expected {{\"id\", \"question\", \"evidence\": [...], \"answer\"?, \"type\"?}}"
+                    ),
+                });
+                continue;
+            }
+        };
         out.push(RawQuestion {
             line: i + 1,
             id: parsed.id,
@@ -109,7 +116,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<RawQuestion>, GoldenError> {
             question_type: parsed.question_type.filter(|t| !t.trim().is_empty()),
         });
     }
-    Ok(out)
+    (out, problems)
 }
 
 #[cfg(test)]
@@ -121,7 +128,8 @@ mod tests {
         let text = r#"{"id":"a","question":"q?","evidence":["x",{"doc":"d.md","text":"y"},{"doc":"d.md","start":1,"end":3}],"type":"fact"}
 
 {"id":"b","question":"r?","evidence":["z"],"answer":"z"}"#;
-        let qs = parse(Path::new("g.jsonl"), text).unwrap();
+        let (qs, problems) = parse(Path::new("g.jsonl"), text);
+        assert!(problems.is_empty());
         assert_eq!(qs.len(), 2);
         assert_eq!(qs[1].line, 3);
         assert_eq!(qs[0].question_type.as_deref(), Some("fact"));
@@ -145,12 +153,24 @@ mod tests {
     }
 
     #[test]
-    fn bad_line_is_named() {
-        let err = parse(
+    fn every_bad_line_is_named_and_the_good_lines_are_still_read() {
+        let (qs, problems) = parse(
             Path::new("g.jsonl"),
-            "{\"id\":\"a\",\"question\":\"q\"}\n{oops}\n",
-        )
-        .unwrap_err();
-        assert!(err.to_string().starts_with("g.jsonl:2:"), "{err}");
+            "{\"id\":\"a\",\"question\":\"q\"}\n{oops}\n{\"id\":\"b\",\"question\":\"r\"}\n[1]\n",
+        );
+        let ids: Vec<&str> = qs.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        let lines: Vec<(usize, ProblemKind)> = problems.iter().map(|p| (p.line, p.kind)).collect();
+        assert_eq!(
+            lines,
+            [(2, ProblemKind::Malformed), (4, ProblemKind::Malformed)]
+        );
+        assert!(
+            problems[0]
+                .to_string()
+                .starts_with("g.jsonl:2: error: not a golden-set question"),
+            "{}",
+            problems[0]
+        );
     }
 }

@@ -17,26 +17,28 @@ use crate::corpus::Corpus;
 pub use resolve::resolve;
 pub use types::{
     EvidenceSpan, GoldenError, GoldenFormat, GoldenSet, Location, Problem, ProblemKind, Question,
-    RawEvidence, RawQuestion, Severity,
+    RawEvidence, RawQuestion, Read, Severity,
 };
 
-/// Reads a golden file in either format.
+/// Reads a golden file in either format, going on past malformed lines.
 ///
 /// # Errors
-/// [`GoldenError::Io`] or [`GoldenError::Parse`] (with the line) when the file cannot be read, and
-/// [`GoldenError::Empty`] when it holds no question.
-pub fn read_raw(path: &Path, format: GoldenFormat) -> Result<Vec<RawQuestion>, GoldenError> {
-    let raw = match format {
+/// [`GoldenError::Io`] or [`GoldenError::Parse`] (with the line) when the file cannot be read at
+/// all (unreadable, not UTF-8, no CSV header), and [`GoldenError::Empty`] when it holds neither a
+/// question nor a malformed line.
+pub fn read_raw(path: &Path, format: GoldenFormat) -> Result<Read, GoldenError> {
+    let (raw, problems) = match format {
         GoldenFormat::Jsonl => jsonl::read(path)?,
         GoldenFormat::Chroma => chroma::read(path)?,
     };
-    if raw.is_empty() {
+    if raw.is_empty() && problems.is_empty() {
         return Err(GoldenError::Empty(path.to_path_buf()));
     }
-    Ok(raw)
+    Ok((raw, problems))
 }
 
-/// Reads and resolves a golden set, returning it with every problem found (warnings included).
+/// Reads and resolves a golden set, returning it with every problem found (malformed lines and
+/// warnings included), in line order.
 ///
 /// # Errors
 /// As [`read_raw`]; problems with single entries are returned, not raised (see [`load`]).
@@ -45,25 +47,33 @@ pub fn load_with_problems(
     format: GoldenFormat,
     corpus: &Corpus,
 ) -> Result<(GoldenSet, Vec<Problem>), GoldenError> {
-    let raw = read_raw(path, format)?;
-    Ok(resolve(path, &raw, corpus))
+    let (raw, mut problems) = read_raw(path, format)?;
+    let (set, resolved) = resolve(path, &raw, corpus);
+    problems.extend(resolved);
+    problems.sort_by_key(|p| p.line);
+    Ok((set, problems))
 }
 
 /// Reads and resolves a golden set, refusing it when any entry has an error-level problem.
 ///
 /// # Errors
-/// As [`read_raw`], and [`GoldenError::Invalid`] naming the first problem and the count.
+/// As [`read_raw`], and [`GoldenError::Invalid`] listing every error-level problem (the first
+/// [`GoldenError::LISTED`] and the count when there are more).
 pub fn load(path: &Path, format: GoldenFormat, corpus: &Corpus) -> Result<GoldenSet, GoldenError> {
     let (set, problems) = load_with_problems(path, format, corpus)?;
     let errors: Vec<&Problem> = problems
         .iter()
         .filter(|p| p.kind.severity() == Severity::Error)
         .collect();
-    if let Some(first) = errors.first() {
+    if !errors.is_empty() {
         return Err(GoldenError::Invalid {
             path: path.to_path_buf(),
             count: errors.len(),
-            first: first.to_string(),
+            listed: errors
+                .iter()
+                .take(GoldenError::LISTED)
+                .map(|p| p.to_string())
+                .collect(),
         });
     }
     Ok(set)

@@ -92,6 +92,10 @@ pub struct RawQuestion {
     pub question_type: Option<String>,
 }
 
+/// Questions read from a golden file, with a [`ProblemKind::Malformed`] problem for every line or
+/// row that is not one (reading goes on past them).
+pub type Read = (Vec<RawQuestion>, Vec<Problem>);
+
 /// A place in the corpus where an evidence span occurs: document index and code-point range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
@@ -179,6 +183,9 @@ pub enum ProblemKind {
     DuplicateId,
     /// Evidence names a document the corpus does not have.
     UnknownDocument,
+    /// A line (JSONL) or row (Chroma CSV) that is not a question: the rest of the file is still
+    /// read, so every such line is listed.
+    Malformed,
 }
 
 impl ProblemKind {
@@ -248,21 +255,42 @@ pub enum GoldenError {
         "golden set {0} holds no question: add one JSON object per line (see README, \"Golden set\")"
     )]
     Empty(PathBuf),
-    /// Some entries have errors; every one is listed.
-    #[error(
-        "golden set {path} has {count} error(s); run `chunksweep validate` to list them all. First: {first}"
-    )]
+    /// Some entries have errors: every one is listed, or the first [`GoldenError::LISTED`]
+    /// and the count, pointing to `chunksweep validate`.
+    #[error("{}", invalid_message(path, *count, listed))]
     Invalid {
         /// The file.
         path: PathBuf,
         /// Number of error-level problems.
         count: usize,
-        /// The first problem, formatted.
-        first: String,
+        /// The first [`GoldenError::LISTED`] problems (at most), formatted, in line order.
+        listed: Vec<String>,
     },
 }
 
+/// The message of [`GoldenError::Invalid`]: one problem per line, then what to do.
+fn invalid_message(path: &Path, count: usize, listed: &[String]) -> String {
+    let mut message = format!("golden set {} has {count} error(s):", path.display());
+    for problem in listed {
+        message.push_str("\n  ");
+        message.push_str(problem);
+    }
+    if count > listed.len() {
+        message.push_str(&format!(
+            "\n  … and {} more: run `chunksweep validate` to list them all",
+            count - listed.len()
+        ));
+    } else {
+        message
+            .push_str("\nfix them (`chunksweep validate` checks the golden set without sweeping)");
+    }
+    message
+}
+
 impl GoldenError {
+    /// How many error-level problems [`GoldenError::Invalid`] lists before giving only the count.
+    pub const LISTED: usize = 10;
+
     /// Always usage (2): the golden set is the user's input.
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         match self {

@@ -23,6 +23,10 @@ pub enum SweepError {
         #[source]
         source: ChunkError,
     },
+    /// Configurations of the grid whose chunking parameters are invalid, every one formatted as
+    /// [`SweepError::Chunk`], in grid order.
+    #[error("{} invalid configuration(s) in the grid:\n  {}", .0.len(), .0.join("\n  "))]
+    InvalidConfigs(Vec<String>),
     /// top_k is zero.
     #[error("top_k (--k) must be at least 1")]
     ZeroK,
@@ -66,6 +70,7 @@ impl SweepError {
     pub fn exit_class(&self) -> ExitClass {
         match self {
             SweepError::Chunk { .. }
+            | SweepError::InvalidConfigs(_)
             | SweepError::ZeroK
             | SweepError::EmptyGrid
             | SweepError::BadOverlap(_)

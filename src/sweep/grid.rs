@@ -347,8 +347,9 @@ impl FromStr for ConfigCut {
 /// [`SweepSpec::cuts`].
 ///
 /// # Errors
-/// [`SweepError::ZeroK`], [`SweepError::EmptyGrid`], or [`SweepError::Chunk`] for a size of 0 or
-/// an overlap not below the size.
+/// [`SweepError::ZeroK`], [`SweepError::EmptyGrid`], or [`SweepError::InvalidConfigs`] naming
+/// every strategy and size whose parameters are invalid (a size of 0, an overlap not below the
+/// size), not only the first.
 pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     if spec.top_k == 0 {
         return Err(SweepError::ZeroK);
@@ -383,6 +384,7 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         return Err(SweepError::BadOverlap(r));
     }
     let mut out = Vec::new();
+    let mut invalid = Vec::new();
     for &strategy in &spec.strategies {
         for &size in &spec.sizes {
             let params = ChunkParams {
@@ -390,11 +392,18 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 chunk_size: size,
                 chunk_overlap: spec.overlap.tokens_for(size),
             };
-            params.validate().map_err(|source| SweepError::Chunk {
-                strategy,
-                size,
-                source,
-            })?;
+            if let Err(source) = params.validate() {
+                let problem = SweepError::Chunk {
+                    strategy,
+                    size,
+                    source,
+                };
+                let problem = problem.to_string();
+                if !invalid.contains(&problem) {
+                    invalid.push(problem);
+                }
+                continue;
+            }
             for &prefix in &spec.prefixes {
                 for &retriever in &spec.retrievers {
                     let config = ConfigSpec {
@@ -409,6 +418,9 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 }
             }
         }
+    }
+    if !invalid.is_empty() {
+        return Err(SweepError::InvalidConfigs(invalid));
     }
     Ok(out)
 }

@@ -15,6 +15,44 @@ mod grid {
     }
 
     #[test]
+    fn every_invalid_configuration_of_the_grid_is_named() {
+        use crate::chunking::Strategy;
+        // The grid of `--strategies fixed,recursive --sizes 0,32,40,64 --overlap 32`: size 0 and
+        // size 32 (overlap not below the size) are invalid for both strategies.
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Fixed, Strategy::Recursive],
+            sizes: vec![0, 32, 40, 64],
+            overlap: Overlap::Tokens(32),
+            ..SweepSpec::default()
+        };
+        let Err(SweepError::InvalidConfigs(invalid)) = expand(&spec) else {
+            panic!("four invalid configurations expected");
+        };
+        assert_eq!(invalid.len(), 4, "{invalid:?}");
+        for (i, (strategy, size)) in [
+            ("fixed", 0),
+            ("fixed", 32),
+            ("recursive", 0),
+            ("recursive", 32),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert!(
+                invalid[i].starts_with(&format!("{strategy} at chunk_size {size}: ")),
+                "{}",
+                invalid[i]
+            );
+        }
+        assert!(invalid[1].contains("chunk_overlap 32 must be smaller than chunk_size 32"));
+        let message = SweepError::InvalidConfigs(invalid).to_string();
+        assert!(
+            message.starts_with("4 invalid configuration(s) in the grid:\n  fixed at chunk_size 0"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn plan_rejects_overlap_not_below_size_and_zero_k() {
         let spec = SweepSpec {
             sizes: vec![64, 16],
