@@ -178,6 +178,41 @@ impl Corpus {
     pub fn total_bytes(&self) -> usize {
         self.docs.iter().map(|d| d.text.len()).sum()
     }
+
+    /// Groups of documents whose texts are byte-identical (two or more ids each, in id order;
+    /// groups in the order of their first id). Both copies of a duplicate compete for the top
+    /// ranks, so a span held by both can be retrieved twice and push other evidence out of the
+    /// top k.
+    pub fn duplicates(&self) -> Vec<Vec<&str>> {
+        let mut by_text: std::collections::HashMap<&str, usize> = Default::default();
+        let mut groups: Vec<Vec<&str>> = Vec::new();
+        for doc in &self.docs {
+            match by_text.get(doc.text.as_str()) {
+                Some(&g) => groups[g].push(&doc.id),
+                None => {
+                    by_text.insert(&doc.text, groups.len());
+                    groups.push(vec![&doc.id]);
+                }
+            }
+        }
+        groups.retain(|g| g.len() > 1);
+        groups
+    }
+
+    /// One warning per group of [`Corpus::duplicates`], naming the files and what to do.
+    pub fn duplicate_warnings(&self) -> Vec<String> {
+        self.duplicates()
+            .iter()
+            .map(|group| {
+                format!(
+                    "{} documents under {} are byte-identical: {}; every copy competes for the top ranks (recall at small k drops), keep one",
+                    group.len(),
+                    self.root.display(),
+                    group.join(", ")
+                )
+            })
+            .collect()
+    }
 }
 
 /// Reads every `.md`, `.markdown`, `.txt` and `.rst` file under `root` (recursively, hidden files
@@ -267,6 +302,30 @@ fn has_known_extension(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_identical_documents_are_grouped_and_named() {
+        let corpus = Corpus::from_documents(
+            "docs",
+            vec![
+                Document::new("c.md", "same text"),
+                Document::new("a.md", "same text"),
+                Document::new("b.md", "same text "),
+                Document::new("d/e.md", "other"),
+                Document::new("f.md", "other"),
+            ],
+        );
+        assert_eq!(
+            corpus.duplicates(),
+            vec![vec!["a.md", "c.md"], vec!["d/e.md", "f.md"]]
+        );
+        assert_eq!(
+            corpus.duplicate_warnings()[0],
+            "2 documents under docs are byte-identical: a.md, c.md; every copy competes for the top ranks (recall at small k drops), keep one"
+        );
+        let single = Corpus::from_documents("docs", vec![Document::new("a.md", "x")]);
+        assert!(single.duplicates().is_empty());
+    }
 
     #[test]
     fn files_load_in_path_order_and_the_first_bad_one_is_named() {

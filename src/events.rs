@@ -77,6 +77,9 @@ pub enum RunEvent {
     },
     /// A line for the user: what is about to happen, or a conclusion.
     Note(String),
+    /// Something about the input the user should fix, shown even when notes are not (for
+    /// example byte-identical documents in the corpus).
+    Warning(String),
 }
 
 /// Where events go: a callback shared by every stage (it may be called from several threads).

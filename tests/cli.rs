@@ -289,6 +289,54 @@ fn a_grid_with_four_invalid_configurations_names_all_four() {
 }
 
 #[test]
+fn byte_identical_documents_are_warned_about_by_validate_and_the_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("docs");
+    std::fs::create_dir(&corpus).unwrap();
+    for name in ["config.md", "install.md", "limits.md"] {
+        std::fs::copy(fixture().join("corpus").join(name), corpus.join(name)).unwrap();
+    }
+    std::fs::copy(
+        fixture().join("corpus/limits.md"),
+        corpus.join("limits-copy.md"),
+    )
+    .unwrap();
+    let warning = format!(
+        "warning: 2 documents under {} are byte-identical: limits-copy.md, limits.md",
+        corpus.display()
+    );
+    chunksweep()
+        .arg("validate")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(&warning))
+        .stdout(predicate::str::contains("0 error(s), 1 warning(s)"));
+    chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .args([
+            "--strategies",
+            "words",
+            "--sizes",
+            "24",
+            "--tokenizer",
+            "words",
+        ])
+        .args(["--quiet", "--out"])
+        .arg(dir.path().join("run"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(&warning));
+}
+
+#[test]
 fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

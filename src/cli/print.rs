@@ -121,6 +121,9 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
     for p in &v.problems {
         println!("{p}");
     }
+    for d in &v.duplicates {
+        println!("warning: {d}");
+    }
     println!(
         "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),
@@ -130,7 +133,7 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         v.trimmed,
         v.documents,
         errors,
-        v.problems.len() - errors
+        v.problems.len() - errors + v.duplicates.len()
     );
 }
 

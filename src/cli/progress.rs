@@ -96,6 +96,7 @@ impl Progress {
                     self.line(&text);
                 }
             }
+            RunEvent::Warning(text) => self.line(&format!("warning: {text}")),
         }
     }
 

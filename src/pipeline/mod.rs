@@ -318,6 +318,10 @@ pub struct Validation {
     pub trimmed: usize,
     /// Documents in the corpus.
     pub documents: usize,
+    /// One warning per group of byte-identical documents ([`Corpus::duplicate_warnings`]).
+    ///
+    /// [`Corpus::duplicate_warnings`]: crate::corpus::Corpus::duplicate_warnings
+    pub duplicates: Vec<String>,
 }
 
 /// `chunksweep validate`: reads the corpus and the golden set of `plan` and lists every problem.
@@ -339,5 +343,6 @@ pub fn validate(plan: &Plan) -> Result<Validation, Error> {
             .count(),
         trimmed: set.trimmed_spans,
         documents: corpus.docs.len(),
+        duplicates: corpus.duplicate_warnings(),
     })
 }

@@ -93,6 +93,9 @@ pub(super) fn load_and_sweep(
     let corpus = corpus::load_corpus(&plan.corpus)?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     phases.load_ms = ms_since(t);
+    for warning in corpus.duplicate_warnings() {
+        events(RunEvent::Warning(warning));
+    }
     // The run folder is created (and locked) only once the inputs are known to be good, so bad
     // input leaves no empty folder behind.
     let mut dir = RunDir::create(&plan.run_dir)?;
