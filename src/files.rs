@@ -44,3 +44,30 @@ pub const CHUNKS_DIR: &str = "chunks";
 pub const JUDGE_SETTINGS: &str = "judge_settings.json";
 /// The run folder's advisory lock (held by the process writing the folder; never an output).
 pub const LOCK: &str = ".chunksweep.lock";
+
+/// Every name chunksweep writes at the top of a run folder (files and the chunks folder): a
+/// folder holding anything else is not a run folder, and `sweep` and `run` refuse to write into
+/// it ([`crate::report::run_dir::RunDir::check_out`]).
+pub const RUN_FILES: &[&str] = &[
+    MANIFEST,
+    SWEEP,
+    SWEEP_QUESTIONS,
+    SELECTION,
+    PREFIX_COMPARISON,
+    REPORT,
+    HTML,
+    PLOT,
+    FRONTIER,
+    JUDGE,
+    JUDGE_QUESTIONS,
+    JUDGE_CHECKS,
+    JUDGE_CHECK,
+    JUDGE_CHECK_ITEMS,
+    CALLS,
+    EMBED_CALLS,
+    EMBEDDINGS,
+    CONTEXT_CALLS,
+    CHUNKS_DIR,
+    JUDGE_SETTINGS,
+    LOCK,
+];

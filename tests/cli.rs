@@ -337,6 +337,53 @@ fn byte_identical_documents_are_warned_about_by_validate_and_the_sweep() {
 }
 
 #[test]
+fn out_that_is_a_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    std::fs::write(&out, "not a folder").unwrap();
+    sweep_seed(&out, &[])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--out {} is a file, not a folder",
+            out.display()
+        )));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "not a folder");
+}
+
+#[test]
+fn out_folder_holding_files_chunksweep_does_not_write_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("sweep.csv"), "an older run's").unwrap();
+    sweep_seed(&out, &[])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--out {} holds files that are not a chunksweep run's (notes.txt)",
+            out.display()
+        )));
+    assert_eq!(
+        std::fs::read_to_string(out.join("sweep.csv")).unwrap(),
+        "an older run's",
+        "nothing is written into a refused folder"
+    );
+    assert!(!out.join("manifest.json").exists());
+}
+
+#[test]
+fn the_lock_file_goes_when_the_run_ends_and_a_rerun_into_the_run_folder_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    sweep_seed(&out, &["--dump-chunks"]).success();
+    assert!(out.join("sweep.csv").exists());
+    assert!(!out.join(".chunksweep.lock").exists());
+    // a run folder of chunksweep's own (outputs, chunks/) takes a rerun
+    sweep_seed(&out, &["--dump-chunks"]).success();
+    assert!(!out.join(".chunksweep.lock").exists());
+}
+
+#[test]
 fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

@@ -88,6 +88,7 @@ pub(super) fn load_and_sweep(
     rt: &tokio::runtime::Runtime,
     events: Events<'_>,
 ) -> Result<(Swept, RunDir), Error> {
+    RunDir::check_out(&plan.run_dir)?;
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
     let corpus = corpus::load_corpus(&plan.corpus)?;

@@ -46,14 +46,30 @@ pub enum ReportError {
         /// The run folder.
         dir: PathBuf,
     },
+    /// The run folder given is an existing file.
+    #[error("--out {0} is a file, not a folder: give a folder for the run's files")]
+    NotAFolder(PathBuf),
+    /// The run folder holds entries chunksweep does not write (`crate::files::RUN_FILES`).
+    #[error(
+        "--out {dir} holds files that are not a chunksweep run's ({}): chunksweep writes only into an empty folder or a run folder of its own; give another --out, or move them away",
+        .foreign.join(", ")
+    )]
+    NotARunFolder {
+        /// The folder.
+        dir: PathBuf,
+        /// Its foreign entries (the first five, sorted).
+        foreign: Vec<String>,
+    },
 }
 
 impl ReportError {
     /// Failure (1): the run folder could not be written; usage (2): it is in use by another
-    /// process.
+    /// process, is a file, or is not a run folder.
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         match self {
-            ReportError::Busy { .. } => crate::exit::ExitClass::Usage,
+            ReportError::Busy { .. }
+            | ReportError::NotAFolder(_)
+            | ReportError::NotARunFolder { .. } => crate::exit::ExitClass::Usage,
             ReportError::Io { .. }
             | ReportError::Csv { .. }
             | ReportError::Json { .. }

@@ -39,9 +39,12 @@ impl RunDir {
     /// yet.
     ///
     /// # Errors
-    /// [`ReportError::Io`] naming the folder; [`ReportError::Busy`] when another process holds
-    /// it (before anything is written).
+    /// [`ReportError::NotAFolder`] when `path` is a file; [`ReportError::Io`] naming the folder;
+    /// [`ReportError::Busy`] when another process holds it (before anything is written).
     pub fn create(path: &Path) -> Result<Self, ReportError> {
+        if path.is_file() {
+            return Err(ReportError::NotAFolder(path.to_path_buf()));
+        }
         std::fs::create_dir_all(path).map_err(|source| ReportError::Io {
             path: path.to_path_buf(),
             source,
@@ -51,6 +54,50 @@ impl RunDir {
             path: path.to_path_buf(),
             written: BTreeSet::new(),
             _lock: lock,
+        })
+    }
+
+    /// Checks that `path` may take a new run's files, reading only: it does not exist yet, or
+    /// is an empty folder, or a run folder of chunksweep's own (every entry at its top is a name
+    /// of [`files::RUN_FILES`], as a rerun into the same folder finds: a run's outputs, its
+    /// journal, its chunks folder, its lock).
+    ///
+    /// # Errors
+    /// [`ReportError::NotAFolder`] for a file, [`ReportError::NotARunFolder`] naming the first
+    /// five foreign entries, [`ReportError::Io`] when the folder cannot be listed.
+    pub fn check_out(path: &Path) -> Result<(), ReportError> {
+        if path.is_file() {
+            return Err(ReportError::NotAFolder(path.to_path_buf()));
+        }
+        let entries = match std::fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => {
+                return Err(ReportError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut foreign = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| ReportError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !files::RUN_FILES.contains(&name.as_str()) {
+                foreign.push(name);
+            }
+        }
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        foreign.sort();
+        foreign.truncate(5);
+        Err(ReportError::NotARunFolder {
+            dir: path.to_path_buf(),
+            foreign,
         })
     }
 
