@@ -189,6 +189,11 @@ pub struct Chunk {
     /// The header and delimiter rows of the Markdown table whose body the chunk starts in
     /// (`markdown` strategy only; empty otherwise), carried in [`Chunk::prefix`].
     pub table_header: String,
+    /// Tokens the carried [`Chunk::table_header`] adds, separator included (0 without one).
+    /// Not in [`Chunk::tokens`]: the size bound is on the chunk's own text, and a piece whose
+    /// own text plus carried header is over `chunk_size` counts in `n_oversize`
+    /// ([`super::oversize`]).
+    pub table_header_tokens: usize,
 }
 
 impl Chunk {

@@ -144,6 +144,7 @@ pub fn chunk_document(
             prefix: table_header.clone(),
             prefix_tokens,
             table_header,
+            table_header_tokens: prefix_tokens,
         });
     }
     Ok(chunks)
@@ -164,8 +165,10 @@ pub struct ChunkContext<'a> {
 
 /// `(max_chunk_tokens, n_oversize)` of one configuration's chunks: the most tokens of one
 /// chunk's own text ([`Chunk::tokens`], counted in `unit`), and how many chunks are over
-/// `params.chunk_size` in the size's unit (whitespace words for `words`, tokens otherwise), each
-/// a single unit that cannot be split. `(0, 0)` for no chunk.
+/// `params.chunk_size` in the size's unit (whitespace words for `words`, tokens otherwise) with
+/// what they carry: a single unit that cannot be split, or a piece of a split Markdown table
+/// whose own tokens plus its carried header rows ([`Chunk::table_header_tokens`]) exceed the
+/// size (the bound holds for a chunk's own text only). `(0, 0)` for no chunk.
 pub fn oversize(
     corpus: &Corpus,
     chunks: &[Chunk],
@@ -177,7 +180,7 @@ pub fn oversize(
         Strategy::Words if unit != TokenizerKind::Words => {
             c.text(corpus).split_whitespace().count()
         }
-        _ => c.tokens,
+        _ => c.tokens + c.table_header_tokens,
     };
     let over = chunks
         .iter()

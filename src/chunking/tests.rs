@@ -616,6 +616,58 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
     assert!(plain.iter().all(|c| c.prefix.is_empty()));
 }
 
+/// A table whose header and delimiter rows are 32 tokens (cl100k_base) and whose body rows are
+/// 21 or 22 tokens each.
+const WIDE: &str =
+    "| Station identifier | Observation period | Mean annual rainfall | Wettest month | Rainy days per year |
+|---|---|---|---|---|
+| Aalborg north | 1991 to 2020 | 612 mm | October | 171 |
+| Bergen harbour | 1991 to 2020 | 2250 mm | November | 202 |
+| Cork airport | 1991 to 2020 | 1208 mm | December | 152 |
+| Dublin port | 1991 to 2020 | 758 mm | August | 129 |
+";
+
+#[test]
+fn pieces_over_their_size_with_the_header_they_carry_count_as_oversize() {
+    let corpus = Corpus::from_documents("t", vec![Document::new("wide.md", WIDE)]);
+    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+    let header = WIDE.lines().take(2).collect::<Vec<_>>().join("\n");
+    let counter = tokens.counter();
+    assert_eq!(counter.count(&header), 32);
+    // carried with its separator: `|\n\n` is one token, as `|` alone is
+    assert_eq!(counter.count(&format!("{header}\n\n")), 32);
+    // one piece per body row at 31 and 24; two per row at 16 (rows are over it)
+    for (size, carried) in [(31, 4), (24, 4), (16, 8)] {
+        let params = ChunkParams {
+            strategy: Strategy::Markdown,
+            chunk_size: size,
+            chunk_overlap: 0,
+        };
+        let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+        let carrying: Vec<&Chunk> = chunks
+            .iter()
+            .filter(|c| !c.table_header.is_empty())
+            .collect();
+        assert_eq!(carrying.len(), carried, "size {size}");
+        // every piece in the body carries the 32 header tokens, so each is over any of these
+        // sizes, while its own text is within the size
+        for c in &carrying {
+            assert_eq!(c.table_header, header);
+            assert_eq!(c.table_header_tokens, 32);
+            assert!(c.tokens <= size, "own text within the size");
+        }
+        assert!(chunks.iter().all(|c| c.tokens <= size));
+        assert_eq!(
+            oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase).1,
+            carried,
+            "size {size}"
+        );
+        // 22 own tokens plus 32 carried: 54 in the indexed text of a piece of size 31 or 24
+        let most = carrying.iter().map(|c| c.total_tokens()).max().unwrap();
+        assert_eq!(most, if size == 16 { 48 } else { 54 }, "size {size}");
+    }
+}
+
 #[test]
 fn sizes_are_words_for_the_words_strategy_or_tokenizer_else_tokens() {
     assert_eq!(size_unit("words", "cl100k_base"), "words");

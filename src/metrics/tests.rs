@@ -41,6 +41,7 @@ fn chunk(corpus: &Corpus, doc: usize, ordinal: usize, start: usize, end: usize) 
         prefix: String::new(),
         prefix_tokens: 0,
         table_header: String::new(),
+        table_header_tokens: 0,
     }
 }
 
