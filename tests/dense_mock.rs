@@ -192,9 +192,10 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
     assert_eq!(dense.cuts[0].questions[1].retrieved_chunk_ids, "a.md#0");
     assert_eq!(dense.cuts[0].row.span_recall, 1.0);
 
-    // Hybrid, weights bm25 1 and dense 2, k = 60. For q1 BM25 ranks P1, P2, P3 (all tied);
-    // dense ranks P2, then P1 and P3 (tied at 0). P2 = 1/62 + 2/61, P1 = 1/61 + 2/62,
-    // P3 = 1/63 + 2/63: P2 wins, and the margin is (P2 − P1) / (3/61) = 1/186.
+    // Hybrid, weights bm25 1 and dense 2, k = 60. For q1 BM25 ties P1, P2, P3 (all score 0:
+    // each shares rank 2, the mean of 1..3); dense ranks P2 first, then P1 and P3 tied at 0
+    // (each 2.5). P2 = 1/62 + 2/61, P1 = P3 = 1/62 + 2/62.5: P2 wins, and the margin is
+    // (P2 − P1) / (3/61) = (2/3)(1 − 61/62.5) = 0.016.
     let hybrid = row(&outcomes, "hybrid");
     assert_eq!(hybrid.cuts[0].questions[0].retrieved_chunk_ids, "a.md#1");
     let p2 = 1.0 / 62.0 + 2.0 / 61.0;
@@ -203,7 +204,7 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         format!("{p2:.4}")
     );
     assert!(
-        (hybrid.cuts[0].questions[0].margin - 1.0 / 186.0).abs() < 1e-6,
+        (hybrid.cuts[0].questions[0].margin - 0.016).abs() < 1e-9,
         "{}",
         hybrid.cuts[0].questions[0].margin
     );

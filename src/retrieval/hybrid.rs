@@ -1,10 +1,13 @@
 //! Hybrid retrieval by reciprocal rank fusion (RRF; Cormack, Clarke & Büttcher, "Reciprocal
 //! rank fusion outperforms Condorcet and individual rank learning methods", SIGIR 2009).
 //!
-//! Each retriever ranks every chunk of the configuration (1-based, ties in chunk order, the
-//! same order as [`crate::retrieval::rank_top_k`]); a chunk's fused score is
-//! `Σ_r w_r / (k + rank_r(chunk))`, with `k = 60` by default (the paper's constant) and one
-//! weight per retriever (BM25 and dense, 1 each by default).
+//! Each retriever ranks every chunk of the configuration (1-based, higher score first); chunks
+//! whose scores tie (within [`crate::retrieval::rank::TIE_EPSILON`] of the group's best) share
+//! the mean of the ranks they span (fractional ranking: scores 9, 5, 5, 1 rank 1, 2.5, 2.5, 4), so
+//! equal inputs give equal fused scores. A chunk's fused score is `Σ_r w_r / (k + rank_r(chunk))`,
+//! with `k = 60` by default (the paper's constant) and one weight per retriever (BM25 and dense, 1
+//! each by default). Ties of the fused scores are then ties as for any retriever: counted in
+//! `ties_at_k` and ordered by chunk order ([`crate::retrieval::rank_top_k`]).
 //!
 //! **Scale.** Fused scores lie in `(0, W / (k + 1)]` with `W = Σ w_r`: the maximum is reached by
 //! a chunk ranked first by every retriever. Raw differences are tiny (two chunks at ranks 1 and 2
@@ -14,6 +17,8 @@
 //! "first in every list", comparable across chunk sizes and configurations.
 
 use serde::{Deserialize, Serialize};
+
+use super::rank::TIE_EPSILON;
 
 /// Settings of the fusion.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -68,26 +73,39 @@ impl HybridSettings {
     }
 }
 
-/// 1-based rank of every chunk under `scores` (higher first, ties in chunk order).
-pub fn ranks(scores: &[f64]) -> Vec<usize> {
+/// 1-based rank of every chunk under `scores` (higher first); tied chunks (within
+/// [`TIE_EPSILON`] of the best score of their group) share the mean of the ranks they span.
+pub fn ranks(scores: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..scores.len()).collect();
     idx.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
-    let mut out = vec![0; scores.len()];
-    for (r, i) in idx.into_iter().enumerate() {
-        out[i] = r + 1;
+    let mut out = vec![0.0; scores.len()];
+    let mut first = 0;
+    while first < idx.len() {
+        let top = scores[idx[first]];
+        let end = first
+            + idx[first..]
+                .iter()
+                .take_while(|&&i| (top - scores[i]).abs() <= TIE_EPSILON)
+                .count();
+        // positions first..end (0-based) are ranks first + 1 ..= end; their mean
+        let shared = (first + 1 + end) as f64 / 2.0;
+        for &i in &idx[first..end] {
+            out[i] = shared;
+        }
+        first = end;
     }
     out
 }
 
 /// Reciprocal rank fusion of weighted score lists (all of the same length):
-/// `Σ w / (k + rank)` per chunk.
+/// `Σ w / (k + rank)` per chunk, with the shared ranks of [`ranks`].
 pub fn rrf(lists: &[(f64, &[f64])], k: f64) -> Vec<f64> {
     let n = lists.first().map_or(0, |l| l.1.len());
     let mut fused = vec![0.0f64; n];
     for (w, scores) in lists {
         assert_eq!(scores.len(), n, "every list scores every chunk");
         for (i, r) in ranks(scores).into_iter().enumerate() {
-            fused[i] += w / (k + r as f64);
+            fused[i] += w / (k + r);
         }
     }
     fused
@@ -102,8 +120,8 @@ mod tests {
         // BM25 ranks: c0=1, c1=2, c2=3, c3=4. Dense ranks: c2=1, c3=2, c1=3, c0=4.
         let bm25 = [9.0, 5.0, 3.0, 1.0];
         let dense = [0.1, 0.2, 0.9, 0.5];
-        assert_eq!(ranks(&bm25), vec![1, 2, 3, 4]);
-        assert_eq!(ranks(&dense), vec![4, 3, 1, 2]);
+        assert_eq!(ranks(&bm25), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(ranks(&dense), vec![4.0, 3.0, 1.0, 2.0]);
         let s = HybridSettings::default().fuse(&bm25, &dense);
         let want = [
             1.0 / 61.0 + 1.0 / 64.0,
@@ -128,8 +146,12 @@ mod tests {
     }
 
     #[test]
-    fn ties_rank_in_chunk_order() {
-        assert_eq!(ranks(&[1.0, 2.0, 2.0, 0.0]), vec![3, 1, 2, 4]);
+    fn tied_scores_share_the_mean_of_their_ranks() {
+        assert_eq!(ranks(&[1.0, 2.0, 2.0, 0.0]), vec![3.0, 1.5, 1.5, 4.0]);
+        assert_eq!(
+            ranks(&[0.0, 5.0, 0.0, 0.0, 5.0 + 1e-12]),
+            vec![4.0, 1.5, 4.0, 4.0, 1.5]
+        );
         assert!(
             HybridSettings {
                 bm25_weight: 0.0,
@@ -139,5 +161,26 @@ mod tests {
             .validate()
             .is_err()
         );
+    }
+
+    #[test]
+    fn ties_survive_fusion_and_are_counted_at_the_cut() {
+        // c1 and c2 tie in BM25 and in dense; c0 leads both; c3 is last in both.
+        let bm25 = [9.0, 4.0, 4.0, 0.0];
+        let dense = [0.9, 0.5, 0.5, 0.1];
+        let s = HybridSettings::default().fuse(&bm25, &dense);
+        // ranks 1, 2.5, 2.5, 4 in both lists
+        assert_eq!(s[1], s[2], "equal inputs, equal fused scores");
+        assert!((s[1] - 2.0 / 62.5).abs() < 1e-15, "{s:?}");
+        assert!((s[0] - 2.0 / 61.0).abs() < 1e-15, "{s:?}");
+        let top = crate::retrieval::rank_top_k(&s, 2);
+        // the documented rule orders the tie by chunk order, and the cut at k = 2 is flagged
+        assert_eq!(top.top, vec![0, 1]);
+        assert!(top.tie_at_k);
+        assert!(!crate::retrieval::rank_top_k(&s, 3).tie_at_k);
+        // a tie in one list only is broken by the other list
+        let s = HybridSettings::default().fuse(&bm25, &[0.9, 0.4, 0.5, 0.1]);
+        assert_eq!(crate::retrieval::rank_top_k(&s, 4).top, vec![0, 2, 1, 3]);
+        assert!(!crate::retrieval::rank_top_k(&s, 2).tie_at_k);
     }
 }
