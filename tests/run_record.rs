@@ -235,6 +235,37 @@ fn a_newer_manifest_or_none_is_refused() {
 }
 
 #[test]
+fn a_schema_version_that_is_not_a_whole_number_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    sweep(&run, &[], PICK_24);
+    let path = run.join("manifest.json");
+    for (found, shown) in [
+        (Value::from("1"), "\"1\""),
+        (Value::Null, "null"),
+        (Value::from(-1), "-1"),
+        (Value::from(1.5), "1.5"),
+    ] {
+        edit_manifest(&run, |m| {
+            m["schema_version"] = found;
+            // without its settings, a null would read as an old manifest's defaults
+            m["config"].as_object_mut().unwrap().remove("selection");
+        });
+        let (code, _, stderr) = report(&run, &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: report of {}: {} has schema_version {shown}: it must be a whole number \
+                 (1 for this chunksweep), absent only in manifests written before it existed\n",
+                run.display(),
+                path.display()
+            )
+        );
+    }
+}
+
+#[test]
 fn judge_check_rebuilds_a_labelled_csv_from_its_run_record() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");

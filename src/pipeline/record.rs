@@ -119,7 +119,8 @@ impl RunRecord {
     ///
     /// # Errors
     /// [`ReadError::Missing`] without one; [`ReadError::Io`] or [`ReadError::Json`] naming it;
-    /// [`ReadError::NewerSchema`]; [`ReadError::MissingSettings`] naming every setting missing
+    /// [`ReadError::NewerSchema`]; [`ReadError::BadSchema`] for a `schema_version` that is not a
+    /// whole number; [`ReadError::MissingSettings`] naming every setting missing
     /// from a current manifest, or `corpus`/`golden` from any; [`ReadError::Invalid`] for a
     /// recorded grid that does not expand.
     pub fn open(dir: &Path) -> Result<RunRecord, ReadError> {
@@ -136,7 +137,13 @@ impl RunRecord {
             source,
         };
         let manifest: Value = serde_json::from_str(&text).map_err(json)?;
-        let schema_version = manifest.get("schema_version").and_then(Value::as_u64);
+        let schema_version = match manifest.get("schema_version") {
+            None => None,
+            Some(found) => Some(found.as_u64().ok_or_else(|| ReadError::BadSchema {
+                path: path.clone(),
+                found: found.to_string(),
+            })?),
+        };
         if let Some(found) = schema_version.filter(|&v| v > u64::from(MANIFEST_SCHEMA)) {
             return Err(ReadError::NewerSchema { path, found });
         }

@@ -73,6 +73,16 @@ pub enum ReadError {
         /// Its schema version.
         found: u64,
     },
+    /// manifest.json's `schema_version` is not a whole number.
+    #[error(
+        "{path} has schema_version {found}: it must be a whole number ({MANIFEST_SCHEMA} for this chunksweep), absent only in manifests written before it existed"
+    )]
+    BadSchema {
+        /// The manifest.
+        path: PathBuf,
+        /// The value found, as JSON.
+        found: String,
+    },
     /// The settings recorded in manifest.json are not a plan this chunksweep can run.
     #[error("{path}: the recorded settings are unusable: {message}")]
     Invalid {
@@ -93,6 +103,7 @@ impl ReadError {
             | ReadError::Io { .. }
             | ReadError::MissingSettings { .. }
             | ReadError::NewerSchema { .. }
+            | ReadError::BadSchema { .. }
             | ReadError::Invalid { .. } => crate::exit::ExitClass::Usage,
         }
     }
