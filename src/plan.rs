@@ -321,12 +321,25 @@ pub fn validate_judge(s: &JudgeSettings) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Checks the selection's α and confidence are in (0, 1), and its tolerances, gap and recall
-/// floor are non-negative numbers, its stable share in [0, 1].
+/// Checks the selection's halves and judge candidates are at least 1, its α and confidence are
+/// in (0, 1), its tolerances, gap and recall floor are non-negative numbers, its stable share in
+/// [0, 1]. Every path to a selection calls it: flags and config file ([`Plan::resolve`]), and
+/// `report`'s recorded settings with its flags laid over them.
 ///
 /// # Errors
-/// [`ConfigError::Invalid`] naming the setting.
+/// [`ConfigError::Invalid`] naming the setting, its flag and its valid range.
 pub fn validate_selection(s: &SelectionSettings) -> Result<(), ConfigError> {
+    if s.halves == 0 {
+        return Err(ConfigError::Invalid(
+            "selection.halves (--halves) is 0: it must be at least 1".into(),
+        ));
+    }
+    if s.candidates == 0 {
+        return Err(ConfigError::Invalid(
+            "judge.candidates (--n-candidates of run, --candidates of report) is 0: it must be at least 1"
+                .into(),
+        ));
+    }
     let open_unit = |x: f64| x > 0.0 && x < 1.0;
     if !open_unit(s.alpha) || !open_unit(s.confidence) {
         return Err(ConfigError::Invalid(format!(

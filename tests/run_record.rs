@@ -23,10 +23,10 @@ fn chunksweep() -> Command {
 const PICK_24: &str = "pick: words-24-o6-none-bm25+seed-k2";
 const PICK_48: &str = "pick: words-48-o12-none-bm25+seed-k2";
 
-/// Sweeps the fixture into `out` with `extra` flags; its stdout must name `pick`.
-fn sweep(out: &Path, extra: &[&str], pick: &str) {
-    chunksweep()
-        .arg("sweep")
+/// `sweep` of the fixture into `out` with the config file `config` and `extra` flags.
+fn sweep_command(out: &Path, config: &Path, extra: &[&str]) -> Command {
+    let mut cmd = chunksweep();
+    cmd.arg("sweep")
         .arg("--corpus")
         .arg(fixture().join("corpus"))
         .arg("--golden")
@@ -34,10 +34,16 @@ fn sweep(out: &Path, extra: &[&str], pick: &str) {
         .args(["--strategies", "words", "--sizes", "8,12,16,24,32,48,64"])
         .args(["--overlap", "0.25", "--k", "2", "--tokenizer", "words"])
         .arg("--config")
-        .arg(fixture().join("seed-analyzer.toml"))
+        .arg(config)
         .args(extra)
         .arg("--out")
-        .arg(out)
+        .arg(out);
+    cmd
+}
+
+/// Sweeps the fixture into `out` with `extra` flags; its stdout must name `pick`.
+fn sweep(out: &Path, extra: &[&str], pick: &str) {
+    sweep_command(out, &fixture().join("seed-analyzer.toml"), extra)
         .assert()
         .success()
         .stdout(predicate::str::contains(pick));
@@ -260,6 +266,57 @@ fn a_schema_version_that_is_not_a_whole_number_is_refused() {
                  (1 for this chunksweep), absent only in manifests written before it existed\n",
                 run.display(),
                 path.display()
+            )
+        );
+    }
+}
+
+#[test]
+fn zero_halves_or_candidates_are_refused_from_flags_config_file_and_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    const HALVES: &str = "selection.halves (--halves) is 0: it must be at least 1";
+    const CANDIDATES: &str = "judge.candidates (--n-candidates of run, --candidates of report) is 0: it must be at least 1";
+    let refused = |cmd: &mut Command, message: &str| {
+        let o = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.ends_with(&format!(": invalid setting: {message}\n")),
+            "{stderr}"
+        );
+    };
+    let seed = fixture().join("seed-analyzer.toml");
+    refused(&mut sweep_command(&run, &seed, &["--halves", "0"]), HALVES);
+    let config = dir.path().join("halves.toml");
+    std::fs::write(&config, "[selection]\nhalves = 0\n").unwrap();
+    refused(&mut sweep_command(&run, &config, &[]), HALVES);
+    assert!(!run.exists());
+    sweep(&run, &[], PICK_24);
+    for (flags, message) in [
+        (["--halves", "0"], HALVES),
+        (["--candidates", "0"], CANDIDATES),
+    ] {
+        let (code, _, stderr) = report(&run, &flags);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: report of {}: invalid setting: {message}\n",
+                run.display()
+            )
+        );
+    }
+    for (key, message) in [("halves", HALVES), ("candidates", CANDIDATES)] {
+        sweep(&run, &[], PICK_24);
+        edit_manifest(&run, |m| m["config"]["selection"][key] = 0.into());
+        let (code, _, stderr) = report(&run, &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: report of {}: invalid setting: {message}\n",
+                run.display()
             )
         );
     }
