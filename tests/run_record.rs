@@ -150,6 +150,27 @@ fn a_manifest_without_its_selection_settings_is_an_error_naming_them() {
 }
 
 #[test]
+fn a_manifest_without_its_command_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    sweep(&run, &[], PICK_24);
+    edit_manifest(&run, |m| {
+        m.as_object_mut().unwrap().remove("command");
+    });
+    let (code, _, stderr) = report(&run, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: report of {}: {} lacks command: a manifest of schema_version 1 records \
+             every setting; restore it or rerun the command that wrote the folder\n",
+            run.display(),
+            run.join("manifest.json").display()
+        )
+    );
+}
+
+#[test]
 fn a_manifest_missing_a_judge_setting_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");

@@ -6,8 +6,8 @@
 //! **The record.** manifest.json holds the run's resolved [`Plan`] under `config`, with
 //! `schema_version` ([`MANIFEST_SCHEMA`]); it is read back into the same types. A setting the
 //! manifest lacks is never read silently:
-//! - a manifest of the current schema records every setting, so one missing is an error naming
-//!   it ([`ReadError::MissingSettings`], exit 2): the file was edited or damaged;
+//! - a manifest of the current schema records every setting and its command, so one missing is
+//!   an error naming it ([`ReadError::MissingSettings`], exit 2): the file was edited or damaged;
 //! - a manifest without a schema version (written before chunksweep recorded one; the committed
 //!   examples under results/examples) or of an older schema is read with the documented
 //!   default of each setting it lacks, and each is named in a warning
@@ -103,7 +103,8 @@ pub(super) fn write_manifest(
 pub struct RunRecord {
     /// The manifest's `schema_version` (`None`: written before manifests had one).
     pub schema_version: Option<u64>,
-    /// The command line, one string per argument (`None` when the manifest has none).
+    /// The command line, one string per argument (`None` when a manifest older than
+    /// [`MANIFEST_SCHEMA`] has none).
     pub command: Option<Vec<String>>,
     /// The plan, as resolved when the run started: `run_dir` is the folder opened, `configs`
     /// the grid expanded again from `sweep`; `run`'s own options (`candidates`, …) are not
@@ -120,9 +121,9 @@ impl RunRecord {
     /// # Errors
     /// [`ReadError::Missing`] without one; [`ReadError::Io`] or [`ReadError::Json`] naming it;
     /// [`ReadError::NewerSchema`]; [`ReadError::BadSchema`] for a `schema_version` that is not a
-    /// whole number; [`ReadError::MissingSettings`] naming every setting missing
-    /// from a current manifest, or `corpus`/`golden` from any; [`ReadError::Invalid`] for a
-    /// recorded grid that does not expand.
+    /// whole number; [`ReadError::MissingSettings`] naming every setting missing from a current
+    /// manifest (its `command` included), or `corpus`/`golden` from any; [`ReadError::Invalid`]
+    /// for a recorded grid that does not expand.
     pub fn open(dir: &Path) -> Result<RunRecord, ReadError> {
         let path = dir.join(files::MANIFEST);
         if !path.exists() {
@@ -149,10 +150,16 @@ impl RunRecord {
         }
         let mut config = manifest.get("config").cloned().unwrap_or(Value::Null);
         let filled = fill_defaults(&mut config, dir, &path)?;
-        if schema_version == Some(u64::from(MANIFEST_SCHEMA)) && !filled.is_empty() {
+        let no_command = manifest.get("command").is_none();
+        if schema_version == Some(u64::from(MANIFEST_SCHEMA)) && (no_command || !filled.is_empty())
+        {
+            let command = no_command.then(|| "command".to_string());
             return Err(ReadError::MissingSettings {
                 path,
-                fields: filled.into_iter().map(|(field, _)| field).collect(),
+                fields: command
+                    .into_iter()
+                    .chain(filled.into_iter().map(|(field, _)| field))
+                    .collect(),
                 why: format!(
                     "a manifest of schema_version {MANIFEST_SCHEMA} records every setting"
                 ),
