@@ -171,6 +171,46 @@ fn a_manifest_without_its_command_is_an_error_naming_it() {
 }
 
 #[test]
+fn a_wrong_typed_manifest_field_is_named_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    sweep(&run, &[], PICK_24);
+    let path = run.join("manifest.json");
+    for (edit, message) in [
+        (
+            ("selection", "alpha", Value::from("0.05")),
+            "config.selection.alpha: invalid type: string \"0.05\", expected f64",
+        ),
+        (
+            ("sweep", "sizes", serde_json::json!([8, "x"])),
+            "config.sweep.sizes[1]: invalid type: string \"x\", expected usize",
+        ),
+    ] {
+        sweep(&run, &[], PICK_24);
+        let (section, key, value) = edit;
+        edit_manifest(&run, |m| m["config"][section][key] = value);
+        let (code, _, stderr) = report(&run, &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: report of {}: cannot read {}: {message}\n",
+                run.display(),
+                path.display()
+            )
+        );
+    }
+    sweep(&run, &[], PICK_24);
+    edit_manifest(&run, |m| m["command"] = 7.into());
+    let (code, _, stderr) = report(&run, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.ends_with("command: invalid type: integer `7`, expected a sequence\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_manifest_missing_a_judge_setting_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");

@@ -120,6 +120,7 @@ impl RunRecord {
     ///
     /// # Errors
     /// [`ReadError::Missing`] without one; [`ReadError::Io`] or [`ReadError::Json`] naming it;
+    /// [`ReadError::Field`] naming a field of the wrong type (`config.selection.alpha`);
     /// [`ReadError::NewerSchema`]; [`ReadError::BadSchema`] for a `schema_version` that is not a
     /// whole number; [`ReadError::MissingSettings`] naming every setting missing from a current
     /// manifest (its `command` included), or `corpus`/`golden` from any; [`ReadError::Invalid`]
@@ -178,15 +179,30 @@ impl RunRecord {
                 )
             })
             .collect();
-        let mut plan: Plan = serde_json::from_value(config).map_err(json)?;
+        let field = |at: &str, e: serde_path_to_error::Error<serde_json::Error>| {
+            let field = match e.path().iter().next() {
+                None => at.to_string(),
+                Some(_) => format!("{at}.{}", e.path()),
+            };
+            ReadError::Field {
+                path: path.clone(),
+                field,
+                source: e.into_inner(),
+            }
+        };
+        let mut plan: Plan =
+            serde_path_to_error::deserialize(config).map_err(|e| field("config", e))?;
         plan.configs = expand(&plan.sweep).map_err(|e| ReadError::Invalid {
             path: path.clone(),
             message: e.to_string(),
         })?;
         plan.run_dir = dir.to_path_buf();
-        let command = manifest
-            .get("command")
-            .and_then(|c| serde_json::from_value(c.clone()).ok());
+        let command = match manifest.get("command") {
+            None => None,
+            Some(c) => {
+                Some(serde_path_to_error::deserialize(c.clone()).map_err(|e| field("command", e))?)
+            }
+        };
         Ok(RunRecord {
             schema_version,
             command,

@@ -40,6 +40,17 @@ pub enum ReadError {
         #[source]
         source: serde_json::Error,
     },
+    /// A field of manifest.json has the wrong type or value.
+    #[error("cannot read {path}: {field}")]
+    Field {
+        /// The manifest.
+        path: PathBuf,
+        /// The field, as its path in the manifest (`config.selection.alpha`).
+        field: String,
+        /// The underlying error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A file could not be opened.
     #[error("cannot read {path}")]
     Io {
@@ -100,6 +111,7 @@ impl ReadError {
             ReadError::Missing { .. }
             | ReadError::Csv { .. }
             | ReadError::Json { .. }
+            | ReadError::Field { .. }
             | ReadError::Io { .. }
             | ReadError::MissingSettings { .. }
             | ReadError::NewerSchema { .. }
