@@ -1,23 +1,38 @@
 #!/usr/bin/env bash
 # The main job on a machine with no API key: start the local model servers (the first time this
-# installs them, building llama-cpp-python: 13 min 36 s measured on two cores under load), build
-# chunksweep (10 min 54 s the first time; a debug build, the one `cargo test` uses too, so the README's two commands compile the
-# dependencies once; the handbook's sweep takes a second either way and the run's time is the
-# model's), run the whole pipeline (sweep → selection → judge → report) on the sample handbook,
-# and stop the servers.
-# Prerequisites: see scripts/local-models.sh (AVX2, Python 3.11, C/C++ compilers, curl) and
-# the Rust toolchain. Results go to results/<run-id>/; extra arguments go to `chunksweep run`.
+# installs them: prebuilt wheels and a 94 MB model, nothing compiled; SETUP_TIME measured on two
+# cores under load), build chunksweep (BUILD_TIME the first time: a debug build with the features
+# `cargo test` resolves too, so the README's two commands compile the dependencies once, in either
+# order), run the whole pipeline (sweep → selection → judge → report) on the sample handbook (the
+# sweep takes a second; the run's time is the model's: RUN_TIME), and stop the servers. Each step
+# prints how long it took.
+# Prerequisites: see scripts/local-models.sh (Linux x86-64 with AVX2, Python >= 3.10, libgomp1,
+# curl) and the Rust toolchain. Results go to results/<run-id>/; extra arguments go to
+# `chunksweep run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+say() { printf '[demo] %s\n' "$*" >&2; }
+since() { # $1 = start (SECONDS); prints the time since then
+  local s=$((SECONDS - $1))
+  printf '%d min %02d s' $((s / 60)) $((s % 60))
+}
+
+step=$SECONDS
 scripts/local-models.sh start
 trap 'scripts/local-models.sh stop' EXIT
+say "model servers up after $(since "$step")"
 set -a
 # shellcheck disable=SC1091
 . .local-models/env
 set +a
-if [[ ! -x "${CARGO_TARGET_DIR:-target}/debug/chunksweep" ]]; then
-  echo "[demo] building chunksweep (the first build took 11 minutes on 2 cores; cargo test reuses it)" >&2
-fi
-echo "[demo] running the handbook through the local servers (about 111 chat calls: took 13 minutes on 2 cores)" >&2
-cargo run --locked -- run --config datasets/handbook-local.toml "$@"
+
+step=$SECONDS
+say "building chunksweep (the first build took BUILD_TIME on 2 cores; later ones take seconds)"
+cargo build --locked
+say "built after $(since "$step")"
+
+step=$SECONDS
+say "running the handbook through the local servers (114 chat calls: took RUN_TIME on 2 cores)"
+cargo run --locked --quiet -- run --config datasets/handbook-local.toml "$@"
+say "run finished after $(since "$step"); the demo took $(since 0) in all"

