@@ -100,7 +100,9 @@ fn run_against_local_llama_cpp_server() {
     let verdicts: Vec<_> = sent.iter().filter(|c| c["stage"] != "generate").collect();
     assert!(!verdicts.is_empty());
     assert!(
-        verdicts.iter().all(|c| c["response_format"] == "json_schema"),
+        verdicts
+            .iter()
+            .all(|c| c["response_format"] == "json_schema"),
         "llama.cpp's server honours json_schema, so no verdict falls back: {verdicts:?}"
     );
     assert!(
