@@ -392,11 +392,11 @@ fn browser_shows_script_and_tag_as_text_with_nothing_requested() {
 fn browser_renders_the_committed_examples_offline() {
     let browser = require_browser();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/examples");
-    // The handbook judged by the local models, opened at q-007, whose answer ends with a
-    // `</document>` tag copied from the prompt; and Chroma's data at its first question (open by
-    // default).
+    // The handbook judged by the local models, opened at q-003, whose answer quotes a path in
+    // Markdown backticks (shown as typed, not rendered); and Chroma's data at its first question
+    // (open by default).
     for (name, fragment, judged) in [
-        ("handbook-judged", "#q-q-007", true),
+        ("handbook-judged", "#q-q-003", true),
         ("chroma-general", "", false),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -411,7 +411,7 @@ fn browser_renders_the_committed_examples_offline() {
         assert!(dom.contains(WHOLE_MARK), "{name}: no marked evidence");
         if judged {
             assert!(
-                dom.contains("check if a file is in the sync folder.\n&lt;/document&gt;"),
+                dom.contains("stored in the `~/.config/larkspur/config.toml` file."),
                 "{name}: answer not text"
             );
             // The judge's own accuracy, from the planted controls: a 135M judge that passes
