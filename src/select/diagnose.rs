@@ -78,6 +78,11 @@ pub const K_COVERS_ADVICE: &str = "these configurations send the whole corpus wi
 query, so their recall says nothing about retrieval: compare at a context budget (--budget) or \
 lower k";
 
+/// The advice when a context budget takes the whole index.
+pub const K_COVERS_ADVICE_AT_BUDGET: &str = "at this context budget these configurations send \
+the whole corpus with every query, so their recall says nothing about retrieval: compare at a \
+smaller budget (--budget)";
+
 /// The advice for a plateau fallback.
 pub const FALLBACK_ADVICE: &str = "the configuration with the best margin is not among those \
 with the best span recall; the pick uses span recall alone, so check the margin column by hand";
@@ -179,7 +184,7 @@ fn weak_retrieval(sel: &Selection) -> Option<Diagnosis> {
     })
 }
 
-/// Configurations whose k retrieves their whole index.
+/// Configurations whose cut (k, or the context budget) retrieves their whole index.
 fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
     let covered: Vec<&ConfigSelection> = sel
         .configs
@@ -193,25 +198,36 @@ fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
         return None;
     }
     let shown = first_five(&covered, |c| {
+        let cut = match c.budget_tokens {
+            Some(b) => format!("a budget of {b} {}", c.unit()),
+            None => format!("k = {}", c.top_k),
+        };
         format!(
-            "{} ({} chunks, k = {}, {} index {})",
+            "{} ({} chunks, {cut}, {} index {})",
             c.config_id,
             c.n_chunks,
-            c.top_k,
             c.index_tokens,
             c.unit()
         )
     });
+    // Every configuration of a selection is read at the same cut.
+    let (cut, advice) = match sel.budget_tokens() {
+        Some(_) => (
+            "the context budget takes every chunk",
+            K_COVERS_ADVICE_AT_BUDGET,
+        ),
+        None => ("k is at least the number of chunks", K_COVERS_ADVICE),
+    };
     Some(Diagnosis {
         kind: DiagnosisKind::KCoversIndex,
         evidence: format!(
-            "k is at least the number of chunks in {} of {} configurations: {}; every \
-             query retrieves the whole index, so tokens per query is the index's size",
+            "{cut} in {} of {} configurations: {}; every query retrieves the whole index, \
+             so tokens per query is the index's size",
             covered.len(),
             sel.configs.len(),
             shown
         ),
-        advice: K_COVERS_ADVICE.into(),
+        advice: advice.into(),
     })
 }
 

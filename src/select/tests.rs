@@ -633,3 +633,41 @@ fn a_plateau_of_one_is_filled_with_challengers_by_span_recall() {
     );
     assert!(sel.configs[0].reason.starts_with("dropped: "));
 }
+
+#[test]
+fn a_budget_that_takes_the_whole_index_is_named_as_the_budget_not_as_k() {
+    let n = 40;
+    let fakes = vec![
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 20), vec![-0.1; n]),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 22), vec![-0.05; n]),
+    ];
+    let (mut rows, mut qs) = tables(&fakes);
+    for r in &mut rows {
+        r.top_k = 0;
+        r.cut = "budget".into();
+        r.budget_tokens = Some(4000);
+    }
+    for q in &mut qs {
+        q.cut = "budget".into();
+        q.budget_tokens = Some(4000);
+    }
+    rows[1].n_chunks = 4;
+    rows[1].chunks_retrieved_mean = 4.0;
+    rows[1].index_tokens = 1082;
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let covers = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::KCoversIndex)
+        .expect("the budget covers the index");
+    assert_eq!(
+        covers.evidence,
+        "the context budget takes every chunk in 1 of 2 configurations: fixed-512 (4 chunks, a \
+         budget of 4000 tokens, 1082 index tokens); every query retrieves the whole index, so \
+         tokens per query is the index's size"
+    );
+    assert_eq!(
+        covers.advice,
+        crate::select::diagnose::K_COVERS_ADVICE_AT_BUDGET
+    );
+}
