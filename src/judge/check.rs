@@ -256,3 +256,23 @@ pub fn load_checks(dir: &Path) -> Result<Vec<CheckRow>, JudgeError> {
         .map(|r| r.map_err(|e| JudgeError::csv(&path, e)))
         .collect()
 }
+
+/// A planted-control or repeat row of configuration `A`, item `q`: `kind`, `criterion`, the
+/// `expected` verdict and the judge's `verdict`, one call and no tokens, for tests.
+#[cfg(test)]
+pub(crate) fn test_check(kind: &str, criterion: &str, expected: &str, verdict: &str) -> CheckRow {
+    CheckRow {
+        kind: kind.into(),
+        criterion: criterion.into(),
+        config_id: "A".into(),
+        item_id: "q".into(),
+        other_id: String::new(),
+        expected: expected.into(),
+        verdict: verdict.into(),
+        reason: String::new(),
+        calls: 1,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost_usd: None,
+    }
+}

@@ -343,20 +343,12 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::CheckRow;
+    use crate::judge::check::{CheckRow, test_check};
     use crate::judge::rows::test_row as row;
+    use crate::judge::table::test_info as info;
 
     fn names() -> Vec<String> {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())
-    }
-
-    fn info(id: &str, size: usize, tpq: f64, recall: f64) -> CandidateInfo {
-        CandidateInfo {
-            config_id: id.into(),
-            chunk_size: size,
-            tokens_per_query: tpq,
-            span_recall: recall,
-        }
     }
 
     #[test]
@@ -465,20 +457,7 @@ mod tests {
 
     #[test]
     fn an_always_pass_judge_does_not_confirm_the_pick() {
-        let row = |kind: &str, expected: &str| CheckRow {
-            kind: kind.into(),
-            criterion: "faithfulness".into(),
-            config_id: "A".into(),
-            item_id: "q".into(),
-            other_id: String::new(),
-            expected: expected.into(),
-            verdict: "pass".into(),
-            reason: String::new(),
-            calls: 1,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: None,
-        };
+        let row = |kind: &str, expected: &str| test_check(kind, "faithfulness", expected, "pass");
         let rows: Vec<CheckRow> = (0..5)
             .flat_map(|_| {
                 [

@@ -312,6 +312,18 @@ pub fn cells<'a>(
     v
 }
 
+/// A candidate `id` of `size` tokens with `tpq` tokens per query and span recall `recall`, for
+/// tests.
+#[cfg(test)]
+pub(crate) fn test_info(id: &str, size: usize, tpq: f64, recall: f64) -> CandidateInfo {
+    CandidateInfo {
+        config_id: id.into(),
+        chunk_size: size,
+        tokens_per_query: tpq,
+        span_recall: recall,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,26 +108,10 @@ pub fn prop(p: &Proportion) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::check::test_check as row;
 
     fn names() -> Vec<String> {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())
-    }
-
-    fn row(kind: &str, c: &str, expected: &str, verdict: &str) -> CheckRow {
-        CheckRow {
-            kind: kind.into(),
-            criterion: c.into(),
-            config_id: "A".into(),
-            item_id: "q".into(),
-            other_id: String::new(),
-            expected: expected.into(),
-            verdict: verdict.into(),
-            reason: String::new(),
-            calls: 1,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: None,
-        }
     }
 
     #[test]

@@ -317,16 +317,7 @@ mod tests {
     use crate::judge::rows::{JudgeQuestionRow, test_row as row};
     use crate::judge::settings::JudgeSettings;
     use crate::judge::summary::SummaryInputs;
-    use crate::judge::table::CandidateInfo;
-
-    fn info(id: &str, size: usize, tpq: f64, recall: f64) -> CandidateInfo {
-        CandidateInfo {
-            config_id: id.into(),
-            chunk_size: size,
-            tokens_per_query: tpq,
-            span_recall: recall,
-        }
-    }
+    use crate::judge::table::{CandidateInfo, test_info as info};
 
     fn summary(
         cands: &[CandidateInfo],
@@ -443,19 +434,8 @@ mod tests {
 
     #[test]
     fn an_always_pass_judge_is_shown_not_to_confirm() {
-        let check = |kind: &str, expected: &str, verdict: &str| crate::judge::check::CheckRow {
-            kind: kind.into(),
-            criterion: "faithfulness".into(),
-            config_id: "A".into(),
-            item_id: "q".into(),
-            other_id: String::new(),
-            expected: expected.into(),
-            verdict: verdict.into(),
-            reason: String::new(),
-            calls: 1,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: None,
+        let check = |kind: &str, expected: &str, verdict: &str| {
+            crate::judge::check::test_check(kind, "faithfulness", expected, verdict)
         };
         let mut checks = Vec::new();
         for _ in 0..5 {
