@@ -1,7 +1,8 @@
 //! Small-sample statistics for the decision: Wilson score intervals for proportions, a seeded
 //! percentile bootstrap over questions for means, the exact McNemar test for paired pass/fail
-//! outcomes, the exact sign test for paired graded outcomes (per-question span recall), and
-//! Holm's step-down correction for a family of tests.
+//! outcomes, the exact sign test for paired graded outcomes (per-question span recall), two-sided
+//! and one-sided, Holm's step-down correction for a family of tests, a paired non-inferiority
+//! test within a margin δ with its three classes, and the questions a comparison needs.
 //!
 //! Sources:
 //! - E. B. Wilson (1927), "Probable inference, the law of succession, and statistical
@@ -15,12 +16,18 @@
 //!   Statistical Association* 41(236): 557–566. On 0/1 outcomes it is exactly McNemar's test.
 //! - S. Holm (1979), "A simple sequentially rejective multiple test procedure", *Scandinavian
 //!   Journal of Statistics* 6(2): 65–70.
+//! - Student (1908), "The probable error of a mean", *Biometrika* 6(1): 1–25: the paired t
+//!   interval of a mean difference.
+//! - S. Wellek (2010), *Testing Statistical Hypotheses of Equivalence and Noninferiority*, 2nd ed.,
+//!   ch. 2 and 5: non-inferiority as the one-sided interval's bound against −δ.
+//! - S.-C. Chow, J. Shao and H. Wang (2008), *Sample Size Calculations in Clinical Research*, 2nd
+//!   ed., §3.1 (one-sample and paired means, test for non-inferiority): the questions needed.
 
 use rand::RngExt;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
 
 /// A two-sided confidence interval `[lo, hi]`, in the unit of the statistic it bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -159,6 +166,230 @@ fn discordant<T: Copy>(first: &[T], second: &[T], better: impl Fn(T, T) -> bool)
     first.iter().zip(second).fold((0, 0), |(b, c), (&x, &y)| {
         (b + u64::from(better(x, y)), c + u64::from(better(y, x)))
     })
+}
+
+/// One-sided exact sign test (Dixon and Mood 1946) that `candidate` is worse than `reference`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OneSidedSign {
+    /// Questions where `reference` is higher (by more than [`SIGN_TIE`]).
+    pub reference_better: u64,
+    /// Questions where `candidate` is higher (by more than [`SIGN_TIE`]).
+    pub candidate_better: u64,
+    /// One-sided exact p-value: `P(X ≥ reference_better)` with `X ~ Binomial(reference_better +
+    /// candidate_better, ½)`; 1 when no question differs.
+    pub p_value: f64,
+}
+
+/// One-sided exact sign test (Dixon and Mood 1946) of "`candidate` is worse than `reference`" on
+/// paired graded outcomes, one per question in the same order (e.g. per-question span recall of a
+/// baseline and of a candidate): differences within [`SIGN_TIE`] are ties and drop out, and under
+/// the null hypothesis of no difference the questions where `reference` is higher are
+/// Binomial(discordant, ½). Reject "not worse" at α when `p_value < α`. One question that got
+/// worse gives p = 0.5: a single wobble is never significant.
+///
+/// Examples: 6 worse and 0 better → p = 1/64 = 0.015625; 10 worse and 2 better →
+/// p = (1 + 12 + 66)/4096 = 0.019287.
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn sign_test_worse(reference: &[f64], candidate: &[f64]) -> OneSidedSign {
+    let (b, c) = discordant(reference, candidate, |x, y| x > y + SIGN_TIE);
+    let p_value = if b == 0 {
+        1.0
+    } else {
+        let binom = Binomial::new(0.5, b + c).expect("p = 0.5 is a valid probability");
+        // P(X ≥ b) = 1 − P(X ≤ b − 1), computed as the upper tail to keep small values exact.
+        binom.sf(b - 1)
+    };
+    OneSidedSign {
+        reference_better: b,
+        candidate_better: c,
+        p_value,
+    }
+}
+
+/// Where a candidate stands against a reference within a non-inferiority margin δ (see
+/// [`non_inferiority`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// Worse by more than δ: the one-sided (1 − α) upper bound of the mean difference is below −δ.
+    Worse,
+    /// Within δ: the one-sided (1 − α) lower bound of the mean difference is at least −δ.
+    NonInferior,
+    /// Neither: the interval straddles −δ, and the data cannot tell (see [`questions_needed`]).
+    Undetermined,
+}
+
+impl Class {
+    /// The class as written in reports and CSVs: `worse`, `non-inferior`, `undetermined`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Worse => "worse",
+            Class::NonInferior => "non-inferior",
+            Class::Undetermined => "undetermined",
+        }
+    }
+}
+
+/// A paired non-inferiority comparison of a candidate with a reference (see [`non_inferiority`]).
+/// Differences are `candidate − reference`, in the unit of the values (span recall: 0 to 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NonInferiority {
+    /// Questions compared.
+    pub n: usize,
+    /// Mean paired difference Δ = mean(candidate − reference).
+    pub mean_difference: f64,
+    /// Sample standard deviation of the paired differences (n − 1 denominator); 0 for n < 2.
+    pub sd_difference: f64,
+    /// One-sided (1 − α) lower bound of Δ: `Δ − t(1−α, n−1) · sd/√n`; −∞ for n < 2.
+    pub lower: f64,
+    /// One-sided (1 − α) upper bound of Δ: `Δ + t(1−α, n−1) · sd/√n`; +∞ for n < 2.
+    pub upper: f64,
+    /// The margin δ (> 0, in the unit of the values).
+    pub delta: f64,
+    /// The one-sided significance level α.
+    pub alpha: f64,
+    /// The class: [`Class::NonInferior`] when `lower ≥ −δ`, else [`Class::Worse`] when
+    /// `upper < −δ`, else [`Class::Undetermined`].
+    pub class: Class,
+}
+
+impl NonInferiority {
+    /// The questions that would settle this comparison at its α and the given power (0.8 for
+    /// 80 %); see [`questions_needed`].
+    pub fn questions_needed(&self, power: f64) -> Option<u64> {
+        (self.n >= 2)
+            .then(|| {
+                questions_needed(
+                    self.sd_difference,
+                    self.mean_difference,
+                    self.delta,
+                    self.alpha,
+                    power,
+                )
+            })
+            .flatten()
+    }
+}
+
+/// Rounding allowance of the comparisons with −δ, in the unit of the values.
+const BOUND_EPS: f64 = 1e-12;
+
+/// Paired non-inferiority of `candidate` to `reference` within the margin `delta` at one-sided
+/// level `alpha`, from per-question values in the same order (Student 1908 for the paired t
+/// bound; Wellek 2010 for non-inferiority as that bound against −δ):
+///
+/// - the differences `d_i = candidate_i − reference_i`, their mean Δ and sample sd `s`;
+/// - the one-sided (1 − α) bounds `Δ ∓ t(1 − α, n − 1) · s / √n`;
+/// - **non-inferior** when the lower bound is ≥ −δ (H0 "worse by δ or more" rejected at α);
+///   else **worse** when the upper bound is < −δ (H0 "worse by less than δ" rejected at α: worse
+///   by more than the margin, not merely significantly worse);
+///   else **undetermined**. The classes are exclusive: lower ≤ upper.
+///
+/// With n < 2 the variance is unknown: the bounds are infinite and the class undetermined. With
+/// s = 0 both bounds are Δ. No multiplicity correction: one call is one comparison.
+///
+/// Example (δ = 0.05, α = 0.05): 40 questions, one 0.5 lower and 39 equal: Δ = −0.0125,
+/// s = 0.079057, lower bound −0.0125 − 1.684875 · 0.0125 = −0.033561 ≥ −0.05: non-inferior.
+///
+/// # Panics
+/// If the slices differ in length, `delta` is not positive or `alpha` is not in (0, 1).
+pub fn non_inferiority(
+    reference: &[f64],
+    candidate: &[f64],
+    delta: f64,
+    alpha: f64,
+) -> NonInferiority {
+    assert_eq!(
+        reference.len(),
+        candidate.len(),
+        "paired outcomes differ in length"
+    );
+    assert!(delta > 0.0, "the margin δ = {delta} must be positive");
+    assert!(alpha > 0.0 && alpha < 1.0, "α = {alpha} must be in (0, 1)");
+    let n = reference.len();
+    let d: Vec<f64> = candidate
+        .iter()
+        .zip(reference)
+        .map(|(c, r)| c - r)
+        .collect();
+    let mean = if n == 0 {
+        0.0
+    } else {
+        d.iter().sum::<f64>() / n as f64
+    };
+    let (sd, half) = if n < 2 {
+        (0.0, f64::INFINITY)
+    } else {
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let sd = var.sqrt();
+        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .expect("n − 1 ≥ 1 degrees of freedom")
+            .inverse_cdf(1.0 - alpha);
+        (sd, t * sd / (n as f64).sqrt())
+    };
+    let (lower, upper) = (mean - half, mean + half);
+    let class = if lower >= -delta - BOUND_EPS {
+        Class::NonInferior
+    } else if upper < -delta - BOUND_EPS {
+        Class::Worse
+    } else {
+        Class::Undetermined
+    };
+    NonInferiority {
+        n,
+        mean_difference: mean,
+        sd_difference: sd,
+        lower,
+        upper,
+        delta,
+        alpha,
+        class,
+    }
+}
+
+/// The number of questions (in all, not in addition) a paired comparison needs to settle
+/// non-inferiority within `delta` at one-sided level `alpha` with the given `power`, if the mean
+/// paired difference is `mean_difference` (candidate − reference) and its standard deviation
+/// `sd_difference` (Chow, Shao and Wang 2008, §3.1, the paired design as one sample of
+/// differences):
+///
+/// `n = ⌈((z(1 − α) + z(power)) · σ_d / |δ + Δ|)²⌉`
+///
+/// For Δ ≤ 0 the denominator is `δ − |Δ|`, the distance from the observed difference to the
+/// margin: the nearer Δ is to −δ, the more questions. When Δ < −δ the same figure is what it takes
+/// to show the candidate worse by more than δ. Normal quantiles, so it is a planning figure: at
+/// small n the t bound of [`non_inferiority`] is a little wider.
+///
+/// `None` when it cannot be computed: Δ exactly on the margin (|δ + Δ| < 1e-12, no number of
+/// questions settles it), σ_d or Δ not finite, or `alpha`/`power` outside (0, 1). σ_d = 0 gives 0
+/// (nothing to estimate).
+///
+/// Example: σ_d = 0.235702, Δ = 0, δ = 0.05, α = 0.05, power 0.8:
+/// ((1.644854 + 0.841621) · 0.235702 / 0.05)² = 137.39 → 138.
+pub fn questions_needed(
+    sd_difference: f64,
+    mean_difference: f64,
+    delta: f64,
+    alpha: f64,
+    power: f64,
+) -> Option<u64> {
+    let gap = (delta + mean_difference).abs();
+    let valid = sd_difference.is_finite()
+        && mean_difference.is_finite()
+        && gap >= 1e-12
+        && alpha > 0.0
+        && alpha < 1.0
+        && power > 0.0
+        && power < 1.0;
+    if !valid {
+        return None;
+    }
+    let normal = Normal::standard();
+    let z = normal.inverse_cdf(1.0 - alpha) + normal.inverse_cdf(power);
+    let n = (z * sd_difference / gap).powi(2).ceil();
+    (n < u64::MAX as f64).then_some(n as u64)
 }
 
 /// Holm's (1979) step-down adjusted p-values for a family of `m` tests, in the input order:
@@ -374,6 +605,124 @@ mod tests {
         assert_eq!(holm(&[0.4, 0.5, 0.9]), vec![1.0, 1.0, 1.0]);
         assert_eq!(holm(&[0.03]), vec![0.03]);
         assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn one_sided_sign_test_counts_worse_questions_and_equals_the_binomial_tail() {
+        // 6 worse, 0 better: 1/64.
+        let reference = [1.0; 8];
+        let candidate = [0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 1.0, 1.0];
+        let t = sign_test_worse(&reference, &candidate);
+        assert_eq!((t.reference_better, t.candidate_better), (6, 0));
+        assert!(close(t.p_value, 0.015625, 1e-12), "{t:?}");
+        // 10 worse, 2 better: P(X ≥ 10 | 12, ½) = 79/4096; the other way round it is not worse:
+        // P(X ≥ 2) = 1 − 13/4096.
+        let a: Vec<f64> = (0..12).map(|i| f64::from(u8::from(i < 10))).collect();
+        let b: Vec<f64> = a.iter().map(|x| 1.0 - x).collect();
+        assert!(close(sign_test_worse(&a, &b).p_value, 79.0 / 4096.0, 1e-12));
+        assert!(close(
+            sign_test_worse(&b, &a).p_value,
+            1.0 - 13.0 / 4096.0,
+            1e-12
+        ));
+        // One question that got worse is never significant; none gives 1.
+        assert!(close(
+            sign_test_worse(&[1.0, 1.0], &[0.0, 1.0]).p_value,
+            0.5,
+            1e-12
+        ));
+        assert_eq!(sign_test_worse(&[1.0], &[1.0]).p_value, 1.0);
+    }
+
+    /// `n` per-question differences: `d` repeated `k` times, the rest 0; reference all 1.
+    fn pairs(n: usize, diffs: &[(f64, usize)]) -> (Vec<f64>, Vec<f64>) {
+        let mut cand: Vec<f64> = diffs
+            .iter()
+            .flat_map(|&(d, k)| std::iter::repeat_n(1.0 + d, k))
+            .collect();
+        cand.resize(n, 1.0);
+        (vec![1.0; n], cand)
+    }
+
+    #[test]
+    fn non_inferiority_puts_hand_made_rows_in_the_three_classes() {
+        // Non-inferior: 40 questions, one 0.5 lower. Δ = −0.0125, s = √(0.24375/39) = 0.079057,
+        // s/√40 = 0.0125, t(0.95, 39) = 1.684875: lower = −0.033561 ≥ −0.05.
+        let (r, c) = pairs(40, &[(-0.5, 1)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert_eq!(t.class, Class::NonInferior);
+        assert!(close(t.mean_difference, -0.0125, 1e-12));
+        assert!(close(t.sd_difference, 0.079057, 1e-6), "{t:?}");
+        assert!(close(t.lower, -0.033561, 1e-6), "{t:?}");
+        assert!(close(t.upper, 0.008561, 1e-6), "{t:?}");
+        // Worse: 4 questions, differences −1, −1, −0.5, −0.5. Δ = −0.75, s = 0.288675,
+        // s/√4 = 0.144338, t(0.95, 3) = 2.353363: upper = −0.410321 < −0.05.
+        let (r, c) = pairs(4, &[(-1.0, 2), (-0.5, 2)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert_eq!(t.class, Class::Worse);
+        assert!(close(t.upper, -0.410321, 1e-6), "{t:?}");
+        assert!(close(t.lower, -1.089679, 1e-6), "{t:?}");
+        // Undetermined: 20 questions, one 0.5 lower. Δ = −0.025, s = 0.111803, s/√20 = 0.025,
+        // t(0.95, 19) = 1.729133: lower = −0.068228 < −0.05 ≤ upper = 0.018228.
+        let (r, c) = pairs(20, &[(-0.5, 1)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert_eq!(t.class, Class::Undetermined);
+        assert!(close(t.lower, -0.068228, 1e-6), "{t:?}");
+        // Identical values: s = 0, both bounds 0, non-inferior.
+        let t = non_inferiority(&[0.5, 1.0, 0.0], &[0.5, 1.0, 0.0], 0.05, 0.05);
+        assert_eq!((t.class, t.lower, t.upper), (Class::NonInferior, 0.0, 0.0));
+        // One question: no variance, undetermined, nothing to compute.
+        let t = non_inferiority(&[1.0], &[1.0], 0.05, 0.05);
+        assert_eq!(t.class, Class::Undetermined);
+        assert_eq!(t.questions_needed(0.8), None);
+    }
+
+    #[test]
+    fn equivalence_decides_differently_from_the_fixed_0_02_tolerance() {
+        // 10 questions, one 0.5 higher and one 0.5 lower: Δ = 0, within 0.02 of the best, and the
+        // sign test sees 1 vs 1 (p = 1), so "within 0.02 and not significantly worse" kept it as
+        // good. Equivalence: s = √(0.5/9) = 0.235702, s/√10 = 0.074536, t(0.95, 9) = 1.833113:
+        // lower = −0.136632 < −0.05 < upper = 0.136632: undetermined.
+        let (r, c) = pairs(10, &[(0.5, 1), (-0.5, 1)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert!(t.mean_difference.abs() <= 0.02);
+        assert_eq!(sign_test(&r, &c).p_value, 1.0);
+        assert_eq!(t.class, Class::Undetermined);
+        assert!(close(t.lower, -0.136632, 1e-6), "{t:?}");
+        // ((1.644854 + 0.841621) · 0.235702 / 0.05)² = 137.39: 138 questions would settle it.
+        assert_eq!(t.questions_needed(0.8), Some(138));
+        // 200 questions, 10 of them 0.5 lower: Δ = −0.025, more than 0.02 below, so the
+        // tolerance dropped it. Equivalence: s = √(2.375/199) = 0.109246, s/√200 = 0.007725,
+        // t(0.95, 199) = 1.652547: lower = −0.037766 ≥ −0.05: non-inferior.
+        let (r, c) = pairs(200, &[(-0.5, 10)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert!(t.mean_difference < -0.02);
+        assert_eq!(t.class, Class::NonInferior);
+        assert!(close(t.lower, -0.037766, 1e-6), "{t:?}");
+    }
+
+    #[test]
+    fn questions_needed_follows_the_sample_size_formula() {
+        // σ_d = 0.111803, Δ = −0.025, δ = 0.05: (2.486475 · 0.111803 / 0.025)² = 123.65 → 124.
+        assert_eq!(
+            questions_needed(0.111803, -0.025, 0.05, 0.05, 0.8),
+            Some(124)
+        );
+        // Δ = −0.0125: (2.486475 · 0.079057 / 0.0375)² = 27.48 → 28.
+        assert_eq!(
+            questions_needed(0.079057, -0.0125, 0.05, 0.05, 0.8),
+            Some(28)
+        );
+        // Past the margin the same distance counts: Δ = −0.075 needs as many as Δ = −0.025.
+        assert_eq!(
+            questions_needed(0.111803, -0.075, 0.05, 0.05, 0.8),
+            questions_needed(0.111803, -0.025, 0.05, 0.05, 0.8)
+        );
+        // On the margin no number of questions settles it; bad inputs give nothing.
+        assert_eq!(questions_needed(0.1, -0.05, 0.05, 0.05, 0.8), None);
+        assert_eq!(questions_needed(f64::NAN, 0.0, 0.05, 0.05, 0.8), None);
+        assert_eq!(questions_needed(0.1, 0.0, 0.05, 0.05, 1.0), None);
+        assert_eq!(questions_needed(0.0, -0.01, 0.05, 0.05, 0.8), Some(0));
     }
 
     #[test]
