@@ -407,6 +407,7 @@ mod tests {
             repeat_fraction = 0.3
             min_control_tnr = 0.6
             min_repeat_kappa = 0.5
+            min_judged_answers = 9
             mode = "combined"
             [selection]
             rule = "seed"

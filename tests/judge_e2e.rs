@@ -251,6 +251,10 @@ async fn mock(script: Script) -> MockServer {
     s
 }
 
+/// The judge's decision on the scripted run: `SMALL`, unconfirmed (controls off, 4 answers per
+/// candidate).
+const HEADLINE: &str = "Decision: `words-8-o0-none-bm25-k2`, not confirmed: the judge's accuracy was not measured; too few judged answers (see below).";
+
 /// The hand-computed outcome of the script (see `script`).
 fn assert_scripted_results(out: &Path) {
     let q = read_csv(&out.join("judge_questions.csv"));
@@ -313,9 +317,19 @@ fn assert_scripted_results(out: &Path) {
 
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     // 2/3 vs 3/3 on the 3 questions both have a verdict for (small q3 is an error): 1
-    // discordant pair, p = 1: not significant
+    // discordant pair, p = 1: not significant. The planted controls are off and each candidate
+    // has 4 judged answers: the choice is not confirmed, and the report says why.
+    assert!(report.contains(&format!("**{HEADLINE}**")), "{report}");
     assert!(
-        report.contains(&format!("**Decision: `{SMALL}`.**")),
+        report.contains(
+            "- The judge's accuracy was not measured: the planted controls are off (`[judge] controls = false`), so nothing shows that its verdicts on faithfulness, relevancy, correctness tell a failing answer from a passing one, and they cannot confirm the pick.\n"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "- Too few judged answers to confirm the pick: `{SMALL}` has 4, `{LARGE}` has 4 (answers with a pass or fail verdict), fewer than the minimum of 5 (`[judge] min_judged_answers`).\n"
+        )),
         "{report}"
     );
     assert!(report.contains("do not differ significantly"), "{report}");
@@ -346,7 +360,7 @@ fn assert_scripted_results(out: &Path) {
     // One report: the sweep's decision first, the judge section after it, the figure beside it;
     // regenerating it from the run's files keeps the judge section.
     let decision_at = report.find("## Decision\n").expect("selection section");
-    let judge_at = report.find(&format!("**Decision: `{SMALL}`.**")).unwrap();
+    let judge_at = report.find(HEADLINE).unwrap();
     assert!(decision_at < judge_at, "{report}");
     assert!(out.join("sweep.svg").exists());
     let status = std::process::Command::new(bin())
@@ -674,7 +688,7 @@ impl Respond for Faulty {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn timeouts_and_empty_answers_are_error_rows_never_graded() {
+async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
@@ -694,26 +708,21 @@ async fn timeouts_and_empty_answers_are_error_rows_never_graded() {
     std::fs::write(&cfg, text).unwrap();
     let out = dir.path().join("run");
     let o = run_cmd(&cfg, &out).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // q2's answers timed out: unfinished, so the run is incomplete
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // the scripted 32, less q2's and q3's grading (small 3 + 4, large 3 + 3) and their answers
     // (4), plus 2 timed-out attempts per q2 answer and one empty reply per q3 answer
     let expected = EXPECTED_REQUESTS - 13 - 4 + 4 + 2;
     assert_eq!(server.received_requests().await.unwrap().len(), expected);
     let q = read_csv(&out.join("judge_questions.csv"));
-    assert_eq!(q.len(), 8);
+    assert_eq!(q.len(), 6, "no row for q2: a timeout is not a result");
+    assert!(q.iter().all(|r| r["question_id"] != "q2"));
     for config in [SMALL, LARGE] {
-        let q2 = find(&q, config, "q2");
-        assert_eq!(q2["generate_error"], "timeout");
-        assert_eq!(q2["answer"], "");
-        assert_eq!(
-            [
-                q2["faithfulness"].as_str(),
-                q2["relevancy"].as_str(),
-                q2["correctness"].as_str()
-            ],
-            ["error"; 3]
-        );
-        assert_eq!(q2["errors"], "1");
         let q3 = find(&q, config, "q3");
         assert_eq!(q3["generate_error"], "no usable reply: empty content");
         assert_eq!(q3["calls"], "1", "never graded");
@@ -723,24 +732,206 @@ async fn timeouts_and_empty_answers_are_error_rows_never_graded() {
         j.iter()
             .map(|r| r["generation_errors"].as_str())
             .collect::<Vec<_>>(),
-        ["2", "2"]
+        ["1", "1"]
     );
-    // not verdict errors: small's faithfulness error is q3's unreadable verdict, and q3 was
-    // not graded this time
-    assert_eq!(j[0]["faithfulness_errors"], "0");
-    assert_eq!(j[0]["faithfulness_judged"], "2");
+    // the timed-out calls: their tokens unknown, so estimated and flagged, never 0
     let calls = read_csv(&out.join("calls.csv"));
-    assert_eq!(
-        calls
-            .iter()
-            .filter(|c| c["error"].starts_with("timeout"))
-            .count(),
-        2
+    let timed_out: Vec<_> = calls
+        .iter()
+        .filter(|c| c["error"].starts_with("timeout"))
+        .collect();
+    assert_eq!(timed_out.len(), 2);
+    for c in timed_out {
+        assert_eq!(c["tokens_estimated"], "true", "{c:?}");
+        assert!(c["prompt_tokens"].parse::<u64>().unwrap() > 0, "{c:?}");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("**Incomplete run:** 2 of 8 candidate × question pair(s) have no verdict yet (2 unfinished after timeouts, failed retries or rejected requests, 0 not started for the budget); rerun the same command to finish them."),
+        "{report}"
     );
-    // error rows are finished: a rerun sends nothing, and nothing empty was cached as an answer
+    assert!(
+        report.contains(&format!(
+            "**Decision: `{SMALL}`, not confirmed: the run is unfinished;"
+        )),
+        "{report}"
+    );
+    // the error rows are finished; the rerun asks only q2 again (still too slow here)
     let again = run_cmd(&cfg, &out).output().unwrap();
-    assert!(again.status.success());
-    assert_eq!(server.received_requests().await.unwrap().len(), expected);
+    assert_eq!(again.status.code(), Some(4));
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        expected + 4
+    );
+}
+
+/// Answers every request after `delay` (a server that hangs when it is longer than the
+/// client's timeout).
+fn hanging(delay: Duration) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .set_body_json(chat_body("too late", Some((10, 2))))
+        .set_delay(delay)
+}
+
+/// The fixture's config with every call's timeout `timeout_s` and `attempts` attempts.
+fn with_timeout(cfg: &Path, timeout_s: &str, attempts: u32) {
+    let text = std::fs::read_to_string(cfg)
+        .unwrap()
+        .replace("timeout_s = 10.0", &format!("timeout_s = {timeout_s}"))
+        .replace("max_attempts = 40", &format!("max_attempts = {attempts}"));
+    std::fs::write(cfg, text).unwrap();
+}
+
+/// A script whose judge passes everything (no unreadable verdict, no error).
+fn all_pass() -> Script {
+    Script {
+        verdicts: HashMap::new(),
+        ..script(Duration::ZERO)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_hanging_past_its_timeout_stores_no_verdict_and_a_healthy_rerun_finishes() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(hanging(Duration::from_secs(4)))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri(), 2);
+    with_timeout(&cfg, "1.0", 1);
+    let out = dir.path().join("run");
+    let o = run_cmd(&cfg, &out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("no question could be judged") && stderr.contains("timeout"),
+        "{stderr}"
+    );
+    // every answer was asked once, and nothing was stored as a verdict
+    assert_eq!(server.received_requests().await.unwrap().len(), 8);
+    assert_eq!(read_csv(&out.join("judge_questions.csv")).len(), 0);
+    assert!(!out.join("judge.csv").exists());
+    assert!(!out.join("judge_checks.csv").exists());
+    let calls = read_csv(&out.join("calls.csv"));
+    assert_eq!(calls.len(), 8);
+    for c in &calls {
+        assert!(c["error"].starts_with("timeout"), "{c:?}");
+        assert_eq!(c["tokens_estimated"], "true", "{c:?}");
+        assert!(c["prompt_tokens"].parse::<u64>().unwrap() > 0, "{c:?}");
+    }
+
+    // the same command once the server answers: every question judged, no error counted
+    server.reset().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(all_pass())
+        .mount(&server)
+        .await;
+    let o = run_cmd(&cfg, &out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let q = read_csv(&out.join("judge_questions.csv"));
+    assert_eq!(q.len(), 8);
+    for r in &q {
+        assert_eq!(r["errors"], "0", "{r:?}");
+        assert_eq!(r["generate_error"], "", "{r:?}");
+        for c in ["faithfulness", "relevancy"] {
+            assert_eq!(r[c], "pass", "{r:?}");
+        }
+    }
+    let j = read_csv(&out.join("judge.csv"));
+    assert!(j.iter().all(|r| r["errors"] == "0"), "{j:?}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!report.contains("Incomplete run"), "{report}");
+}
+
+/// Answers like `script`, but every answer to `broken` is a 200 whose body is not JSON.
+#[derive(Clone)]
+struct Malformed {
+    script: Script,
+    broken: &'static str,
+}
+
+impl Respond for Malformed {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let text = String::from_utf8_lossy(&req.body);
+        if text.contains("Task: answer the question from the documents.")
+            && text.contains(self.broken)
+        {
+            return ResponseTemplate::new(200).set_body_raw(
+                "<html><body>upstream gateway error</body></html>",
+                "text/html",
+            );
+        }
+        self.script.respond(req)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_200_leaves_its_question_unfinished_with_its_tokens_estimated() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Malformed {
+            script: all_pass(),
+            broken: QUESTIONS[0].1,
+        })
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri(), 2);
+    with_timeout(&cfg, "10.0", 2);
+    let out = dir.path().join("run");
+    let o = run_cmd(&cfg, &out).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // q1 of both candidates has no row: never a verdict, never an error row
+    let q = read_csv(&out.join("judge_questions.csv"));
+    assert_eq!(q.len(), 6);
+    assert!(
+        q.iter()
+            .all(|r| r["question_id"] != "q1" && r["errors"] == "0")
+    );
+    // its calls: 2 attempts each, tokens estimated and flagged, never 0, and priced
+    let calls = read_csv(&out.join("calls.csv"));
+    let broken: Vec<_> = calls.iter().filter(|c| c["question_id"] == "q1").collect();
+    assert_eq!(broken.len(), 2);
+    for c in broken {
+        assert!(c["error"].contains("malformed body"), "{c:?}");
+        assert_eq!(c["attempts"], "2");
+        assert_eq!(c["tokens_estimated"], "true");
+        assert!(c["prompt_tokens"].parse::<u64>().unwrap() > 0, "{c:?}");
+        assert!(c["completion_tokens"].parse::<u64>().unwrap() > 0, "{c:?}");
+        assert!(c["cost_usd"].parse::<f64>().unwrap() > 0.0, "{c:?}");
+    }
+    // unfinished work: no confirmation, and the report says what is missing
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains(
+            "**Incomplete run:** 2 of 8 candidate × question pair(s) have no verdict yet"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("- The judge cannot confirm the pick while the run is unfinished: 2 of 8"),
+        "{report}"
+    );
+    assert!(!report.contains("confirms"), "{report}");
+    // `report` on the folder says the same
+    let status = Command::new(bin())
+        .arg("report")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.md")).unwrap(),
+        report
+    );
 }
 
 /// Data rows of a CSV file as it is on disk (a torn last line not counted).

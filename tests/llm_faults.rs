@@ -260,11 +260,18 @@ async fn persistent_timeout_is_a_recorded_error() {
             attempts: 2
         }
     );
-    // a result (the question gets an error row), with the reason `timeout`
-    assert!(err.is_result() && !err.stops_run());
-    assert_eq!(err.reason(), "timeout");
+    // not a result: the work stays unfinished for a rerun, never an error verdict
+    assert!(!err.is_result() && !err.stops_run());
     assert_eq!(c.records().len(), 1);
-    assert_eq!(c.records()[0].http_status, None);
+    let r = &c.records()[0];
+    assert_eq!(r.http_status, None);
+    // no usage came back: the prompt's tokens as estimated, flagged, never a silent 0
+    let request = req("q");
+    assert_eq!(
+        (r.prompt_tokens, r.completion_tokens, r.tokens_estimated),
+        (estimate_chat_prompt_tokens(&request.messages), 0, true)
+    );
+    assert_eq!(r.cost_usd, None, "nothing known to be billed");
     assert_eq!(received(&s).await, 2);
 }
 
@@ -322,6 +329,18 @@ async fn always_malformed_is_a_recorded_error() {
         matches!(&err, LlmError::Exhausted { attempts: 4, last, .. } if last.contains("malformed") && last.contains("<html>gateway")),
         "{err:?}"
     );
+    assert!(!err.is_result(), "a transient failure, not a result");
+    // the server answered 200 but its usage cannot be read: estimated and flagged, never 0,
+    // and priced (it was probably billed)
+    let r = &c.records()[0];
+    let prompt = estimate_chat_prompt_tokens(&req("q").messages);
+    let completion = count_tokens("<html>gateway</html>");
+    assert_eq!(
+        (r.prompt_tokens, r.completion_tokens, r.tokens_estimated),
+        (prompt, completion, true)
+    );
+    let cost = (prompt as f64 * 2.5 + completion as f64 * 10.0) / 1e6;
+    assert!((r.cost_usd.unwrap() - cost).abs() < 1e-12, "{r:?}");
 }
 
 #[tokio::test]

@@ -222,6 +222,9 @@ pub struct JudgeSection {
     /// Lowest acceptable repeat κ (default 0.4).
     #[arg(skip)]
     pub min_repeat_kappa: Option<f64>,
+    /// Fewest judged answers per candidate for the judge to confirm the pick (default 5).
+    #[arg(skip)]
+    pub min_judged_answers: Option<usize>,
     /// per-criterion (default: one verdict call per criterion) or combined (one call returns
     /// every criterion's verdict).
     #[arg(long = "judge-mode", value_name = "MODE")]

@@ -4,7 +4,11 @@
 //! Negative controls (the right verdict is fail):
 //! - `other_context`: faithfulness of a generated answer against another question's retrieved
 //!   context (same candidate);
-//! - `perturbed`: faithfulness of a generated answer with one fact changed by [`perturb`];
+//! - `perturbed`: faithfulness of a generated answer with one fact its context states changed
+//!   (a number or name, never a list marker, an identifier or a file name:
+//!   [`super::perturb::plant`]);
+//! - `added_claim`: in place of `perturbed` for an answer that states no such fact, faithfulness
+//!   of the answer with a claim appended that its context does not hold;
 //! - `other_answer`: relevancy of another question's answer;
 //! - `other_reference`: correctness of another question's reference answer.
 //!
@@ -30,6 +34,7 @@ use sha2::{Digest, Sha256};
 
 use super::check::CheckItem;
 use super::criteria::{CORRECTNESS, FAITHFULNESS, RELEVANCY};
+use super::perturb::{Planted, plant};
 use super::pipeline::Job;
 use super::prompts::fence_context;
 use super::settings::JudgeSettings;
@@ -45,8 +50,11 @@ pub const MIN_PER_KIND: usize = 5;
 pub enum ControlKind {
     /// Faithfulness against another question's context: fail.
     OtherContext,
-    /// Faithfulness with one fact changed: fail.
+    /// Faithfulness with one fact its context states changed: fail.
     Perturbed,
+    /// Faithfulness with a claim its context does not hold appended (planted in place of
+    /// `Perturbed` for an answer that states no such fact): fail.
+    AddedClaim,
     /// Relevancy of another question's answer: fail.
     OtherAnswer,
     /// Correctness of another question's reference: fail.
@@ -61,9 +69,10 @@ pub enum ControlKind {
 
 impl ControlKind {
     /// Every kind, negatives first.
-    pub const ALL: [ControlKind; 7] = [
+    pub const ALL: [ControlKind; 8] = [
         ControlKind::OtherContext,
         ControlKind::Perturbed,
+        ControlKind::AddedClaim,
         ControlKind::OtherAnswer,
         ControlKind::OtherReference,
         ControlKind::ReferenceEvidence,
@@ -76,6 +85,7 @@ impl ControlKind {
         match self {
             ControlKind::OtherContext => "other_context",
             ControlKind::Perturbed => "perturbed",
+            ControlKind::AddedClaim => "added_claim",
             ControlKind::OtherAnswer => "other_answer",
             ControlKind::OtherReference => "other_reference",
             ControlKind::ReferenceEvidence => "reference_evidence",
@@ -88,9 +98,10 @@ impl ControlKind {
     /// none of this kind; other criteria are measured by repeats only).
     pub fn criterion(self) -> &'static str {
         match self {
-            ControlKind::OtherContext | ControlKind::Perturbed | ControlKind::ReferenceEvidence => {
-                FAITHFULNESS
-            }
+            ControlKind::OtherContext
+            | ControlKind::Perturbed
+            | ControlKind::AddedClaim
+            | ControlKind::ReferenceEvidence => FAITHFULNESS,
             ControlKind::OtherAnswer | ControlKind::ReferenceRelevant => RELEVANCY,
             ControlKind::OtherReference | ControlKind::ReferenceItself => CORRECTNESS,
         }
@@ -110,105 +121,6 @@ impl ControlKind {
     pub fn is_control(name: &str) -> bool {
         ControlKind::ALL.iter().any(|k| k.name() == name)
     }
-}
-
-/// Number words changed by [`perturb`], each into the next.
-const NUMBER_WORDS: [&str; 13] = [
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve",
-];
-
-/// The name a named entity is changed into (or [`OTHER_NAME_2`] when it already is this one).
-const OTHER_NAME: &str = "Quillmoor";
-const OTHER_NAME_2: &str = "Brackenridge";
-
-/// Changes one fact of `answer`, deterministically: the first number written in digits is
-/// increased by one (`1750` → `1751`, `9` → `10`); else the first number word from zero to
-/// twelve becomes the next one (`two` → `three`, `Twelve` → `Thirteen`); else the first
-/// capitalised word of two letters or more that does not begin a sentence (a name: `Larkspur`)
-/// becomes `Quillmoor`. `None` when there is nothing to change.
-pub fn perturb(answer: &str) -> Option<String> {
-    // digits
-    if let Some(start) = answer.find(|c: char| c.is_ascii_digit()) {
-        let len = answer[start..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(answer.len() - start);
-        let digits = &answer[start..start + len];
-        let bumped = bump_digits(digits);
-        return Some(format!(
-            "{}{bumped}{}",
-            &answer[..start],
-            &answer[start + len..]
-        ));
-    }
-    let words = word_spans(answer);
-    for &(s, e) in &words {
-        let w = &answer[s..e];
-        let lower = w.to_ascii_lowercase();
-        if let Some(i) = NUMBER_WORDS.iter().position(|n| *n == lower) {
-            let next = if i + 1 < NUMBER_WORDS.len() {
-                NUMBER_WORDS[i + 1]
-            } else {
-                "thirteen"
-            };
-            let next = if w.starts_with(|c: char| c.is_uppercase()) {
-                let mut cs = next.chars();
-                let first = cs.next().expect("not empty").to_ascii_uppercase();
-                format!("{first}{}", cs.as_str())
-            } else {
-                next.to_string()
-            };
-            return Some(format!("{}{next}{}", &answer[..s], &answer[e..]));
-        }
-    }
-    for (i, &(s, e)) in words.iter().enumerate() {
-        let w = &answer[s..e];
-        let starts_sentence =
-            i == 0 || answer[..s].trim_end().ends_with(['.', '!', '?', ':', '\n']);
-        if !starts_sentence && w.chars().count() >= 2 && w.starts_with(|c: char| c.is_uppercase()) {
-            let name = if w == OTHER_NAME {
-                OTHER_NAME_2
-            } else {
-                OTHER_NAME
-            };
-            return Some(format!("{}{name}{}", &answer[..s], &answer[e..]));
-        }
-    }
-    None
-}
-
-/// A run of decimal digits plus one, as digits (`"0099"` → `"0100"`, `"99"` → `"100"`).
-fn bump_digits(digits: &str) -> String {
-    let mut out: Vec<u8> = digits.bytes().collect();
-    for b in out.iter_mut().rev() {
-        if *b == b'9' {
-            *b = b'0';
-        } else {
-            *b += 1;
-            return String::from_utf8(out).expect("ascii");
-        }
-    }
-    format!("1{}", String::from_utf8(out).expect("ascii"))
-}
-
-/// Byte ranges of the words of `text` (runs of letters).
-fn word_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        match (c.is_alphabetic(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, i));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, text.len()));
-    }
-    out
 }
 
 /// A judged answer (or, for a dry run, one to be judged) that controls and repeats are built
@@ -310,8 +222,14 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
                 ..item(kind, s, Some(o))
             })
         }
-        ControlKind::Perturbed => {
-            let answer = perturb(&s.answer).filter(|_| has_answer)?;
+        ControlKind::Perturbed | ControlKind::AddedClaim => {
+            if !has_answer {
+                return None;
+            }
+            let (kind, answer) = match plant(&s.answer, &s.context) {
+                Planted::Changed(a) => (ControlKind::Perturbed, a),
+                Planted::Added(a) => (ControlKind::AddedClaim, a),
+            };
             Some(CheckItem {
                 answer,
                 ..item(kind, s, None)
@@ -359,8 +277,10 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
 pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> Vec<CheckItem> {
     let n = sample_size(fraction, sources.len());
     let mut out = Vec::new();
+    // `added_claim` items come from the `perturbed` sample (one per answer, whichever it is)
     let graded = ControlKind::ALL
         .into_iter()
+        .filter(|&k| k != ControlKind::AddedClaim)
         .filter(|k| criteria.iter().any(|c| c == k.criterion()));
     for kind in graded {
         let by_question = kind.expected() || kind == ControlKind::OtherReference;
@@ -458,9 +378,8 @@ pub fn sources(
         .collect()
 }
 
-/// For an estimate before any answer exists: every job answered with an answer at the cap that
-/// has a number to perturb, and a pass on each of its criteria (so every control and repeat that
-/// could be asked is counted).
+/// For an estimate before any answer exists: every job answered with an answer at the cap, and a
+/// pass on each of its criteria (so every control and repeat that could be asked is counted).
 pub fn placeholders(settings: &JudgeSettings) -> impl Fn(&Job) -> Answered {
     let answer = format!(
         "1{}",
@@ -480,36 +399,6 @@ pub fn placeholders(settings: &JudgeSettings) -> impl Fn(&Job) -> Answered {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn perturbations_change_one_fact() {
-        assert_eq!(
-            perturb("The container runs as user 1750 by default.").as_deref(),
-            Some("The container runs as user 1751 by default.")
-        );
-        assert_eq!(
-            perturb("Up to 99 or 5.").as_deref(),
-            Some("Up to 100 or 5.")
-        );
-        assert_eq!(
-            perturb("Two CPU cores and four gigabytes.").as_deref(),
-            Some("Three CPU cores and four gigabytes.")
-        );
-        assert_eq!(
-            perturb("It needs twelve.").as_deref(),
-            Some("It needs thirteen.")
-        );
-        assert_eq!(
-            perturb("It is run by Larkspur. Settings live in TOML.").as_deref(),
-            Some("It is run by Quillmoor. Settings live in TOML.")
-        );
-        assert_eq!(
-            perturb("Ask Quillmoor.").as_deref(),
-            Some("Ask Brackenridge.")
-        );
-        assert_eq!(perturb("Refunds are issued quickly."), None);
-        assert_eq!(perturb(""), None);
-    }
 
     fn source(cfg: &str, q: &str, answer: &str, reference: &str) -> Source {
         let verdicts = vec![
@@ -549,8 +438,13 @@ mod tests {
         // at least 5 of each when that many can be built
         assert_eq!(count(ControlKind::OtherContext), 5);
         assert_eq!(count(ControlKind::OtherAnswer), 5);
-        // q1 and q2 of each candidate: a digit ("Thirty" is outside zero to twelve, "first" too)
-        assert_eq!(count(ControlKind::Perturbed), 4);
+        // one per sampled answer: a fact its context states changed, else a claim added (the
+        // contexts here state no number of the answers)
+        assert_eq!(
+            count(ControlKind::Perturbed) + count(ControlKind::AddedClaim),
+            5
+        );
+        assert_eq!(count(ControlKind::Perturbed), 0);
         // reference controls: distinct questions with a reference only
         assert_eq!(count(ControlKind::ReferenceItself), 3);
         assert_eq!(count(ControlKind::ReferenceEvidence), 3);

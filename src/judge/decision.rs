@@ -55,6 +55,10 @@ pub struct Decision {
     /// Criteria whose verdicts cannot confirm the pick (planted controls or repeats say so; see
     /// [`Decision::unconfirm`]).
     pub unconfirmed: Vec<String>,
+    /// Why the pick is not confirmed whatever the verdicts say, in a few words each (`the run is
+    /// unfinished`, `the judge's accuracy was not measured`, …; see [`Decision::withhold`] and
+    /// [`super::gates`]); empty when nothing withholds it.
+    pub withheld: Vec<String>,
 }
 
 impl Decision {
@@ -70,8 +74,7 @@ impl Decision {
         if doubtful.is_empty() {
             return;
         }
-        self.reasons
-            .retain(|r| !r.starts_with("The judge confirms"));
+        self.drop_confirmation();
         for t in doubtful {
             self.unconfirmed.push(t.criterion.clone());
             self.reasons.push(format!(
@@ -80,6 +83,25 @@ impl Decision {
                 t.doubts.join("; and ")
             ));
         }
+    }
+
+    /// Withholds the confirmation whatever the verdicts say: `short` (a few words) is added to
+    /// [`Decision::withheld`], `reason` (a sentence saying what is missing) to the reasons, and
+    /// the sentence saying the judge confirms the pick is dropped. Nothing changes when nothing
+    /// was chosen.
+    pub fn withhold(&mut self, short: &str, reason: String) {
+        if self.chosen.is_none() {
+            return;
+        }
+        self.drop_confirmation();
+        self.withheld.push(short.to_string());
+        self.reasons.push(reason);
+    }
+
+    /// Removes the sentence saying the judge confirms the pick.
+    fn drop_confirmation(&mut self) {
+        self.reasons
+            .retain(|r| !r.starts_with("The judge confirms"));
     }
 }
 
@@ -311,6 +333,7 @@ pub fn decide(
             comparisons,
             larger_at_equal_recall: false,
             unconfirmed: Vec::new(),
+            withheld: Vec::new(),
         };
     }
     let beats = |x: &str, y: &str| {
@@ -337,6 +360,7 @@ pub fn decide(
         reasons,
         larger_at_equal_recall,
         unconfirmed: Vec::new(),
+        withheld: Vec::new(),
     }
 }
 
@@ -474,6 +498,7 @@ mod tests {
             reasons: vec!["The judge confirms the selection's pick `A`.".into()],
             larger_at_equal_recall: false,
             unconfirmed: vec![],
+            withheld: vec![],
         };
         d.unconfirm(&t);
         assert_eq!(d.unconfirmed, vec!["faithfulness".to_string()]);

@@ -118,7 +118,9 @@ pub enum JudgeError {
         /// The pick's chunk size.
         size: usize,
     },
-    /// Every question failed: nothing was judged, so nothing can be confirmed.
+    /// No question got a row: every one is unfinished (timeouts, retries exhausted, rejected
+    /// requests), so nothing is judged and nothing can be confirmed. Incomplete (exit 4): the
+    /// same command finishes them once the server answers.
     #[error(
         "no question could be judged; the first failure ({config_id}, {question_id}): {error}. Check the server ({server}) and the model names, then run the same command again"
     )]
@@ -136,7 +138,8 @@ pub enum JudgeError {
 
 impl JudgeError {
     /// Usage (2) for prompts, settings and budgets the user chose; the sweep's or the client's
-    /// class for theirs; failure (1) for files.
+    /// class for theirs; incomplete (4) when nothing could be judged yet; failure (1) for files
+    /// and for a judge that gave some candidate no valid verdict.
     pub fn exit_class(&self) -> ExitClass {
         match self {
             JudgeError::Prompt(e) => e.exit_class(),
@@ -149,9 +152,8 @@ impl JudgeError {
             | JudgeError::OverBudget { .. }
             | JudgeError::Unpriced { .. }
             | JudgeError::NoPrefixToCompare { .. } => ExitClass::Usage,
-            JudgeError::NothingJudged { .. } | JudgeError::NoValidVerdict { .. } => {
-                ExitClass::Failure
-            }
+            JudgeError::NothingJudged { .. } => ExitClass::Incomplete,
+            JudgeError::NoValidVerdict { .. } => ExitClass::Failure,
             JudgeError::Io { .. } | JudgeError::Csv { .. } => ExitClass::Failure,
         }
     }

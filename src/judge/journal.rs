@@ -51,7 +51,9 @@ pub struct Finished {
 }
 
 /// Reads the finished rows of a run folder's judge_questions.csv (a last line torn by a kill is
-/// not a row). Reads only: the file is not changed.
+/// not a row, and neither is a row that recorded a timeout as a result,
+/// [`JudgeQuestionRow::left_by_timeout`]: its question is unfinished). Reads only: the file is
+/// not changed.
 ///
 /// # Errors
 /// [`JudgeError::Io`] if the file exists but cannot be read; [`JudgeError::Csv`] if a whole
@@ -68,13 +70,14 @@ pub fn load_finished(dir: &Path) -> Result<Finished, JudgeError> {
         .map_err(|e| JudgeError::csv(&path, e))?
         .clone();
     let criteria = JudgeQuestionRow::criteria_of(&header);
-    let rows = reader
+    let rows: Vec<JudgeQuestionRow> = reader
         .records()
         .map(|r| {
             r.and_then(|rec| JudgeQuestionRow::read(&header, &criteria, &rec))
                 .map_err(|e| JudgeError::csv(&path, e))
         })
         .collect::<Result<_, _>>()?;
+    let rows = rows.into_iter().filter(|r| !r.left_by_timeout()).collect();
     Ok(Finished { criteria, rows })
 }
 

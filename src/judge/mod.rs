@@ -23,13 +23,16 @@
 //!   [`check`] (controls, repeats and `judge-check`'s labelled items).
 //! - [`journal`]: the run folder's judge_questions.csv (appended and flushed per question) and
 //!   calls.csv (per call as it ends, each answered call once), never losing a finished row.
-//! - [`controls`]: planted controls and repeats, asked through [`check`] (also used by
+//! - [`controls`]: planted controls and repeats ([`perturb`]: a fact the context states changed),
+//!   asked through [`check`] (also used by
 //!   `judge-check` on labelled items, [`labels`]); [`accuracy`]: TPR, TNR, balanced accuracy,
 //!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion.
 //! - [`table`]: judge.csv (pass rates over judged questions with Wilson intervals, errors apart,
 //!   latency, tokens, cost); [`decision`]: the paired McNemar comparison and the decision (none
-//!   without a valid verdict); [`summary`]: all of it as one typed value, built once, that the
-//!   reports render (`crate::report::judge_section`).
+//!   without a valid verdict); [`gates`]: what must hold beyond the verdicts before the decision
+//!   confirms the pick (accuracy measured, the run finished, enough judged answers);
+//!   [`summary`]: all of it as one typed value, built once, that the reports render
+//!   (`crate::report::judge_section`).
 
 pub mod accuracy;
 pub mod asking;
@@ -39,8 +42,10 @@ pub mod criteria;
 pub mod decision;
 pub mod error;
 pub mod fingerprint;
+pub mod gates;
 pub mod journal;
 pub mod labels;
+pub mod perturb;
 pub mod pipeline;
 pub mod prompts;
 pub mod rows;

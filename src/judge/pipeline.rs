@@ -221,10 +221,11 @@ pub(crate) fn records_cost(client: &LlmClient, records: &[CallRecord]) -> Option
     })
 }
 
-/// Generates `job`'s answer: the answer (trimmed) or why there is none, with the calls made.
+/// Generates `job`'s answer: the answer (trimmed) or why the server gave none, with the calls
+/// made.
 ///
 /// # Errors
-/// An error that is not a result (rejected, retries exhausted).
+/// An error that is not a result (timeouts, retries exhausted, a rejected request).
 async fn generate(
     client: &LlmClient,
     prompts: &PromptSet,
@@ -241,7 +242,7 @@ async fn generate(
         }
         Err(e) if e.is_result() => {
             records.extend(last_record(client, &gen_tag));
-            Ok((String::new(), Some(e.reason())))
+            Ok((String::new(), Some(e.to_string())))
         }
         Err(e) => Err(e),
     }
@@ -301,12 +302,13 @@ async fn grade_all(
         .collect())
 }
 
-/// Runs one job: generate, then grade every criterion. An answer that could not be generated (an
-/// [`LlmError::is_result`] error: empty or filtered content, cut at the cap, timeouts) is
-/// recorded with its reason and not graded.
+/// Runs one job: generate, then grade every criterion. An answer the server declined to give (an
+/// [`LlmError::is_result`] error: empty or filtered content, cut at the cap) is recorded with
+/// its reason and not graded.
 ///
 /// # Errors
-/// An error that is not a result (rejected, retries exhausted): the question stays unfinished.
+/// An error that is not a result (timeouts, retries exhausted, a rejected request): the
+/// question stays unfinished, with no row, for a rerun.
 async fn run_job(
     client: LlmClient,
     prompts: Arc<PromptSet>,

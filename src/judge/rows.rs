@@ -77,9 +77,9 @@ pub struct JudgeQuestionRow {
     pub retrieved_chunk_ids: String,
     /// The generator's answer (empty if it could not be generated).
     pub answer: String,
-    /// Why no answer could be generated (empty content, a content filter, cut at the token cap,
-    /// `timeout`); empty when there is an answer. Such a question is not graded: its verdicts
-    /// are `error`.
+    /// Why the server gave no answer (empty content, a content filter, cut at the token cap);
+    /// empty when there is an answer. Such a question is not graded: its verdicts are `error`.
+    /// (A call that got no reply at all leaves its question without a row.)
     pub generate_error: String,
     /// Every criterion's verdict and reason (`<criterion>` and `<criterion>_reason` columns:
     /// `pass`, `fail`, `error`, or `na` without a reference answer).
@@ -163,6 +163,19 @@ impl JudgeQuestionRow {
         self.verdicts
             .get(name)
             .map_or(Verdict::NotApplicable, |j| j.verdict)
+    }
+
+    /// Whether the row records a timeout as if it were a result: written by chunksweep before
+    /// timeouts left their question unfinished (its `generate_error`, or a verdict's reason, is
+    /// exactly `timeout`). Such a row is not a finished question
+    /// ([`super::journal::load_finished`] leaves it out, so a rerun asks again).
+    pub fn left_by_timeout(&self) -> bool {
+        const TIMEOUT: &str = "timeout";
+        self.generate_error == TIMEOUT
+            || self
+                .verdicts
+                .iter()
+                .any(|(_, j)| j.verdict == Verdict::Error && j.reason == TIMEOUT)
     }
 
     /// The reason of criterion `name` in this row (empty when none).

@@ -86,6 +86,10 @@ pub struct JudgeSettings {
     pub min_control_tnr: f64,
     /// … or when Cohen's κ of its repeated verdicts is under this (default 0.4).
     pub min_repeat_kappa: f64,
+    /// The judge's decision confirms the pick only when every candidate has at least this many
+    /// answers with a pass or fail verdict (default 5; 0: no minimum; see
+    /// [`super::gates`]).
+    pub min_judged_answers: usize,
     /// One call per criterion (default) or one for all.
     pub mode: JudgeMode,
     /// The criteria graded, in report order (default [`criteria::builtin`]: faithfulness,
@@ -116,6 +120,7 @@ impl Default for JudgeSettings {
             repeat_fraction: 0.1,
             min_control_tnr: 0.5,
             min_repeat_kappa: 0.4,
+            min_judged_answers: 5,
             mode: JudgeMode::PerCriterion,
             criteria: criteria::builtin(),
         }

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::check::CheckRow;
 use super::decision::{Decision, decide};
 use super::error::JudgeError;
+use super::gates::{self, Gates};
 use super::rows::JudgeQuestionRow;
 use super::settings::JudgeSettings;
 use super::table::{self, CandidateInfo, JudgeRow};
@@ -50,13 +51,14 @@ pub struct SummaryInputs<'a> {
     pub settings: &'a JudgeSettings,
     /// The selection's pick (its configuration id), when the candidates came from it.
     pub pick: Option<&'a str>,
-    /// Why the run is incomplete, when it is.
+    /// Why the run is incomplete, when it is: what is missing ([`gates::unfinished_note`]).
     pub incomplete: Option<String>,
 }
 
 impl JudgeSummary {
-    /// Builds the figures, the trust per criterion and the decision (amended by the trust:
-    /// [`Decision::unconfirm`]).
+    /// Builds the figures, the trust per criterion and the decision, amended by the trust
+    /// ([`Decision::unconfirm`]) and by what was not measured ([`gates::withhold`]: controls off,
+    /// an unfinished run, too few judged answers).
     ///
     /// # Panics
     /// If there is no candidate.
@@ -77,6 +79,18 @@ impl JudgeSummary {
             inputs.pick,
         );
         decision.unconfirm(&trust);
+        gates::withhold(
+            &mut decision,
+            &Gates {
+                criteria: inputs.criteria,
+                candidates: inputs.candidates,
+                questions: &inputs.questions,
+                checks: &inputs.checks,
+                controls: s.controls,
+                min_judged_answers: s.min_judged_answers,
+                unfinished: inputs.incomplete.as_deref(),
+            },
+        );
         JudgeSummary {
             generator_model: s.generator_model.clone(),
             judge_model: s.judge_model.clone(),

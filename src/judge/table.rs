@@ -111,8 +111,8 @@ pub struct JudgeRow {
     pub n_questions: usize,
     /// Each criterion's rate, in the run's criteria order.
     pub rates: Vec<(String, Rate)>,
-    /// Questions whose answer could not be generated (empty or filtered content, cut at the
-    /// token cap, timeouts); they are not graded.
+    /// Questions whose answer the server did not give (empty or filtered content, cut at the
+    /// token cap); they are not graded.
     pub generation_errors: usize,
     /// All errors: error verdicts plus generation errors.
     pub errors: u32,

@@ -18,8 +18,10 @@ pub enum Verdict {
     Pass,
     /// The judge said fail.
     Fail,
-    /// No readable verdict (after the client's fallbacks and one reminder), every attempt timed
-    /// out, or the answer could not be generated. In no pass rate; counted apart.
+    /// The server answered, but no verdict could be read from it (after the client's fallbacks
+    /// and one reminder), or it declined to generate the answer (empty or filtered content, cut
+    /// at the cap). In no pass rate; counted apart. A call that got no answer at all (timeouts,
+    /// retries exhausted) is never an error verdict: its question stays unfinished.
     Error,
     /// Not graded: correctness for a question without a reference answer.
     NotApplicable,
@@ -181,8 +183,7 @@ struct Asked<T> {
 }
 
 /// Asks with `chat_json` against `schema` and reads the reply with `read`; an unreadable reply
-/// is retried once with `reminder` appended. A call that timed out on every attempt is
-/// unreadable with the reason `timeout`.
+/// is retried once with `reminder` appended.
 async fn ask<T>(
     client: &LlmClient,
     stage: &str,
@@ -213,7 +214,7 @@ async fn ask<T>(
             }
             Err(e) if e.is_result() => {
                 records.extend(last_record(client, stage));
-                problem = e.reason();
+                problem = e.to_string();
                 if !matches!(e, LlmError::NoJson { .. }) {
                     break;
                 }
@@ -229,13 +230,12 @@ async fn ask<T>(
 }
 
 /// Asks the judge for a verdict with `chat_json`; an unreadable reply is retried once with
-/// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`]. A call whose attempts all
-/// timed out is an error verdict with reason `timeout`.
+/// [`FORMAT_REMINDER`] appended, then recorded as [`Verdict::Error`].
 ///
 /// # Errors
-/// Failures that are not results ([`LlmError::is_result`] false: a rejected request, retries
-/// exhausted, a cache failure): the caller leaves the question unfinished so that a later run
-/// redoes it.
+/// Failures that are not results ([`LlmError::is_result`] false: timeouts, retries exhausted, a
+/// rejected request, a cache failure): the caller leaves the question unfinished so that a later
+/// run redoes it.
 pub async fn grade(client: &LlmClient, stage: &str, req: ChatRequest) -> Result<Graded, LlmError> {
     let a = ask(
         client,

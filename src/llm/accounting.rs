@@ -112,22 +112,64 @@ impl<'a> CallCtx<'a> {
         }
     }
 
-    /// The record of a call that failed with `error` (already scrubbed).
+    /// The record of a call that failed with `error` (already scrubbed). Its tokens are those of
+    /// [`unanswered_tokens`]: never a silent 0 for a request that was sent.
     pub(super) fn failed(
         &self,
         att: Attempts,
         mode: Option<ResponseFormatKind>,
         error: String,
     ) -> CallRecord {
+        let tokens = unanswered_tokens(&att);
         CallRecord {
             latency_ms_first_byte: att.latency.map(|l| l.0),
             latency_ms_total: att.latency.map(|l| l.1),
+            prompt_tokens: tokens.prompt,
+            completion_tokens: tokens.completion,
+            tokens_estimated: tokens.estimated,
             attempts: att.count,
             response_format: mode,
             http_status: att.last_status,
             error: Some(error),
             ..self.base()
         }
+    }
+}
+
+/// The tokens of a call that got no usable reply. Nothing sent (`att.count` 0): 0 tokens, which
+/// is exact. Otherwise the server reported nothing readable, so they are unknown and estimated
+/// (flagged `estimated`): the prompt at the request's estimate before sending
+/// (`att.est_prompt`), the completion at the cl100k_base tokens of the last 2xx body that could
+/// not be read, 0 when no such body came back (a timeout, a dropped connection, a 429 or 5xx);
+/// a `usage` object readable in that body is taken as given for the counts it holds.
+pub(super) fn unanswered_tokens(att: &Attempts) -> Tokens {
+    if att.count == 0 {
+        return Tokens {
+            prompt: 0,
+            completion: 0,
+            estimated: false,
+        };
+    }
+    let Some(body) = &att.unreadable_2xx else {
+        return Tokens {
+            prompt: att.est_prompt,
+            completion: 0,
+            estimated: true,
+        };
+    };
+    let usage = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("usage")
+                .filter(|u| u.is_object())
+                .map(WireUsage::from_value)
+        });
+    let p = usage.and_then(|u| u.prompt_tokens);
+    let c = usage.and_then(|u| u.completion_tokens);
+    Tokens {
+        prompt: p.unwrap_or(att.est_prompt),
+        completion: c.unwrap_or_else(|| count_tokens(body)),
+        estimated: p.is_none() || c.is_none(),
     }
 }
 
@@ -189,5 +231,33 @@ mod tests {
         assert_eq!((t.prompt, t.completion, t.estimated), (100, 9, false));
         let t = chat_tokens(None, 7, "hello world");
         assert_eq!((t.prompt, t.completion, t.estimated), (7, 2, true));
+    }
+
+    #[test]
+    fn a_call_without_a_readable_reply_has_estimated_tokens_never_a_silent_zero() {
+        let tokens = |att: &Attempts| {
+            let t = unanswered_tokens(att);
+            (t.prompt, t.completion, t.estimated)
+        };
+        // nothing sent: nothing spent, exactly
+        assert_eq!(tokens(&Attempts::estimated_at(40)), (0, 0, false));
+        // sent, no reply (timeouts, 429, 5xx): the prompt as estimated, flagged
+        let mut att = Attempts::estimated_at(40);
+        att.count = 2;
+        assert_eq!(tokens(&att), (40, 0, true));
+        // a 200 whose body cannot be read: its text counted as the completion
+        att.unreadable_2xx = Some("<html>gateway</html>".into());
+        assert_eq!(
+            tokens(&att),
+            (40, count_tokens("<html>gateway</html>"), true)
+        );
+        // … and its usage taken as given where it is readable
+        att.unreadable_2xx = Some(
+            r#"{"choices": [], "usage": {"prompt_tokens": 31, "completion_tokens": 4}}"#.into(),
+        );
+        assert_eq!(tokens(&att), (31, 4, false));
+        att.unreadable_2xx = Some(r#"{"choices": [], "usage": {"prompt_tokens": 31}}"#.into());
+        assert_eq!(tokens(&att).0, 31);
+        assert!(tokens(&att).2);
     }
 }

@@ -118,24 +118,14 @@ impl LlmError {
         )
     }
 
-    /// Whether the error is the answer to this request, so that asking again would give the same
-    /// (no usable JSON, no usable content, every attempt timed out), as opposed to a failure
-    /// that leaves the work unfinished for a rerun (a rejected request, exhausted retries, a
-    /// cache or configuration failure).
+    /// Whether the error is the server's answer to this request, so that asking again would
+    /// give the same: a reply with no usable JSON ([`LlmError::NoJson`]) or no usable content
+    /// ([`LlmError::NoContent`]). Everything else leaves the work unfinished for a rerun, never
+    /// recorded as a result: a transient failure (every attempt timed out, retries exhausted
+    /// after 429s, 5xx, broken connections or 2xx bodies that could not be read, a wait longer
+    /// than allowed), a rejected request, a cache or configuration failure.
     pub fn is_result(&self) -> bool {
-        matches!(
-            self,
-            LlmError::NoJson { .. } | LlmError::NoContent { .. } | LlmError::TimedOut { .. }
-        )
-    }
-
-    /// A short reason for a CSV cell: `timeout` for [`LlmError::TimedOut`], the whole message
-    /// otherwise.
-    pub fn reason(&self) -> String {
-        match self {
-            LlmError::TimedOut { .. } => "timeout".to_string(),
-            other => other.to_string(),
-        }
+        matches!(self, LlmError::NoJson { .. } | LlmError::NoContent { .. })
     }
 
     /// Usage (2) for what the user must fix before anything can be sent or succeed: an unusable

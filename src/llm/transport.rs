@@ -20,6 +20,22 @@ pub(super) struct Attempts {
     pub(super) last_status: Option<u16>,
     /// (first byte, total) of the last attempt that got a response, in ms.
     pub(super) latency: Option<(f64, f64)>,
+    /// The prompt tokens the request was estimated at before it was sent (cl100k_base): what a
+    /// call that fails without a readable reply records, flagged as an estimate.
+    pub(super) est_prompt: u64,
+    /// The last 2xx body that could not be read (the server did answer, so its tokens were
+    /// probably spent).
+    pub(super) unreadable_2xx: Option<String>,
+}
+
+impl Attempts {
+    /// No attempt yet, for a request estimated at `est_prompt` prompt tokens.
+    pub(super) fn estimated_at(est_prompt: u64) -> Self {
+        Attempts {
+            est_prompt,
+            ..Attempts::default()
+        }
+    }
 }
 
 /// Why [`Transport::send`] got no reply.
@@ -176,6 +192,7 @@ impl Transport {
                                         });
                                     }
                                     Err(why) => {
+                                        att.unreadable_2xx = Some(text.clone());
                                         last = self.scrub(&format!(
                                             "HTTP {status} with a malformed body ({why}): {}",
                                             excerpt(&text, 200)

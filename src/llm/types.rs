@@ -192,7 +192,8 @@ pub(crate) struct WireUsage {
 }
 
 impl WireUsage {
-    fn from_value(v: &Value) -> Self {
+    /// Reads the counts of a `usage` object (see [`WireUsage`]).
+    pub(crate) fn from_value(v: &Value) -> Self {
         let count = |k: &str| {
             let n = v.get(k)?;
             n.as_u64().or_else(|| {

@@ -16,10 +16,11 @@ use crate::files;
 use crate::golden::GoldenSet;
 use crate::judge::check::{CheckRow, estimate_items, load_checks, run_checks};
 use crate::judge::controls::{check_items, placeholders, sources};
+use crate::judge::gates::unfinished_note;
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
     self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
-    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs,
+    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
@@ -307,15 +308,17 @@ pub async fn judge(
         total: planned.estimate.calls as u64,
     });
     let prompt_sha256 = planned.prompts.hashes();
+    let planned_jobs = planned.jobs.len();
     let judged = run(planned, swept, settings, &client, dir, events).await?;
     let (run, checks) = judged;
-    let incomplete = (!run.is_complete()).then(|| {
-        format!(
-            "{} question(s) unfinished after transient failures and {} not started for the budget; rerun the same command to finish them.",
-            run.unfinished.len(),
-            run.skipped_for_budget
-        )
-    });
+    let incomplete = unfinished_note(
+        (run.unfinished.len() + run.skipped_for_budget, planned_jobs),
+        run.skipped_for_budget,
+        (
+            checks.iter().filter(|r| is_unfinished(r)).count(),
+            checks.len(),
+        ),
+    );
     let summary = JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &run.criteria,
@@ -407,7 +410,7 @@ async fn run(
             &sources(&planned.jobs, &planned.judged, &swept.corpus, &answer),
         )
     };
-    let checks = run_checks(
+    let mut checks = run_checks(
         &items,
         prompts,
         settings_arc,
@@ -416,8 +419,24 @@ async fn run(
         events,
     )
     .await?;
+    for row in &mut checks {
+        if row.verdict == Verdict::Error.as_str() && row.calls == 0 {
+            row.verdict = UNFINISHED.into();
+        }
+    }
     dir.write_csv(files::JUDGE_CHECKS, &checks)?;
     Ok((run, checks))
+}
+
+/// The `verdict` of a judge_checks.csv row whose call got no answer (timeouts, retries
+/// exhausted): left for the next run, in no figure, never stored as a verdict.
+const UNFINISHED: &str = "unfinished";
+
+/// Whether a judge_checks.csv row is unfinished ([`UNFINISHED`]). Such a row is recognised when
+/// it is written: an `error` row without a single call recorded is one whose call failed without
+/// an answer ([`run_checks`] records every call of a verdict the server answered, one at least).
+fn is_unfinished(row: &CheckRow) -> bool {
+    row.verdict == UNFINISHED
 }
 
 /// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,
@@ -510,6 +529,7 @@ pub fn summary_from_folder(
     if rows.is_empty() {
         return Ok(None);
     }
+    let checks = load_checks(dir)?;
     let Some(fingerprint) = Fingerprint::load(dir)? else {
         return Ok(None);
     };
@@ -528,13 +548,43 @@ pub fn summary_from_folder(
         judge_model: fingerprint.judge_model,
         ..settings.clone()
     };
+    let incomplete = folder_unfinished(&rows, &infos, sweep, &settings, &checks);
     Ok(Some(JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &criteria,
         questions: rows,
-        checks: load_checks(dir)?,
+        checks,
         settings: &settings,
         pick,
-        incomplete: None,
+        incomplete,
     })))
+}
+
+/// What a run folder's judge stage is missing: for each candidate with a row, the judged
+/// questions (the golden set's, up to `settings.max_questions`, as sweep.csv counts them)
+/// without one, and the unfinished planted controls and repeats of judge_checks.csv
+/// ([`unfinished_note`]; a candidate without a single row is not seen).
+fn folder_unfinished(
+    rows: &[JudgeQuestionRow],
+    infos: &[CandidateInfo],
+    sweep: &[SweepRow],
+    settings: &JudgeSettings,
+    checks: &[CheckRow],
+) -> Option<String> {
+    let (mut missing, mut planned) = (0, 0);
+    for info in infos {
+        let asked = sweep
+            .iter()
+            .find(|s| s.config_id == info.config_id)
+            .map_or(0, |s| s.n_questions);
+        let asked = settings.max_questions.map_or(asked, |m| m.min(asked));
+        let have = rows
+            .iter()
+            .filter(|r| r.config_id == info.config_id)
+            .count();
+        missing += asked.saturating_sub(have);
+        planned += asked.max(have);
+    }
+    let unfinished_checks = checks.iter().filter(|r| is_unfinished(r)).count();
+    unfinished_note((missing, planned), 0, (unfinished_checks, checks.len()))
 }

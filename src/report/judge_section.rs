@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use maud::{Markup, html};
 
 use crate::judge::accuracy::Proportion;
+use crate::judge::controls::ControlKind;
 use crate::judge::decision::Decision;
 use crate::judge::summary::JudgeSummary;
 use crate::judge::table::{JudgeRow, Rate};
@@ -126,16 +127,46 @@ fn trust_cells(t: &CriterionTrust) -> (Vec<String>, bool) {
 /// The sentence above the McNemar table.
 const MCNEMAR_INTRO: &str = "Paired exact McNemar tests (questions both have a pass or fail for):";
 
-/// The decision's headline, without Markdown emphasis.
+/// The decision's headline, without Markdown emphasis: the choice, and when it is not confirmed
+/// why, in a few words (the reasons below say it in full).
 fn headline(d: &Decision) -> String {
-    match &d.chosen {
-        Some(id) if d.unconfirmed.is_empty() => format!("Decision: `{id}`."),
-        Some(id) => format!(
+    let Some(id) = &d.chosen else {
+        return "No decision: the judge gave no valid verdict.".into();
+    };
+    match (d.withheld.is_empty(), d.unconfirmed.is_empty()) {
+        (true, true) => format!("Decision: `{id}`."),
+        (true, false) => format!(
             "Decision: `{id}`, not confirmed on {}: the judge's verdicts there cannot be trusted (see below).",
             d.unconfirmed.join(", ")
         ),
-        None => "No decision: the judge gave no valid verdict.".into(),
+        (false, _) => {
+            let mut why = d.withheld.clone();
+            if !d.unconfirmed.is_empty() {
+                why.push(format!(
+                    "the judge's verdicts on {} cannot be trusted",
+                    d.unconfirmed.join(", ")
+                ));
+            }
+            format!(
+                "Decision: `{id}`, not confirmed: {} (see below).",
+                why.join("; ")
+            )
+        }
     }
+}
+
+/// How many planted controls of each kind the trust table rests on (kinds in
+/// [`ControlKind::ALL`] order, those planted only), e.g. `Planted controls per kind: 5
+/// other_context, 3 perturbed, 2 added_claim, 5 reference_evidence.`; `None` without controls.
+fn planted_note(s: &JudgeSummary) -> Option<String> {
+    let counts: Vec<String> = ControlKind::ALL
+        .iter()
+        .filter_map(|k| {
+            let n = s.checks.iter().filter(|r| r.kind == k.name()).count();
+            (n > 0).then(|| format!("{n} {}", k.name()))
+        })
+        .collect();
+    (!counts.is_empty()).then(|| format!("Planted controls per kind: {}.", counts.join(", ")))
 }
 
 /// The reasons, then the errors' sentence when there were errors.
@@ -150,7 +181,7 @@ fn reasons(s: &JudgeSummary) -> Vec<String> {
             .map(|r| format!("`{}`: {}", r.info.config_id, r.errors))
             .collect();
         out.push(format!(
-            "{errors} error(s): verdicts that could not be read or timed out, and answers that could not be generated ({}); see judge_questions.csv.",
+            "{errors} error(s): verdicts that could not be read, and answers the server did not give ({}); see judge_questions.csv.",
             per.join(", ")
         ));
     }
@@ -180,6 +211,9 @@ pub fn markdown(s: &JudgeSummary) -> String {
         let _ = writeln!(md, "\n{note}");
     }
     md.push_str(&trust_markdown(&s.trust));
+    if let Some(note) = planted_note(s) {
+        let _ = writeln!(md, "\n{note}");
+    }
     let d = &s.decision;
     if !d.comparisons.is_empty() {
         let _ = writeln!(md, "\n{MCNEMAR_INTRO}\n");
@@ -301,6 +335,7 @@ pub fn html(s: &JudgeSummary) -> Markup {
                 p { (TRUST_INTRO) }
                 (table(&trust_header, &trust_rows, |i| i == 6))
             }
+            @if let Some(note) = planted_note(s) { p { (note) } }
             @if !cmp_rows.is_empty() {
                 p { (MCNEMAR_INTRO) }
                 (table(&cmp_header, &cmp_rows, |i| i >= 3))
@@ -357,8 +392,14 @@ mod tests {
         let md = markdown(&s);
         assert!(md.contains("| 1.00 [0.21, 1.00] of 1 |"), "{md}");
         assert!(md.contains("| n/a | 1 | 0 |"), "{md}");
+        // one judged answer and no planted control: nothing confirmed, and the report says why
+        assert!(!md.contains("confirms"), "{md}");
         assert!(
-            md.contains("The judge confirms the selection's pick `A`."),
+            md.contains("**Decision: `A`, not confirmed: the judge's accuracy was not measured; too few judged answers (see below).**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- The judge's accuracy was not measured on faithfulness (no planted control could be asked), relevancy (no planted control could be asked), so its verdicts there cannot confirm the pick.\n- Too few judged answers to confirm the pick: `A` has 2 (answers with a pass or fail verdict), fewer than the minimum of 5 (`[judge] min_judged_answers`).\n"),
             "{md}"
         );
     }
@@ -403,7 +444,11 @@ mod tests {
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
         let s = summary(&cands, &rows, Vec::new());
         let md = markdown(&s);
-        assert!(md.contains("**Decision: `B`.**"));
+        // no planted control: the choice stands, unconfirmed
+        assert!(
+            md.contains("**Decision: `B`, not confirmed: the judge's accuracy was not measured (see below).**"),
+            "{md}"
+        );
         assert!(
             md.contains("| faithfulness | `A` | `B` | 12 | 0 | 10 | 0.002 * |"),
             "{md}"
@@ -424,7 +469,7 @@ mod tests {
             "{page}"
         );
         assert!(
-            page.contains("<strong>Decision: <code>B</code>.</strong>"),
+            page.contains("<strong>Decision: <code>B</code>, not confirmed: the judge's accuracy was not measured (see below).</strong>"),
             "{page}"
         );
         assert!(page.contains("<td>faithfulness</td><td><code>A</code></td><td><code>B</code></td><td class=\"num\">12</td><td class=\"num\">0</td><td class=\"num\">10</td><td class=\"num\">0.002 *</td>"), "{page}");
@@ -452,7 +497,15 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("**Decision: `A`, not confirmed on faithfulness:"),
+            md.contains(
+                "\nPlanted controls per kind: 5 other_context, 1 perturbed, 5 reference_evidence.\n"
+            ),
+            "{md}"
+        );
+        // one judged answer: too few, besides the judge's faithfulness verdicts; relevancy got a
+        // pass with no planted control
+        assert!(
+            md.contains("**Decision: `A`, not confirmed: the judge's accuracy was not measured; too few judged answers; the judge's verdicts on faithfulness cannot be trusted (see below).**"),
             "{md}"
         );
         let page = html(&s).into_string();

@@ -211,7 +211,7 @@ mod tests {
             "the judge's section closes report.md"
         );
         assert!(
-            judge_md.contains("\n**Decision: `fixed-64`.**\n"),
+            judge_md.contains("\n**Decision: `fixed-64`, not confirmed: the judge's accuracy was not measured (see below).**\n"),
             "{judge_md}"
         );
         assert!(md.contains("\nchunksweep report runs/tiny\n"));
@@ -251,7 +251,7 @@ mod tests {
         assert!(
             page.contains("<section class=\"judge\" id=\"judge\"><h2>Answer quality (judge)</h2>")
         );
-        assert!(page.contains("<strong>Decision: <code>fixed-64</code>.</strong>"));
+        assert!(page.contains("<strong>Decision: <code>fixed-64</code>, not confirmed: the judge's accuracy was not measured (see below).</strong>"));
         assert!(!page.contains("**") && !page.contains('`'));
         // No texts: the drill-down says why and still lists the candidates' questions.
         assert_eq!(o.drill.candidates.len(), o.selection.candidates.len());

@@ -48,7 +48,7 @@ impl LlmClient {
 
         let est_prompt = estimate_chat_prompt_tokens(&req.messages);
         let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
-        let mut att = Attempts::default();
+        let mut att = Attempts::estimated_at(est_prompt);
         let build = || (body.clone(), None);
         match self
             .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
@@ -153,6 +153,7 @@ impl LlmClient {
                 }
             };
             let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
+            att.est_prompt = est_prompt;
             match self
                 .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
                 .await

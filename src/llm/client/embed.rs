@@ -39,7 +39,7 @@ impl LlmClient {
         }
 
         let est = estimate_embed_tokens(&req.inputs);
-        let mut att = Attempts::default();
+        let mut att = Attempts::estimated_at(est);
         let parse = |text: &str| {
             serde_json::from_str::<WireEmbeddings>(text).map_err(|e| format!("not JSON: {e}"))
         };

@@ -225,6 +225,9 @@ impl LlmClient {
         r
     }
 
+    /// Records a failed call and returns its error. Its tokens are estimated
+    /// ([`super::accounting::unanswered_tokens`]); a call whose server answered 2xx with a body
+    /// that could not be read also gets the cost of those tokens (it was probably billed).
     fn fail(
         &self,
         ctx: &CallCtx<'_>,
@@ -232,7 +235,16 @@ impl LlmClient {
         mode: Option<ResponseFormatKind>,
         err: LlmError,
     ) -> LlmError {
-        self.push(ctx.failed(att, mode, self.scrub(&err.to_string())));
+        let answered = att.unreadable_2xx.is_some();
+        let mut record = ctx.failed(att, mode, self.scrub(&err.to_string()));
+        if answered {
+            record.cost_usd = cost_usd(
+                self.model_cfg(ctx.model),
+                record.prompt_tokens,
+                record.completion_tokens,
+            );
+        }
+        self.push(record);
         err
     }
 
