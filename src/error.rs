@@ -8,6 +8,7 @@ use crate::exit::ExitClass;
 use crate::config::ConfigError;
 use crate::corpus::CorpusError;
 use crate::golden::GoldenError;
+use crate::golden::draft::DraftError;
 use crate::judge::JudgeError;
 use crate::prepare::PrepareError;
 use crate::prompts::ExportError;
@@ -28,6 +29,9 @@ pub enum Error {
     /// Reading or resolving the golden set.
     #[error(transparent)]
     Golden(#[from] GoldenError),
+    /// Drafting a golden set (`chunksweep golden draft`).
+    #[error(transparent)]
+    Draft(#[from] DraftError),
     /// The prepare step (embeddings, model-written contexts).
     #[error(transparent)]
     Prepare(#[from] PrepareError),
@@ -61,6 +65,7 @@ impl Error {
             Error::Config(e) => e.exit_class(),
             Error::Corpus(e) => e.exit_class(),
             Error::Golden(e) => e.exit_class(),
+            Error::Draft(e) => e.exit_class(),
             Error::Prepare(e) => e.exit_class(),
             Error::Sweep(e) => e.exit_class(),
             Error::Select(e) => e.exit_class(),

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run(*args),
         Command::Prompts(command) => cli::prompts(command),
         Command::JudgeCheck(args) => cli::judge_check(args),
+        Command::Golden(command) => cli::golden::golden(command),
     };
     match result {
         Ok(code) => code,

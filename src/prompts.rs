@@ -8,21 +8,25 @@ use thiserror::Error;
 
 /// The default templates other than the judge criteria's: (file name, text). The judge stage
 /// uses `generate.md` (and `combined.md` with `--judge-mode combined`), the `llm_context` prefix
-/// `context.md`; each criterion carries its own template
+/// `context.md`, `chunksweep golden draft` `draft.md` (and `draft_check.md` with
+/// `--check-answers`); each criterion carries its own template
 /// (`crate::judge::criteria::Criterion::default_prompt`).
-pub const DEFAULTS: [(&str, &str); 3] = [
+pub const DEFAULTS: [(&str, &str); 5] = [
     ("generate.md", include_str!("../prompts/generate.md")),
     ("context.md", include_str!("../prompts/context.md")),
     ("combined.md", include_str!("../prompts/combined.md")),
+    ("draft.md", include_str!("../prompts/draft.md")),
+    ("draft_check.md", include_str!("../prompts/draft_check.md")),
 ];
 
 /// Every default template, (file name, text), in file order: `generate.md`, the criteria's
-/// templates `criteria` (file name, text) in their order, `context.md`, `combined.md`.
+/// templates `criteria` (file name, text) in their order, `context.md`, `combined.md`,
+/// `draft.md`, `draft_check.md`.
 pub fn defaults(criteria: &[(String, String)]) -> Vec<(String, String)> {
     let own = |i: usize| (DEFAULTS[i].0.to_string(), DEFAULTS[i].1.to_string());
     let mut out = vec![own(0)];
     out.extend(criteria.iter().cloned());
-    out.extend([own(1), own(2)]);
+    out.extend((1..DEFAULTS.len()).map(own));
     out
 }
 
@@ -105,7 +109,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("p");
         let written = export(&out, &criteria()).unwrap();
-        assert_eq!(written.len(), 6);
+        assert_eq!(written.len(), 8);
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
         for (name, _) in defaults(&criteria()) {
             assert_eq!(

@@ -46,6 +46,9 @@ pub enum Command {
     /// Measure the judge on human-labelled items: balanced accuracy, true-positive and
     /// true-negative rates, Cohen's κ and the majority-label baseline (judge_check.csv).
     JudgeCheck(JudgeCheckArgs),
+    /// Draft a golden set with a model, and review it in the browser.
+    #[command(subcommand)]
+    Golden(super::golden::GoldenCommand),
 }
 
 /// Flags of `chunksweep judge-check`.
@@ -101,8 +104,8 @@ pub enum PromptsCommand {
     /// Write the built-in templates into DIR (created if needed; nothing is overwritten), to edit
     /// them and pass the folder back with `run --prompts DIR`.
     Export {
-        /// Folder to write generate.md, faithfulness.md, relevancy.md, correctness.md and
-        /// context.md into.
+        /// Folder to write generate.md, faithfulness.md, relevancy.md, correctness.md,
+        /// context.md, combined.md, draft.md and draft_check.md into.
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },

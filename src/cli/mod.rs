@@ -2,6 +2,7 @@
 //! ([`print`]). Each command resolves its [`Plan`], calls the library's pipeline and prints.
 
 pub mod args;
+pub mod golden;
 pub mod print;
 pub mod progress;
 

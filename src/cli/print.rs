@@ -124,6 +124,19 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
     for d in &v.duplicates {
         println!("warning: {d}");
     }
+    for (line, id) in &v.unreviewed {
+        println!(
+            "{}:{line}: unreviewed draft {id:?}: review it with `chunksweep golden review`",
+            golden.display()
+        );
+    }
+    if !v.unreviewed.is_empty() {
+        println!(
+            "{} of {} questions are unreviewed drafts (\"source\": \"draft\", \"reviewed\" not true)",
+            v.unreviewed.len(),
+            v.questions
+        );
+    }
     println!(
         "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),

@@ -108,6 +108,7 @@ pub fn read(path: &Path) -> Result<Read, GoldenError> {
                 .collect(),
             answer: None,
             question_type: Some(row_data.corpus_id),
+            origin: Default::default(),
         });
     }
     Ok((out, problems))

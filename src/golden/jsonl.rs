@@ -6,24 +6,44 @@
 //! Each evidence item is a string (exact text, searched in every document), `{"doc", "text"}`
 //! (exact text in one document) or `{"doc", "start", "end"}` (code points, end exclusive; an
 //! optional `"text"` is checked against the range). Blank lines are skipped.
+//!
+//! Also read, all optional:
+//! - provenance, written by `chunksweep golden draft` and `golden review`: `"source"` (`"draft"`
+//!   for a drafted item), `"model"`, `"prompt_sha256"`, `"reviewed"` (true once a person
+//!   accepted it);
+//! - seed 002's format, `{"q": "...", "must_include": "path" or "path#anchor"}`: `q` is read as
+//!   `question`, `must_include` as one more evidence item (the whole document or the section
+//!   under that heading, [`super::section`]), and a line without `id` gets `line-N` (its line).
 
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::types::{GoldenError, Problem, ProblemKind, RawEvidence, RawQuestion, Read};
+use super::types::{GoldenError, Origin, Problem, ProblemKind, RawEvidence, RawQuestion, Read};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Line {
-    id: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(alias = "q")]
     question: String,
     #[serde(default)]
     evidence: Vec<Item>,
     #[serde(default)]
+    must_include: Option<String>,
+    #[serde(default)]
     answer: Option<String>,
     #[serde(default, rename = "type")]
     question_type: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    prompt_sha256: Option<String>,
+    #[serde(default)]
+    reviewed: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -75,48 +95,81 @@ pub fn parse(path: &Path, text: &str) -> Read {
         if line.trim().is_empty() {
             continue;
         }
+        let malformed = |message: String| Problem {
+            file: path.to_path_buf(),
+            line: i + 1,
+            kind: ProblemKind::Malformed,
+            message: format!(
+                "not a golden-set question ({message}); expected {{\"id\", \"question\", \"evidence\": [...], \"answer\"?, \"type\"?}} or {{\"q\", \"must_include\"}}"
+            ),
+        };
         let parsed: Line = match serde_json::from_str(line) {
             Ok(parsed) => parsed,
             Err(e) => {
-                problems.push(Problem {
-                    file: path.to_path_buf(),
-                    line: i + 1,
-                    kind: ProblemKind::Malformed,
-                    message: format!(
-                        "not a golden-set question ({e}); expected {{\"id\", \"question\", \"evidence\": [...], \"answer\"?, \"type\"?}}"
-                    ),
-                });
+                problems.push(malformed(e.to_string()));
                 continue;
             }
         };
+        let id = match (parsed.id, &parsed.must_include) {
+            (Some(id), _) => id,
+            (None, Some(_)) => format!("line-{}", i + 1),
+            (None, None) => {
+                problems.push(malformed("missing field `id`".into()));
+                continue;
+            }
+        };
+        let mut evidence: Vec<RawEvidence> = parsed.evidence.into_iter().map(raw_item).collect();
+        if let Some(target) = parsed.must_include {
+            evidence.push(section_item(&target));
+        }
         out.push(RawQuestion {
             line: i + 1,
-            id: parsed.id,
+            id,
             question: parsed.question,
-            evidence: parsed
-                .evidence
-                .into_iter()
-                .map(|item| match item {
-                    Item::Text(text) => RawEvidence::Text(text),
-                    Item::DocText { doc, text } => RawEvidence::DocText { doc, text },
-                    Item::Range {
-                        doc,
-                        start,
-                        end,
-                        text,
-                    } => RawEvidence::DocRange {
-                        doc,
-                        start,
-                        end,
-                        content: text,
-                    },
-                })
-                .collect(),
+            evidence,
             answer: parsed.answer.filter(|a| !a.trim().is_empty()),
             question_type: parsed.question_type.filter(|t| !t.trim().is_empty()),
+            origin: Origin {
+                source: parsed.source,
+                model: parsed.model,
+                prompt_sha256: parsed.prompt_sha256,
+                reviewed: parsed.reviewed,
+            },
         });
     }
     (out, problems)
+}
+
+fn raw_item(item: Item) -> RawEvidence {
+    match item {
+        Item::Text(text) => RawEvidence::Text(text),
+        Item::DocText { doc, text } => RawEvidence::DocText { doc, text },
+        Item::Range {
+            doc,
+            start,
+            end,
+            text,
+        } => RawEvidence::DocRange {
+            doc,
+            start,
+            end,
+            content: text,
+        },
+    }
+}
+
+/// `path` or `path#anchor` (split at the last `#`) as a section item.
+fn section_item(target: &str) -> RawEvidence {
+    match target.rsplit_once('#') {
+        Some((doc, anchor)) => RawEvidence::Section {
+            doc: doc.to_string(),
+            anchor: Some(anchor.to_string()),
+        },
+        None => RawEvidence::Section {
+            doc: target.to_string(),
+            anchor: None,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +203,53 @@ mod tests {
             ]
         );
         assert_eq!(qs[1].answer.as_deref(), Some("z"));
+    }
+
+    #[test]
+    fn seed_002_lines_and_provenance_fields_are_read() {
+        let text = concat!(
+            r#"{"q": "Default timeout?", "must_include": "docs/api/timeouts.md#section-2"}"#,
+            "\n",
+            r#"{"q": "Keys?", "must_include": "docs/keys.md"}"#,
+            "\n",
+            r#"{"id": "d-1", "question": "Q?", "evidence": ["x"], "source": "draft", "model": "m", "prompt_sha256": "ab", "reviewed": false}"#,
+            "\n",
+            r#"{"q": "No target?"}"#,
+        );
+        let (qs, problems) = parse(Path::new("g.jsonl"), text);
+        assert_eq!(qs[0].id, "line-1");
+        assert_eq!(
+            qs[0].evidence,
+            vec![RawEvidence::Section {
+                doc: "docs/api/timeouts.md".into(),
+                anchor: Some("section-2".into())
+            }]
+        );
+        assert_eq!(
+            qs[1].evidence,
+            vec![RawEvidence::Section {
+                doc: "docs/keys.md".into(),
+                anchor: None
+            }]
+        );
+        assert_eq!(
+            qs[2].origin,
+            Origin {
+                source: Some("draft".into()),
+                model: Some("m".into()),
+                prompt_sha256: Some("ab".into()),
+                reviewed: Some(false),
+            }
+        );
+        assert!(qs[2].origin.is_unreviewed_draft());
+        assert_eq!(qs[0].origin, Origin::default());
+        let lines: Vec<(usize, ProblemKind)> = problems.iter().map(|p| (p.line, p.kind)).collect();
+        assert_eq!(lines, [(4, ProblemKind::Malformed)]);
+        assert!(
+            problems[0].message.contains("missing field `id`"),
+            "{}",
+            problems[0]
+        );
     }
 
     #[test]

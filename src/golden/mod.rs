@@ -7,17 +7,19 @@
 //! them all.
 
 pub mod chroma;
+pub mod draft;
 pub mod jsonl;
 mod resolve;
+pub mod section;
 mod types;
 
 use std::path::Path;
 
 use crate::corpus::Corpus;
-pub use resolve::resolve;
+pub use resolve::{Finder, resolve};
 pub use types::{
-    EvidenceSpan, GoldenError, GoldenFormat, GoldenSet, Location, Problem, ProblemKind, Question,
-    RawEvidence, RawQuestion, Read, Severity,
+    EvidenceSpan, GoldenError, GoldenFormat, GoldenSet, Location, Origin, Problem, ProblemKind,
+    Question, RawEvidence, RawQuestion, Read, Severity,
 };
 
 /// Reads a golden file in either format, going on past malformed lines.

@@ -83,6 +83,7 @@ pub fn resolve(path: &Path, raw: &[RawQuestion], corpus: &Corpus) -> (GoldenSet,
             spans,
             answer: q.answer.clone(),
             question_type: q.question_type.clone(),
+            origin: q.origin.clone(),
         });
     }
     let set = GoldenSet {
@@ -181,6 +182,51 @@ fn locate(
                 false,
             ))
         }
+        RawEvidence::Section { doc, anchor } => {
+            let d = find_doc(doc)?;
+            let document = &corpus.docs[d];
+            let (start, end) = match anchor {
+                None => (0, document.char_len()),
+                Some(anchor) => super::section::find(document, anchor)
+                    .map_err(|message| (ProblemKind::UnknownAnchor, message))?,
+            };
+            if document.slice_chars(start, end).trim().is_empty() {
+                return Err((
+                    ProblemKind::BadRange,
+                    format!("{doc:?} is empty or whitespace only: it cannot be evidence"),
+                ));
+            }
+            Ok((vec![Location { doc: d, start, end }], false))
+        }
+    }
+}
+
+/// Finds evidence text in a corpus as [`resolve`] does: every exact occurrence, else every
+/// occurrence after collapsing runs of whitespace (the documents' collapsed forms are built once
+/// each, on first use).
+pub struct Finder<'a> {
+    corpus: &'a Corpus,
+    normalized: Vec<Option<Normalized>>,
+}
+
+impl<'a> Finder<'a> {
+    /// A finder over `corpus`.
+    pub fn new(corpus: &'a Corpus) -> Self {
+        Finder {
+            corpus,
+            normalized: vec![None; corpus.docs.len()],
+        }
+    }
+
+    /// Every location of `text` in the documents `docs` (indices into the corpus), and whether
+    /// they were found only after collapsing whitespace; `None` when it occurs nowhere there
+    /// (or is blank).
+    pub fn find(
+        &mut self,
+        text: &str,
+        docs: std::ops::Range<usize>,
+    ) -> Option<(Vec<Location>, bool)> {
+        search(text, docs, self.corpus, &mut self.normalized).ok()
     }
 }
 
@@ -322,6 +368,7 @@ mod tests {
             evidence,
             answer: None,
             question_type: None,
+            origin: Default::default(),
         }
     }
 

@@ -73,6 +73,45 @@ pub enum RawEvidence {
         /// The text the range must hold, when the file gives it (Chroma's `content`).
         content: Option<String>,
     },
+    /// A whole document, or the section under one of its headings (seed 002's
+    /// `"must_include": "path"` or `"path#anchor"`; see [`super::section`]).
+    Section {
+        /// Document id.
+        doc: String,
+        /// GitHub-style heading anchor, or `section-N` for the N-th heading (1-based); `None`
+        /// for the whole document.
+        anchor: Option<String>,
+    },
+}
+
+/// Where a golden-set item came from, as its line records it (every field optional, so files
+/// written by hand read as before).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// `"draft"` for an item written by `chunksweep golden draft`; anything else (or nothing) is
+    /// taken as written by a person.
+    pub source: Option<String>,
+    /// The model that drafted it.
+    pub model: Option<String>,
+    /// SHA-256 (hex) of the prompt template it was drafted with.
+    pub prompt_sha256: Option<String>,
+    /// Whether a person accepted it (`chunksweep golden review`).
+    pub reviewed: Option<bool>,
+}
+
+impl Origin {
+    /// The `source` of a drafted item.
+    pub const DRAFT: &'static str = "draft";
+
+    /// Whether the item was drafted by a model (`"source": "draft"`).
+    pub fn is_draft(&self) -> bool {
+        self.source.as_deref() == Some(Self::DRAFT)
+    }
+
+    /// Whether the item is a draft no person has accepted yet (`"reviewed"` absent or false).
+    pub fn is_unreviewed_draft(&self) -> bool {
+        self.is_draft() && self.reviewed != Some(true)
+    }
 }
 
 /// One question as read from the golden file.
@@ -90,6 +129,8 @@ pub struct RawQuestion {
     pub answer: Option<String>,
     /// Question type tag (Chroma rows use their corpus id).
     pub question_type: Option<String>,
+    /// Where the item came from (drafted or not, reviewed or not).
+    pub origin: Origin,
 }
 
 /// Questions read from a golden file, with a [`ProblemKind::Malformed`] problem for every line or
@@ -141,6 +182,8 @@ pub struct Question {
     pub answer: Option<String>,
     /// Question type tag, if any.
     pub question_type: Option<String>,
+    /// Where the item came from (drafted or not, reviewed or not).
+    pub origin: Origin,
 }
 
 /// A golden set resolved against a corpus.
@@ -186,6 +229,8 @@ pub enum ProblemKind {
     /// A line (JSONL) or row (Chroma CSV) that is not a question: the rest of the file is still
     /// read, so every such line is listed.
     Malformed,
+    /// A `must_include` anchor that names no heading of its document.
+    UnknownAnchor,
 }
 
 impl ProblemKind {

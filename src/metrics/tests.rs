@@ -71,6 +71,7 @@ fn question(spans: Vec<Vec<Location>>) -> Question {
             .collect(),
         answer: None,
         question_type: None,
+        origin: Default::default(),
     }
 }
 

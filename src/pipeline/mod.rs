@@ -12,6 +12,7 @@
 //! progress through one [`Events`] stream.
 
 pub mod decide;
+pub mod golden_set;
 pub mod judge_check;
 pub mod judge_step;
 pub mod record;
@@ -322,6 +323,9 @@ pub struct Validation {
     ///
     /// [`Corpus::duplicate_warnings`]: crate::corpus::Corpus::duplicate_warnings
     pub duplicates: Vec<String>,
+    /// Drafted questions no person has accepted yet (`"source": "draft"`, `"reviewed"` not
+    /// true): (line, id), in file order.
+    pub unreviewed: Vec<(usize, String)>,
 }
 
 /// `chunksweep validate`: reads the corpus and the golden set of `plan` and lists every problem.
@@ -344,5 +348,11 @@ pub fn validate(plan: &Plan) -> Result<Validation, Error> {
         trimmed: set.trimmed_spans,
         documents: corpus.docs.len(),
         duplicates: corpus.duplicate_warnings(),
+        unreviewed: set
+            .questions
+            .iter()
+            .filter(|q| q.origin.is_unreviewed_draft())
+            .map(|q| (q.line, q.id.clone()))
+            .collect(),
     })
 }

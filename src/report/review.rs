@@ -206,6 +206,7 @@ mod tests {
                 .collect(),
             answer: None,
             question_type: None,
+            origin: Default::default(),
         }
     }
 

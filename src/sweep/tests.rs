@@ -220,6 +220,7 @@ mod prefixes {
             spans,
             answer: None,
             question_type: None,
+            origin: Default::default(),
         };
         let golden = GoldenSet {
             path: "g.jsonl".into(),

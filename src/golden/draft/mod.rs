@@ -1,0 +1,507 @@
+//! `chunksweep golden draft`: a golden set drafted by a model from a bare corpus, every evidence
+//! span verified against the documents.
+//!
+//! 1. [`sample`]: passages cut at paragraph breaks, picked stratified by document and position,
+//!    tables and lists among them, short and long evidence asked for in turn (seeded).
+//! 2. [`ask`]: one structured-output call per passage through the project's LLM client (its
+//!    rate limits, retries and SQLite cache: a rerun after a kill sends only what did not
+//!    finish), asking for `{"question", "answer", "evidence": [verbatim quotes]}`.
+//! 3. [`verify`]: each quote located in its document, exactly or after collapsing whitespace
+//!    (stored with the document's own text and code-point offsets); a near miss is rejected,
+//!    never rewritten. Then the filters, each counted ([`Reason`]): too many quotes, quote not
+//!    found, evidence under the minimum length or found more than once in the corpus, a question
+//!    copying its evidence ([`words::copied_share`]), an answer the evidence neither contains nor
+//!    (asked with `--check-answers`) supports, and a question nearly the same as one kept before
+//!    it (word Jaccard, or embedding cosine with an embeddings model).
+//!
+//! Drafting sees only the corpus, never a sweep result (seed 004: "label before you run").
+//! Every kept item carries `"source": "draft"`, the model, the prompt's SHA-256 and
+//! `"reviewed": false`.
+
+pub mod ask;
+pub mod output;
+pub mod sample;
+pub mod verify;
+pub mod words;
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+use crate::corpus::Corpus;
+use crate::events::{Events, RunEvent};
+use crate::golden::Finder;
+use crate::llm::{ChatRequest, EmbedRequest, LlmClient, LlmError};
+use ask::{Asking, Estimate};
+use sample::Passage;
+pub use verify::Reason;
+use verify::{Limits, Quote, Rejection, Reply};
+
+/// The settings of a drafting run (flags of `chunksweep golden draft`).
+#[derive(Debug, Clone)]
+pub struct DraftSettings {
+    /// Passages to draft from (one call each): the most items the run can keep.
+    pub questions: usize,
+    /// The chat model.
+    pub model: String,
+    /// Seed of the passage sampling, also sent to the model.
+    pub seed: u64,
+    /// Most quotes an item may have (Chroma's generator rejects more than 5).
+    pub max_quotes: usize,
+    /// Fewest code points a quote may have (shorter ones are rarely unique).
+    pub min_evidence_chars: usize,
+    /// Largest share of the question's word trigrams found in its evidence.
+    pub max_copied_share: f64,
+    /// Word Jaccard of two questions at or above which the later one is a near-duplicate.
+    pub max_jaccard: f64,
+    /// With `embed_model`: embedding cosine at or above which the later question is a
+    /// near-duplicate (then used instead of Jaccard).
+    pub max_cosine: f64,
+    /// Embedding model for the near-duplicate filter; `None`: word Jaccard.
+    pub embed_model: Option<String>,
+    /// Prepended to each question before it is embedded (e.g. `query: `).
+    pub embed_prefix: String,
+    /// Ask the model whether the evidence supports an answer it does not contain word for word.
+    pub check_answers: bool,
+    /// Completion cap per call, tokens.
+    pub max_tokens: u32,
+    /// Longest passage, code points (a single longer paragraph stays whole).
+    pub passage_chars: usize,
+}
+
+impl Default for DraftSettings {
+    fn default() -> Self {
+        DraftSettings {
+            questions: 20,
+            model: crate::llm::config::default_chat_model(),
+            seed: 42,
+            max_quotes: 5,
+            min_evidence_chars: 25,
+            max_copied_share: 0.5,
+            max_jaccard: 0.7,
+            max_cosine: 0.92,
+            embed_model: None,
+            embed_prefix: String::new(),
+            check_answers: false,
+            max_tokens: 400,
+            passage_chars: 1500,
+        }
+    }
+}
+
+impl DraftSettings {
+    fn asking(&self) -> Asking {
+        Asking {
+            model: self.model.clone(),
+            seed: self.seed,
+            max_tokens: self.max_tokens,
+            max_quotes: self.max_quotes,
+        }
+    }
+}
+
+/// Errors of a drafting run.
+#[derive(Debug, Error)]
+pub enum DraftError {
+    /// The corpus has no passage long enough to draft from.
+    #[error("the corpus under {0} has no passage of 40 or more non-blank characters to draft from")]
+    NoPassage(String),
+    /// `--max-cost` without a price for the model.
+    #[error(
+        "--max-cost ${max} needs a price for {model}: set input_usd_per_mtok and output_usd_per_mtok in [llm.models.\"{model}\"]"
+    )]
+    Unpriced {
+        /// The budget, USD.
+        max: f64,
+        /// The model.
+        model: String,
+    },
+    /// The estimate passes `--max-cost`.
+    #[error(
+        "the estimate ${estimate:.4} passes --max-cost ${max}: draft fewer questions (--questions) or raise the budget"
+    )]
+    OverBudget {
+        /// The estimate, USD.
+        estimate: f64,
+        /// The budget, USD.
+        max: f64,
+    },
+    /// The client could not be built, or the server refused the key or the model.
+    #[error("{0}")]
+    Llm(#[from] LlmError),
+    /// Every drafting call failed.
+    #[error("no drafting call succeeded ({calls} tried) at {server}; the first error: {error}")]
+    NothingAnswered {
+        /// Calls tried.
+        calls: usize,
+        /// The server, credentials redacted.
+        server: String,
+        /// The first call's error.
+        error: String,
+    },
+    /// The output could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl DraftError {
+    /// Usage (2) for the input, the budget and the key; failure (1) otherwise.
+    pub fn exit_class(&self) -> crate::exit::ExitClass {
+        use crate::exit::ExitClass;
+        match self {
+            DraftError::NoPassage(_)
+            | DraftError::Unpriced { .. }
+            | DraftError::OverBudget { .. } => ExitClass::Usage,
+            DraftError::Llm(e) => e.exit_class(),
+            DraftError::NothingAnswered { .. } | DraftError::Write { .. } => ExitClass::Failure,
+        }
+    }
+}
+
+/// A drafting run planned: the passages, their requests and the estimate; nothing sent.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The sampled passages, in asking order.
+    pub passages: Vec<Passage>,
+    /// One request per passage.
+    pub requests: Vec<ChatRequest>,
+    /// Calls, tokens and cost.
+    pub estimate: Estimate,
+}
+
+/// Samples the passages and builds their requests; `cfg` prices the estimate.
+///
+/// # Errors
+/// [`DraftError::NoPassage`] when the corpus gives none.
+pub fn plan(
+    corpus: &Corpus,
+    settings: &DraftSettings,
+    cfg: &crate::llm::ClientConfig,
+) -> Result<Planned, DraftError> {
+    let passages = sample::sample(
+        sample::passages(corpus, settings.passage_chars),
+        settings.questions,
+        settings.seed,
+    );
+    if passages.is_empty() {
+        return Err(DraftError::NoPassage(corpus.root.display().to_string()));
+    }
+    let asking = settings.asking();
+    let requests: Vec<ChatRequest> = passages
+        .iter()
+        .map(|p| ask::draft_request(corpus, p, &asking))
+        .collect();
+    let estimate = Estimate::of(&requests, settings.check_answers, cfg, &settings.model);
+    Ok(Planned {
+        passages,
+        requests,
+        estimate,
+    })
+}
+
+/// One drafted item: its passage, what the model wrote, and whether it was kept.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// `draft-NNN`, numbered by passage (stable across reruns).
+    pub id: String,
+    /// The passage it was drafted from.
+    pub passage: Passage,
+    /// The model's reply, when there was a usable one.
+    pub reply: Option<Reply>,
+    /// The located quotes when kept, else why not.
+    pub outcome: Result<Vec<Quote>, Rejection>,
+}
+
+/// What a drafting run did.
+#[derive(Debug, Clone)]
+pub struct Drafted {
+    /// Every item, in passage order.
+    pub items: Vec<Item>,
+    /// The chat model.
+    pub model: String,
+    /// SHA-256 of `prompts/draft.md`.
+    pub prompt_sha256: String,
+    /// Calls answered from the cache (nothing sent).
+    pub cached_calls: usize,
+    /// Calls sent.
+    pub sent_calls: usize,
+    /// USD spent on sent calls (`None` without a price).
+    pub spent_usd: Option<f64>,
+}
+
+impl Drafted {
+    /// The kept items.
+    pub fn kept(&self) -> impl Iterator<Item = (&Item, &Reply, &[Quote])> {
+        self.items
+            .iter()
+            .filter_map(|i| match (&i.reply, &i.outcome) {
+                (Some(r), Ok(q)) => Some((i, r, q.as_slice())),
+                _ => None,
+            })
+    }
+
+    /// Items left out, by reason (every reason listed, zeros included), in filter order.
+    pub fn rejected(&self) -> BTreeMap<Reason, usize> {
+        let mut counts: BTreeMap<Reason, usize> = Reason::ALL.iter().map(|&r| (r, 0)).collect();
+        for item in &self.items {
+            if let Err((reason, _)) = &item.outcome {
+                *counts.entry(*reason).or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+#[derive(Default)]
+struct Calls {
+    cached: usize,
+    sent: usize,
+    spent: Option<f64>,
+}
+
+impl Calls {
+    fn add(&mut self, record: &crate::llm::CallRecord) {
+        if record.cache_hit {
+            self.cached += 1;
+        } else {
+            self.sent += 1;
+            self.spent = match (self.spent, record.cost_usd) {
+                (None, c) if self.sent == 1 => c,
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// Sends the planned calls (all at once: the client's limits pace them), checks every reply and
+/// applies the filters in order.
+///
+/// # Errors
+/// [`DraftError::Llm`] when the server refuses the key or the model (no more results are
+/// awaited); [`DraftError::NothingAnswered`] when every drafting call failed.
+pub async fn run(
+    corpus: &Corpus,
+    planned: Planned,
+    settings: &DraftSettings,
+    client: &LlmClient,
+    embedder: Option<&LlmClient>,
+    events: Events<'_>,
+) -> Result<Drafted, DraftError> {
+    let schema = ask::draft_schema();
+    let handles: Vec<_> = planned
+        .requests
+        .into_iter()
+        .map(|req| {
+            let (client, schema) = (client.clone(), schema.clone());
+            tokio::spawn(async move { client.chat_json("golden_draft", req, &schema).await })
+        })
+        .collect();
+    let mut calls = Calls::default();
+    let mut finder = Finder::new(corpus);
+    let limits = Limits {
+        max_quotes: settings.max_quotes,
+        min_evidence_chars: settings.min_evidence_chars,
+        max_copied_share: settings.max_copied_share,
+    };
+    let mut items = Vec::with_capacity(handles.len());
+    let mut first_error = None;
+    let total = handles.len();
+    for (n, (handle, passage)) in handles.into_iter().zip(planned.passages).enumerate() {
+        let answered = handle
+            .await
+            .map_err(|e| LlmError::Config(format!("a drafting task failed: {e}")))?;
+        let (reply, outcome) = match answered {
+            Ok(out) => {
+                calls.add(&out.record);
+                match Reply::from_json(&out.value) {
+                    Ok(reply) => {
+                        let checked = verify::check(&reply, &passage, corpus, &mut finder, limits);
+                        (Some(reply), checked)
+                    }
+                    Err(rejection) => (None, Err(rejection)),
+                }
+            }
+            Err(e) if e.stops_run() => return Err(e.into()),
+            Err(e) => {
+                first_error.get_or_insert_with(|| e.to_string());
+                (None, Err((Reason::NoReply, e.to_string())))
+            }
+        };
+        events(RunEvent::Note(format!(
+            "drafted {} of {total}: {}",
+            n + 1,
+            match &outcome {
+                Ok(_) => "quotes found",
+                Err((r, _)) => r.name(),
+            }
+        )));
+        items.push(Item {
+            id: format!("draft-{:03}", n + 1),
+            passage,
+            reply,
+            outcome,
+        });
+    }
+    if items.iter().all(|i| i.reply.is_none())
+        && let Some(error) = first_error
+    {
+        return Err(DraftError::NothingAnswered {
+            calls: items.len(),
+            server: client.base_url().to_string(),
+            error,
+        });
+    }
+    check_answers(&mut items, settings, client, &mut calls).await?;
+    near_duplicates(&mut items, settings, embedder, &mut calls).await?;
+    Ok(Drafted {
+        items,
+        model: settings.model.clone(),
+        prompt_sha256: ask::prompt_sha256(ask::DRAFT_PROMPT),
+        cached_calls: calls.cached,
+        sent_calls: calls.sent,
+        spent_usd: calls.spent,
+    })
+}
+
+/// Cosine similarity of two vectors (0 when either is zero).
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot = |x: &[f32], y: &[f32]| {
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| f64::from(*p) * f64::from(*q))
+            .sum::<f64>()
+    };
+    let norm = (dot(a, a) * dot(b, b)).sqrt();
+    if norm == 0.0 { 0.0 } else { dot(a, b) / norm }
+}
+
+/// Collapsed, lower-cased text, to see whether the evidence contains the answer.
+fn plain(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Rejects items whose answer is not in their evidence and which the model check (when asked
+/// for) says the evidence does not support.
+async fn check_answers(
+    items: &mut [Item],
+    settings: &DraftSettings,
+    client: &LlmClient,
+    calls: &mut Calls,
+) -> Result<(), DraftError> {
+    if !settings.check_answers {
+        return Ok(());
+    }
+    let asking = settings.asking();
+    let schema = ask::check_schema();
+    let mut pending = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let (Some(reply), Ok(quotes)) = (&item.reply, &item.outcome) else {
+            continue;
+        };
+        let evidence: Vec<&str> = quotes.iter().map(|q| q.text.as_str()).collect();
+        let evidence = evidence.join("\n\n");
+        let answer = plain(reply.answer.trim_end_matches('.'));
+        if plain(&evidence).contains(&answer) {
+            continue;
+        }
+        let req = ask::check_request(&reply.question, &evidence, &reply.answer, &asking);
+        let (client, schema) = (client.clone(), schema.clone());
+        pending.push((
+            i,
+            tokio::spawn(async move { client.chat_json("golden_draft_check", req, &schema).await }),
+        ));
+    }
+    for (i, handle) in pending {
+        let answered = handle
+            .await
+            .map_err(|e| LlmError::Config(format!("a check task failed: {e}")))?;
+        let verdict = match answered {
+            Ok(out) => {
+                calls.add(&out.record);
+                let reason = out.value["reason"].as_str().unwrap_or_default().to_string();
+                (out.value["supported"] == "yes").then_some(()).ok_or((
+                    Reason::AnswerUnsupported,
+                    format!("the model check says no: {reason}"),
+                ))
+            }
+            Err(e) if e.stops_run() => return Err(e.into()),
+            Err(e) => Err((Reason::NoReply, format!("answer check failed: {e}"))),
+        };
+        if let Err(rejection) = verdict {
+            items[i].outcome = Err(rejection);
+        }
+    }
+    Ok(())
+}
+
+/// Rejects each question nearly the same as one kept before it: embedding cosine at or above
+/// `max_cosine` with an embeddings model, else word Jaccard at or above `max_jaccard`.
+async fn near_duplicates(
+    items: &mut [Item],
+    settings: &DraftSettings,
+    embedder: Option<&LlmClient>,
+    calls: &mut Calls,
+) -> Result<(), DraftError> {
+    let passing: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].outcome.is_ok())
+        .collect();
+    let question = |i: usize| items[i].reply.as_ref().map_or("", |r| r.question.as_str());
+    let vectors = match (embedder, &settings.embed_model) {
+        (Some(client), Some(model)) if !passing.is_empty() => {
+            let inputs = passing
+                .iter()
+                .map(|&i| format!("{}{}", settings.embed_prefix, question(i)))
+                .collect();
+            let req = EmbedRequest {
+                model: model.clone(),
+                inputs,
+            };
+            let out = client.embed("golden_draft_dedup", req).await?;
+            calls.add(&out.record);
+            Some(out.embeddings)
+        }
+        _ => None,
+    };
+    let mut kept: Vec<usize> = Vec::new();
+    let mut found = Vec::new();
+    for (k, &i) in passing.iter().enumerate() {
+        let similar = kept.iter().find_map(|&j| {
+            let (sim, limit, measure) = match &vectors {
+                Some(v) => (
+                    cosine(&v[k], &v[j]),
+                    settings.max_cosine,
+                    "embedding cosine",
+                ),
+                None => (
+                    words::jaccard(question(i), question(passing[j])),
+                    settings.max_jaccard,
+                    "word Jaccard",
+                ),
+            };
+            (sim >= limit).then(|| {
+                format!(
+                    "{measure} {sim:.2} with {} (limit {limit})",
+                    items[passing[j]].id
+                )
+            })
+        });
+        match similar {
+            Some(detail) => found.push((i, detail)),
+            None => kept.push(k),
+        }
+    }
+    for (i, detail) in found {
+        items[i].outcome = Err((Reason::NearDuplicate, detail));
+    }
+    Ok(())
+}

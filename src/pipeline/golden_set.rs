@@ -1,0 +1,155 @@
+//! `chunksweep golden draft`: load the corpus, plan the passages, estimate (`--dry-run` stops
+//! there, `--max-cost` refuses a larger estimate), draft through the LLM client, write the
+//! golden set and its drafting CSV ([`crate::golden::draft`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::runtime;
+use crate::config::ConfigFile;
+use crate::corpus;
+use crate::error::Error;
+use crate::events::{Events, RunEvent};
+use crate::golden::draft::ask::Estimate;
+use crate::golden::draft::{self, DraftError, DraftSettings, Drafted};
+use crate::llm::config::redact_url;
+use crate::llm::{ClientConfig, LlmClient};
+
+/// The inputs of `golden draft`.
+#[derive(Debug, Clone)]
+pub struct DraftRequest {
+    /// The corpus folder.
+    pub corpus: PathBuf,
+    /// The golden set to write (JSONL).
+    pub out: PathBuf,
+    /// A config file: its `[llm]` section (server, limits, prices, cache) and `[embed]
+    /// base_url` / `query_prefix` for the near-duplicate filter's embeddings.
+    pub config: Option<PathBuf>,
+    /// The drafting settings.
+    pub settings: DraftSettings,
+    /// Print the estimate and send nothing.
+    pub dry_run: bool,
+    /// Refuse to start when the estimate passes this, USD.
+    pub max_cost_usd: Option<f64>,
+}
+
+/// What `golden draft` did.
+#[derive(Debug, Clone)]
+pub enum DraftOutcome {
+    /// `--dry-run`: the plan's size and estimate; nothing was sent.
+    DryRun {
+        /// Passages (calls) planned.
+        passages: usize,
+        /// Documents they come from.
+        documents: usize,
+        /// The estimate.
+        estimate: Estimate,
+        /// The server, credentials redacted.
+        server: String,
+        /// The model.
+        model: String,
+    },
+    /// The set was drafted and written.
+    Drafted {
+        /// Every item and the calls' accounting.
+        drafted: Box<Drafted>,
+        /// The golden set written.
+        out: PathBuf,
+        /// The drafting CSV written beside it.
+        csv: PathBuf,
+        /// Wall time, seconds.
+        wall_s: f64,
+    },
+}
+
+/// The `[llm]` and `[embed]` sections of `config` (defaults without a file).
+fn client_configs(config: Option<&Path>) -> Result<(ClientConfig, ConfigFile), Error> {
+    let file = match config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    Ok((file.llm.clone().unwrap_or_default(), file))
+}
+
+/// Runs `golden draft`.
+///
+/// # Errors
+/// [`Error::Config`] and [`Error::Corpus`] for the inputs; [`Error::Draft`] for the budget, the
+/// client, the calls and the files.
+pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Error> {
+    let started = Instant::now();
+    let (llm, file) = client_configs(req.config.as_deref())?;
+    let corpus = corpus::load_corpus(&req.corpus)?;
+    let mut settings = req.settings.clone();
+    if settings.embed_prefix.is_empty() {
+        settings.embed_prefix = file.embed.query_prefix.clone().unwrap_or_default();
+    }
+    let planned = draft::plan(&corpus, &settings, &llm)?;
+    let server = redact_url(&llm.resolved_base_url());
+    if req.dry_run {
+        let mut docs: Vec<usize> = planned.passages.iter().map(|p| p.doc).collect();
+        docs.sort_unstable();
+        docs.dedup();
+        return Ok(DraftOutcome::DryRun {
+            passages: planned.passages.len(),
+            documents: docs.len(),
+            estimate: planned.estimate,
+            server,
+            model: settings.model,
+        });
+    }
+    if let Some(max) = req.max_cost_usd {
+        match planned.estimate.cost_usd {
+            None => {
+                return Err(DraftError::Unpriced {
+                    max,
+                    model: settings.model.clone(),
+                }
+                .into());
+            }
+            Some(c) if c > max => {
+                return Err(DraftError::OverBudget { estimate: c, max }.into());
+            }
+            Some(_) => {}
+        }
+    }
+    let client = LlmClient::new(llm.clone()).map_err(DraftError::from)?;
+    let embedder = match &settings.embed_model {
+        Some(_) => {
+            let base_url = file
+                .embed
+                .base_url
+                .clone()
+                .or_else(|| std::env::var("CHUNKSWEEP_EMBED_BASE_URL").ok())
+                .or(llm.base_url.clone());
+            Some(
+                LlmClient::new(ClientConfig {
+                    base_url,
+                    ..llm.clone()
+                })
+                .map_err(DraftError::from)?,
+            )
+        }
+        None => None,
+    };
+    events(RunEvent::Note(format!(
+        "drafting from {} passage(s): {}",
+        planned.passages.len(),
+        planned.estimate.summary(client.base_url(), &settings.model)
+    )));
+    let drafted = runtime()?.block_on(draft::run(
+        &corpus,
+        planned,
+        &settings,
+        &client,
+        embedder.as_ref(),
+        events,
+    ))?;
+    let csv = draft::output::write(&req.out, &corpus, &drafted)?;
+    Ok(DraftOutcome::Drafted {
+        drafted: Box::new(drafted),
+        out: req.out.clone(),
+        csv,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
