@@ -70,6 +70,7 @@
 #![warn(missing_docs)]
 
 mod accounting;
+pub mod batch;
 pub mod cache;
 pub mod client;
 pub mod config;

@@ -1,0 +1,300 @@
+//! The Batch API layer against a scripted server with the batch endpoints: submission by model,
+//! the run folder's record, resuming a batch after a stopped wait, unanswered lines left
+//! unfinished and asked again, refusals, expiry and cancelling.
+
+mod batch_support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use batch_support::{BatchServer, Fault};
+use chunksweep::llm::RetryConfig;
+use chunksweep::llm::batch::{
+    BatchApi, BatchBook, BatchCall, BatchConfig, Batcher, LineOutcome, Progress, VirtualWaiter,
+};
+use serde_json::{Value, json};
+
+/// The reply to a request: `echo <last message>`.
+fn echo() -> batch_support::Answer {
+    Arc::new(|body: &Value| {
+        let msgs = body["messages"].as_array().unwrap();
+        format!("echo {}", msgs.last().unwrap()["content"].as_str().unwrap())
+    })
+}
+
+fn call(model: &str, q: usize) -> BatchCall {
+    BatchCall {
+        stage: format!("generate\u{1f}cfg\u{1f}q-{q:03}"),
+        model: model.into(),
+        key: format!("key-{model}-{q}"),
+        body: json!({"model": model, "messages": [{"role": "user", "content": format!("q{q}")}]}),
+    }
+}
+
+fn start() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_655_200) // 2025-12-02T06:00:00Z
+}
+
+/// A batcher on `srv` keeping `dir/batches.json`, polling every 30 s on a virtual clock that
+/// stops the wait after `stop_after` sleeps; with the progress reports it makes.
+fn batcher(
+    srv: &BatchServer,
+    dir: &Path,
+    stop_after: Option<usize>,
+) -> (Batcher, Arc<Mutex<Vec<Progress>>>) {
+    let api = BatchApi::new(&srv.url(), None, RetryConfig::default()).unwrap();
+    let book = BatchBook::open(&dir.join("batches.json")).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let b = Batcher::new(
+        api,
+        BatchConfig {
+            enabled: true,
+            ..Default::default()
+        },
+        book,
+        Arc::new(VirtualWaiter::new(start(), stop_after)),
+        Box::new(move |p: &Progress| sink.lock().unwrap().push(p.clone())),
+    );
+    (b, seen)
+}
+
+fn answered(o: &LineOutcome) -> Option<&str> {
+    match o {
+        LineOutcome::Answered { body } => {
+            let v: Value = serde_json::from_str(body).unwrap();
+            Some(Box::leak(
+                v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+                    .into_boxed_str(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
+    let srv = BatchServer::start(echo()).await;
+    srv.script(vec![
+        Fault {
+            polls_in_progress: 2,
+            ..Default::default()
+        },
+        Fault::default(),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (b, progress) = batcher(&srv, dir.path(), None);
+    let mut calls: Vec<BatchCall> = (0..3).map(|q| call("gen", q)).collect();
+    calls.push(call("judge", 0));
+    calls.push(call("gen", 1)); // the same request twice: one line
+    let got = b.run(calls).await.unwrap();
+
+    assert_eq!(got.submitted, ["batch_0", "batch_1"]);
+    assert!(!got.stopped);
+    assert_eq!(got.outcomes.len(), 4);
+    assert_eq!(answered(&got.outcomes["key-gen-2"].0), Some("echo q2"));
+    assert_eq!(answered(&got.outcomes["key-judge-0"].0), Some("echo q0"));
+    assert_eq!(got.outcomes["key-gen-0"].1.batch_id, "batch_0");
+    assert_eq!(got.outcomes["key-judge-0"].1.batch_id, "batch_1");
+    assert_eq!(
+        got.outcomes["key-gen-0"].1.submitted_at,
+        "2025-12-02T06:00:00.000Z"
+    );
+    // two polls in progress, 30 s apart: the batch was seen ended a minute after submission
+    assert_eq!(
+        got.outcomes["key-gen-0"].1.completed_at.as_deref(),
+        Some("2025-12-02T06:01:00.000Z")
+    );
+    assert_eq!(
+        srv.batch_lines(),
+        [
+            vec![
+                "generate|cfg|q-000#0",
+                "generate|cfg|q-001#1",
+                "generate|cfg|q-002#2"
+            ],
+            vec!["generate|cfg|q-000#0"],
+        ]
+    );
+    let log = srv.log();
+    assert_eq!(srv.count("POST /chat/completions"), 0, "{log:?}");
+    assert!(
+        log.iter().all(|l| l.starts_with("POST /files")
+            || l.starts_with("POST /batches")
+            || l.starts_with("GET /batches/")
+            || l.starts_with("GET /files/")),
+        "{log:?}"
+    );
+    // progress: the first batch polled three times (two in progress, then completed)
+    let p = progress.lock().unwrap();
+    let first: Vec<(&str, f64)> = p
+        .iter()
+        .filter(|p| p.batch_id == "batch_0")
+        .map(|p| (p.status.as_str(), p.elapsed_s))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            ("in_progress", 0.0),
+            ("in_progress", 30.0),
+            ("completed", 60.0)
+        ]
+    );
+    assert_eq!(p.last().unwrap().counts.total, 3);
+    let judge: Vec<&Progress> = p.iter().filter(|p| p.batch_id == "batch_1").collect();
+    assert_eq!(judge.len(), 1); // ended at its first poll, never polled again
+    assert_eq!(judge[0].counts.total, 1);
+
+    // the record: both batches, with their calls, not yet collected until settled
+    let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
+    assert_eq!(book.entries.len(), 2);
+    assert_eq!(book.entries[0].model, "gen");
+    assert_eq!(book.entries[0].input_file_id, "file-in-0");
+    assert_eq!(book.entries[0].calls.len(), 3);
+    assert_eq!(book.entries[0].status, "completed");
+    assert!(!book.entries[0].collected);
+    b.settle().unwrap();
+    let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
+    assert!(book.entries.iter().all(|e| e.collected));
+}
+
+#[tokio::test]
+async fn a_stopped_wait_leaves_the_batch_running_and_the_next_run_polls_the_same_batch() {
+    let srv = BatchServer::start(echo()).await;
+    srv.script(vec![Fault {
+        polls_in_progress: 5,
+        ..Default::default()
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<BatchCall> = (0..4).map(|q| call("gen", q)).collect();
+
+    // first run: Ctrl-C after two sleeps
+    let (b, _) = batcher(&srv, dir.path(), Some(2));
+    let got = b.run(calls.clone()).await.unwrap();
+    assert!(got.stopped);
+    assert_eq!(got.submitted, ["batch_0"]);
+    let LineOutcome::Unfinished { reason } = &got.outcomes["key-gen-3"].0 else {
+        panic!("{:?}", got.outcomes["key-gen-3"]);
+    };
+    assert!(reason.contains("batch_0 is still in_progress"), "{reason}");
+    b.settle().unwrap(); // a batch that has not ended is never collected
+    drop(b);
+    let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
+    assert_eq!(book.entries.len(), 1);
+    assert!(!book.entries[0].collected);
+    assert_eq!(book.entries[0].status, "in_progress");
+
+    // the rerun: polls batch_0 and submits nothing
+    let before = srv.count("POST /files");
+    let (b, _) = batcher(&srv, dir.path(), None);
+    let got = b.run(calls).await.unwrap();
+    assert!(got.submitted.is_empty());
+    assert_eq!(srv.count("POST /files"), before);
+    assert_eq!(srv.count("POST /batches"), 1);
+    assert_eq!(got.outcomes.len(), 4);
+    assert!(
+        got.outcomes
+            .values()
+            .all(|(o, s)| { answered(o).is_some() && s.batch_id == "batch_0" })
+    );
+}
+
+#[tokio::test]
+async fn lines_missing_or_in_the_error_file_are_unfinished_and_only_they_are_asked_again() {
+    let srv = BatchServer::start(echo()).await;
+    srv.script(vec![
+        Fault {
+            missing: vec![1, 4],
+            errors: vec![2],
+            refused: vec![5],
+            ..Default::default()
+        },
+        Fault::default(),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<BatchCall> = (0..6).map(|q| call("gen", q)).collect();
+    let (b, _) = batcher(&srv, dir.path(), None);
+    let got = b.run(calls.clone()).await.unwrap();
+    let unfinished = |k: &str| match &got.outcomes[k].0 {
+        LineOutcome::Unfinished { reason } => reason.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    assert_eq!(
+        unfinished("key-gen-1"),
+        "no line for it in the output of batch batch_0"
+    );
+    assert_eq!(unfinished("key-gen-4"), unfinished("key-gen-1"));
+    assert_eq!(
+        unfinished("key-gen-2"),
+        "error line in the batch: scripted line failure"
+    );
+    assert_eq!(
+        got.outcomes["key-gen-5"].0,
+        LineOutcome::Refused {
+            status: 400,
+            message: "scripted refusal".into()
+        }
+    );
+    assert_eq!(answered(&got.outcomes["key-gen-0"].0), Some("echo q0"));
+    assert_eq!(answered(&got.outcomes["key-gen-3"].0), Some("echo q3"));
+    b.settle().unwrap();
+    drop(b);
+
+    // the next run asks the three unfinished calls again, in a new batch of exactly those
+    let again: Vec<BatchCall> = [1, 2, 4].iter().map(|&q| call("gen", q)).collect();
+    let (b, _) = batcher(&srv, dir.path(), None);
+    let got = b.run(again).await.unwrap();
+    assert_eq!(got.submitted, ["batch_1"]);
+    assert_eq!(
+        srv.batch_lines()[1],
+        [
+            "generate|cfg|q-001#0",
+            "generate|cfg|q-002#1",
+            "generate|cfg|q-004#2"
+        ]
+    );
+    assert_eq!(answered(&got.outcomes["key-gen-4"].0), Some("echo q4"));
+}
+
+#[tokio::test]
+async fn an_expired_batch_returns_what_it_answered_and_leaves_the_rest_unfinished() {
+    let srv = BatchServer::start(echo()).await;
+    srv.script(vec![Fault {
+        expire_after: Some(2),
+        ..Default::default()
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let (b, _) = batcher(&srv, dir.path(), None);
+    let got = b
+        .run((0..3).map(|q| call("gen", q)).collect())
+        .await
+        .unwrap();
+    assert_eq!(answered(&got.outcomes["key-gen-1"].0), Some("echo q1"));
+    assert_eq!(
+        got.outcomes["key-gen-2"].0,
+        LineOutcome::Unfinished {
+            reason: "batch batch_0 expired before answering it".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn cancelling_asks_the_server_for_every_batch_still_running() {
+    let srv = BatchServer::start(echo()).await;
+    srv.script(vec![Fault {
+        polls_in_progress: 100,
+        ..Default::default()
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let (b, _) = batcher(&srv, dir.path(), Some(0));
+    let got = b.run(vec![call("gen", 0)]).await.unwrap();
+    assert!(got.stopped);
+    assert_eq!(b.cancel_open().await.unwrap(), ["batch_0"]);
+    assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
+    let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
+    assert_eq!(book.entries[0].status, "cancelling");
+}
