@@ -11,7 +11,8 @@ use std::time::{Duration, SystemTime};
 use batch_support::{BatchServer, Fault};
 use chunksweep::llm::RetryConfig;
 use chunksweep::llm::batch::{
-    BatchApi, BatchBook, BatchCall, BatchConfig, Batcher, LineOutcome, Progress, VirtualWaiter,
+    BatchApi, BatchBook, BatchCall, BatchConfig, Batcher, Collected, LineOutcome, Progress,
+    VirtualWaiter,
 };
 use serde_json::{Value, json};
 
@@ -37,17 +38,11 @@ fn start() -> SystemTime {
 }
 
 /// A batcher on `srv` keeping `dir/batches.json`, polling every 30 s on a virtual clock that
-/// stops the wait after `stop_after` sleeps; with the progress reports it makes.
-fn batcher(
-    srv: &BatchServer,
-    dir: &Path,
-    stop_after: Option<usize>,
-) -> (Batcher, Arc<Mutex<Vec<Progress>>>) {
+/// stops the wait after `stop_after` sleeps.
+fn batcher(srv: &BatchServer, dir: &Path, stop_after: Option<usize>) -> Batcher {
     let api = BatchApi::new(&srv.url(), None, RetryConfig::default()).unwrap();
     let book = BatchBook::open(&dir.join("batches.json")).unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    let b = Batcher::new(
+    Batcher::new(
         api,
         BatchConfig {
             enabled: true,
@@ -55,22 +50,27 @@ fn batcher(
         },
         book,
         Arc::new(VirtualWaiter::new(start(), stop_after)),
-        Box::new(move |p: &Progress| sink.lock().unwrap().push(p.clone())),
-    );
-    (b, seen)
+    )
 }
 
-fn answered(o: &LineOutcome) -> Option<&str> {
+/// Runs `calls` through `b`, keeping every progress report.
+async fn run(b: &Batcher, calls: Vec<BatchCall>) -> (Collected, Vec<Progress>) {
+    let seen = Mutex::new(Vec::new());
+    let got = b
+        .run(calls, &|p: &Progress| seen.lock().unwrap().push(p.clone()))
+        .await
+        .unwrap();
+    (got, seen.into_inner().unwrap())
+}
+
+/// The reply text of an answered line.
+fn answered(o: &LineOutcome) -> Option<String> {
     match o {
         LineOutcome::Answered { body } => {
             let v: Value = serde_json::from_str(body).unwrap();
-            Some(Box::leak(
-                v["choices"][0]["message"]["content"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-                    .into_boxed_str(),
-            ))
+            v["choices"][0]["message"]["content"]
+                .as_str()
+                .map(str::to_string)
         }
         _ => None,
     }
@@ -87,17 +87,23 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
         Fault::default(),
     ]);
     let dir = tempfile::tempdir().unwrap();
-    let (b, progress) = batcher(&srv, dir.path(), None);
+    let b = batcher(&srv, dir.path(), None);
     let mut calls: Vec<BatchCall> = (0..3).map(|q| call("gen", q)).collect();
     calls.push(call("judge", 0));
     calls.push(call("gen", 1)); // the same request twice: one line
-    let got = b.run(calls).await.unwrap();
+    let (got, p) = run(&b, calls).await;
 
     assert_eq!(got.submitted, ["batch_0", "batch_1"]);
     assert!(!got.stopped);
     assert_eq!(got.outcomes.len(), 4);
-    assert_eq!(answered(&got.outcomes["key-gen-2"].0), Some("echo q2"));
-    assert_eq!(answered(&got.outcomes["key-judge-0"].0), Some("echo q0"));
+    assert_eq!(
+        answered(&got.outcomes["key-gen-2"].0).as_deref(),
+        Some("echo q2")
+    );
+    assert_eq!(
+        answered(&got.outcomes["key-judge-0"].0).as_deref(),
+        Some("echo q0")
+    );
     assert_eq!(got.outcomes["key-gen-0"].1.batch_id, "batch_0");
     assert_eq!(got.outcomes["key-judge-0"].1.batch_id, "batch_1");
     assert_eq!(
@@ -130,7 +136,6 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
         "{log:?}"
     );
     // progress: the first batch polled three times (two in progress, then completed)
-    let p = progress.lock().unwrap();
     let first: Vec<(&str, f64)> = p
         .iter()
         .filter(|p| p.batch_id == "batch_0")
@@ -173,8 +178,8 @@ async fn a_stopped_wait_leaves_the_batch_running_and_the_next_run_polls_the_same
     let calls: Vec<BatchCall> = (0..4).map(|q| call("gen", q)).collect();
 
     // first run: Ctrl-C after two sleeps
-    let (b, _) = batcher(&srv, dir.path(), Some(2));
-    let got = b.run(calls.clone()).await.unwrap();
+    let b = batcher(&srv, dir.path(), Some(2));
+    let (got, _) = run(&b, calls.clone()).await;
     assert!(got.stopped);
     assert_eq!(got.submitted, ["batch_0"]);
     let LineOutcome::Unfinished { reason } = &got.outcomes["key-gen-3"].0 else {
@@ -190,8 +195,8 @@ async fn a_stopped_wait_leaves_the_batch_running_and_the_next_run_polls_the_same
 
     // the rerun: polls batch_0 and submits nothing
     let before = srv.count("POST /files");
-    let (b, _) = batcher(&srv, dir.path(), None);
-    let got = b.run(calls).await.unwrap();
+    let b = batcher(&srv, dir.path(), None);
+    let (got, _) = run(&b, calls).await;
     assert!(got.submitted.is_empty());
     assert_eq!(srv.count("POST /files"), before);
     assert_eq!(srv.count("POST /batches"), 1);
@@ -217,8 +222,8 @@ async fn lines_missing_or_in_the_error_file_are_unfinished_and_only_they_are_ask
     ]);
     let dir = tempfile::tempdir().unwrap();
     let calls: Vec<BatchCall> = (0..6).map(|q| call("gen", q)).collect();
-    let (b, _) = batcher(&srv, dir.path(), None);
-    let got = b.run(calls.clone()).await.unwrap();
+    let b = batcher(&srv, dir.path(), None);
+    let (got, _) = run(&b, calls.clone()).await;
     let unfinished = |k: &str| match &got.outcomes[k].0 {
         LineOutcome::Unfinished { reason } => reason.clone(),
         other => panic!("{k}: {other:?}"),
@@ -239,15 +244,21 @@ async fn lines_missing_or_in_the_error_file_are_unfinished_and_only_they_are_ask
             message: "scripted refusal".into()
         }
     );
-    assert_eq!(answered(&got.outcomes["key-gen-0"].0), Some("echo q0"));
-    assert_eq!(answered(&got.outcomes["key-gen-3"].0), Some("echo q3"));
+    assert_eq!(
+        answered(&got.outcomes["key-gen-0"].0).as_deref(),
+        Some("echo q0")
+    );
+    assert_eq!(
+        answered(&got.outcomes["key-gen-3"].0).as_deref(),
+        Some("echo q3")
+    );
     b.settle().unwrap();
     drop(b);
 
     // the next run asks the three unfinished calls again, in a new batch of exactly those
     let again: Vec<BatchCall> = [1, 2, 4].iter().map(|&q| call("gen", q)).collect();
-    let (b, _) = batcher(&srv, dir.path(), None);
-    let got = b.run(again).await.unwrap();
+    let b = batcher(&srv, dir.path(), None);
+    let (got, _) = run(&b, again).await;
     assert_eq!(got.submitted, ["batch_1"]);
     assert_eq!(
         srv.batch_lines()[1],
@@ -257,7 +268,10 @@ async fn lines_missing_or_in_the_error_file_are_unfinished_and_only_they_are_ask
             "generate|cfg|q-004#2"
         ]
     );
-    assert_eq!(answered(&got.outcomes["key-gen-4"].0), Some("echo q4"));
+    assert_eq!(
+        answered(&got.outcomes["key-gen-4"].0).as_deref(),
+        Some("echo q4")
+    );
 }
 
 #[tokio::test]
@@ -268,12 +282,12 @@ async fn an_expired_batch_returns_what_it_answered_and_leaves_the_rest_unfinishe
         ..Default::default()
     }]);
     let dir = tempfile::tempdir().unwrap();
-    let (b, _) = batcher(&srv, dir.path(), None);
-    let got = b
-        .run((0..3).map(|q| call("gen", q)).collect())
-        .await
-        .unwrap();
-    assert_eq!(answered(&got.outcomes["key-gen-1"].0), Some("echo q1"));
+    let b = batcher(&srv, dir.path(), None);
+    let (got, _) = run(&b, (0..3).map(|q| call("gen", q)).collect()).await;
+    assert_eq!(
+        answered(&got.outcomes["key-gen-1"].0).as_deref(),
+        Some("echo q1")
+    );
     assert_eq!(
         got.outcomes["key-gen-2"].0,
         LineOutcome::Unfinished {
@@ -290,8 +304,8 @@ async fn cancelling_asks_the_server_for_every_batch_still_running() {
         ..Default::default()
     }]);
     let dir = tempfile::tempdir().unwrap();
-    let (b, _) = batcher(&srv, dir.path(), Some(0));
-    let got = b.run(vec![call("gen", 0)]).await.unwrap();
+    let b = batcher(&srv, dir.path(), Some(0));
+    let (got, _) = run(&b, vec![call("gen", 0)]).await;
     assert!(got.stopped);
     assert_eq!(b.cancel_open().await.unwrap(), ["batch_0"]);
     assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);

@@ -9,7 +9,7 @@ use reqwest::multipart::{Form, Part};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::BatchError;
+use super::error::BatchError;
 use crate::llm::config::{ApiKey, RetryConfig, redact_url, url_secrets};
 use crate::llm::retry::{backoff, is_retryable_status};
 

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::BatchError;
 use super::api::RequestCounts;
+use super::error::BatchError;
 
 /// One call in a batch: its line's custom id and its request key (the SHA-256 of the request
 /// line's body, as hex), which matches a later run's call to the line that asks it.

@@ -7,9 +7,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::BatchError;
 use super::api::{BatchApi, BatchInfo, RequestCounts};
 use super::book::{BatchBook, BatchEntry, BookedCall};
+use super::error::BatchError;
 use super::settings::BatchConfig;
 use super::waiter::Waiter;
 use super::wire::{LineOutcome, custom_id, input_line, read_lines};
@@ -75,26 +75,20 @@ pub struct Batcher {
     /// Batches whose outcomes the last [`Batcher::run`] returned: collected once the caller has
     /// used them ([`Batcher::settle`]).
     returned: Mutex<Vec<String>>,
-    progress: Box<dyn Fn(&Progress) + Send + Sync>,
 }
 
+/// Who is told of every poll of a batch.
+pub type OnProgress<'a> = &'a (dyn Fn(&Progress) + Sync);
+
 impl Batcher {
-    /// A batcher on `api` with `cfg`, keeping `book`, waiting with `waiter`, telling `progress`
-    /// of every poll.
-    pub fn new(
-        api: BatchApi,
-        cfg: BatchConfig,
-        book: BatchBook,
-        waiter: Arc<dyn Waiter>,
-        progress: Box<dyn Fn(&Progress) + Send + Sync>,
-    ) -> Self {
+    /// A batcher on `api` with `cfg`, keeping `book`, waiting with `waiter`.
+    pub fn new(api: BatchApi, cfg: BatchConfig, book: BatchBook, waiter: Arc<dyn Waiter>) -> Self {
         Batcher {
             api,
             cfg,
             waiter,
             book: Mutex::new(book),
             returned: Mutex::new(Vec::new()),
-            progress,
         }
     }
 
@@ -136,13 +130,18 @@ impl Batcher {
     /// yet collected are read from that batch (polled, never submitted again); the others go
     /// into one new batch per model, recorded in `batches.json` as soon as it exists. Waits until
     /// every batch involved has ended (or the wait is stopped), then reads the output and error
-    /// files. Outcomes of earlier runs' batches are settled first ([`settle`](Self::settle)).
+    /// files; `progress` is told of every poll. Outcomes an earlier call returned are settled
+    /// first ([`settle`](Self::settle)).
     ///
     /// # Errors
     /// [`BatchError`] when a batch cannot be submitted or polled, a file cannot be read, or
     /// `batches.json` cannot be written. Batches already submitted stay recorded: the same
     /// command polls them.
-    pub async fn run(&self, calls: Vec<BatchCall>) -> Result<Collected, BatchError> {
+    pub async fn run(
+        &self,
+        calls: Vec<BatchCall>,
+        progress: OnProgress<'_>,
+    ) -> Result<Collected, BatchError> {
         self.settle()?;
         let mut held: Vec<String> = Vec::new();
         let mut new: BTreeMap<String, Vec<BatchCall>> = BTreeMap::new();
@@ -163,7 +162,7 @@ impl Batcher {
             out.submitted.push(id.clone());
             held.push(id);
         }
-        let infos = self.wait(&held, &mut out.stopped).await?;
+        let infos = self.wait(&held, &mut out.stopped, progress).await?;
         for (id, info) in held.iter().zip(&infos) {
             self.collect(id, info, &mut out).await?;
         }
@@ -212,7 +211,12 @@ impl Batcher {
 
     /// Polls `ids` every `poll_s` seconds until each has ended or the wait is stopped
     /// (`stopped` set); the last state of each, in order.
-    async fn wait(&self, ids: &[String], stopped: &mut bool) -> Result<Vec<BatchInfo>, BatchError> {
+    async fn wait(
+        &self,
+        ids: &[String],
+        stopped: &mut bool,
+        progress: OnProgress<'_>,
+    ) -> Result<Vec<BatchInfo>, BatchError> {
         let mut last: Vec<Option<BatchInfo>> = vec![None; ids.len()];
         loop {
             for (id, slot) in ids.iter().zip(last.iter_mut()) {
@@ -220,7 +224,7 @@ impl Batcher {
                     continue;
                 }
                 let info = self.api.get(id).await?;
-                self.record_poll(id, &info)?;
+                self.record_poll(id, &info, progress)?;
                 *slot = Some(info);
             }
             if last.iter().flatten().all(BatchInfo::is_terminal) {
@@ -239,7 +243,12 @@ impl Batcher {
     }
 
     /// Stores a poll's status in the book (and when the batch ended) and reports it.
-    fn record_poll(&self, id: &str, info: &BatchInfo) -> Result<(), BatchError> {
+    fn record_poll(
+        &self,
+        id: &str,
+        info: &BatchInfo,
+        progress: OnProgress<'_>,
+    ) -> Result<(), BatchError> {
         let now = self.waiter.now();
         let mut book = self.lock();
         let Some(e) = book.entry_mut(id) else {
@@ -249,7 +258,7 @@ impl Batcher {
         if info.is_terminal() && e.completed_at.is_none() {
             e.completed_at = Some(rfc3339_utc(now));
         }
-        let progress = Progress {
+        let seen = Progress {
             batch_id: id.to_string(),
             model: e.model.clone(),
             status: e.status.clone(),
@@ -262,7 +271,7 @@ impl Batcher {
         };
         book.save()?;
         drop(book);
-        (self.progress)(&progress);
+        progress(&seen);
         Ok(())
     }
 
