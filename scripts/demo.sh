@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The main job on a machine with no API key: start the local model servers (the first time this
-# installs them: prebuilt wheels and a 94 MB model, nothing compiled; 27 s measured on two
-# cores at load average 12), build chunksweep (13 min 44 s the first time at load
-# average 12 to 14, 4 min 43 s of CPU: a debug build with the features
-# `cargo test` resolves too, so the README's two commands compile the dependencies once, in either
-# order), run the whole pipeline (sweep → selection → judge → report) on the sample handbook (the
-# sweep takes a second; the run's time is the model's: 21 min 2 s at load 7 to 12), and stop the servers. Each step
-# prints how long it took.
+# installs them: prebuilt wheels and a 94 MB model, nothing compiled), build chunksweep (a debug
+# build with the features `cargo test` resolves too, so the README's two commands compile the
+# dependencies once, in either order), run the whole pipeline (sweep → selection → judge →
+# report) on the sample handbook (the sweep takes a second; the run's time is the model's), and
+# stop the servers. Each step prints how long it took. Measured on a fresh clone with empty HOME
+# and CARGO_HOME on an idle two-core machine: servers 15 s, build 2 min 29 s, run 2 min 54 s,
+# 5 min 38 s in all (under load average 14 to 17: build 16 min 15 s, run 35 min 22 s).
 # Prerequisites: see scripts/local-models.sh (Linux x86-64 with AVX2, Python >= 3.10, libgomp1,
 # curl) and the Rust toolchain. Results go to results/<run-id>/; extra arguments go to
 # `chunksweep run`.
@@ -29,11 +29,11 @@ set -a
 set +a
 
 step=$SECONDS
-say "building chunksweep (the first build took 13 min 44 s on 2 cores under load; later ones take seconds)"
+say "building chunksweep (the first build took 2 min 29 s on 2 idle cores; later ones take seconds)"
 cargo build --locked
 say "built after $(since "$step")"
 
 step=$SECONDS
-say "running the handbook through the local servers (114 chat calls planned: took 21 min 2 s on 2 cores under load)"
+say "running the handbook through the local servers (114 chat calls planned: took 2 min 54 s on 2 idle cores)"
 cargo run --locked --quiet -- run --config datasets/handbook-local.toml "$@"
 say "run finished after $(since "$step"); the demo took $(since 0) in all"

@@ -14,8 +14,8 @@
 # AVX2, FMA and F16C, Python 3.10 or newer with venv and pip, the GNU OpenMP runtime libgomp.so.1
 # (Debian/Ubuntu: apt-get install libgomp1; most systems with gcc have it), curl, and network
 # access to PyPI. No compiler.
-# Measured on 2 cores at load average 12: the first setup 27 s with an empty pip cache (12 s CPU;
-# downloads: about 130 MB); `start` 2 to 21 s once set up (the model loads in 1 to 3 s when idle).
+# Measured on 2 cores with an empty pip cache (downloads: about 130 MB): the first setup and start
+# 15 s on an idle machine; at load average 14 to 17, setup 44 s (13 s of CPU) and start 17 s.
 #
 # Environment overrides:
 #   LOCAL_CHAT_PORT           chat server port (llama.cpp via xllamacpp)  default 8091
@@ -47,7 +47,8 @@ CHAT_CTX="${LOCAL_CHAT_CTX:-8192}"
 # Threads: llama.cpp's own default is one per physical core; on a two-core machine that the
 # embeddings server and chunksweep share, two generation threads fell to about 3 tokens per
 # second under load (issue 28), while one generation thread and two prompt threads kept the
-# handbook run near 7 minutes. So: half the cores generate, all of them read the prompt.
+# handbook run near 7 minutes under load (2 min 54 s idle). So: half the cores generate, all of
+# them read the prompt.
 CORES="$(nproc 2>/dev/null || echo 2)"
 CHAT_THREADS="${LOCAL_CHAT_THREADS:-$((CORES / 2 > 0 ? CORES / 2 : 1))}"
 CHAT_BATCH_THREADS="${LOCAL_CHAT_BATCH_THREADS:-$CORES}"
