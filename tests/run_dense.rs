@@ -224,3 +224,131 @@ async fn run_judges_dense_hybrid_and_semantic_candidates() {
         );
     }
 }
+
+/// Runs the binary with `args` (the config's server, no `OPENAI_BASE_URL`) off the async
+/// runtime, so the mock keeps answering.
+async fn chunksweep(args: Vec<std::ffi::OsString>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+            .args(args)
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_with_a_dense_grid_sends_nothing_and_counts_what_the_sweep_sends() {
+    let server = MockServer::start().await;
+    let mock = Mock2::default();
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(mock.clone())
+        .mount(&server)
+        .await;
+    Mock::given(path("/v1/chat/completions"))
+        .respond_with(mock.clone())
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let grid = [
+        "--retrievers",
+        "dense",
+        "--strategies",
+        "recursive",
+        "--sizes",
+        "24",
+        "--overlap",
+        "0",
+        "--k",
+        "1",
+    ];
+    let command = |verb: &str, out: &str, dry: bool| {
+        let mut a: Vec<std::ffi::OsString> =
+            vec![verb.into(), "--config".into(), cfg.clone().into()];
+        a.extend(["--out".into(), dir.path().join(out).into()]);
+        a.extend(grid.iter().map(|s| s.into()));
+        if dry {
+            a.push("--dry-run".into());
+        }
+        a
+    };
+
+    // nothing in the caches: the dry run sends no request, writes nothing, and says what the
+    // sweep would send and what the judge stage would cost without knowing its candidates
+    let dry = chunksweep(command("run", "dry", true)).await;
+    let stdout = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        0,
+        "{stdout}"
+    );
+    assert!(!dir.path().join("dry").exists());
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("dry run: the sweep would send "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        stdout.contains("candidates: not known before the sweep: the candidates are chosen by the sweep, which needs the calls above: 1 stand in for them"),
+        "{stdout}"
+    );
+    // 1 candidate × 2 questions × (1 answer + 2 verdicts), with controls and repeats
+    assert!(
+        stdout.contains("dry run: 1 candidate(s) × 2 question(s)"),
+        "{stdout}"
+    );
+
+    // the sweep then sends exactly the texts the dry run counted, in as many requests
+    let swept = chunksweep(command("sweep", "swept", false)).await;
+    assert!(
+        swept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&swept.stderr)
+    );
+    let (requests, texts) = {
+        let seen = mock.seen.lock().unwrap();
+        let embeds: Vec<&Seen> = seen.iter().filter(|(k, _, _)| k == "embeddings").collect();
+        (
+            embeds.len(),
+            embeds.iter().map(|(_, _, i)| i.len()).sum::<usize>(),
+        )
+    };
+    assert!(requests > 0 && texts > 2);
+    assert!(
+        line.starts_with(&format!(
+            "dry run: the sweep would send {requests} embedding request(s) ({texts} of {texts} texts not in the cache, about "
+        )),
+        "{line}"
+    );
+
+    // now that the cache holds every vector, the dry run sweeps from it, still sending nothing,
+    // and estimates the judge stage on the candidate it picked
+    let sent = server.received_requests().await.unwrap().len();
+    let dry = chunksweep(command("run", "dry2", true)).await;
+    let stdout = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        sent,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "dry run: the sweep sends nothing: its {texts} text(s) to embed are in the caches"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("candidates: {DENSE}")), "{stdout}");
+    assert!(dir.path().join("dry2/sweep.csv").exists());
+}

@@ -65,7 +65,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         JudgeOutcome::DryRun(d) => print::dry_run(d),
         JudgeOutcome::Judged(j) => {
             if !quiet {
-                print::judged(j, &out.sweep.run_dir);
+                print::judged(j, &plan.run_dir);
             }
             if let Some(note) = &j.incomplete {
                 eprintln!("incomplete: {note}");

@@ -95,8 +95,11 @@ pub fn judged(j: &Judged, run_dir: &std::path::Path) {
     );
 }
 
-/// The dry run's estimate.
+/// The dry run's estimate: what the sweep sends (or would), then the judge stage's.
 pub fn dry_run(d: &DryRun) {
+    if let Some(line) = d.sweep.as_ref().and_then(|s| s.summary()) {
+        println!("dry run: {line}");
+    }
     println!(
         "dry run: {} candidate(s) × {} question(s); {} already done, {} to run",
         d.candidates.len(),
@@ -104,7 +107,10 @@ pub fn dry_run(d: &DryRun) {
         d.done,
         d.todo
     );
-    println!("candidates: {}", d.candidates.join(", "));
+    match &d.unswept {
+        Some(why) => println!("candidates: not known before the sweep: {why}"),
+        None => println!("candidates: {}", d.candidates.join(", ")),
+    }
     println!(
         "with {} planted control call(s) and {} repeat call(s) measuring the judge",
         d.control_calls, d.repeat_calls

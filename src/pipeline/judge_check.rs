@@ -276,6 +276,7 @@ fn items_of_run(
         embed: plan.embed.as_ref(),
         context: plan.context.as_ref(),
         llm: &plan.llm,
+        dry_run: false,
     };
     let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
     let jobs = judge::plan_jobs(

@@ -56,8 +56,9 @@ pub struct SweepOutput {
 
 /// What `run` did.
 pub struct RunOutput {
-    /// The sweep part.
-    pub sweep: SweepOutput,
+    /// The sweep part (`None`: a dry run whose sweep would have had to send calls, so it did
+    /// not run; see [`judge_step::DryRun::unswept`]).
+    pub sweep: Option<SweepOutput>,
     /// The judge part.
     pub judge: JudgeOutcome,
 }
@@ -155,7 +156,10 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
 }
 
 /// `chunksweep run`: the sweep, then the judge stage on the candidates, then the report with the
-/// judge's section. With `plan.dry_run` the judge stage only estimates.
+/// judge's section. With `plan.dry_run` nothing is sent: the sweep's prepare step counts what it
+/// would send from the caches; when the caches answer everything the sweep runs and the judge
+/// stage's estimate is exact, otherwise nothing is swept or written and the judge stage is
+/// estimated without its candidates ([`judge_step::estimate_unswept`]).
 ///
 /// # Errors
 /// [`Error`] from the first stage that fails; finished judge rows stay in the folder.
@@ -169,7 +173,19 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan.llm.api_key().map_err(JudgeError::from)?;
     }
     let rt = runtime()?;
-    let (swept, mut dir) = swept::load_and_sweep(plan, &rt, events)?;
+    let (swept, mut dir) = if plan.dry_run {
+        match swept::dry_sweep(plan, &rt, events)? {
+            Ok(done) => done,
+            Err(unsent) => {
+                return Ok(RunOutput {
+                    sweep: None,
+                    judge: JudgeOutcome::DryRun(judge_step::estimate_unswept(plan, &unsent)?),
+                });
+            }
+        }
+    } else {
+        swept::load_and_sweep(plan, &rt, events)?
+    };
     let rows = swept.rows();
     let questions = swept.questions();
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
@@ -234,13 +250,13 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         .into());
     }
     Ok(RunOutput {
-        sweep: SweepOutput {
+        sweep: Some(SweepOutput {
             run_dir: plan.run_dir.clone(),
             n_questions: swept.golden.questions.len(),
             rows,
             decision,
             wall_s,
-        },
+        }),
         judge: judged,
     })
 }

@@ -11,7 +11,7 @@ use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::{self, GoldenSet};
 use crate::plan::Plan;
-use crate::prepare::{self, PrepareInputs, Prepared};
+use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
 use crate::report::manifest::PhaseTimes;
 use crate::report::run_dir::RunDir;
 use crate::sweep::SweepError;
@@ -80,14 +80,28 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's
-/// files (sweep.csv, sweep_questions.csv, the prepare step's call records, chunks) into the run
-/// folder, which it creates (and locks) once the inputs have loaded, and returns.
-pub(super) fn load_and_sweep(
-    plan: &Plan,
-    rt: &tokio::runtime::Runtime,
-    events: Events<'_>,
-) -> Result<(Swept, RunDir), Error> {
+/// The inputs of a sweep, loaded and tokenized.
+struct Loaded {
+    corpus: Corpus,
+    golden: GoldenSet,
+    tokens: CorpusTokens,
+    phases: PhaseTimes,
+}
+
+/// What a dry run's sweep would send when the caches do not answer every call its grid needs:
+/// nothing was sent, swept or written.
+pub struct Unsent {
+    /// The corpus.
+    pub corpus: Corpus,
+    /// The golden set.
+    pub golden: GoldenSet,
+    /// What the prepare step would send.
+    pub would_send: WouldSend,
+}
+
+/// Loads and tokenizes the inputs of `plan` (after checking its `--out`), warning about
+/// duplicate documents.
+fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     RunDir::check_out(&plan.run_dir)?;
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
@@ -97,25 +111,95 @@ pub(super) fn load_and_sweep(
     for warning in corpus.duplicate_warnings() {
         events(RunEvent::Warning(warning));
     }
-    // The run folder is created (and locked) only once the inputs are known to be good, so bad
-    // input leaves no empty folder behind.
-    let mut dir = RunDir::create(&plan.run_dir)?;
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);
+    Ok(Loaded {
+        corpus,
+        golden,
+        tokens,
+        phases,
+    })
+}
+
+/// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent).
+fn prepare_for(
+    plan: &Plan,
+    loaded: &Loaded,
+    rt: &tokio::runtime::Runtime,
+    dry_run: bool,
+    events: Events<'_>,
+) -> Result<Prepared, Error> {
     // The judge may be asked for configurations outside the grid: prepare them too.
     let configs = plan.prepared_configs();
     let inputs = PrepareInputs {
-        corpus: &corpus,
-        tokens: &tokens,
-        golden: &golden,
+        corpus: &loaded.corpus,
+        tokens: &loaded.tokens,
+        golden: &loaded.golden,
         spec: &plan.sweep,
         configs: &configs,
         embed: plan.embed.as_ref(),
         context: plan.context.as_ref(),
         llm: &plan.llm,
+        dry_run,
     };
-    let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
+    Ok(rt.block_on(prepare::prepare(&inputs, events))?)
+}
+
+/// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's
+/// files (sweep.csv, sweep_questions.csv, the prepare step's call records, chunks) into the run
+/// folder, which it creates (and locks) once the inputs have loaded, and returns.
+pub(super) fn load_and_sweep(
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    events: Events<'_>,
+) -> Result<(Swept, RunDir), Error> {
+    let loaded = load(plan, events)?;
+    // The run folder is created (and locked) only once the inputs are known to be good, so bad
+    // input leaves no empty folder behind.
+    let dir = RunDir::create(&plan.run_dir)?;
+    let prepared = prepare_for(plan, &loaded, rt, false, events)?;
+    sweep_prepared(plan, loaded, prepared, dir, events)
+}
+
+/// `run --dry-run`'s sweep: the prepare step counts what it would send from the caches and the
+/// grid ([`WouldSend`]), sending nothing. When the caches answer everything, the sweep runs on
+/// them as [`load_and_sweep`]'s does (its `prepared.would_send` says so); otherwise nothing is
+/// swept or written and what would be sent is returned ([`Unsent`]).
+pub(super) fn dry_sweep(
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    events: Events<'_>,
+) -> Result<Result<(Swept, RunDir), Unsent>, Error> {
+    let loaded = load(plan, events)?;
+    let prepared = prepare_for(plan, &loaded, rt, true, events)?;
+    let would_send = prepared.would_send.clone().unwrap_or_default();
+    if !would_send.is_nothing() {
+        return Ok(Err(Unsent {
+            corpus: loaded.corpus,
+            golden: loaded.golden,
+            would_send,
+        }));
+    }
+    let dir = RunDir::create(&plan.run_dir)?;
+    sweep_prepared(plan, loaded, prepared, dir, events).map(Ok)
+}
+
+/// Sweeps every configuration of `plan` with what the prepare step made, writing the sweep's
+/// files into `dir`.
+fn sweep_prepared(
+    plan: &Plan,
+    loaded: Loaded,
+    prepared: Prepared,
+    mut dir: RunDir,
+    events: Events<'_>,
+) -> Result<(Swept, RunDir), Error> {
+    let Loaded {
+        corpus,
+        golden,
+        tokens,
+        mut phases,
+    } = loaded;
     if let Some(e) = &prepared.embed {
         dir.write_csv(files::EMBED_CALLS, &e.records)?;
         dir.write_json(files::EMBEDDINGS, e)?;

@@ -28,7 +28,7 @@ use crate::chunking::{self, ChunkContext, ChunkError};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
-use crate::llm::cost::cost_usd;
+use crate::llm::cost::{cost_usd, estimate_chat_prompt_tokens};
 use crate::llm::{CallRecord, ChatMessage, ChatRequest, LlmClient, LlmError};
 use crate::sweep::grid::ConfigSpec;
 use crate::template::render;
@@ -278,6 +278,75 @@ pub fn context_request(
     r
 }
 
+/// A context call's stage in its record: `context:<doc id>@<start>..<end>` (bytes).
+fn stage(corpus: &Corpus, key: ChunkKey) -> String {
+    format!(
+        "context:{}@{}..{}",
+        corpus.docs[key.doc].id, key.byte_start, key.byte_end
+    )
+}
+
+/// The context calls a dry run would send: those of `needed` that the response cache does not
+/// answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ContextCount {
+    /// Distinct chunks that need a context.
+    pub chunks: usize,
+    /// Of them, answered by the cache.
+    pub cached: usize,
+    /// Calls that would be sent (one per chunk the cache does not answer).
+    pub calls: usize,
+    /// Their prompt tokens (cl100k_base estimates).
+    pub prompt_tokens: u64,
+    /// Their completion tokens at the cap (`max_tokens`): an upper bound.
+    pub completion_tokens: u64,
+    /// Their cost at the model's prices, USD; `None` without a price.
+    pub cost_usd: Option<f64>,
+}
+
+/// Counts the calls [`generate_contexts`] would send for `needed`: each chunk's request looked up
+/// in `client`'s response cache, nothing sent (a dry run).
+///
+/// # Errors
+/// [`ContextError::Call`] when the cache cannot be read.
+pub async fn count_contexts(
+    client: &LlmClient,
+    corpus: &Corpus,
+    tokens: &CorpusTokens,
+    needed: &NeededChunks,
+    prompt: &ContextPrompt,
+    settings: &ContextSettings,
+) -> Result<ContextCount, ContextError> {
+    let mut count = ContextCount {
+        chunks: needed.keys.len(),
+        ..ContextCount::default()
+    };
+    for &key in &needed.keys {
+        let req = context_request(corpus, tokens, key, prompt, settings);
+        let stage = stage(corpus, key);
+        match client.cached_chat(&stage, &req).await {
+            Ok(Some(_)) => count.cached += 1,
+            Ok(None) => {
+                count.calls += 1;
+                count.prompt_tokens += estimate_chat_prompt_tokens(&req.messages);
+                count.completion_tokens += u64::from(settings.max_tokens);
+            }
+            Err(source) => {
+                return Err(ContextError::Call {
+                    chunk: stage.trim_start_matches("context:").to_string(),
+                    source,
+                });
+            }
+        }
+    }
+    count.cost_usd = cost_usd(
+        client.config().model(&settings.model),
+        count.prompt_tokens,
+        count.completion_tokens,
+    );
+    Ok(count)
+}
+
 /// A model's reply made into a one-line prefix: whitespace runs collapsed to one space, trimmed.
 pub fn clean_context(reply: &str) -> String {
     reply.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -313,10 +382,7 @@ pub async fn generate_contexts(
     let mut set = JoinSet::new();
     for (i, &key) in keys.iter().enumerate() {
         let req = context_request(corpus, tokens, key, prompt, settings);
-        let stage = format!(
-            "context:{}@{}..{}",
-            corpus.docs[key.doc].id, key.byte_start, key.byte_end
-        );
+        let stage = stage(corpus, key);
         let client = client.clone();
         let sem = Arc::clone(&sem);
         set.spawn(async move {

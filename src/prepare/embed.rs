@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use super::embed_cache::{CacheError, EmbedCache};
 use crate::exit::ExitClass;
-use crate::llm::cost::count_tokens;
+use crate::llm::cost::{count_tokens, estimate_embed_tokens};
 use crate::llm::{CallRecord, ClientConfig, EmbedRequest, LlmClient, LlmError};
 use crate::retrieval::embeddings::{EmbedSettings, EmbeddingError, Embeddings, Role, text_hash};
 use crate::sweep::error::SweepError;
@@ -96,6 +96,8 @@ pub struct Embedder {
     client: LlmClient,
     cache: Option<EmbedCache>,
     settings: EmbedSettings,
+    /// A dry run's embedder ([`Embedder::offline`]): sends nothing.
+    offline: bool,
 }
 
 impl Embedder {
@@ -126,6 +128,27 @@ impl Embedder {
             client,
             cache,
             settings,
+            offline: false,
+        })
+    }
+
+    /// A dry run's embedder: the vector cache at `settings.cache_path` answers what it holds,
+    /// and nothing is sent: [`embed_all`](Self::embed_all) counts what it would send instead
+    /// (no API key is read, as no request leaves).
+    ///
+    /// # Errors
+    /// As [`Embedder::new`], without the key's.
+    pub fn offline(settings: EmbedSettings, mut llm: ClientConfig) -> Result<Self, EmbedError> {
+        settings.validate()?;
+        if let Some(url) = &settings.base_url {
+            llm.base_url = Some(url.clone());
+        }
+        llm.cache = false;
+        Ok(Embedder {
+            client: LlmClient::with_api_key(llm, None)?,
+            cache: Some(EmbedCache::open(&settings.cache_path)?),
+            settings,
+            offline: true,
         })
     }
 
@@ -139,6 +162,7 @@ impl Embedder {
             client,
             cache,
             settings,
+            offline: false,
         }
     }
 
@@ -159,7 +183,9 @@ impl Embedder {
 
     /// Embeds every distinct document and query text: from the cache where it is there, else in
     /// batches of `batch_size` sent concurrently (the client paces them), storing each new
-    /// vector in the cache as its batch returns.
+    /// vector in the cache as its batch returns. An [`offline`](Self::offline) embedder returns
+    /// the cached vectors only, and its stats count what it would send (`sent`, `requests`,
+    /// `tokens_sent` as cl100k estimates, `cost_usd`).
     ///
     /// # Errors
     /// [`EmbeddingError::TooLong`] (as [`EmbedError::Embedding`]) before anything is sent;
@@ -205,6 +231,17 @@ impl Embedder {
                 }
             }
             stats.sent += todo.len();
+            if self.offline {
+                // a dry run: what these requests would be, at the cl100k estimate of their input
+                let tokens = estimate_embed_tokens(&todo);
+                stats.requests += todo.len().div_ceil(self.settings.batch_size.max(1));
+                stats.tokens_sent += tokens;
+                stats.cost_usd += llm
+                    .model(&model)
+                    .input_usd_per_mtok
+                    .map_or(0.0, |p| p * tokens as f64 / 1e6);
+                continue;
+            }
             for batch in todo.chunks(self.settings.batch_size) {
                 let client = self.client.clone();
                 let req = EmbedRequest {

@@ -29,7 +29,8 @@ use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
 use crate::tokenize::CorpusTokens;
 use contexts::{
-    ContextError, ContextPrompt, ContextSettings, ContextSummary, generate_contexts, needed_chunks,
+    ContextCount, ContextError, ContextPrompt, ContextSettings, ContextSummary, count_contexts,
+    generate_contexts, needed_chunks,
 };
 use embed::{EmbedError, EmbedStats, Embedder};
 
@@ -87,6 +88,83 @@ pub struct Prepared {
     pub embed: Option<EmbedReport>,
     /// The context step, when the grid has `llm_context`.
     pub contexts: Option<ContextReport>,
+    /// A dry run's count of what the step would send (`None` when not a dry run).
+    pub would_send: Option<WouldSend>,
+}
+
+/// What the prepare step would send, found from the caches and the grid without sending anything
+/// (`run --dry-run`). When it would send nothing, the dry run's [`Prepared`] is complete (every
+/// vector and context from the caches) and the sweep runs on it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WouldSend {
+    /// Embeddings (when the grid needs them): distinct texts, of them cached, and what the rest
+    /// would take (`sent`: texts, `requests`, `tokens_sent`: cl100k_base estimates,
+    /// `cost_usd`: 0 without a price).
+    pub embed: Option<EmbedStats>,
+    /// `llm_context` contexts: the calls the response cache does not answer.
+    pub contexts: Option<ContextCount>,
+    /// Configurations whose texts cannot be known before the calls above are answered (semantic
+    /// chunks before their sentences' vectors, `llm_context` chunks before their contexts): their
+    /// chunk embeddings are not counted.
+    pub uncounted: Vec<String>,
+}
+
+impl WouldSend {
+    /// Whether nothing would be sent (and everything was counted).
+    pub fn is_nothing(&self) -> bool {
+        self.embed.as_ref().is_none_or(|e| e.sent == 0)
+            && self.contexts.as_ref().is_none_or(|c| c.calls == 0)
+            && self.uncounted.is_empty()
+    }
+
+    /// One line for the dry run: `the sweep would send 3 embedding request(s) (41 of 57 texts
+    /// not in the cache, about 2310 tokens, $0.0001) and 12 context call(s) (…)`, naming the
+    /// configurations not counted; `the sweep sends nothing: …` when the caches answer
+    /// everything.
+    /// `None` for a grid that needs no embeddings or contexts.
+    pub fn summary(&self) -> Option<String> {
+        if self.embed.is_none() && self.contexts.is_none() {
+            return None;
+        }
+        if self.is_nothing() {
+            let mut held = Vec::new();
+            if let Some(e) = &self.embed {
+                held.push(format!("{} text(s) to embed", e.texts));
+            }
+            if let Some(c) = &self.contexts {
+                held.push(format!("{} context(s)", c.chunks));
+            }
+            return Some(format!(
+                "the sweep sends nothing: its {} are in the caches",
+                held.join(" and ")
+            ));
+        }
+        let mut parts = Vec::new();
+        if let Some(e) = self.embed.as_ref().filter(|e| e.sent > 0) {
+            parts.push(format!(
+                "{} embedding request(s) ({} of {} texts not in the cache, about {} tokens, ${:.4})",
+                e.requests, e.sent, e.texts, e.tokens_sent, e.cost_usd
+            ));
+        }
+        if let Some(c) = self.contexts.as_ref().filter(|c| c.calls > 0) {
+            let cost = c.cost_usd.map_or_else(
+                || "cost unknown: no price".to_string(),
+                |u| format!("${u:.4}"),
+            );
+            parts.push(format!(
+                "{} context call(s) ({} of {} chunks not in the cache, about {} prompt and at most {} completion tokens, {cost})",
+                c.calls, c.calls, c.chunks, c.prompt_tokens, c.completion_tokens
+            ));
+        }
+        let mut line = format!("the sweep would send {}", parts.join(" and "));
+        if !self.uncounted.is_empty() {
+            line.push_str(&format!(
+                ", and the chunk embeddings of {}, not counted: their texts exist only once those are answered",
+                self.uncounted.join(", ")
+            ));
+        }
+        Some(line)
+    }
 }
 
 /// What the prepare step reads.
@@ -107,6 +185,8 @@ pub struct PrepareInputs<'a> {
     pub context: Option<&'a ContextSettings>,
     /// The LLM client's settings (server, limits, prices, cache).
     pub llm: &'a ClientConfig,
+    /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
+    pub dry_run: bool,
 }
 
 /// Runs the steps the grid needs, in order, reporting progress to `events`.
@@ -121,7 +201,11 @@ pub async fn prepare(
     let mut context = RetrievalContext::for_spec(inputs.corpus, inputs.spec);
     let embedder = match inputs.embed {
         Some(settings) if vectors::needs_embeddings(inputs.configs) => {
-            let embedder = Embedder::new(settings.clone(), inputs.llm.clone(), true)?;
+            let embedder = if inputs.dry_run {
+                Embedder::offline(settings.clone(), inputs.llm.clone())?
+            } else {
+                Embedder::new(settings.clone(), inputs.llm.clone(), true)?
+            };
             events(RunEvent::Note(format!(
                 "embedding with {} at {} ({} chunk text)",
                 settings.model,
@@ -133,24 +217,47 @@ pub async fn prepare(
         _ => None,
     };
     let mut stats = EmbedStats::default();
+    let mut would = WouldSend::default();
+    let mut configs = inputs.configs.to_vec();
     if let Some(embedder) = &embedder {
         stats.add(
             &vectors::embed_sentences(inputs.corpus, inputs.configs, embedder, &mut context)
                 .await?,
         );
+        if stats.sent > 0 && inputs.dry_run {
+            // semantic chunks exist only once their sentences have vectors
+            would.uncounted.extend(not_counted(&mut configs, |c| {
+                c.params.strategy == crate::chunking::Strategy::Semantic
+            }));
+        }
     }
     let contexts = match inputs.context {
-        Some(settings) => {
-            let run = write_contexts(inputs, settings, &context, events).await?;
-            context.contexts = run.contexts;
-            context.context_costs = run.costs;
-            Some(ContextReport {
-                summary: run.summary,
-                records: run.records,
-            })
+        Some(settings) if inputs.dry_run => {
+            let count = count_contexts_of(inputs, settings, &configs, &context).await?;
+            let run = match count.calls {
+                // every context is in the cache: made from it, as a run would
+                0 => Some(write_contexts(inputs, settings, &configs, &context, events).await?),
+                _ => None,
+            };
+            if count.calls > 0 {
+                would.uncounted.extend(not_counted(&mut configs, |c| {
+                    c.prefix == crate::chunking::enrich::Prefix::LlmContext
+                }));
+            }
+            would.contexts = Some(count);
+            run
         }
+        Some(settings) => Some(write_contexts(inputs, settings, &configs, &context, events).await?),
         None => None,
     };
+    let contexts = contexts.map(|run| {
+        context.contexts = run.contexts;
+        context.context_costs = run.costs;
+        ContextReport {
+            summary: run.summary,
+            records: run.records,
+        }
+    });
     let embed = match embedder {
         Some(embedder) => {
             stats.add(
@@ -158,16 +265,21 @@ pub async fn prepare(
                     inputs.corpus,
                     inputs.tokens,
                     inputs.golden,
-                    inputs.configs,
+                    &configs,
                     &embedder,
                     &mut context,
                 )
                 .await?,
             );
+            let verb = if inputs.dry_run {
+                "to send (a dry run: nothing sent)"
+            } else {
+                "sent"
+            };
             events(RunEvent::Finished {
                 step: Step::Embed,
                 summary: format!(
-                    "{} distinct texts, {} from the cache, {} sent in {} requests ({} tokens, ${:.6}) in {:.1} s",
+                    "{} distinct texts, {} from the cache, {} {verb} in {} requests ({} tokens, ${:.6}) in {:.1} s",
                     stats.texts,
                     stats.cached,
                     stats.sent,
@@ -177,6 +289,7 @@ pub async fn prepare(
                     stats.wall_ms / 1e3
                 ),
             });
+            would.embed = Some(stats.clone());
             Some(EmbedReport {
                 settings: embedder.settings().clone(),
                 base_url: embedder.base_url(),
@@ -190,7 +303,47 @@ pub async fn prepare(
         context,
         embed,
         contexts,
+        would_send: inputs.dry_run.then_some(would),
     })
+}
+
+/// Removes from `configs` those `which` picks, returning their ids (the configurations a dry
+/// run cannot count further).
+fn not_counted(configs: &mut Vec<ConfigSpec>, which: impl Fn(&ConfigSpec) -> bool) -> Vec<String> {
+    let ids = configs
+        .iter()
+        .filter(|c| which(c))
+        .map(ConfigSpec::id)
+        .collect();
+    configs.retain(|c| !which(c));
+    ids
+}
+
+/// The context calls the grid's `llm_context` configurations of `configs` would send
+/// ([`count_contexts`]), through a client that reads no API key (nothing is sent).
+async fn count_contexts_of(
+    inputs: &PrepareInputs<'_>,
+    settings: &ContextSettings,
+    configs: &[ConfigSpec],
+    context: &RetrievalContext,
+) -> Result<ContextCount, PrepareError> {
+    let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
+    let client = LlmClient::with_api_key(inputs.llm.clone(), None).map_err(ContextError::from)?;
+    let needed = needed_chunks(
+        inputs.corpus,
+        inputs.tokens,
+        configs,
+        &context.chunk_context(),
+    )?;
+    Ok(count_contexts(
+        &client,
+        inputs.corpus,
+        inputs.tokens,
+        &needed,
+        &prompt,
+        settings,
+    )
+    .await?)
 }
 
 /// The contexts of every `llm_context` chunk of the grid (chunked with the sentence vectors in
@@ -198,15 +351,22 @@ pub async fn prepare(
 async fn write_contexts(
     inputs: &PrepareInputs<'_>,
     settings: &ContextSettings,
+    configs: &[ConfigSpec],
     context: &RetrievalContext,
     events: Events<'_>,
 ) -> Result<contexts::ContextRun, PrepareError> {
     let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
-    let client = LlmClient::new(inputs.llm.clone()).map_err(ContextError::from)?;
+    // a dry run reaches here only when the cache answers every call: no key is read
+    let client = if inputs.dry_run {
+        LlmClient::with_api_key(inputs.llm.clone(), None)
+    } else {
+        LlmClient::new(inputs.llm.clone())
+    }
+    .map_err(ContextError::from)?;
     let needed = needed_chunks(
         inputs.corpus,
         inputs.tokens,
-        inputs.configs,
+        configs,
         &context.chunk_context(),
     )?;
     let run = generate_contexts(

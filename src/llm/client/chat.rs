@@ -28,23 +28,12 @@ impl LlmClient {
     /// [`LlmError::Cache`]. Every outcome, success or error, is also appended to
     /// [`records`](Self::records).
     pub async fn chat(&self, stage: &str, req: ChatRequest) -> Result<ChatOutcome, LlmError> {
+        if let Some(hit) = self.cached_chat(stage, &req).await? {
+            return Ok(hit);
+        }
         let body = req.to_body();
         let (key, info) = self.key_for("chat", &req.model, json!({"request": body}));
         let ctx = self.ctx(stage, CallKind::Chat, &req.model, &key);
-
-        if let Some(hit) = self.cached(&key, &ctx).await?
-            && let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
-                .ok()
-                .and_then(|w| w.first())
-                .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
-        {
-            let record = self.hit(&ctx, &hit);
-            return Ok(ChatOutcome {
-                content,
-                finish_reason: finish,
-                record,
-            });
-        }
 
         let est_prompt = estimate_chat_prompt_tokens(&req.messages);
         let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
@@ -88,6 +77,38 @@ impl LlmClient {
                 Err(self.fail(&ctx, att, None, e))
             }
         }
+    }
+
+    /// The usable reply to `req` in the response cache, as [`chat`](Self::chat) would return
+    /// it (and recorded as a cache hit); `None` without a cache or when it holds none. Nothing is
+    /// sent: what a dry run uses to tell the calls it would make from those already answered.
+    ///
+    /// # Errors
+    /// [`LlmError::Cache`] when the cache cannot be read.
+    pub async fn cached_chat(
+        &self,
+        stage: &str,
+        req: &ChatRequest,
+    ) -> Result<Option<ChatOutcome>, LlmError> {
+        let body = req.to_body();
+        let (key, _) = self.key_for("chat", &req.model, json!({"request": body}));
+        let ctx = self.ctx(stage, CallKind::Chat, &req.model, &key);
+        let Some(hit) = self.cached(&key, &ctx).await? else {
+            return Ok(None);
+        };
+        let Some((content, finish)) = serde_json::from_str::<WireChat>(&hit.body)
+            .ok()
+            .and_then(|w| w.first())
+            .filter(|(c, f)| unusable(c, f.as_deref(), req.reject_truncated).is_none())
+        else {
+            return Ok(None);
+        };
+        let record = self.hit(&ctx, &hit);
+        Ok(Some(ChatOutcome {
+            content,
+            finish_reason: finish,
+            record,
+        }))
     }
 
     /// A chat completion whose reply must be a JSON value matching `schema` (a JSON Schema
