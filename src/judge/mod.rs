@@ -61,7 +61,9 @@ pub use error::JudgeError;
 pub use criteria::Criterion;
 pub use fingerprint::Fingerprint;
 pub use journal::{CallLog, CallRow, Finished, load_finished, recorded_spend};
-pub use pipeline::{Estimate, Job, JudgeRun, Setup, estimate, plan_jobs, run_judge};
+pub use pipeline::{
+    Estimate, Job, JudgeRun, Setup, estimate, judged_questions, plan_jobs, run_judge,
+};
 pub use prompts::{PromptError, PromptSet};
 pub use rows::{JudgeQuestionRow, Judgement, Verdicts};
 pub use settings::{JudgeMode, JudgeSettings};

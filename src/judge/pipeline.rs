@@ -106,6 +106,18 @@ pub fn plan_jobs(
     Ok(jobs)
 }
 
+/// The golden set's first `max_questions` questions, the ones the judge stage asks (all
+/// without a cap).
+pub fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenSet {
+    match max_questions {
+        Some(n) if n < golden.questions.len() => GoldenSet {
+            questions: golden.questions[..n].to_vec(),
+            ..golden.clone()
+        },
+        _ => golden.clone(),
+    }
+}
+
 /// Calls, tokens and cost expected for a set of jobs, before anything is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Estimate {
@@ -122,6 +134,14 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// Adds `more` (calls, tokens, cost; no cost when either has none).
+    pub fn add(&mut self, more: &Estimate) {
+        self.calls += more.calls;
+        self.prompt_tokens += more.prompt_tokens;
+        self.completion_tokens += more.completion_tokens;
+        self.cost_usd = self.cost_usd.zip(more.cost_usd).map(|(a, b)| a + b);
+    }
+
     /// One line saying where the calls go and what they should cost, printed before the first
     /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
     /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown

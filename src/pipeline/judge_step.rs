@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+pub use super::dry_run::DryRun;
 use super::swept::Swept;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
@@ -17,7 +18,6 @@ use crate::golden::GoldenSet;
 use crate::judge::check::{CheckRow, estimate_items, load_checks, run_checks};
 use crate::judge::controls::{check_items, placeholders, sources};
 use crate::judge::gates::unfinished_note;
-use crate::judge::prompts::fence_context;
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
     self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
@@ -26,45 +26,12 @@ use crate::judge::{
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
-use crate::prepare::WouldSend;
 use crate::report::run_dir::RunDir;
 use crate::select::Selection;
 use crate::select::prefix::{PrefixComparison, best_prefix};
 use crate::sweep::grid::{ConfigCut, ConfigSpec};
 use crate::sweep::rows::SweepRow;
 use crate::sweep::score::run_config;
-
-/// What `--dry-run` found: the work left and its estimate; nothing was sent.
-#[derive(Debug, Clone)]
-pub struct DryRun {
-    /// The candidates' ids.
-    pub candidates: Vec<String>,
-    /// Questions judged per candidate.
-    pub questions: usize,
-    /// Candidate × question pairs already in the run folder.
-    pub done: usize,
-    /// Pairs left to run.
-    pub todo: usize,
-    /// Calls, tokens and cost of what is left, controls and repeats included.
-    pub estimate: Estimate,
-    /// Planted control calls in the estimate (over every judged answer, finished ones too:
-    /// those are cache hits).
-    pub control_calls: usize,
-    /// Repeat calls in the estimate.
-    pub repeat_calls: usize,
-    /// The generator model.
-    pub generator_model: String,
-    /// The judge model.
-    pub judge_model: String,
-    /// The server the calls would go to, credentials redacted.
-    pub server: String,
-    /// What the sweep's prepare step sends for the grid, or would send (embeddings, contexts),
-    /// counted from the caches: in a dry run nothing is sent.
-    pub sweep: Option<WouldSend>,
-    /// When the sweep could not run without sending, so the candidates are not known: how the
-    /// estimate stands in for them (its calls exact, its tokens an upper bound).
-    pub unswept: Option<String>,
-}
 
 /// What the judge stage did.
 #[derive(Debug, Clone)]
@@ -147,17 +114,6 @@ pub fn choose_candidates(
         .to_vec())
 }
 
-/// The golden set's first `max_questions` questions (all without a cap).
-fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> GoldenSet {
-    match max_questions {
-        Some(n) if n < golden.questions.len() => GoldenSet {
-            questions: golden.questions[..n].to_vec(),
-            ..golden.clone()
-        },
-        _ => golden.clone(),
-    }
-}
-
 /// What the judge stage will do, planned before anything is sent.
 struct Planned {
     prompts: PromptSet,
@@ -184,7 +140,7 @@ fn plan(
     let settings = &plan.judge;
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
-    let judged = judged_questions(&swept.golden, settings.max_questions);
+    let judged = judge::judged_questions(&swept.golden, settings.max_questions);
     let jobs = judge::plan_jobs(
         &swept.corpus,
         &judged,
@@ -209,10 +165,7 @@ fn plan(
         &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
     );
     let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    add(
-        &mut estimate,
-        &estimate_items(&checks, &prompts, settings, &plan.llm),
-    );
+    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
     Ok(Planned {
         todo: todo.len(),
         repeat_calls: checks.len() - control_calls,
@@ -222,94 +175,6 @@ fn plan(
         jobs,
         done,
         estimate,
-    })
-}
-
-/// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
-/// when there is one (it decides), else k chunks of the grid's largest size, each with the
-/// largest prefix a model may write (`[context] max_tokens`) when the grid has `llm_context`.
-fn largest_context(plan: &Plan) -> usize {
-    if let Some(&budget) = plan.sweep.budgets.first() {
-        return budget;
-    }
-    let size = plan
-        .prepared_configs()
-        .iter()
-        .map(|c| c.params.chunk_size)
-        .max()
-        .unwrap_or(0);
-    let prefix = plan.context.as_ref().map_or(0, |c| c.max_tokens as usize);
-    plan.sweep.top_k * (size + prefix)
-}
-
-/// `run --dry-run`'s estimate when the sweep could not run without sending
-/// ([`super::swept::Unsent`]): the candidates are not known, so as many stand in for them as the
-/// run would judge (`--candidates`, two with `--compare-prefix`, else `[judge] candidates`, at
-/// most the grid's configurations), each retrieving for every judged question a context of the
-/// most tokens a candidate can retrieve ([`largest_context`]). The calls are exact; the tokens
-/// and cost an upper bound.
-///
-/// # Errors
-/// [`JudgeError::Prompt`] for the templates.
-pub fn estimate_unswept(plan: &Plan, unsent: &super::swept::Unsent) -> Result<DryRun, Error> {
-    let settings = &plan.judge;
-    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
-        .map_err(JudgeError::from)?;
-    let judged = judged_questions(&unsent.golden, settings.max_questions);
-    let n = match (&plan.candidates, plan.compare_prefix) {
-        (Some(list), _) => list.len(),
-        (None, Some(_)) => 2,
-        (None, None) => settings.candidates.min(plan.configs.len()).max(1),
-    };
-    let tokens = largest_context(plan);
-    let context = fence_context([("…", "x ".repeat(tokens).trim_end())]);
-    let ids: Vec<String> = (1..=n).map(|i| format!("candidate {i}")).collect();
-    let jobs: Vec<Job> = ids
-        .iter()
-        .enumerate()
-        .flat_map(|(ci, id)| {
-            judged.questions.iter().enumerate().map({
-                let context = &context;
-                move |(qi, q)| Job {
-                    config_index: ci,
-                    config_id: id.clone(),
-                    question_index: qi,
-                    question_id: q.id.clone(),
-                    question_type: q.question_type.clone().unwrap_or_default(),
-                    question: q.text.clone(),
-                    reference: q.answer.clone().filter(|a| !a.trim().is_empty()),
-                    chunk_ids: Vec::new(),
-                    context: context.clone(),
-                    retrieve_ms: 0.0,
-                }
-            })
-        })
-        .collect();
-    let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
-    let checks = check_items(
-        settings,
-        &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
-    );
-    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    add(
-        &mut estimate,
-        &estimate_items(&checks, &prompts, settings, &plan.llm),
-    );
-    Ok(DryRun {
-        questions: judged.questions.len(),
-        done: 0,
-        todo: jobs.len(),
-        estimate,
-        control_calls,
-        repeat_calls: checks.len() - control_calls,
-        generator_model: settings.generator_model.clone(),
-        judge_model: settings.judge_model.clone(),
-        server: redact_url(&plan.llm.resolved_base_url()),
-        sweep: Some(unsent.would_send.clone()),
-        unswept: Some(format!(
-            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
-        )),
-        candidates: ids,
     })
 }
 
@@ -599,14 +464,6 @@ fn info(row: &SweepRow) -> CandidateInfo {
         tokens_per_query: row.tokens_per_query,
         span_recall: row.span_recall,
     }
-}
-
-/// Adds `more` to `est` (calls, tokens, cost; no cost when either has none).
-fn add(est: &mut Estimate, more: &Estimate) {
-    est.calls += more.calls;
-    est.prompt_tokens += more.prompt_tokens;
-    est.completion_tokens += more.completion_tokens;
-    est.cost_usd = est.cost_usd.zip(more.cost_usd).map(|(a, b)| a + b);
 }
 
 /// The judge's summary rebuilt from a run folder: the rows of judge_questions.csv (its criteria

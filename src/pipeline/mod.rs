@@ -12,6 +12,7 @@
 //! progress through one [`Events`] stream.
 
 pub mod decide;
+pub mod dry_run;
 pub mod golden_set;
 pub mod judge_check;
 pub mod judge_step;
@@ -57,7 +58,7 @@ pub struct SweepOutput {
 /// What `run` did.
 pub struct RunOutput {
     /// The sweep part (`None`: a dry run whose sweep would have had to send calls, so it did
-    /// not run; see [`judge_step::DryRun::unswept`]).
+    /// not run; see [`dry_run::DryRun::unswept`]).
     pub sweep: Option<SweepOutput>,
     /// The judge part.
     pub judge: JudgeOutcome,
@@ -159,7 +160,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
 /// judge's section. With `plan.dry_run` nothing is sent: the sweep's prepare step counts what it
 /// would send from the caches; when the caches answer everything the sweep runs and the judge
 /// stage's estimate is exact, otherwise nothing is swept or written and the judge stage is
-/// estimated without its candidates ([`judge_step::estimate_unswept`]).
+/// estimated without its candidates ([`dry_run::estimate_unswept`]).
 ///
 /// # Errors
 /// [`Error`] from the first stage that fails; finished judge rows stay in the folder.
@@ -179,7 +180,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             Err(unsent) => {
                 return Ok(RunOutput {
                     sweep: None,
-                    judge: JudgeOutcome::DryRun(judge_step::estimate_unswept(plan, &unsent)?),
+                    judge: JudgeOutcome::DryRun(dry_run::estimate_unswept(plan, &unsent)?),
                 });
             }
         }

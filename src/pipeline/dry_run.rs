@@ -1,0 +1,131 @@
+//! `run --dry-run`: what it prints, sending nothing. The sweep's part is counted by the prepare
+//! step from the caches and the grid ([`WouldSend`]); the judge stage's estimate is exact when
+//! the caches let the sweep run (`judge_step::judge`), and without its candidates otherwise
+//! ([`estimate_unswept`]).
+
+use super::swept::Unsent;
+use crate::error::Error;
+use crate::judge::check::estimate_items;
+use crate::judge::controls::{check_items, placeholders, sources};
+use crate::judge::prompts::fence_context;
+use crate::judge::{self, Estimate, Job, JudgeError, PromptSet};
+use crate::llm::config::redact_url;
+use crate::plan::Plan;
+use crate::prepare::WouldSend;
+
+/// What `--dry-run` found: the work left and its estimate; nothing was sent.
+#[derive(Debug, Clone)]
+pub struct DryRun {
+    /// The candidates' ids.
+    pub candidates: Vec<String>,
+    /// Questions judged per candidate.
+    pub questions: usize,
+    /// Candidate × question pairs already in the run folder.
+    pub done: usize,
+    /// Pairs left to run.
+    pub todo: usize,
+    /// Calls, tokens and cost of what is left, controls and repeats included.
+    pub estimate: Estimate,
+    /// Planted control calls in the estimate (over every judged answer, finished ones too:
+    /// those are cache hits).
+    pub control_calls: usize,
+    /// Repeat calls in the estimate.
+    pub repeat_calls: usize,
+    /// The generator model.
+    pub generator_model: String,
+    /// The judge model.
+    pub judge_model: String,
+    /// The server the calls would go to, credentials redacted.
+    pub server: String,
+    /// What the sweep's prepare step sends for the grid, or would send (embeddings, contexts),
+    /// counted from the caches: in a dry run nothing is sent.
+    pub sweep: Option<WouldSend>,
+    /// When the sweep could not run without sending, so the candidates are not known: how the
+    /// estimate stands in for them (its calls exact, its tokens an upper bound).
+    pub unswept: Option<String>,
+}
+
+/// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
+/// when there is one (it decides), else k chunks of the grid's largest size, each with the
+/// largest prefix a model may write (`[context] max_tokens`) when the grid has `llm_context`.
+fn largest_context(plan: &Plan) -> usize {
+    if let Some(&budget) = plan.sweep.budgets.first() {
+        return budget;
+    }
+    let size = plan
+        .prepared_configs()
+        .iter()
+        .map(|c| c.params.chunk_size)
+        .max()
+        .unwrap_or(0);
+    let prefix = plan.context.as_ref().map_or(0, |c| c.max_tokens as usize);
+    plan.sweep.top_k * (size + prefix)
+}
+
+/// `run --dry-run`'s estimate when the sweep could not run without sending
+/// ([`super::swept::Unsent`]): the candidates are not known, so as many stand in for them as the
+/// run would judge (`--candidates`, two with `--compare-prefix`, else `[judge] candidates`, at
+/// most the grid's configurations), each retrieving for every judged question a context of the
+/// most tokens a candidate can retrieve ([`largest_context`]). The calls are exact; the tokens
+/// and cost an upper bound.
+///
+/// # Errors
+/// [`JudgeError::Prompt`] for the templates.
+pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
+    let settings = &plan.judge;
+    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
+        .map_err(JudgeError::from)?;
+    let judged = judge::judged_questions(&unsent.golden, settings.max_questions);
+    let n = match (&plan.candidates, plan.compare_prefix) {
+        (Some(list), _) => list.len(),
+        (None, Some(_)) => 2,
+        (None, None) => settings.candidates.min(plan.configs.len()).max(1),
+    };
+    let tokens = largest_context(plan);
+    let context = fence_context([("…", "x ".repeat(tokens).trim_end())]);
+    let ids: Vec<String> = (1..=n).map(|i| format!("candidate {i}")).collect();
+    let jobs: Vec<Job> = ids
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, id)| {
+            judged.questions.iter().enumerate().map({
+                let context = &context;
+                move |(qi, q)| Job {
+                    config_index: ci,
+                    config_id: id.clone(),
+                    question_index: qi,
+                    question_id: q.id.clone(),
+                    question_type: q.question_type.clone().unwrap_or_default(),
+                    question: q.text.clone(),
+                    reference: q.answer.clone().filter(|a| !a.trim().is_empty()),
+                    chunk_ids: Vec::new(),
+                    context: context.clone(),
+                    retrieve_ms: 0.0,
+                }
+            })
+        })
+        .collect();
+    let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
+    let checks = check_items(
+        settings,
+        &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
+    );
+    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
+    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
+    Ok(DryRun {
+        questions: judged.questions.len(),
+        done: 0,
+        todo: jobs.len(),
+        estimate,
+        control_calls,
+        repeat_calls: checks.len() - control_calls,
+        generator_model: settings.generator_model.clone(),
+        judge_model: settings.judge_model.clone(),
+        server: redact_url(&plan.llm.resolved_base_url()),
+        sweep: Some(unsent.would_send.clone()),
+        unswept: Some(format!(
+            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
+        )),
+        candidates: ids,
+    })
+}
