@@ -58,7 +58,7 @@ pub struct Judged {
 #[derive(Debug, Clone)]
 pub enum JudgeOutcome {
     /// `--dry-run`: the estimate only.
-    DryRun(DryRun),
+    DryRun(Box<DryRun>),
     /// The candidates were judged (perhaps not completely).
     Judged(Box<Judged>),
 }
@@ -235,7 +235,7 @@ pub async fn judge(
     let server = redact_url(&plan.llm.resolved_base_url());
     let ids: Vec<String> = candidates.iter().map(ConfigCut::id).collect();
     if plan.dry_run {
-        return Ok(JudgeOutcome::DryRun(DryRun {
+        return Ok(JudgeOutcome::DryRun(Box::new(DryRun {
             candidates: ids,
             questions: planned.judged.questions.len(),
             done: planned.jobs.len() - planned.todo,
@@ -248,7 +248,7 @@ pub async fn judge(
             server,
             sweep: swept.prepared.would_send.clone(),
             unswept: None,
-        }));
+        })));
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
     check_budget(settings, &planned.estimate, dir.path())?;

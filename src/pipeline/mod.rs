@@ -180,7 +180,9 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             Err(unsent) => {
                 return Ok(RunOutput {
                     sweep: None,
-                    judge: JudgeOutcome::DryRun(dry_run::estimate_unswept(plan, &unsent)?),
+                    judge: JudgeOutcome::DryRun(Box::new(dry_run::estimate_unswept(
+                        plan, &unsent,
+                    )?)),
                 });
             }
         }
