@@ -18,6 +18,9 @@ pub enum GoldenCommand {
     /// verified against the documents, filters counted; every item marked "source": "draft",
     /// "reviewed": false (review them with `golden review`).
     Draft(Box<DraftArgs>),
+    /// Write one offline page to accept, reject or edit golden-set items with their evidence in
+    /// context, and download the reviewed set.
+    Review(ReviewArgs),
 }
 
 /// Flags of `chunksweep golden draft`.
@@ -71,10 +74,25 @@ pub struct DraftArgs {
     pub dry_run: bool,
 }
 
+/// Flags of `chunksweep golden review`.
+#[derive(Args)]
+pub struct ReviewArgs {
+    /// The golden set to review (JSONL).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Folder of documents the evidence is in.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Page to write (default review.html beside FILE).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
 /// `chunksweep golden ...`.
 pub fn golden(command: GoldenCommand) -> Result<ExitCode> {
     match command {
         GoldenCommand::Draft(args) => draft(*args),
+        GoldenCommand::Review(args) => review(args),
     }
 }
 
@@ -144,5 +162,21 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn review(args: ReviewArgs) -> Result<ExitCode> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.file.with_file_name("review.html"));
+    let written = golden_set::review(&args.file, &args.corpus, &out)
+        .with_context(|| format!("golden review of {}", args.file.display()))?;
+    println!(
+        "wrote {} ({} item(s), {} already reviewed); open it in a browser, review, then download the reviewed set",
+        out.display(),
+        written.items,
+        written.reviewed
+    );
     Ok(ExitCode::SUCCESS)
 }

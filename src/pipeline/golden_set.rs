@@ -1,6 +1,7 @@
-//! `chunksweep golden draft`: load the corpus, plan the passages, estimate (`--dry-run` stops
+//! `chunksweep golden draft` and `golden review`. Drafting: load the corpus, plan the passages, estimate (`--dry-run` stops
 //! there, `--max-cost` refuses a larger estimate), draft through the LLM client, write the
-//! golden set and its drafting CSV ([`crate::golden::draft`]).
+//! golden set and its drafting CSV ([`crate::golden::draft`]). Review: write the page
+//! ([`crate::report::golden_review`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -14,6 +15,7 @@ use crate::golden::draft::ask::Estimate;
 use crate::golden::draft::{self, DraftError, DraftSettings, Drafted};
 use crate::llm::config::redact_url;
 use crate::llm::{ClientConfig, LlmClient};
+use crate::report::golden_review::Reviewed;
 
 /// The inputs of `golden draft`.
 #[derive(Debug, Clone)]
@@ -152,4 +154,20 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
         csv,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// `chunksweep golden review`: writes the review page of the JSONL golden set `file`, its
+/// evidence located in the corpus folder `corpus`, to `out`.
+///
+/// # Errors
+/// [`Error::Corpus`] and [`Error::Golden`] for the inputs (a malformed line included: a download
+/// would lose it); [`Error::Draft`] ([`DraftError::Write`]) when the page cannot be written.
+pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error> {
+    let corpus = corpus::load_corpus(corpus)?;
+    let (page, counts) = crate::report::golden_review::render(file, &corpus)?;
+    std::fs::write(out, page).map_err(|source| DraftError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(counts)
 }

@@ -7,6 +7,7 @@
 pub mod doc;
 pub mod drill;
 pub mod error;
+pub mod golden_review;
 pub mod html;
 pub mod judge_section;
 pub mod lock;

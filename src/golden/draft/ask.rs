@@ -20,14 +20,22 @@ pub fn prompt_sha256(template: &str) -> String {
     hex::encode(Sha256::digest(template.as_bytes()))
 }
 
-/// The schema of a drafted item: `{"question", "answer", "evidence": [strings]}`.
-pub fn draft_schema() -> Value {
+/// The schema of a drafted item: `{"question", "answer", "evidence": [strings]}`, with at most
+/// `max_quotes` quotes and bounded lengths (in characters: question 300, answer 500, quote 1,000),
+/// so that a server that enforces the schema (llama.cpp's grammar) cannot ramble to the token
+/// cap. A server that does not enforce it is still checked by the filters.
+pub fn draft_schema(max_quotes: usize) -> Value {
     json!({
         "type": "object",
         "properties": {
-            "question": {"type": "string"},
-            "answer": {"type": "string"},
-            "evidence": {"type": "array", "items": {"type": "string"}}
+            "question": {"type": "string", "minLength": 1, "maxLength": 300},
+            "answer": {"type": "string", "minLength": 1, "maxLength": 500},
+            "evidence": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                "minItems": 1,
+                "maxItems": max_quotes
+            }
         },
         "required": ["question", "answer", "evidence"]
     })
@@ -125,12 +133,19 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// The estimate of `requests` (drafting) and, with `check`, as many answer checks (an upper
+    /// The estimate of `requests` (drafting, each sent with `schema`) and, with `check`, as many
+    /// answer checks (an upper
     /// bound: an answer found in its evidence is not checked), each counted as the check
     /// template, its schema and 400 tokens for the question, evidence and answer; `cfg` gives
     /// `model`'s prices.
-    pub fn of(requests: &[ChatRequest], check: bool, cfg: &ClientConfig, model: &str) -> Self {
-        let draft_schema = count_tokens(&draft_schema().to_string());
+    pub fn of(
+        requests: &[ChatRequest],
+        schema: &Value,
+        check: bool,
+        cfg: &ClientConfig,
+        model: &str,
+    ) -> Self {
+        let draft_schema = count_tokens(&schema.to_string());
         let mut prompt_tokens: u64 = requests
             .iter()
             .map(|r| estimate_chat_prompt_tokens(&r.messages) + draft_schema)

@@ -197,7 +197,13 @@ pub fn plan(
         .iter()
         .map(|p| ask::draft_request(corpus, p, &asking))
         .collect();
-    let estimate = Estimate::of(&requests, settings.check_answers, cfg, &settings.model);
+    let estimate = Estimate::of(
+        &requests,
+        &ask::draft_schema(settings.max_quotes),
+        settings.check_answers,
+        cfg,
+        &settings.model,
+    );
     Ok(Planned {
         passages,
         requests,
@@ -294,15 +300,36 @@ pub async fn run(
     embedder: Option<&LlmClient>,
     events: Events<'_>,
 ) -> Result<Drafted, DraftError> {
-    let schema = ask::draft_schema();
-    let handles: Vec<_> = planned
-        .requests
-        .into_iter()
-        .map(|req| {
-            let (client, schema) = (client.clone(), schema.clone());
-            tokio::spawn(async move { client.chat_json("golden_draft", req, &schema).await })
-        })
-        .collect();
+    let schema = ask::draft_schema(settings.max_quotes);
+    let total = planned.requests.len();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    for (n, req) in planned.requests.into_iter().enumerate() {
+        let (client, schema, tx) = (client.clone(), schema.clone(), tx.clone());
+        tokio::spawn(async move {
+            let _ = tx.send((n, client.chat_json("golden_draft", req, &schema).await));
+        });
+    }
+    drop(tx);
+    let mut answers: Vec<Option<Result<crate::llm::JsonOutcome, LlmError>>> =
+        (0..total).map(|_| None).collect();
+    while let Some((n, answered)) = rx.recv().await {
+        if let Err(e) = &answered
+            && e.stops_run()
+        {
+            return Err(answered.err().expect("an error").into());
+        }
+        events(RunEvent::Note(format!(
+            "answered {} of {total} ({}){}",
+            answers.iter().filter(|a| a.is_some()).count() + 1,
+            format_args!("draft-{:03}", n + 1),
+            match &answered {
+                Ok(out) if out.record.cache_hit => " from the cache".to_string(),
+                Ok(_) => String::new(),
+                Err(e) => format!(": {e}"),
+            }
+        )));
+        answers[n] = Some(answered);
+    }
     let mut calls = Calls::default();
     let mut finder = Finder::new(corpus);
     let limits = Limits {
@@ -310,13 +337,11 @@ pub async fn run(
         min_evidence_chars: settings.min_evidence_chars,
         max_copied_share: settings.max_copied_share,
     };
-    let mut items = Vec::with_capacity(handles.len());
+    let mut items = Vec::with_capacity(total);
     let mut first_error = None;
-    let total = handles.len();
-    for (n, (handle, passage)) in handles.into_iter().zip(planned.passages).enumerate() {
-        let answered = handle
-            .await
-            .map_err(|e| LlmError::Config(format!("a drafting task failed: {e}")))?;
+    for (n, (answered, passage)) in answers.into_iter().zip(planned.passages).enumerate() {
+        let answered = answered
+            .ok_or_else(|| LlmError::Config("a drafting task ended without an answer".into()))?;
         let (reply, outcome) = match answered {
             Ok(out) => {
                 calls.add(&out.record);
@@ -328,20 +353,11 @@ pub async fn run(
                     Err(rejection) => (None, Err(rejection)),
                 }
             }
-            Err(e) if e.stops_run() => return Err(e.into()),
             Err(e) => {
                 first_error.get_or_insert_with(|| e.to_string());
                 (None, Err((Reason::NoReply, e.to_string())))
             }
         };
-        events(RunEvent::Note(format!(
-            "drafted {} of {total}: {}",
-            n + 1,
-            match &outcome {
-                Ok(_) => "quotes found",
-                Err((r, _)) => r.name(),
-            }
-        )));
         items.push(Item {
             id: format!("draft-{:03}", n + 1),
             passage,
