@@ -313,11 +313,10 @@ pub async fn run(
     let mut answers: Vec<Option<Result<crate::llm::JsonOutcome, LlmError>>> =
         (0..total).map(|_| None).collect();
     while let Some((n, answered)) = rx.recv().await {
-        if let Err(e) = &answered
-            && e.stops_run()
-        {
-            return Err(answered.err().expect("an error").into());
-        }
+        let answered = match answered {
+            Err(e) if e.stops_run() => return Err(e.into()),
+            other => other,
+        };
         events(RunEvent::Note(format!(
             "answered {} of {total} ({}){}",
             answers.iter().filter(|a| a.is_some()).count() + 1,
