@@ -111,6 +111,17 @@ fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     for warning in corpus.duplicate_warnings() {
         events(RunEvent::Warning(warning));
     }
+    let unreviewed = golden
+        .questions
+        .iter()
+        .filter(|q| q.origin.is_unreviewed_draft())
+        .count();
+    if unreviewed > 0 {
+        events(RunEvent::Warning(format!(
+            "{unreviewed} of {} questions are unreviewed drafts (\"source\": \"draft\", \"reviewed\" not true): review them with `chunksweep golden review` before trusting the pick (report.md, \"Drafted questions\")",
+            golden.questions.len()
+        )));
+    }
     let t = Instant::now();
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
     phases.tokenize_ms = ms_since(t);

@@ -1,6 +1,7 @@
 //! report.md, rendered from the run's [`Outcome`]: the title, the sections of
 //! [`crate::report::sections`] as Markdown, then the judge's section
-//! ([`crate::report::judge_section::markdown`] of the judge's summary).
+//! ([`crate::report::judge_section::markdown`] of the judge's summary), then the drafted
+//! questions' ([`crate::report::drafts`]) when the golden set has drafts.
 
 use super::doc::to_markdown;
 use super::outcome::Outcome;
@@ -19,6 +20,10 @@ pub fn render(outcome: &Outcome) -> String {
     if let Some(judge) = &outcome.judge {
         md.push('\n');
         md.push_str(&judge_section::markdown(judge));
+    }
+    if let Some(drafts) = &outcome.drafts {
+        md.push('\n');
+        md.push_str(&to_markdown(&[super::drafts::section(drafts)]));
     }
     md
 }

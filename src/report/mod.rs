@@ -5,6 +5,7 @@
 //! Reports render plain values that earlier stages made; they compute no statistics.
 
 pub mod doc;
+pub mod drafts;
 pub mod drill;
 pub mod error;
 pub mod golden_review;

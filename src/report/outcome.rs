@@ -40,6 +40,9 @@ pub struct Outcome<'a> {
     pub judge: Option<&'a JudgeSummary>,
     /// Per question, each candidate's retrieved chunks, evidence, answer and verdicts.
     pub drill: DrillDown,
+    /// The golden set's drafted questions and how they rank the configurations against the
+    /// human-written ones ([`super::drafts`]); `None` without a draft or without the texts.
+    pub drafts: Option<super::drafts::DraftCheck>,
 }
 
 /// What the outcome is built from besides the selection: tables and texts borrowed for the
@@ -78,6 +81,10 @@ impl<'j> Outcome<'j> {
         let selection = selections.next().expect("at least one cut");
         let other_cuts: Vec<Selection> = selections.collect();
         let judge_rows = inputs.judge.map_or(&[][..], |j| &j.questions[..]);
+        let drafts = inputs
+            .texts
+            .ok()
+            .and_then(|t| super::drafts::check(t.golden, &selection, inputs.questions));
         let drill = drill::build(&selection, inputs.questions, judge_rows, inputs.texts);
         Outcome {
             run_name: run_name.to_string(),
@@ -94,6 +101,7 @@ impl<'j> Outcome<'j> {
             other_cuts,
             prefixes,
             drill,
+            drafts,
         }
     }
 
