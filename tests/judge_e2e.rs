@@ -1238,3 +1238,78 @@ async fn a_run_says_where_its_calls_go_and_refuses_a_remote_server_without_a_key
         "{stdout}"
     );
 }
+
+/// Answers every question alike and passes every verdict, but hangs on every grading request
+/// whose answer carries the claim planted by the `added_claim` control.
+struct HangOnPlantedClaim;
+
+impl Respond for HangOnPlantedClaim {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let text = prompt_text(req);
+        if text.contains("Quillmoor licence") {
+            return hanging(Duration::from_secs(4));
+        }
+        let reply = if text.contains("Task: answer the question from the documents.") {
+            "It depends on the setup."
+        } else {
+            r#"{"verdict": "pass", "reason": "scripted pass"}"#
+        };
+        ResponseTemplate::new(200).set_body_json(chat_body(reply, Some((10, 2))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planted_controls_that_time_out_are_unfinished_never_error_verdicts() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(HangOnPlantedClaim)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri(), 2);
+    with_timeout(&cfg, "1.0", 1);
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("controls = false", "controls = true");
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.path().join("run");
+    let o = run_cmd(&cfg, &out).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // every answer is judged; the answers state no fact of their context, so the fact-changing
+    // control plants a claim instead (max(ceil(0.1 × 8), 5) = 5), and each of those timed out
+    assert_eq!(read_csv(&out.join("judge_questions.csv")).len(), 8);
+    let checks = read_csv(&out.join("judge_checks.csv"));
+    let planted: Vec<_> = checks
+        .iter()
+        .filter(|r| r["kind"] == "added_claim")
+        .collect();
+    assert_eq!(planted.len(), 5);
+    assert!(checks.iter().all(|r| r["kind"] != "perturbed"));
+    for r in &planted {
+        assert_eq!(r["verdict"], "unfinished", "{r:?}");
+        assert!(r["reason"].starts_with("timeout"), "{r:?}");
+    }
+    assert!(
+        checks
+            .iter()
+            .filter(|r| r["kind"] != "added_claim")
+            .all(|r| r["verdict"] == "pass" || r["verdict"] == "fail"),
+        "{checks:?}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let n = checks.len();
+    assert!(
+        report.contains(&format!(
+            "**Incomplete run:** 5 of {n} planted control and repeat verdict(s) are unfinished; rerun the same command to finish them."
+        )),
+        "{report}"
+    );
+    assert!(report.contains("5 added_claim"), "{report}");
+    assert!(!report.contains("The judge confirms"), "{report}");
+}
