@@ -132,8 +132,8 @@ impl Embedder {
         })
     }
 
-    /// A dry run's embedder: the vector cache at `settings.cache_path` answers what it holds,
-    /// and nothing is sent: [`embed_all`](Self::embed_all) counts what it would send instead
+    /// A dry run's embedder: the vector cache at `settings.cache_path` answers what it holds
+    /// (a missing cache file is not created), and nothing is sent: [`embed_all`](Self::embed_all) counts what it would send instead
     /// (no API key is read, as no request leaves).
     ///
     /// # Errors
@@ -144,9 +144,14 @@ impl Embedder {
             llm.base_url = Some(url.clone());
         }
         llm.cache = false;
+        // a cache file that does not exist yet holds nothing: it is not created
+        let cache = match settings.cache_path.exists() {
+            true => Some(EmbedCache::open(&settings.cache_path)?),
+            false => None,
+        };
         Ok(Embedder {
             client: LlmClient::with_api_key(llm, None)?,
-            cache: Some(EmbedCache::open(&settings.cache_path)?),
+            cache,
             settings,
             offline: true,
         })

@@ -24,7 +24,7 @@ use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::{CallRecord, ClientConfig, LlmClient};
-use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::embeddings::{EmbedSettings, Role};
 use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
 use crate::tokenize::CorpusTokens;
@@ -101,11 +101,13 @@ pub struct WouldSend {
     /// would take (`sent`: texts, `requests`, `tokens_sent`: cl100k_base estimates,
     /// `cost_usd`: 0 without a price).
     pub embed: Option<EmbedStats>,
+    /// Whether the embedding models have a price (else `embed.cost_usd` is 0 for want of one).
+    pub embed_priced: bool,
     /// `llm_context` contexts: the calls the response cache does not answer.
     pub contexts: Option<ContextCount>,
-    /// Configurations whose texts cannot be known before the calls above are answered (semantic
-    /// chunks before their sentences' vectors, `llm_context` chunks before their contexts): their
-    /// chunk embeddings are not counted.
+    /// What cannot be counted before the calls above are answered (semantic chunks exist only
+    /// once their sentences have vectors, an `llm_context` chunk's embedded text only once its
+    /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
     pub uncounted: Vec<String>,
 }
 
@@ -118,9 +120,8 @@ impl WouldSend {
     }
 
     /// One line for the dry run: `the sweep would send 3 embedding request(s) (41 of 57 texts
-    /// not in the cache, about 2310 tokens, $0.0001) and 12 context call(s) (…)`, naming the
-    /// configurations not counted; `the sweep sends nothing: …` when the caches answer
-    /// everything.
+    /// not in the cache, about 2310 tokens, $0.0001) and 12 context call(s) (…)`, naming what
+    /// could not be counted; `the sweep sends nothing: …` when the caches answer everything;
     /// `None` for a grid that needs no embeddings or contexts.
     pub fn summary(&self) -> Option<String> {
         if self.embed.is_none() && self.contexts.is_none() {
@@ -141,9 +142,13 @@ impl WouldSend {
         }
         let mut parts = Vec::new();
         if let Some(e) = self.embed.as_ref().filter(|e| e.sent > 0) {
+            let cost = match self.embed_priced {
+                true => format!("${:.4}", e.cost_usd),
+                false => "cost unknown: no price".into(),
+            };
             parts.push(format!(
-                "{} embedding request(s) ({} of {} texts not in the cache, about {} tokens, ${:.4})",
-                e.requests, e.sent, e.texts, e.tokens_sent, e.cost_usd
+                "{} embedding request(s) ({} of {} texts not in the cache, about {} tokens, {cost})",
+                e.requests, e.sent, e.texts, e.tokens_sent
             ));
         }
         if let Some(c) = self.contexts.as_ref().filter(|c| c.calls > 0) {
@@ -159,7 +164,7 @@ impl WouldSend {
         let mut line = format!("the sweep would send {}", parts.join(" and "));
         if !self.uncounted.is_empty() {
             line.push_str(&format!(
-                ", and the chunk embeddings of {}, not counted: their texts exist only once those are answered",
+                ", then, not counted as their chunks or texts exist only once those are answered, {}",
                 self.uncounted.join(", ")
             ));
         }
@@ -226,7 +231,7 @@ pub async fn prepare(
         );
         if stats.sent > 0 && inputs.dry_run {
             // semantic chunks exist only once their sentences have vectors
-            would.uncounted.extend(not_counted(&mut configs, |c| {
+            would.uncounted.extend(not_counted(&mut configs, true, |c| {
                 c.params.strategy == crate::chunking::Strategy::Semantic
             }));
         }
@@ -240,9 +245,11 @@ pub async fn prepare(
                 _ => None,
             };
             if count.calls > 0 {
-                would.uncounted.extend(not_counted(&mut configs, |c| {
-                    c.prefix == crate::chunking::enrich::Prefix::LlmContext
-                }));
+                would
+                    .uncounted
+                    .extend(not_counted(&mut configs, false, |c| {
+                        c.prefix == crate::chunking::enrich::Prefix::LlmContext
+                    }));
             }
             would.contexts = Some(count);
             run
@@ -290,6 +297,14 @@ pub async fn prepare(
                 ),
             });
             would.embed = Some(stats.clone());
+            let settings = embedder.settings();
+            would.embed_priced = [Role::Document, Role::Query].iter().all(|&r| {
+                inputs
+                    .llm
+                    .model(settings.model_for(r))
+                    .input_usd_per_mtok
+                    .is_some()
+            });
             Some(EmbedReport {
                 settings: embedder.settings().clone(),
                 base_url: embedder.base_url(),
@@ -307,16 +322,26 @@ pub async fn prepare(
     })
 }
 
-/// Removes from `configs` those `which` picks, returning their ids (the configurations a dry
-/// run cannot count further).
-fn not_counted(configs: &mut Vec<ConfigSpec>, which: impl Fn(&ConfigSpec) -> bool) -> Vec<String> {
-    let ids = configs
-        .iter()
-        .filter(|c| which(c))
-        .map(ConfigSpec::id)
-        .collect();
+/// Removes from `configs` those `which` picks, whose chunks or texts do not exist yet, and
+/// returns what a dry run therefore cannot count: `the chunk embeddings of <id>` for those that
+/// embed their chunks, and `the contexts of <id>` for `llm_context` ones when `contexts` (their
+/// contexts are counted after this).
+fn not_counted(
+    configs: &mut Vec<ConfigSpec>,
+    contexts: bool,
+    which: impl Fn(&ConfigSpec) -> bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in configs.iter().filter(|c| which(c)) {
+        if c.retriever.needs_embeddings() {
+            out.push(format!("the chunk embeddings of {}", c.id()));
+        }
+        if contexts && c.prefix == crate::chunking::enrich::Prefix::LlmContext {
+            out.push(format!("the contexts of {}", c.id()));
+        }
+    }
     configs.retain(|c| !which(c));
-    ids
+    out
 }
 
 /// The context calls the grid's `llm_context` configurations of `configs` would send
@@ -328,7 +353,10 @@ async fn count_contexts_of(
     context: &RetrievalContext,
 ) -> Result<ContextCount, PrepareError> {
     let prompt = ContextPrompt::load_or_default(settings.prompt.as_deref())?;
-    let client = LlmClient::with_api_key(inputs.llm.clone(), None).map_err(ContextError::from)?;
+    let mut llm = inputs.llm.clone();
+    // a response cache that does not exist yet holds nothing: it is not created
+    llm.cache &= llm.cache_path.exists();
+    let client = LlmClient::with_api_key(llm, None).map_err(ContextError::from)?;
     let needed = needed_chunks(
         inputs.corpus,
         inputs.tokens,
