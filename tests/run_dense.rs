@@ -291,7 +291,10 @@ async fn a_dry_run_with_a_dense_grid_sends_nothing_and_counts_what_the_sweep_sen
         "{stdout}"
     );
     assert!(!dir.path().join("dry").exists());
-    assert!(!dir.path().join("embed.sqlite").exists(), "no cache created");
+    assert!(
+        !dir.path().join("embed.sqlite").exists(),
+        "no cache created"
+    );
     let line = stdout
         .lines()
         .find(|l| l.starts_with("dry run: the sweep would send "))

@@ -470,7 +470,10 @@ fn info(row: &SweepRow) -> CandidateInfo {
 /// from its columns, candidates in the order they appear there), the controls and repeats of
 /// judge_checks.csv, the models of judge_settings.json, the significance level and trust
 /// thresholds of `settings` and each candidate's figures in `sweep`; `pick` is the selection's
-/// pick. `None` when the folder holds no judged answer.
+/// pick. The run is unfinished when judge_checks.csv holds unfinished rows and, when
+/// `settings` are the judge run's own (`own_settings`: `report` reads them from the manifest,
+/// `run --dry-run` is given them; not `sweep`), when a candidate lacks some of the questions
+/// its `max_questions` asks. `None` when the folder holds no judged answer.
 ///
 /// # Errors
 /// [`JudgeError`] when the journal or the settings file cannot be read.
@@ -478,6 +481,7 @@ pub fn summary_from_folder(
     dir: &Path,
     sweep: &[SweepRow],
     settings: &JudgeSettings,
+    own_settings: bool,
     pick: Option<&str>,
 ) -> Result<Option<JudgeSummary>, Error> {
     let Finished { criteria, rows } = judge::load_finished(dir)?;
@@ -503,7 +507,8 @@ pub fn summary_from_folder(
         judge_model: fingerprint.judge_model,
         ..settings.clone()
     };
-    let incomplete = folder_unfinished(&rows, &infos, sweep, &settings, &checks);
+    let asked = own_settings.then_some((sweep, settings.max_questions));
+    let incomplete = folder_unfinished(&rows, &infos, asked, &checks);
     Ok(Some(JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &criteria,
@@ -515,30 +520,35 @@ pub fn summary_from_folder(
     })))
 }
 
-/// What a run folder's judge stage is missing: for each candidate with a row, the judged
-/// questions (the golden set's, up to `settings.max_questions`, as sweep.csv counts them)
-/// without one, and the unfinished planted controls and repeats of judge_checks.csv
-/// ([`unfinished_note`]; a candidate without a single row is not seen).
+/// What a run folder's judge stage is missing: the unfinished planted controls and repeats of
+/// judge_checks.csv, and, given sweep.csv's rows and the run's `max_questions` (`asked`), for
+/// each candidate with a row the judged questions (the golden set's, up to `max_questions`, as
+/// sweep.csv counts them) without one ([`unfinished_note`]; a candidate without a single row is
+/// not seen).
 fn folder_unfinished(
     rows: &[JudgeQuestionRow],
     infos: &[CandidateInfo],
-    sweep: &[SweepRow],
-    settings: &JudgeSettings,
+    asked: Option<(&[SweepRow], Option<usize>)>,
     checks: &[CheckRow],
 ) -> Option<String> {
     let (mut missing, mut planned) = (0, 0);
     for info in infos {
-        let asked = sweep
-            .iter()
-            .find(|s| s.config_id == info.config_id)
-            .map_or(0, |s| s.n_questions);
-        let asked = settings.max_questions.map_or(asked, |m| m.min(asked));
         let have = rows
             .iter()
             .filter(|r| r.config_id == info.config_id)
             .count();
-        missing += asked.saturating_sub(have);
-        planned += asked.max(have);
+        let wanted = match asked {
+            Some((sweep, max_questions)) => {
+                let n = sweep
+                    .iter()
+                    .find(|s| s.config_id == info.config_id)
+                    .map_or(0, |s| s.n_questions);
+                max_questions.map_or(n, |m| m.min(n))
+            }
+            None => have,
+        };
+        missing += wanted.saturating_sub(have);
+        planned += wanted.max(have);
     }
     let unfinished_checks = checks.iter().filter(|r| is_unfinished(r)).count();
     unfinished_note((missing, planned), 0, (unfinished_checks, checks.len()))

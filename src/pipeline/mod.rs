@@ -135,7 +135,8 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
     let pick = cuts.primary().winner().config_id.clone();
     // A judge section is kept only when the folder's journal is of this sweep's candidates.
-    let judged = judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?;
+    let judged =
+        judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, false, Some(&pick))?;
     let decision = write_decision(
         &mut dir,
         plan,
@@ -208,7 +209,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
     let from_folder = match &judged {
         JudgeOutcome::Judged(_) => None,
         JudgeOutcome::DryRun(_) => {
-            judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, Some(&pick))?
+            judge_step::summary_from_folder(dir.path(), &rows, &plan.judge, true, Some(&pick))?
         }
     };
     let judge = match &judged {
@@ -298,7 +299,7 @@ pub fn report(
     let label = plan.out.as_deref().unwrap_or(dir).display().to_string();
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
-    let judged = judge_step::summary_from_folder(dir, &run.sweep, &plan.judge, Some(&pick))?;
+    let judged = judge_step::summary_from_folder(dir, &run.sweep, &plan.judge, true, Some(&pick))?;
     let loaded = texts::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
