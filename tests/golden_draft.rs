@@ -169,7 +169,7 @@ async fn exact_and_respaced_quotes_are_kept_with_true_text_and_near_misses_rejec
     // The summary counts what the files hold: 4 drafted, 2 kept, 2 quotes not found.
     assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");
     assert!(
-        stdout.contains("4 call(s) sent, 0 from the cache"),
+        stdout.contains("4 call(s) sent, 0 from the cache, 0 failed"),
         "{stdout}"
     );
     assert!(
@@ -335,7 +335,7 @@ async fn a_run_killed_midway_resumes_without_repeating_finished_calls() {
     let stdout = run_ok(&mut draft_command(root, &corpus, &config));
     assert_eq!(server.received_requests().await.unwrap().len(), 3 + 2);
     assert!(
-        stdout.contains("2 call(s) sent, 2 from the cache"),
+        stdout.contains("2 call(s) sent, 2 from the cache, 0 failed"),
         "{stdout}"
     );
     assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");

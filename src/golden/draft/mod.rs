@@ -235,8 +235,11 @@ pub struct Drafted {
     pub prompt_sha256: String,
     /// Calls answered from the cache (nothing sent).
     pub cached_calls: usize,
-    /// Calls sent.
+    /// Calls sent and answered with a usable reply.
     pub sent_calls: usize,
+    /// Calls that failed for good (after the client's retries) or whose reply held no usable
+    /// JSON: never cached, so a rerun sends them again.
+    pub failed_calls: usize,
     /// USD spent on sent calls (`None` without a price).
     pub spent_usd: Option<f64>,
 }
@@ -268,6 +271,7 @@ impl Drafted {
 struct Calls {
     cached: usize,
     sent: usize,
+    failed: usize,
     spent: Option<f64>,
 }
 
@@ -353,6 +357,7 @@ pub async fn run(
                 }
             }
             Err(e) => {
+                calls.failed += 1;
                 first_error.get_or_insert_with(|| e.to_string());
                 (None, Err((Reason::NoReply, e.to_string())))
             }
@@ -381,6 +386,7 @@ pub async fn run(
         prompt_sha256: ask::prompt_sha256(ask::DRAFT_PROMPT),
         cached_calls: calls.cached,
         sent_calls: calls.sent,
+        failed_calls: calls.failed,
         spent_usd: calls.spent,
     })
 }
@@ -450,7 +456,10 @@ async fn check_answers(
                 ))
             }
             Err(e) if e.stops_run() => return Err(e.into()),
-            Err(e) => Err((Reason::NoReply, format!("answer check failed: {e}"))),
+            Err(e) => {
+                calls.failed += 1;
+                Err((Reason::NoReply, format!("answer check failed: {e}")))
+            }
         };
         if let Err(rejection) = verdict {
             items[i].outcome = Err(rejection);
@@ -519,4 +528,55 @@ async fn near_duplicates(
         items[i].outcome = Err((Reason::NearDuplicate, detail));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sample::{Kind, Length, Position};
+
+    fn item(n: usize, question: &str) -> Item {
+        Item {
+            id: format!("draft-{n:03}"),
+            passage: Passage {
+                doc: 0,
+                start: 0,
+                end: 1,
+                position: Position::Start,
+                kind: Kind::Prose,
+                length: Length::Short,
+            },
+            reply: Some(Reply {
+                question: question.into(),
+                answer: "a".into(),
+                quotes: vec!["q".into()],
+            }),
+            outcome: Ok(Vec::new()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_nearly_the_same_as_an_earlier_kept_one_is_rejected_with_both_named() {
+        let mut items = vec![
+            item(1, "How long is the refund window?"),
+            item(2, "What is the refund window, how long?"),
+            item(3, "Where do visitors sign in?"),
+        ];
+        // Item 3 was rejected before: it is neither compared nor changed.
+        items[2].outcome = Err((Reason::QuoteNotFound, "x".into()));
+        let mut calls = Calls::default();
+        near_duplicates(&mut items, &DraftSettings::default(), None, &mut calls)
+            .await
+            .unwrap();
+        assert!(items[0].outcome.is_ok());
+        // {long, refund, window} against the same set: Jaccard 1.
+        assert_eq!(
+            items[1].outcome,
+            Err((
+                Reason::NearDuplicate,
+                "word Jaccard 1.00 with draft-001 (limit 0.7)".into()
+            ))
+        );
+        assert_eq!(items[2].outcome, Err((Reason::QuoteNotFound, "x".into())));
+    }
 }

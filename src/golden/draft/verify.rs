@@ -229,3 +229,95 @@ fn excerpt(text: &str) -> String {
         format!("{}…", text.chars().take(MAX).collect::<String>())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::Document;
+    use crate::golden::draft::sample::{Kind, Length, Position};
+
+    const A: &str = "Refunds take fourteen days from the date of delivery.\nPaid refunds go back to the card.\nShort one.";
+    const B: &str = "Paid refunds go back to the card.";
+
+    fn passage() -> Passage {
+        Passage {
+            doc: 0,
+            start: 0,
+            end: A.chars().count(),
+            position: Position::Start,
+            kind: Kind::Prose,
+            length: Length::Short,
+        }
+    }
+
+    fn reply(question: &str, quotes: &[&str]) -> Reply {
+        Reply {
+            question: question.into(),
+            answer: "a".into(),
+            quotes: quotes.iter().map(|q| q.to_string()).collect(),
+        }
+    }
+
+    fn reason(question: &str, quotes: &[&str]) -> Result<Vec<Quote>, Reason> {
+        let corpus = Corpus::from_documents(
+            "root",
+            vec![Document::new("a.md", A), Document::new("b.md", B)],
+        );
+        let mut finder = Finder::new(&corpus);
+        let limits = Limits {
+            max_quotes: 2,
+            min_evidence_chars: 25,
+            max_copied_share: 0.5,
+        };
+        check(
+            &reply(question, quotes),
+            &passage(),
+            &corpus,
+            &mut finder,
+            limits,
+        )
+        .map_err(|(r, _)| r)
+    }
+
+    #[test]
+    fn each_filter_rejects_what_it_names_and_a_respaced_quote_keeps_the_true_text() {
+        let q = "How long until my money is back?";
+        let kept = reason(
+            q,
+            &["Refunds take fourteen days from the date of delivery."],
+        )
+        .unwrap();
+        assert_eq!(
+            (kept[0].start, kept[0].end, kept[0].forgiven),
+            (0, 53, false)
+        );
+        let respaced = reason(
+            q,
+            &["  Refunds take fourteen   days from the date of delivery. Paid"],
+        )
+        .unwrap();
+        assert_eq!(
+            respaced[0].text,
+            "Refunds take fourteen days from the date of delivery.\nPaid"
+        );
+        assert!(respaced[0].forgiven);
+        assert_eq!(reason(q, &["x", "y", "z"]), Err(Reason::TooManyQuotes));
+        assert_eq!(
+            reason(q, &["Refunds take fifteen days from the date of delivery."]),
+            Err(Reason::QuoteNotFound)
+        );
+        assert_eq!(reason(q, &["Short one."]), Err(Reason::EvidenceTooShort));
+        // In a.md and in b.md: retrieving either copy would count.
+        assert_eq!(
+            reason(q, &["Paid refunds go back to the card."]),
+            Err(Reason::EvidenceNotUnique)
+        );
+        assert_eq!(
+            reason(
+                "Refunds take fourteen days from the date of delivery?",
+                &["Refunds take fourteen days from the date of delivery."]
+            ),
+            Err(Reason::CopiesEvidence)
+        );
+    }
+}
