@@ -97,7 +97,7 @@ pub fn resolve(path: &Path, raw: &[RawQuestion], corpus: &Corpus) -> (GoldenSet,
 /// `locations` without the whitespace at their edges, and whether any had some. A location of
 /// whitespace only is kept as it is (text search refuses empty evidence; ranges are checked in
 /// [`locate`]).
-fn trim_edges(corpus: &Corpus, locations: Vec<Location>) -> (Vec<Location>, bool) {
+pub(crate) fn trim_edges(corpus: &Corpus, locations: Vec<Location>) -> (Vec<Location>, bool) {
     let mut trimmed = false;
     let out = locations
         .into_iter()
@@ -284,7 +284,8 @@ fn location(doc: &Document, d: usize, byte_start: usize, byte_end: usize) -> Loc
     }
 }
 
-fn excerpt(text: &str) -> String {
+/// `text`, cut to its first 60 characters (with `…`) to quote it in a message.
+pub(crate) fn excerpt(text: &str) -> String {
     const MAX: usize = 60;
     if text.chars().count() <= MAX {
         text.to_string()

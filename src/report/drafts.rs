@@ -5,10 +5,10 @@
 //! bootstrap interval over questions (each part resampled on its own). For synthetic against
 //! human queries, TREC reports system rankings agreeing at τ ≈ 0.82–0.85.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::doc::{Block, Prose, Section};
-use crate::golden::GoldenSet;
+use crate::golden::{GoldenSet, Question};
 use crate::select::Selection;
 use crate::stats::{bootstrap_indices, quantile};
 use crate::sweep::rows::QuestionRow;
@@ -77,32 +77,16 @@ pub fn check(
     selection: &Selection,
     questions: &[QuestionRow],
 ) -> Option<DraftCheck> {
-    let drafted: HashSet<&str> = golden
-        .questions
-        .iter()
-        .filter(|q| q.origin.is_draft())
-        .map(|q| q.id.as_str())
-        .collect();
-    if drafted.is_empty() {
+    let (drafts, human): (Vec<&Question>, Vec<&Question>) =
+        golden.questions.iter().partition(|q| q.origin.is_draft());
+    if drafts.is_empty() {
         return None;
     }
-    let unreviewed = golden
-        .questions
+    let unreviewed = drafts
         .iter()
         .filter(|q| q.origin.is_unreviewed_draft())
         .count();
-    let human: Vec<&str> = golden
-        .questions
-        .iter()
-        .filter(|q| !q.origin.is_draft())
-        .map(|q| q.id.as_str())
-        .collect();
-    let drafts: Vec<&str> = golden
-        .questions
-        .iter()
-        .filter(|q| q.origin.is_draft())
-        .map(|q| q.id.as_str())
-        .collect();
+    let (drafts, human) = (ids(&drafts), ids(&human));
     let configs: Vec<&str> = selection
         .configs
         .iter()
@@ -112,10 +96,14 @@ pub fn check(
         .then(|| agreement(&configs, &human, &drafts, questions));
     Some(DraftCheck {
         questions: golden.questions.len(),
-        drafts: drafted.len(),
+        drafts: drafts.len(),
         unreviewed,
         agreement,
     })
+}
+
+fn ids<'a>(questions: &[&'a Question]) -> Vec<&'a str> {
+    questions.iter().map(|q| q.id.as_str()).collect()
 }
 
 /// Each configuration's span recall per question of `ids` (0 for a question it has no row for).

@@ -32,6 +32,7 @@ use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
 use crate::golden::Finder;
 use crate::llm::{ChatRequest, EmbedRequest, LlmClient, LlmError};
+use crate::vector::cosine;
 use ask::{Asking, Estimate};
 use sample::Passage;
 pub use verify::Reason;
@@ -389,18 +390,6 @@ pub async fn run(
         failed_calls: calls.failed,
         spent_usd: calls.spent,
     })
-}
-
-/// Cosine similarity of two vectors (0 when either is zero).
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot = |x: &[f32], y: &[f32]| {
-        x.iter()
-            .zip(y)
-            .map(|(p, q)| f64::from(*p) * f64::from(*q))
-            .sum::<f64>()
-    };
-    let norm = (dot(a, a) * dot(b, b)).sqrt();
-    if norm == 0.0 { 0.0 } else { dot(a, b) / norm }
 }
 
 /// Collapsed, lower-cased text, to see whether the evidence contains the answer.

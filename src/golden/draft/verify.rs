@@ -9,6 +9,7 @@ use super::sample::Passage;
 use super::words::copied_share;
 use crate::corpus::Corpus;
 use crate::golden::Finder;
+use crate::golden::resolve::{excerpt, trim_edges};
 
 /// Why a drafted item was left out (the first filter it failed, in this order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -165,12 +166,13 @@ pub fn check(
                 format!("{:?} is not in {}", excerpt(q), doc.id),
             ));
         };
-        let loc = trimmed(doc, locations[0].start, locations[0].end);
+        let (trimmed, _) = trim_edges(corpus, vec![locations[0]]);
+        let loc = trimmed[0];
         quotes.push(Quote {
             doc: passage.doc,
-            start: loc.0,
-            end: loc.1,
-            text: doc.slice_chars(loc.0, loc.1).to_string(),
+            start: loc.start,
+            end: loc.end,
+            text: doc.slice_chars(loc.start, loc.end).to_string(),
             forgiven,
         });
     }
@@ -208,26 +210,6 @@ pub fn check(
         ));
     }
     Ok(quotes)
-}
-
-/// `start..end` of `doc` without the whitespace at its edges.
-fn trimmed(doc: &crate::corpus::Document, start: usize, end: usize) -> (usize, usize) {
-    let text = doc.slice_chars(start, end);
-    let lead = text.chars().take_while(|c| c.is_whitespace()).count();
-    let trail = text.chars().rev().take_while(|c| c.is_whitespace()).count();
-    if lead == end - start {
-        return (start, end);
-    }
-    (start + lead, end - trail)
-}
-
-fn excerpt(text: &str) -> String {
-    const MAX: usize = 60;
-    if text.chars().count() <= MAX {
-        text.to_string()
-    } else {
-        format!("{}…", text.chars().take(MAX).collect::<String>())
-    }
 }
 
 #[cfg(test)]
