@@ -2,7 +2,7 @@
 //! changed by one word and invented are kept, kept with the document's own text and offsets,
 //! rejected and rejected; the summary and the drafting CSV count them; `validate` accepts the
 //! output; `--dry-run` sends nothing; a run killed midway resumes without repeating a finished
-//! call.
+//! call; with an embeddings model, near-duplicate questions are found by cosine.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+mod embed_support;
 mod llm_support;
 
 use llm_support::{chat_body, prompt_text};
@@ -340,4 +341,109 @@ async fn a_run_killed_midway_resumes_without_repeating_finished_calls() {
     );
     assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");
     assert_eq!(jsonl(&root.join("golden.jsonl")).len(), 2);
+}
+
+/// Embeds every question as the same vector: any two are near-duplicates by cosine.
+struct SameVector;
+
+impl Respond for SameVector {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        embed_support::embeddings_reply(&body, &[&["money", "vehicle"]]).2
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_embeddings_model_near_duplicates_are_found_by_cosine() {
+    let server = scripted_server(Scripted::new(usize::MAX, false)).await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(SameVector)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let config = write_config(root, &server);
+    let stdout = run_ok(draft_command(root, &corpus, &config).args(["--embed-model", "e5"]));
+    assert!(stdout.contains("drafted 4 item(s), kept 1"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  rejected, {:<20} 1\n", "near_duplicate")),
+        "{stdout}"
+    );
+    // One embeddings call with both questions that passed the quote filters.
+    let embeds: Vec<Value> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == "/v1/embeddings")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(embeds.len(), 1);
+    let mut inputs: Vec<&str> = embeds[0]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    inputs.sort();
+    assert_eq!(inputs, [REPLIES[0].1, REPLIES[1].1]);
+    let kept = jsonl(&root.join("golden.jsonl"));
+    assert_eq!(kept.len(), 1);
+    let csv = std::fs::read_to_string(root.join("golden.draft.csv")).unwrap();
+    let dup = csv
+        .lines()
+        .find(|l| l.contains(",near_duplicate,"))
+        .unwrap();
+    assert!(
+        dup.contains(&format!(
+            "embedding cosine 1.00 with {} (limit 0.92)",
+            kept[0]["id"].as_str().unwrap()
+        )),
+        "{dup}"
+    );
+}
+
+/// Drafts as [`Scripted`]; answers the answer check "no" for the parking item, "yes" otherwise.
+struct WithCheck(Scripted);
+
+impl Respond for WithCheck {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let text = prompt_text(req);
+        if !text.contains("Does the evidence below support the answer") {
+            return self.0.respond(req);
+        }
+        let supported = if text.contains("north lot") {
+            "no"
+        } else {
+            "yes"
+        };
+        let reply = json!({"supported": supported, "reason": "scripted"});
+        ResponseTemplate::new(200).set_body_json(chat_body(&reply.to_string(), Some((30, 5))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_check_rejects_an_answer_the_model_says_its_evidence_does_not_support() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(WithCheck(Scripted::new(usize::MAX, false)))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let config = write_config(root, &server);
+    let stdout = run_ok(draft_command(root, &corpus, &config).arg("--check-answers"));
+    // 4 drafts and a check for each of the 2 items whose answer is not in its evidence.
+    assert_eq!(server.received_requests().await.unwrap().len(), 6);
+    assert!(stdout.contains("drafted 4 item(s), kept 1"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  rejected, {:<20} 1\n", "answer_unsupported")),
+        "{stdout}"
+    );
+    let kept = jsonl(&root.join("golden.jsonl"));
+    assert_eq!(kept[0]["evidence"][0]["doc"], "exact.md");
 }
