@@ -4,7 +4,9 @@
 /// How a command ended, as the process's exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitClass {
-    /// 1: a failure while running (writing results, a server that keeps failing).
+    /// 1: a failure while running (writing results, a server that keeps failing), or a judge
+    /// that failed its measurement: `judge-check` when no criterion's verdicts can tell pass
+    /// from fail (or no item got a pass or fail verdict).
     Failure,
     /// 2: invalid input or usage (flags, config, corpus, golden set, a grid such as overlap ≥ size,
     /// a budget the estimate already exceeds).

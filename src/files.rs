@@ -47,7 +47,7 @@ pub const LOCK: &str = ".chunksweep.lock";
 
 /// Every name chunksweep writes at the top of a run folder (files and the chunks folder): a
 /// folder holding anything else is not a run folder, and `sweep` and `run` refuse to write into
-/// it ([`crate::report::run_dir::RunDir::check_out`]).
+/// it ([`crate::report::run_dir::RunDir::check_out`] with [`RUN_OUTPUTS`]).
 pub const RUN_FILES: &[&str] = &[
     MANIFEST,
     SWEEP,
@@ -71,3 +71,29 @@ pub const RUN_FILES: &[&str] = &[
     JUDGE_SETTINGS,
     LOCK,
 ];
+
+/// What `chunksweep judge-check` writes into its folder: a folder holding anything else (a run's
+/// files included, whose calls.csv judge-check would replace) is refused.
+pub const JUDGE_CHECK_FILES: &[&str] = &[JUDGE_CHECK, JUDGE_CHECK_ITEMS, CALLS, LOCK];
+
+/// The names a command may find at the top of its output folder, and who writes them (for the
+/// message that refuses a folder holding anything else).
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs {
+    /// Whose files they are, as a message names them: `a chunksweep run`, `judge-check`.
+    pub owner: &'static str,
+    /// The names.
+    pub names: &'static [&'static str],
+}
+
+/// `sweep` and `run`'s folder.
+pub const RUN_OUTPUTS: Outputs = Outputs {
+    owner: "a chunksweep run",
+    names: RUN_FILES,
+};
+
+/// `judge-check`'s folder.
+pub const JUDGE_CHECK_OUTPUTS: Outputs = Outputs {
+    owner: "judge-check",
+    names: JUDGE_CHECK_FILES,
+};

@@ -27,6 +27,13 @@ enum Judge {
     /// pass when bit 40 of FNV-1a(seed of the request, criterion, answer, 42) is 1 (a low bit
     /// would only be the parity of the bytes).
     Coin,
+    /// Always passes, and every reason is the template's placeholder "one sentence".
+    Placeholder,
+    /// Always passes; the reason, by the first number n of the answer: "one sentence" when n % 3
+    /// is 0, "fail" when it is 1, else a reason of its own.
+    Parrot,
+    /// Always passes, and reports 200,000 prompt tokens a call ($0.50 at the test's prices).
+    Expensive,
 }
 
 fn words(s: &str) -> BTreeSet<String> {
@@ -81,7 +88,7 @@ impl Judge {
         };
         let answer = field("answer");
         match self {
-            Judge::AlwaysPass => true,
+            Judge::AlwaysPass | Judge::Placeholder | Judge::Parrot | Judge::Expensive => true,
             Judge::Perfect => perfect(
                 criterion,
                 field("question"),
@@ -90,6 +97,31 @@ impl Judge {
                 field("reference"),
             ),
             Judge::Coin => coin(body["seed"].as_i64().unwrap_or(0), criterion, answer),
+        }
+    }
+}
+
+impl Judge {
+    /// This judge's reason for `answer`.
+    fn reason(self, answer: &str) -> &'static str {
+        let n: Option<u64> = answer
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .map(|w| w.parse().unwrap());
+        match (self, n.map(|n| n % 3)) {
+            (Judge::Placeholder, _) | (Judge::Parrot, Some(0)) => "one sentence",
+            (Judge::Parrot, Some(1)) => "fail",
+            (Judge::Parrot, _) => "The context states this number.",
+            _ => "scripted",
+        }
+    }
+
+    /// Prompt and completion tokens it reports for a verdict.
+    fn usage(self) -> (u64, u64) {
+        if self == Judge::Expensive {
+            (200_000, 2)
+        } else {
+            (10, 2)
         }
     }
 }
@@ -129,10 +161,8 @@ impl Respond for Judge {
             .unwrap_or_else(|| panic!("unknown request: {text}"));
         let pass = self.says(&body, &text, criterion);
         let verdict = if pass { "pass" } else { "fail" };
-        ResponseTemplate::new(200).set_body_json(chat_body(
-            &format!(r#"{{"verdict": "{verdict}", "reason": "scripted"}}"#),
-            Some((10, 2)),
-        ))
+        let reply = json!({"verdict": verdict, "reason": self.reason(field("answer"))});
+        ResponseTemplate::new(200).set_body_json(chat_body(&reply.to_string(), Some(self.usage())))
     }
 }
 
@@ -182,20 +212,36 @@ concurrency = 4
     )
 }
 
-fn output(cmd: &mut Command) -> String {
+/// What a command did: its exit code and output.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn ran(cmd: &mut Command) -> Ran {
     let o = cmd
         .env_remove("OPENAI_BASE_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    Ran {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The standard output of a command that must exit `code`.
+fn output_exiting(code: i32, cmd: &mut Command) -> String {
+    let r = ran(cmd);
+    assert_eq!(r.code, Some(code), "{}\n{}", r.stdout, r.stderr);
+    r.stdout
+}
+
+fn output(cmd: &mut Command) -> String {
+    output_exiting(0, cmd)
 }
 
 fn num(row: &HashMap<String, String>, col: &str) -> Option<f64> {
@@ -207,28 +253,41 @@ fn labels_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/judge-labels.jsonl")
 }
 
+/// `judge-check` of the 12 labelled items of tests/fixtures/judge-labels.jsonl (4 per criterion,
+/// too few for any criterion to show it can tell pass from fail: exit 1).
 async fn judge_check(judge: Judge, extra: &[&str]) -> (Rows, String) {
+    let (rows, r) = judge_check_of(judge, &labels_path(), 12, extra).await;
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    (rows, r.stdout)
+}
+
+/// `judge-check --labels labels` (of `n` items) against a mock of `judge`: judge_check.csv and
+/// what the command did, after checking that every item was asked once and written.
+async fn judge_check_of(judge: Judge, labels: &Path, n: usize, extra: &[&str]) -> (Rows, Ran) {
     let server = mock(judge).await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
     std::fs::write(&cfg, llm_config(&server.uri(), dir.path())).unwrap();
     let out = dir.path().join("check");
-    let text = output(
-        Command::new(bin())
-            .arg("judge-check")
-            .arg("--labels")
-            .arg(labels_path())
-            .arg("--config")
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out)
-            .args(extra),
+    let r = ran(Command::new(bin())
+        .arg("judge-check")
+        .arg("--labels")
+        .arg(labels)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args(extra));
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        n,
+        "{}",
+        r.stderr
     );
-    assert_eq!(server.received_requests().await.unwrap().len(), 12);
     let items = read_csv(&out.join("judge_check_items.csv"));
-    assert_eq!(items.len(), 12);
-    assert_eq!(read_csv(&out.join("calls.csv")).len(), 12);
-    (read_csv(&out.join("judge_check.csv")), text)
+    assert_eq!(items.len(), n);
+    assert_eq!(read_csv(&out.join("calls.csv")).len(), n);
+    (read_csv(&out.join("judge_check.csv")), r)
 }
 
 fn row<'a>(rows: &'a Rows, c: &str) -> &'a HashMap<String, String> {
@@ -237,12 +296,23 @@ fn row<'a>(rows: &'a Rows, c: &str) -> &'a HashMap<String, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn judge_check_measures_three_scripted_judges() {
-    // perfect: every verdict right
+    // perfect: every verdict right, but 2 + 2 items per criterion cannot show that it tells
+    // pass from fail (exit 1)
     let (rows, text) = judge_check(Judge::Perfect, &[]).await;
     assert_eq!(rows.len(), 4, "three criteria and all");
     for c in ["faithfulness", "relevancy", "correctness"] {
         let r = row(&rows, c);
-        assert_eq!((r["n"].as_str(), r["positives"].as_str()), ("4", "2"));
+        assert_eq!((r["n"].as_str(), r["labelled_pass"].as_str()), ("4", "2"));
+        assert_eq!(
+            (r["said_pass"].as_str(), r["said_fail"].as_str()),
+            ("2", "2")
+        );
+        assert_eq!(r["verdict"], "cannot tell");
+        assert!(
+            r["verdict_reason"].contains("(too few labelled items: TNR is 2 of 2 right, and with every one right the bound reaches 0.5 from 4 items"),
+            "{}",
+            r["verdict_reason"]
+        );
         for col in ["balanced_accuracy", "tpr", "tnr", "kappa", "accuracy"] {
             assert_eq!(num(r, col), Some(1.0), "{c} {col}");
         }
@@ -250,11 +320,24 @@ async fn judge_check_measures_three_scripted_judges() {
     }
     let all = row(&rows, "all");
     assert_eq!(all["n"], "12");
+    assert_eq!(
+        (all["verdict"].as_str(), all["verdict_reason"].as_str()),
+        ("", "")
+    );
     assert_eq!(num(all, "balanced_accuracy"), Some(1.0));
-    // Wilson 95% of 6/6: [0.6097, 1]
+    // Wilson 95% of 6/6: [0.6097, 1]; balanced accuracy's MOVER lower bound
+    // 1 − √2 · (1 − 0.6097) / 2 = 0.7240; κ is 1 in every resample: no interval
     assert!((num(all, "tpr_lo").unwrap() - 0.6097).abs() < 1e-4);
+    assert!((num(all, "balanced_accuracy_lo").unwrap() - 0.7240).abs() < 1e-4);
+    assert_eq!((num(all, "kappa"), num(all, "kappa_lo")), (Some(1.0), None));
     assert!(text.contains("all"), "{text}");
-    assert!(text.contains("1.00 [1.00, 1.00]"), "{text}");
+    assert!(text.contains("1.00 [0.72, 1.00]"), "{text}");
+    assert!(text.contains("1.00, no interval"), "{text}");
+    assert!(!text.contains("[1.00, 1.00]"), "{text}");
+    assert!(
+        text.contains("No criterion can tell pass from fail"),
+        "{text}"
+    );
 
     // always pass: TPR 1, TNR 0, balanced accuracy 0.5, κ 0, accuracy = the baseline
     let (rows, _) = judge_check(Judge::AlwaysPass, &[]).await;
@@ -677,23 +760,41 @@ async fn judge_check_reads_labels_added_to_judge_questions_csv() {
     }
     w.flush().unwrap();
     let check = dir.path().join("check");
-    let text = output(
-        Command::new(bin())
-            .arg("judge-check")
+    let judge_check = || {
+        let mut c = Command::new(bin());
+        c.arg("judge-check")
             .arg("--labels")
             .arg(dir.path().join("labelled.csv"))
             .arg("--config")
             .arg(&cfg)
             .arg("--out")
-            .arg(&check),
-    );
+            .arg(&check);
+        c
+    };
+    // the dry run rebuilds every row's context and sends nothing
+    let sent = server.received_requests().await.unwrap().len();
+    let text = output(judge_check().arg("--dry-run"));
+    assert!(text.contains("dry run: 7 labelled item(s)"), "{text}");
+    assert_eq!(server.received_requests().await.unwrap().len(), sent);
+    assert!(!check.exists(), "a dry run writes nothing");
+    // 3 + 3 faithfulness labels, all right, cannot show a lower bound of 0.5: exit 1
+    let text = output_exiting(1, &mut judge_check());
+    // the run asked these verdicts already (the last three as its perturbed controls): all 7
+    // come from the cache, and are this judge-check's calls
+    assert_eq!(server.received_requests().await.unwrap().len(), sent);
+    assert_eq!(read_csv(&check.join("calls.csv")).len(), 7);
     let table = read_csv(&check.join("judge_check.csv"));
     let f = row(&table, "faithfulness");
-    assert_eq!((f["n"].as_str(), f["positives"].as_str()), ("6", "3"));
+    assert_eq!((f["n"].as_str(), f["labelled_pass"].as_str()), ("6", "3"));
     assert_eq!(num(f, "balanced_accuracy"), Some(1.0), "{text}");
+    assert_eq!(f["verdict"], "cannot tell");
     let r = row(&table, "relevancy");
     assert_eq!((r["n"].as_str(), num(r, "tpr")), ("1", Some(1.0)));
     assert_eq!(num(r, "tnr"), None, "no item labelled fail");
+    assert_eq!(
+        r["verdict_reason"],
+        "no item labelled fail got a pass or fail verdict, so whether it catches failures was not measured"
+    );
     assert_eq!(row(&table, "all")["n"], "7");
     // each row was judged with its own question and retrieved context, rebuilt from the run
     let items = read_csv(&check.join("judge_check_items.csv"));
@@ -820,4 +921,283 @@ fn a_judge_check_whose_every_verdict_is_an_error_fails() {
     let all = row(&all, "all");
     assert_eq!((all["n"].as_str(), all["errors"].as_str()), ("0", "12"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("12 verdict(s) were errors"));
+}
+
+/// A labelled set of 16 faithfulness items, 8 labelled pass and 8 fail: the context states a
+/// number n (2 to 9), a pass answer repeats it, a fail answer says n + 1. Enough for a judge that
+/// gets every one right to clear a lower bound of 0.5 on both rates (Wilson 8/8: 0.68).
+fn sixteen_labels(dir: &Path) -> PathBuf {
+    let mut text = String::new();
+    for i in 0..8 {
+        let n = i + 2;
+        let context = format!("Larkspur needs {n} cores.");
+        for (id, answer, label) in [
+            (
+                format!("p{i}"),
+                format!("Larkspur needs {n} cores."),
+                "pass",
+            ),
+            (
+                format!("f{i}"),
+                format!("Larkspur needs {} cores.", n + 1),
+                "fail",
+            ),
+        ] {
+            let item = json!({"id": id, "criterion": "faithfulness",
+                "question": "How many cores does Larkspur need?", "context": context,
+                "answer": answer, "label": label});
+            text += &(item.to_string() + "\n");
+        }
+    }
+    let path = dir.join("sixteen.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_says_whether_the_judge_can_tell_pass_from_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = sixteen_labels(dir.path());
+
+    // a perfect judge can tell: exit 0
+    let (rows, r) = judge_check_of(Judge::Perfect, &labels, 16, &[]).await;
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let f = row(&rows, "faithfulness");
+    assert_eq!(f["verdict"], "can tell pass from fail");
+    assert!(
+        r.stdout.contains("faithfulness: can tell pass from fail — it caught 8 of 8 failures (TNR 1.00 [0.68, 1.00]) and passed 8 of 8 passes (TPR 1.00 [0.68, 1.00]); both lower bounds are at least 0.5."),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Positive class: pass."), "{}", r.stdout);
+    assert!(!r.stdout.contains("parroted"), "{}", r.stdout);
+    // the estimate is announced before the first call
+    assert!(
+        r.stderr.contains("judging 16 labelled item(s): server "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("; 16 chat calls, "), "{}", r.stderr);
+
+    // an always-pass judge cannot: exit 1, and no interval collapses to a point
+    let (rows, r) = judge_check_of(Judge::AlwaysPass, &labels, 16, &[]).await;
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let f = row(&rows, "faithfulness");
+    assert_eq!(f["verdict"], "cannot tell");
+    assert_eq!(f["same_verdict"], "pass");
+    assert_eq!(
+        (f["labelled_pass"].as_str(), f["labelled_fail"].as_str()),
+        ("8", "8")
+    );
+    assert_eq!(
+        (f["said_pass"].as_str(), f["said_fail"].as_str()),
+        ("16", "0")
+    );
+    let text = &r.stdout;
+    assert!(
+        text.contains("faithfulness: cannot tell — every verdict was pass: it caught 0 of 8 failures (TNR 0.00 [0.00, 0.32]) and passed 8 of 8 passes (TPR 1.00 [0.68, 1.00]); the lower bound of the TNR is under 0.5."),
+        "{text}"
+    );
+    // balanced accuracy from the rates' Wilson intervals (MOVER): [(1 − 0.3244) / 2,
+    // (1 + 0.3244) / 2]; κ is 0 in every resample: printed without an interval
+    assert!(text.contains("0.50 [0.34, 0.66]"), "{text}");
+    assert!(text.contains("0.00, no interval"), "{text}");
+    assert_eq!((num(f, "kappa"), num(f, "kappa_lo")), (Some(0.0), None));
+    for degenerate in ["[0.50, 0.50]", "[0.00, 0.00]", "[1.00, 1.00]"] {
+        assert!(!text.contains(degenerate), "{degenerate} in {text}");
+    }
+    assert!(
+        text.contains("No criterion can tell pass from fail"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parroted_reasons_are_flagged_with_their_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = sixteen_labels(dir.path());
+    // reasons by the answer's number n (pass answers 2–9, fail answers 3–10): "one sentence"
+    // for n = 3, 6, 9 (6 answers), "fail" for n = 4, 7, 10 (5), their own for the 5 others;
+    // every verdict is pass, so the 5 "fail" reasons also contradict their verdict
+    let (rows, r) = judge_check_of(Judge::Parrot, &labels, 16, &[]).await;
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let f = row(&rows, "faithfulness");
+    assert_eq!(
+        (
+            f["parroted"].as_str(),
+            f["parroted_template"].as_str(),
+            f["parroted_contradicting"].as_str()
+        ),
+        ("11", "11", "5")
+    );
+    assert_eq!(num(f, "parroted_share"), Some(11.0 / 16.0));
+    assert!(
+        r.stdout.contains("warning: parroted replies: 11 of 16 faithfulness reasons (69 %) repeat the prompt template's text or contradict their verdict (11 repeat the template, 5 contradict): the judge may be echoing its instructions rather than grading; see judge_check_items.csv."),
+        "{}",
+        r.stdout
+    );
+
+    // a judge whose every reason is the placeholder: 16 of 16
+    let (rows, r) = judge_check_of(Judge::Placeholder, &labels, 16, &[]).await;
+    assert_eq!(num(row(&rows, "faithfulness"), "parroted_share"), Some(1.0));
+    assert!(
+        r.stdout
+            .contains("16 of 16 faithfulness reasons (100 %) repeat the prompt template's text"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_trust_table_flags_parroted_replies() {
+    // every control and repeat reason is the placeholder: 15 controls and 5 repeats of
+    // faithfulness, 10 and 5 of relevancy and of correctness
+    let (_, _, report, text) = judged_run(Judge::Placeholder).await;
+    for (c, n) in [("faithfulness", 20), ("relevancy", 15), ("correctness", 15)] {
+        let want = format!(
+            "**Parroted replies:** {n} of {n} {c} reasons (100 %) repeat the prompt template's text or contradict their verdict ({n} repeat the template, 0 contradict): the judge may be echoing its instructions rather than grading."
+        );
+        assert!(report.contains(&want), "{report}");
+        assert!(text.contains(&want), "{text}");
+    }
+    // reasons of their own are not flagged
+    let (_, _, report, _) = judged_run(Judge::AlwaysPass).await;
+    assert!(!report.contains("Parroted replies"), "{report}");
+}
+
+/// A config for the mock at `server` in `dir`, with `edit` applied to its text.
+fn check_config(server: &MockServer, dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(&cfg, edit(llm_config(&server.uri(), dir))).unwrap();
+    cfg
+}
+
+fn judge_check_cmd(cfg: &Path, out: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("judge-check")
+        .arg("--labels")
+        .arg(labels_path())
+        .arg("--config")
+        .arg(cfg)
+        .arg("--out")
+        .arg(out);
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_max_cost_refuses_before_sending_and_stops_when_spent() {
+    // refused: 12 items at about $0.0018 each (prompt and 128 completion tokens) pass $0.001
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = check_config(&server, dir.path(), |t| t);
+    let out = dir.path().join("check");
+    let r = ran(judge_check_cmd(&cfg, &out).args(["--max-cost", "0.001"]));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("more than --max-cost $0.0010; nothing was sent"),
+        "{}",
+        r.stderr
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+    assert!(!out.join("calls.csv").exists());
+
+    // stopped: the estimate fits $0.10, but each call reports 200,000 prompt tokens ($0.50); one
+    // item at a time, so after the first nothing more is started: exit 4, 11 items not asked
+    let server = mock(Judge::Expensive).await;
+    let cfg = check_config(&server, dir.path(), |t| {
+        t.replace("concurrency = 4", "concurrency = 1")
+    });
+    let out = dir.path().join("check2");
+    let r = ran(judge_check_cmd(&cfg, &out).args(["--max-cost", "0.10"]));
+    assert_eq!(r.code, Some(4), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    assert!(
+        r.stderr
+            .contains("incomplete: 11 item(s) not asked: the spend would have passed --max-cost"),
+        "{}",
+        r.stderr
+    );
+    let items = read_csv(&out.join("judge_check_items.csv"));
+    let unasked: Vec<_> = items
+        .iter()
+        .filter(|i| i["reason"].starts_with("not started: --max-cost $0.1000"))
+        .collect();
+    assert_eq!(unasked.len(), 11);
+    assert!(unasked.iter().all(|i| i["verdict"] == "error"));
+    assert_eq!(read_csv(&out.join("calls.csv")).len(), 1);
+    assert_eq!(
+        row(&read_csv(&out.join("judge_check.csv")), "all")["errors"],
+        "11"
+    );
+
+    // an unpriced judge model under a budget is refused too
+    let server = mock(Judge::AlwaysPass).await;
+    let cfg = check_config(&server, dir.path(), |t| {
+        t.replace("input_usd_per_mtok = 2.5\n", "")
+            .replace("output_usd_per_mtok = 10.0\n", "")
+    });
+    let r = ran(judge_check_cmd(&cfg, &dir.path().join("check3")).args(["--max-cost", "1"]));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("needs prices to hold"), "{}", r.stderr);
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_judge_check_into_the_same_folder_has_its_own_calls_csv() {
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = check_config(&server, dir.path(), |t| t);
+    let out = dir.path().join("check");
+    output_exiting(1, &mut judge_check_cmd(&cfg, &out));
+    let first = read_csv(&out.join("calls.csv"));
+    assert_eq!(first.len(), 12);
+    assert!(first.iter().all(|c| c["cache_hit"] == "false"));
+    // again into the same folder: the answers come from the cache, and calls.csv lists this
+    // run's 12 calls, not 24
+    output_exiting(1, &mut judge_check_cmd(&cfg, &out));
+    assert_eq!(server.received_requests().await.unwrap().len(), 12);
+    let second = read_csv(&out.join("calls.csv"));
+    assert_eq!(second.len(), 12);
+    assert!(second.iter().all(|c| c["cache_hit"] == "true"));
+    assert_eq!(read_csv(&out.join("judge_check_items.csv")).len(), 12);
+    assert!(
+        !out.join(".chunksweep.lock").exists(),
+        "the lock goes with the run"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn judge_check_out_must_be_a_folder_of_its_own() {
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = check_config(&server, dir.path(), |t| t);
+    // a file
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = ran(&mut judge_check_cmd(&cfg, &file));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("is a file, not a folder"), "{}", r.stderr);
+    // a folder with someone else's file, and a run's folder (its calls.csv must not be
+    // replaced): refused, naming what is in the way
+    for (name, foreign) in [("notes", "notes.txt"), ("run", "sweep.csv")] {
+        let folder = dir.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join(foreign), "x").unwrap();
+        std::fs::write(folder.join("calls.csv"), "kept").unwrap();
+        let r = ran(&mut judge_check_cmd(&cfg, &folder));
+        assert_eq!(r.code, Some(2), "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "holds files that are not judge-check's ({foreign})"
+            )),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(folder.join("calls.csv")).unwrap(),
+            "kept"
+        );
+    }
+    assert!(server.received_requests().await.unwrap().is_empty());
 }

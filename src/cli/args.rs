@@ -43,8 +43,10 @@ pub enum Command {
     /// The prompt templates compiled into the binary.
     #[command(subcommand)]
     Prompts(PromptsCommand),
-    /// Measure the judge on human-labelled items: balanced accuracy, true-positive and
-    /// true-negative rates, Cohen's κ and the majority-label baseline (judge_check.csv).
+    /// Measure the judge on human-labelled items: per criterion, whether its verdicts can tell
+    /// pass from fail, with balanced accuracy, true-positive and true-negative rates, Cohen's κ,
+    /// the majority-label baseline and parroted replies (judge_check.csv). Exits 1 when no
+    /// criterion can tell pass from fail.
     JudgeCheck(JudgeCheckArgs),
     /// Draft a golden set with a model, and review it in the browser.
     #[command(subcommand)]
@@ -76,20 +78,25 @@ pub struct JudgeCheckArgs {
     /// Output folder (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the number of calls and the estimated tokens and cost, then stop.
+    /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
     #[arg(long)]
     pub dry_run: bool,
+    /// Refuse before sending anything when the estimate passes this many USD, and start no item
+    /// once the spend would pass it.
+    #[arg(long = "max-cost", value_name = "USD")]
+    pub max_cost: Option<f64>,
 }
 
 impl JudgeCheckArgs {
-    /// The flags as a layer over the config file: `[judge]`'s judge_model, mode and prompts,
-    /// and `out`.
+    /// The flags as a layer over the config file: `[judge]`'s judge_model, mode, prompts and
+    /// max_cost_usd, and `out`.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
             judge: JudgeSection {
                 judge_model: self.judge_model.clone(),
                 mode: self.judge_mode,
                 prompts_dir: self.prompts.clone(),
+                max_cost_usd: self.max_cost,
                 ..JudgeSection::default()
             },
             out: self.out.clone(),

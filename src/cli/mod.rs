@@ -101,7 +101,13 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     .with_context(|| format!("judge-check of {}", args.labels.display()))?;
     progress.clear();
     print::judge_check(&out);
-    let errors = out.errors();
+    let unasked = out.not_started_for_budget();
+    if unasked > 0 {
+        eprintln!(
+            "incomplete: {unasked} item(s) not asked: the spend would have passed --max-cost; raise it and rerun with the same --out (answered calls come from the cache)"
+        );
+    }
+    let errors = out.errors() - unasked;
     if errors > 0 {
         eprintln!(
             "warning: {errors} verdict(s) were errors (see judge_check_items.csv and calls.csv), \

@@ -156,16 +156,52 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
     );
 }
 
-/// `value [lo, hi]`, or `n/a`.
+/// `value [lo, hi]`; `value, no interval` when there is none (κ when every resample gave the
+/// same value); `n/a` when undefined.
 fn with_interval(v: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
     match (v, lo, hi) {
         (Some(v), Some(l), Some(h)) => format!("{v:.2} [{l:.2}, {h:.2}]"),
-        (Some(v), _, _) => format!("{v:.2}"),
+        (Some(v), _, _) => format!("{v:.2}, no interval"),
         _ => "n/a".into(),
     }
 }
 
-/// judge-check's table (or its estimate) and where it was written.
+/// The columns of judge-check's table: header and width.
+const CHECK_COLUMNS: [(&str, usize); 11] = [
+    ("criterion", 13),
+    ("labelled pass", 13),
+    ("labelled fail", 13),
+    ("said pass", 9),
+    ("said fail", 9),
+    ("errors", 6),
+    ("TNR (caught failures)", 21),
+    ("TPR (passes passed)", 20),
+    ("balanced accuracy", 18),
+    ("Cohen's kappa", 18),
+    ("majority baseline", 18),
+];
+
+/// One line of judge-check's table: text columns left-aligned, counts right-aligned.
+fn check_line(cells: &[String]) -> String {
+    cells
+        .iter()
+        .zip(CHECK_COLUMNS)
+        .enumerate()
+        .map(|(i, (c, (_, w)))| {
+            if (1..=5).contains(&i) {
+                format!("{c:>w$}")
+            } else {
+                format!("{c:<w$}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("  ")
+        .trim_end()
+        .to_string()
+}
+
+/// judge-check's table, the verdict per criterion, parroting warnings (or its estimate) and
+/// where it was written.
 pub fn judge_check(out: &JudgeCheckOutcome) {
     match out {
         JudgeCheckOutcome::DryRun {
@@ -177,41 +213,55 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
             println!("dry run: {items} labelled item(s)");
             println!("{}", estimate.summary(server, None, judge_model));
         }
-        JudgeCheckOutcome::Checked { table, dir, .. } => {
+        JudgeCheckOutcome::Checked {
+            table,
+            dir,
+            min_lower,
+            ..
+        } => {
             println!(
-                "{:<13} {:>4} {:>4} {:>4} {:>4}  {:<20} {:<20} {:<20} {:<21} {:<20}",
-                "criterion",
-                "n",
-                "pass",
-                "fail",
-                "err",
-                "balanced accuracy",
-                "TPR",
-                "TNR",
-                "Cohen's kappa",
-                "majority baseline"
+                "Positive class: pass. TNR (caught failures) = fails among items labelled fail; TPR = passes among items labelled pass. FaithBench and LLM-AggreFact take fail as positive: their TPR is the TNR here, their TNR the TPR."
             );
+            let header: Vec<String> = CHECK_COLUMNS.iter().map(|(h, _)| h.to_string()).collect();
+            println!("{}", check_line(&header));
             for r in table {
-                println!(
-                    "{:<13} {:>4} {:>4} {:>4} {:>4}  {:<20} {:<20} {:<20} {:<21} {:<20}",
-                    r.criterion,
-                    r.n,
-                    r.positives,
-                    r.negatives,
-                    r.errors,
+                let cells = [
+                    r.criterion.clone(),
+                    r.labelled_pass.to_string(),
+                    r.labelled_fail.to_string(),
+                    r.said_pass.to_string(),
+                    r.said_fail.to_string(),
+                    r.errors.to_string(),
+                    with_interval(r.tnr, r.tnr_lo, r.tnr_hi),
+                    with_interval(r.tpr, r.tpr_lo, r.tpr_hi),
                     with_interval(
                         r.balanced_accuracy,
                         r.balanced_accuracy_lo,
-                        r.balanced_accuracy_hi
+                        r.balanced_accuracy_hi,
                     ),
-                    with_interval(r.tpr, r.tpr_lo, r.tpr_hi),
-                    with_interval(r.tnr, r.tnr_lo, r.tnr_hi),
                     with_interval(r.kappa, r.kappa_lo, r.kappa_hi),
                     with_interval(
                         r.majority_baseline,
                         r.majority_baseline_lo,
-                        r.majority_baseline_hi
+                        r.majority_baseline_hi,
                     ),
+                ];
+                println!("{}", check_line(&cells));
+            }
+            println!(
+                "\nA criterion can tell pass from fail when the 95% lower bounds of both its TNR and its TPR are at least {min_lower} ([judge] min_control_tnr):"
+            );
+            for r in table.iter().filter(|r| !r.verdict.is_empty()) {
+                println!("{}: {} — {}.", r.criterion, r.verdict, r.verdict_reason);
+            }
+            for r in table.iter().filter(|r| !r.verdict.is_empty()) {
+                if let Some(w) = r.parroting().warning(&r.criterion) {
+                    println!("warning: parroted replies: {w}; see judge_check_items.csv.");
+                }
+            }
+            if !out.some_criterion_tells() {
+                println!(
+                    "No criterion can tell pass from fail: this judge's verdicts on these criteria cannot confirm a chunk size (exit 1)."
                 );
             }
             if let Some(r) = table.first() {

@@ -21,6 +21,9 @@ use crate::llm::cost::{cost_usd, estimate_chat_prompt_tokens};
 use crate::llm::{ClientConfig, LlmClient};
 use serde::{Deserialize, Serialize};
 
+/// How the reason of an item left unasked by the budget starts.
+pub const NOT_STARTED_FOR_BUDGET: &str = "not started: --max-cost";
+
 /// One verdict to ask, with the verdict it should get when that is known.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckItem {
@@ -127,6 +130,18 @@ impl CheckRow {
         let s = Verdict::parse(&self.verdict)?.outcome()?;
         Some((e, s))
     }
+
+    /// Whether the item was left unasked because the budget would have been passed.
+    pub fn not_started_for_budget(&self) -> bool {
+        self.verdict == Verdict::Error.as_str() && self.reason.starts_with(NOT_STARTED_FOR_BUDGET)
+    }
+
+    /// `(verdict, reason)` when the verdict is pass or fail (pass = `true`), for
+    /// [`super::parroting::Parroting::of`].
+    pub fn reply(&self) -> Option<(bool, &str)> {
+        let v = Verdict::parse(&self.verdict)?.outcome()?;
+        Some((v, self.reason.as_str()))
+    }
 }
 
 fn outcome_str(v: Option<bool>) -> &'static str {
@@ -166,7 +181,9 @@ pub fn estimate_items(
 /// time, in item order in the result. A call that fails for good (retries exhausted) is an
 /// `error` row with the failure as its reason; a rerun asks it again (finished calls come from
 /// the response cache). With `dir`, every call is appended to `dir/calls.csv` ([`CallLog`]), so
-/// the run's spend includes them.
+/// the run's spend includes them. With `budget` (USD), no item is started once the spend
+/// recorded in calls.csv plus the estimates of the items running and of the next one would pass
+/// it: the items left are `error` rows whose reason starts with [`NOT_STARTED_FOR_BUDGET`].
 ///
 /// # Errors
 /// [`JudgeError::Stopped`] after an authentication or unknown-model error (no item is started
@@ -177,12 +194,23 @@ pub async fn run_checks(
     settings: Arc<JudgeSettings>,
     client: &LlmClient,
     dir: Option<&Path>,
+    budget: Option<f64>,
     events: Events<'_>,
 ) -> Result<Vec<CheckRow>, JudgeError> {
     let mut log = dir.map(CallLog::open).transpose()?;
+    let cost = |i: usize| {
+        estimate_items(
+            std::slice::from_ref(&items[i]),
+            &prompts,
+            &settings,
+            client.config(),
+        )
+        .cost_usd
+        .unwrap_or(0.0)
+    };
     let limits = Limits {
         concurrency: settings.concurrency,
-        budget: None,
+        budget: budget.map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
     };
     let start = |i: usize| {
         let item = &items[i];
@@ -212,6 +240,14 @@ pub async fn run_checks(
             let (verdict, reason, records) = match ended.results.get(&i) {
                 Some(Ok(g)) => (g.verdict, g.reason.clone(), g.records.clone()),
                 Some(Err(e)) => (Verdict::Error, e.to_string(), Vec::new()),
+                None if ended.stopped.is_none() && ended.skipped > 0 => (
+                    Verdict::Error,
+                    format!(
+                        "{NOT_STARTED_FOR_BUDGET} ${:.4} would have been passed (raise it and run again)",
+                        budget.unwrap_or(0.0)
+                    ),
+                    Vec::new(),
+                ),
                 None => (
                     Verdict::Error,
                     "not started: the run stopped".into(),

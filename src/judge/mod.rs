@@ -26,7 +26,8 @@
 //! - [`controls`]: planted controls and repeats ([`perturb`]: a fact the context states changed),
 //!   asked through [`check`] (also used by
 //!   `judge-check` on labelled items, [`labels`]); [`accuracy`]: TPR, TNR, balanced accuracy,
-//!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion.
+//!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion;
+//!   [`parroting`]: reasons that repeat the prompt's text or contradict their verdict.
 //! - [`table`]: judge.csv (pass rates over judged questions with Wilson intervals, errors apart,
 //!   latency, tokens, cost); [`decision`]: the paired McNemar comparison and the decision (none
 //!   without a valid verdict); [`gates`]: what must hold beyond the verdicts before the decision
@@ -45,6 +46,7 @@ pub mod fingerprint;
 pub mod gates;
 pub mod journal;
 pub mod labels;
+pub mod parroting;
 pub mod perturb;
 pub mod pipeline;
 pub mod prompts;

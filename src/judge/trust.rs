@@ -3,12 +3,17 @@
 //! failures has a 95% Wilson lower bound under `min_control_tnr` (the judge cannot tell planted
 //! failures apart), or whose repeat κ is under `min_repeat_kappa` (it does not agree with
 //! itself). See [`super::accuracy`] for the statistics and [`super::controls`] for the items;
-//! [`super::summary::Decision::unconfirm`] applies the verdict to the decision.
+//! [`super::summary::Decision::unconfirm`] applies the verdict to the decision. The controls'
+//! and repeats' reasons are also checked for parroting ([`super::parroting`], against the
+//! built-in templates): a warning under the table, which does not change the decision.
 
-use super::accuracy::{Accuracy, Agreement, Proportion};
+use super::accuracy::{Accuracy, Agreement};
 use super::check::CheckRow;
 use super::controls::ControlKind;
+use super::parroting::{Parroting, builtin_template_texts};
 use super::verdict::Verdict;
+
+pub use super::accuracy::prop;
 
 /// The judge's measured trust on one criterion.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +29,9 @@ pub struct CriterionTrust {
     pub repeat: Agreement,
     /// Why the verdicts cannot confirm the pick on this criterion; empty when nothing says so.
     pub doubts: Vec<String>,
+    /// Reasons of the controls and repeats that repeat the prompt's text or contradict their
+    /// verdict.
+    pub parroting: Parroting,
 }
 
 impl CriterionTrust {
@@ -41,6 +49,8 @@ pub fn trust(
     min_control_tnr: f64,
     min_repeat_kappa: f64,
 ) -> Vec<CriterionTrust> {
+    let templates = builtin_template_texts();
+    let templates: Vec<&str> = templates.iter().map(String::as_str).collect();
     criteria
         .iter()
         .filter_map(|c| {
@@ -92,17 +102,10 @@ pub fn trust(
                 control_errors,
                 repeat,
                 doubts,
+                parroting: Parroting::of(mine.iter().filter_map(|r| r.reply()), &templates),
             })
         })
         .collect()
-}
-
-/// `0.40 [0.12, 0.77]`: a proportion with its interval, as the report writes it.
-pub fn prop(p: &Proportion) -> String {
-    format!(
-        "{:.2} [{:.2}, {:.2}]",
-        p.value, p.interval.lo, p.interval.hi
-    )
 }
 
 #[cfg(test)]
@@ -123,6 +126,9 @@ mod tests {
             rows.push(row("repeat", "faithfulness", "pass", "pass"));
         }
         rows.push(row("perturbed", "faithfulness", "fail", "error"));
+        for r in rows.iter_mut().take(6) {
+            r.reason = "one sentence".into();
+        }
         let t = trust(&rows, &names(), 0.5, 0.4);
         assert_eq!(t.len(), 1);
         let f = &t[0];
@@ -133,6 +139,9 @@ mod tests {
         assert_eq!(f.repeat.agreement.unwrap().value, 1.0);
         assert_eq!(f.repeat.kappa, None);
         assert!(!f.can_confirm());
+        // 6 of the 15 pass or fail verdicts give the template's placeholder as their reason
+        assert_eq!((f.parroting.n, f.parroting.parroted), (15, 6));
+        assert!(f.parroting.warns());
         assert!(
             f.doubts[0].starts_with(
                 "it failed 0 of 5 planted failures (true-negative rate 0.00 [0.00, 0.43])"

@@ -16,13 +16,14 @@ use serde::Serialize;
 use super::runtime;
 use crate::corpus;
 use crate::error::Error;
-use crate::events::Events;
+use crate::events::{Events, RunEvent};
 use crate::exit::ExitClass;
 use crate::files;
 use crate::golden;
 use crate::judge::accuracy::{Accuracy, Estimate as Stat, Proportion};
 use crate::judge::check::{CheckItem, CheckRow, estimate_items, run_checks};
 use crate::judge::labels::{self, LabelledItem, RowLabel};
+use crate::judge::parroting::{Parroting, template_texts};
 use crate::judge::prompts::fence_context;
 use crate::judge::{self, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
 use crate::llm::config::redact_url;
@@ -34,30 +35,42 @@ use crate::sweep::grid::{ConfigCut, ConfigSpec};
 use crate::tokenize::CorpusTokens;
 
 /// One row of judge_check.csv: the judge's accuracy on one criterion's labelled items (or on
-/// all, criterion `all`). Rates with 95% Wilson intervals; balanced accuracy and κ with 95%
-/// percentile bootstrap intervals over items ([`crate::judge::accuracy`]). Empty cells: not
-/// defined (no positive or no negative item, one verdict for everything).
+/// all, criterion `all`), pass being the positive class. Rates with 95% Wilson intervals;
+/// balanced accuracy with the MOVER interval built from them; κ with a 95% percentile bootstrap
+/// interval over items, left empty when every resample gave the same κ
+/// ([`crate::judge::accuracy`]). Other empty cells: not defined (no item of a label).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckAccuracyRow {
-    /// `faithfulness`, `relevancy`, `correctness` or `all`.
+    /// `faithfulness`, `relevancy`, `correctness` (a criterion of the run) or `all`.
     pub criterion: String,
     /// The judge model.
     pub judge_model: String,
     /// `per-criterion` or `combined`: how each verdict was asked.
     pub judge_mode: String,
+    /// `can tell pass from fail` or `cannot tell` ([`crate::judge::accuracy::Tells`]); empty
+    /// for `all`.
+    pub verdict: String,
+    /// Why, in one sentence; empty for `all`.
+    pub verdict_reason: String,
     /// Labelled items with a pass or fail verdict from the judge.
     pub n: usize,
-    /// Items labelled pass.
-    pub positives: usize,
-    /// Items labelled fail.
-    pub negatives: usize,
-    /// Items whose verdict was an error (not in any figure).
+    /// Of those, items labelled pass.
+    pub labelled_pass: usize,
+    /// Of those, items labelled fail.
+    pub labelled_fail: usize,
+    /// Of those, items the judge passed.
+    pub said_pass: usize,
+    /// Of those, items the judge failed.
+    pub said_fail: usize,
+    /// Items whose verdict was an error or that were not asked (not in any figure).
     pub errors: usize,
+    /// `pass` or `fail` when the judge gave that verdict to every item; else empty.
+    pub same_verdict: String,
     /// (TPR + TNR) / 2.
     pub balanced_accuracy: Option<f64>,
-    /// Bootstrap lower bound.
+    /// MOVER lower bound.
     pub balanced_accuracy_lo: Option<f64>,
-    /// Bootstrap upper bound.
+    /// MOVER upper bound.
     pub balanced_accuracy_hi: Option<f64>,
     /// Passes among items labelled pass.
     pub tpr: Option<f64>,
@@ -65,7 +78,8 @@ pub struct CheckAccuracyRow {
     pub tpr_lo: Option<f64>,
     /// Wilson upper bound.
     pub tpr_hi: Option<f64>,
-    /// Fails among items labelled fail.
+    /// Fails among items labelled fail: the failures caught (the TPR of the literature that
+    /// takes fail as positive).
     pub tnr: Option<f64>,
     /// Wilson lower bound.
     pub tnr_lo: Option<f64>,
@@ -73,9 +87,9 @@ pub struct CheckAccuracyRow {
     pub tnr_hi: Option<f64>,
     /// Cohen's κ of the judge against the labels.
     pub kappa: Option<f64>,
-    /// Bootstrap lower bound.
+    /// Bootstrap lower bound (empty when every resample gave the same κ).
     pub kappa_lo: Option<f64>,
-    /// Bootstrap upper bound.
+    /// Bootstrap upper bound (empty when every resample gave the same κ).
     pub kappa_hi: Option<f64>,
     /// Share of verdicts equal to the label.
     pub accuracy: Option<f64>,
@@ -89,6 +103,15 @@ pub struct CheckAccuracyRow {
     pub majority_baseline_lo: Option<f64>,
     /// Wilson upper bound.
     pub majority_baseline_hi: Option<f64>,
+    /// Pass or fail verdicts whose reason repeats the prompt template's text or contradicts the
+    /// verdict ([`crate::judge::parroting`]).
+    pub parroted: usize,
+    /// `parroted / n`.
+    pub parroted_share: Option<f64>,
+    /// Of the parroted, reasons that repeat the template's text.
+    pub parroted_template: usize,
+    /// Of the parroted, reasons that name the other verdict.
+    pub parroted_contradicting: usize,
 }
 
 type Cells = [Option<f64>; 3];
@@ -110,9 +133,12 @@ fn stat_cells(s: Option<Stat>) -> Cells {
 }
 
 impl CheckAccuracyRow {
-    fn new(criterion: &str, s: &JudgeSettings, rows: &[&CheckRow]) -> Self {
+    /// The row of `criterion` from its items' rows; with its verdict unless it is `all`.
+    fn new(criterion: &str, s: &JudgeSettings, rows: &[&CheckRow], templates: &[&str]) -> Self {
         let pairs: Vec<(bool, bool)> = rows.iter().filter_map(|r| r.pair()).collect();
         let a = Accuracy::of(&pairs);
+        let parroting = Parroting::of(rows.iter().filter_map(|r| r.reply()), templates);
+        let tells = (criterion != ALL).then(|| a.tells(s.min_control_tnr));
         let [ba, ba_lo, ba_hi] = stat_cells(a.balanced_accuracy);
         let [tpr, tpr_lo, tpr_hi] = prop_cells(a.tpr);
         let [tnr, tnr_lo, tnr_hi] = prop_cells(a.tnr);
@@ -123,13 +149,23 @@ impl CheckAccuracyRow {
             criterion: criterion.into(),
             judge_model: s.judge_model.clone(),
             judge_mode: s.mode.name().into(),
+            verdict: tells.as_ref().map_or("", |t| t.label()).into(),
+            verdict_reason: tells.map(|t| t.reason).unwrap_or_default(),
             n: a.n,
-            positives: a.positives,
-            negatives: a.negatives,
+            labelled_pass: a.positives,
+            labelled_fail: a.negatives,
+            said_pass: a.said_pass,
+            said_fail: a.said_fail,
             errors: rows
                 .iter()
                 .filter(|r| Verdict::parse(&r.verdict) == Some(Verdict::Error))
                 .count(),
+            same_verdict: match a.same_verdict() {
+                Some(true) => "pass",
+                Some(false) => "fail",
+                None => "",
+            }
+            .into(),
             balanced_accuracy: ba,
             balanced_accuracy_lo: ba_lo,
             balanced_accuracy_hi: ba_hi,
@@ -148,22 +184,52 @@ impl CheckAccuracyRow {
             majority_baseline: maj,
             majority_baseline_lo: maj_lo,
             majority_baseline_hi: maj_hi,
+            parroted: parroting.parroted,
+            parroted_share: parroting.share(),
+            parroted_template: parroting.template,
+            parroted_contradicting: parroting.contradicting,
+        }
+    }
+
+    /// Whether this criterion's verdicts can tell pass from fail.
+    pub fn can_tell(&self) -> bool {
+        self.verdict == CAN_TELL
+    }
+
+    /// The parroting figures of the row.
+    pub fn parroting(&self) -> Parroting {
+        Parroting {
+            n: self.n,
+            template: self.parroted_template,
+            contradicting: self.parroted_contradicting,
+            parroted: self.parroted,
         }
     }
 }
 
-/// judge_check.csv's rows: every criterion with a labelled item, then `all`.
-pub fn accuracy_rows(settings: &JudgeSettings, rows: &[CheckRow]) -> Vec<CheckAccuracyRow> {
+/// The criterion name of judge_check.csv's row over every item.
+pub const ALL: &str = "all";
+
+/// The verdict of a criterion whose verdicts can tell pass from fail.
+const CAN_TELL: &str = "can tell pass from fail";
+
+/// judge_check.csv's rows: every criterion with a labelled item, then `all`; reasons checked
+/// for parroting against `templates` ([`crate::judge::parroting::template_texts`]).
+pub fn accuracy_rows(
+    settings: &JudgeSettings,
+    rows: &[CheckRow],
+    templates: &[&str],
+) -> Vec<CheckAccuracyRow> {
     let mut out: Vec<CheckAccuracyRow> = settings
         .criteria
         .iter()
         .filter_map(|c| {
             let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion == c.name).collect();
-            (!mine.is_empty()).then(|| CheckAccuracyRow::new(&c.name, settings, &mine))
+            (!mine.is_empty()).then(|| CheckAccuracyRow::new(&c.name, settings, &mine, templates))
         })
         .collect();
     let all: Vec<&CheckRow> = rows.iter().collect();
-    out.push(CheckAccuracyRow::new("all", settings, &all));
+    out.push(CheckAccuracyRow::new(ALL, settings, &all, templates));
     out
 }
 
@@ -187,35 +253,61 @@ pub enum JudgeCheckOutcome {
         table: Vec<CheckAccuracyRow>,
         /// judge_check_items.csv.
         items: Vec<CheckRow>,
+        /// The threshold both rates' lower bounds must reach (`[judge] min_control_tnr`).
+        min_lower: f64,
         /// The output folder.
         dir: PathBuf,
     },
 }
 
 impl JudgeCheckOutcome {
-    /// Items whose verdict was an error (timeouts, unreadable replies), over all criteria.
+    /// Items whose verdict was an error (timeouts, unreadable replies) or that were not asked
+    /// (the budget), over all criteria.
     pub fn errors(&self) -> usize {
+        self.all().map_or(0, |r| r.errors)
+    }
+
+    /// Items left unasked because `--max-cost` would have been passed.
+    pub fn not_started_for_budget(&self) -> usize {
         match self {
             JudgeCheckOutcome::DryRun { .. } => 0,
-            JudgeCheckOutcome::Checked { table, .. } => table
-                .iter()
-                .find(|r| r.criterion == "all")
-                .map_or(0, |r| r.errors),
+            JudgeCheckOutcome::Checked { items, .. } => {
+                items.iter().filter(|r| r.not_started_for_budget()).count()
+            }
+        }
+    }
+
+    fn all(&self) -> Option<&CheckAccuracyRow> {
+        match self {
+            JudgeCheckOutcome::DryRun { .. } => None,
+            JudgeCheckOutcome::Checked { table, .. } => table.iter().find(|r| r.criterion == ALL),
+        }
+    }
+
+    /// Whether some criterion's verdicts can tell pass from fail (false for a dry run).
+    pub fn some_criterion_tells(&self) -> bool {
+        match self {
+            JudgeCheckOutcome::DryRun { .. } => false,
+            JudgeCheckOutcome::Checked { table, .. } => {
+                table.iter().any(CheckAccuracyRow::can_tell)
+            }
         }
     }
 
     /// Success; failure (1) when no item got a pass or fail verdict; incomplete (4) when some
-    /// verdicts were errors (a rerun with the same `--out` asks only those again: the answered
-    /// calls come from the cache). Errors are never counted as a right or wrong verdict.
+    /// verdicts were errors or items were left unasked (a rerun with the same `--out` asks only
+    /// those again: the answered calls come from the cache); failure (1) when no criterion's
+    /// verdicts can tell pass from fail. Errors are never counted as a right or wrong verdict.
     pub fn exit_class(&self) -> Option<ExitClass> {
-        let JudgeCheckOutcome::Checked { table, .. } = self else {
-            return None;
-        };
-        let all = table.iter().find(|r| r.criterion == "all")?;
-        match (all.n, all.errors) {
-            (_, 0) => None,
-            (0, _) => Some(ExitClass::Failure),
-            _ => Some(ExitClass::Incomplete),
+        let all = self.all()?;
+        if all.n == 0 {
+            Some(ExitClass::Failure)
+        } else if all.errors > 0 {
+            Some(ExitClass::Incomplete)
+        } else if !self.some_criterion_tells() {
+            Some(ExitClass::Failure)
+        } else {
+            None
         }
     }
 }
@@ -343,21 +435,28 @@ fn plan_of_run(
     }
     let record = super::record::RunRecord::open(folder)?;
     for warning in &record.warnings {
-        events(crate::events::RunEvent::Note(format!("warning: {warning}")));
+        events(RunEvent::Note(format!("warning: {warning}")));
     }
     record.plan.with_judge_flags(&flags, now)
 }
 
 /// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, whose
 /// run is rebuilt from `config` when given, else from the run folder's record; anything else a
-/// JSONL labelled set) with the judge
-/// settings of `config` and `flags`, and writes judge_check.csv, judge_check_items.csv and
-/// calls.csv into the output folder (`--out`, else `results/<stamp>`). With `dry_run`, only
-/// estimates.
+/// JSONL labelled set) with the judge settings of `config` and `flags`, and writes
+/// judge_check.csv, judge_check_items.csv and calls.csv (this run's calls only: an earlier
+/// judge-check's calls.csv in the folder is replaced) into the output folder (`--out`, else
+/// `results/<stamp>`), which must be new, empty, or an earlier judge-check's. Before the first
+/// call the estimate is announced ([`RunEvent::Note`]); with `--max-cost` no item is started
+/// once it would be passed. With `dry_run`, only estimates: no verdict is asked (for a
+/// judge_questions.csv of dense, hybrid or `llm_context` configurations, rebuilding the
+/// retrieved context still asks for the embeddings and contexts the cache lacks).
 ///
 /// # Errors
-/// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`]; configuration,
-/// input, client and run-folder errors as for `run`.
+/// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`];
+/// [`crate::report::ReportError::NotAFolder`] and
+/// [`crate::report::ReportError::NotARunFolder`] for an `--out` that is a file or holds files
+/// judge-check does not write; [`JudgeError::OverBudget`] and [`JudgeError::Unpriced`] for
+/// `--max-cost` (nothing sent); configuration, input, client and run-folder errors as for `run`.
 pub fn judge_check(
     config: Option<&Path>,
     flags: crate::config::ConfigFile,
@@ -373,12 +472,14 @@ pub fn judge_check(
     let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
         if is_csv {
             let plan = plan_of_run(config, flags, labels_path, now, events)?;
+            RunDir::check_out(&plan.run_dir, files::JUDGE_CHECK_OUTPUTS)?;
             let labelled =
                 labels::read_csv(labels_path, &plan.judge.criteria).map_err(JudgeError::from)?;
             let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
             (plan.judge, plan.llm, plan.run_dir, items)
         } else {
             let o = JudgeOnly::load(config, flags, now)?;
+            RunDir::check_out(&o.run_dir, files::JUDGE_CHECK_OUTPUTS)?;
             let labelled =
                 labels::read_jsonl(labels_path, &o.judge.criteria).map_err(JudgeError::from)?;
             (
@@ -390,32 +491,70 @@ pub fn judge_check(
         };
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
+    let estimate = estimate_items(&items, &prompts, &settings, &llm);
+    let server = redact_url(&llm.resolved_base_url());
     if dry_run {
         return Ok(JudgeCheckOutcome::DryRun {
             items: items.len(),
-            estimate: estimate_items(&items, &prompts, &settings, &llm),
+            estimate,
             judge_model: settings.judge_model.clone(),
-            server: redact_url(&llm.resolved_base_url()),
+            server,
         });
     }
     llm.validate().map_err(JudgeError::from)?;
     let client = LlmClient::new(llm).map_err(JudgeError::from)?;
+    check_budget(&settings, &estimate)?;
     let mut dir = RunDir::create(&run_dir)?;
+    // One calls.csv per judge-check: this run's calls only (answered ones come from the cache).
+    let calls = dir.path().join(files::CALLS);
+    if calls.exists() {
+        std::fs::remove_file(&calls).map_err(|e| JudgeError::io(&calls, e))?;
+    }
+    events(RunEvent::Note(format!(
+        "judging {} labelled item(s): {}",
+        items.len(),
+        estimate.summary(&server, None, &settings.judge_model)
+    )));
+    let templates = template_texts(&prompts, &settings.criteria);
     let rows = rt.block_on(run_checks(
         &items,
         Arc::new(prompts),
         Arc::new(settings.clone()),
         &client,
         Some(dir.path()),
+        settings.max_cost_usd,
         events,
     ))?;
     dir.record(files::CALLS);
-    let table = accuracy_rows(&settings, &rows);
+    let templates: Vec<&str> = templates.iter().map(String::as_str).collect();
+    let table = accuracy_rows(&settings, &rows, &templates);
     dir.write_csv(files::JUDGE_CHECK_ITEMS, &rows)?;
     dir.write_csv(files::JUDGE_CHECK, &table)?;
     Ok(JudgeCheckOutcome::Checked {
         table,
         items: rows,
+        min_lower: settings.min_control_tnr,
         dir: run_dir,
     })
+}
+
+/// Refuses a judge-check whose estimate passes `--max-cost`, or that has a budget and no price
+/// for the judge model, before anything is sent (as `run` does; judge-check's folder holds no
+/// earlier spend: its calls.csv is its own).
+fn check_budget(settings: &JudgeSettings, estimate: &Estimate) -> Result<(), JudgeError> {
+    let Some(max) = settings.max_cost_usd else {
+        return Ok(());
+    };
+    let cost = estimate.cost_usd.ok_or_else(|| JudgeError::Unpriced {
+        max,
+        models: settings.judge_model.clone(),
+    })?;
+    if cost > max {
+        return Err(JudgeError::OverBudget {
+            estimate: cost,
+            spent: 0.0,
+            max,
+        });
+    }
+    Ok(())
 }

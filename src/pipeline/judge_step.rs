@@ -379,6 +379,7 @@ async fn run(
         settings_arc,
         client,
         Some(dir.path()),
+        None,
         events,
     )
     .await?;

@@ -102,7 +102,7 @@ pub struct Unsent {
 /// Loads and tokenizes the inputs of `plan` (after checking its `--out`), warning about
 /// duplicate documents.
 fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
-    RunDir::check_out(&plan.run_dir)?;
+    RunDir::check_out(&plan.run_dir, files::RUN_OUTPUTS)?;
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
     let corpus = corpus::load_corpus(&plan.corpus)?;

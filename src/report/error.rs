@@ -49,14 +49,16 @@ pub enum ReportError {
     /// The run folder given is an existing file.
     #[error("--out {0} is a file, not a folder: give a folder for the run's files")]
     NotAFolder(PathBuf),
-    /// The run folder holds entries chunksweep does not write (`crate::files::RUN_FILES`).
+    /// The run folder holds entries the command does not write (`crate::files::Outputs`).
     #[error(
-        "--out {dir} holds files that are not a chunksweep run's ({}): chunksweep writes only into an empty folder or a run folder of its own; give another --out, or move them away",
+        "--out {dir} holds files that are not {owner}'s ({}): {owner} writes only into an empty folder or one holding its own earlier outputs; give another --out, or move them away",
         .foreign.join(", ")
     )]
     NotARunFolder {
         /// The folder.
         dir: PathBuf,
+        /// Whose files the folder may hold (`crate::files::Outputs::owner`).
+        owner: &'static str,
         /// Its foreign entries (the first five, sorted).
         foreign: Vec<String>,
     },

@@ -255,7 +255,19 @@ fn trust_markdown(trust: &[CriterionTrust]) -> String {
         let confirms = if confirms { "yes" } else { "**no**" };
         let _ = writeln!(md, "| {} | {confirms} |", cells.join(" | "));
     }
+    for w in parroting_warnings(trust) {
+        let _ = writeln!(md, "\n**Parroted replies:** {w}.");
+    }
     md
+}
+
+/// The parroting warning of each criterion whose controls' and repeats' reasons pass the
+/// threshold ([`crate::judge::parroting`]).
+fn parroting_warnings(trust: &[CriterionTrust]) -> Vec<String> {
+    trust
+        .iter()
+        .filter_map(|t| t.parroting.warning(&t.criterion))
+        .collect()
 }
 
 /// Text with `code` spans (between backticks) as `<code>` elements.
@@ -334,6 +346,7 @@ pub fn html(s: &JudgeSummary) -> Markup {
             @if !s.trust.is_empty() {
                 p { (TRUST_INTRO) }
                 (table(&trust_header, &trust_rows, |i| i == 6))
+                @for w in parroting_warnings(&s.trust) { p { strong { "Parroted replies:" } " " (w) "." } }
             }
             @if let Some(note) = planted_note(s) { p { (note) } }
             @if !cmp_rows.is_empty() {

@@ -58,14 +58,14 @@ impl RunDir {
     }
 
     /// Checks that `path` may take a new run's files, reading only: it does not exist yet, or
-    /// is an empty folder, or a run folder of chunksweep's own (every entry at its top is a name
-    /// of [`files::RUN_FILES`], as a rerun into the same folder finds: a run's outputs, its
-    /// journal, its chunks folder, its lock).
+    /// is an empty folder, or a folder of the command's own (every entry at its top is a name
+    /// of `outputs`, such as [`files::RUN_OUTPUTS`], as a rerun into the same folder finds: a
+    /// run's outputs, its journal, its chunks folder, its lock).
     ///
     /// # Errors
     /// [`ReportError::NotAFolder`] for a file, [`ReportError::NotARunFolder`] naming the first
     /// five foreign entries, [`ReportError::Io`] when the folder cannot be listed.
-    pub fn check_out(path: &Path) -> Result<(), ReportError> {
+    pub fn check_out(path: &Path, outputs: files::Outputs) -> Result<(), ReportError> {
         if path.is_file() {
             return Err(ReportError::NotAFolder(path.to_path_buf()));
         }
@@ -86,7 +86,7 @@ impl RunDir {
                 source,
             })?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !files::RUN_FILES.contains(&name.as_str()) {
+            if !outputs.names.contains(&name.as_str()) {
                 foreign.push(name);
             }
         }
@@ -97,6 +97,7 @@ impl RunDir {
         foreign.truncate(5);
         Err(ReportError::NotARunFolder {
             dir: path.to_path_buf(),
+            owner: outputs.owner,
             foreign,
         })
     }
