@@ -356,3 +356,68 @@ async fn a_dry_run_with_a_dense_grid_sends_nothing_and_counts_what_the_sweep_sen
     assert!(stdout.contains(&format!("candidates: {DENSE}")), "{stdout}");
     assert!(dir.path().join("dry2/sweep.csv").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_check_dry_run_on_dense_rows_sends_nothing() {
+    // labelled rows of a dense configuration, with empty caches: rebuilding their retrieved
+    // contexts needs embeddings, which a dry run does not ask for; it says what it would send
+    let server = MockServer::start().await;
+    let mock = Mock2::default();
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(mock.clone())
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    // the run's grid (a run's manifest.json would record it): dense retrieval needs [embed]
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replacen(
+            "golden = \"golden.jsonl\"\n",
+            "golden = \"golden.jsonl\"\n\n[sweep]\nretrievers = [\"dense\"]\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let labels = dir.path().join("labelled.csv");
+    std::fs::write(
+        &labels,
+        format!(
+            "config_id,question_id,answer,human_label_faithfulness\n{DENSE},q1,Within thirty days.,pass\n{DENSE},q2,On trees.,pass\n"
+        ),
+    )
+    .unwrap();
+    let args: Vec<std::ffi::OsString> = vec![
+        "judge-check".into(),
+        "--labels".into(),
+        labels.into(),
+        "--config".into(),
+        cfg.into(),
+        "--out".into(),
+        dir.path().join("check").into(),
+        "--dry-run".into(),
+    ];
+    let dry = chunksweep(args).await;
+    let stdout = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        0,
+        "{stdout}"
+    );
+    assert!(stdout.contains("dry run: 2 labelled item(s)"), "{stdout}");
+    assert!(
+        stdout.contains("the labelled rows' retrieved contexts cannot be rebuilt from the caches (the sweep would send "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 chat call(s) to judge judge at "),
+        "{stdout}"
+    );
+    assert!(!dir.path().join("check").exists());
+}

@@ -207,11 +207,20 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
         JudgeCheckOutcome::DryRun {
             items,
             estimate,
+            unsent,
             judge_model,
             server,
         } => {
             println!("dry run: {items} labelled item(s)");
-            println!("{}", estimate.summary(server, None, judge_model));
+            match estimate {
+                Some(e) => println!("{}", e.summary(server, None, judge_model)),
+                None => println!(
+                    "the labelled rows' retrieved contexts cannot be rebuilt from the caches ({}); {items} chat call(s) to judge {judge_model} at {server}, their tokens and cost not estimated; nothing was sent",
+                    unsent
+                        .as_deref()
+                        .unwrap_or("the caches lack what the grid needs")
+                ),
+            }
         }
         JudgeCheckOutcome::Checked {
             table,

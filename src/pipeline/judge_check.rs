@@ -29,7 +29,7 @@ use crate::judge::{self, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict
 use crate::llm::config::redact_url;
 use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::{JudgeOnly, Plan};
-use crate::prepare::{self, PrepareInputs};
+use crate::prepare::{self, PrepareInputs, WouldSend};
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::{ConfigCut, ConfigSpec};
 use crate::tokenize::CorpusTokens;
@@ -236,12 +236,15 @@ pub fn accuracy_rows(
 /// What `judge-check` did.
 #[derive(Debug, Clone)]
 pub enum JudgeCheckOutcome {
-    /// `--dry-run`: the calls it would make.
+    /// `--dry-run`: the calls it would make; nothing was sent.
     DryRun {
         /// Labelled items (one call each).
         items: usize,
-        /// Calls, tokens and cost.
-        estimate: Estimate,
+        /// Calls, tokens and cost; `None` when the retrieved contexts of a labelled
+        /// judge_questions.csv cannot be rebuilt from the caches.
+        estimate: Option<Estimate>,
+        /// Then, what rebuilding them would send ([`WouldSend::summary`]).
+        unsent: Option<String>,
         /// The judge model.
         judge_model: String,
         /// The server, credentials redacted.
@@ -329,16 +332,27 @@ fn item_of(l: &LabelledItem) -> CheckItem {
     }
 }
 
+/// The labelled rows of a judge_questions.csv as verdicts to ask, or, in a dry run whose caches
+/// cannot rebuild their retrieved contexts, what rebuilding them would send.
+enum Rebuilt {
+    /// The items.
+    Items(Vec<CheckItem>),
+    /// What the prepare step would send (nothing was sent).
+    Unsent(WouldSend),
+}
+
 /// The labelled rows of a run's judge_questions.csv as verdicts to ask: each row's question,
 /// context and reference rebuilt by retrieving again with its configuration (corpus, golden set
-/// and sweep settings from `plan`).
+/// and sweep settings from `plan`). With `dry_run`, nothing is sent: the embeddings and contexts
+/// come from the caches, or what they lack is returned.
 fn items_of_run(
     plan: &Plan,
     path: &Path,
     labelled: &[RowLabel],
     rt: &tokio::runtime::Runtime,
+    dry_run: bool,
     events: Events<'_>,
-) -> Result<Vec<CheckItem>, Error> {
+) -> Result<Rebuilt, Error> {
     let corpus = corpus::load_corpus(&plan.corpus)?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
@@ -368,9 +382,12 @@ fn items_of_run(
         embed: plan.embed.as_ref(),
         context: plan.context.as_ref(),
         llm: &plan.llm,
-        dry_run: false,
+        dry_run,
     };
     let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
+    if let Some(w) = prepared.would_send.filter(|w| !w.is_nothing()) {
+        return Ok(Rebuilt::Unsent(w));
+    }
     let jobs = judge::plan_jobs(
         &corpus,
         &golden,
@@ -382,7 +399,7 @@ fn items_of_run(
         .iter()
         .map(|j| ((j.config_id.as_str(), j.question_id.as_str()), j))
         .collect();
-    labelled
+    let items = labelled
         .iter()
         .map(|l| {
             let job = by_key
@@ -410,7 +427,8 @@ fn items_of_run(
                 seed_offset: 0,
             })
         })
-        .collect()
+        .collect::<Result<Vec<CheckItem>, Error>>()?;
+    Ok(Rebuilt::Items(items))
 }
 
 /// The plan of the run whose judge_questions.csv `labels_path` is: from `config` when given,
@@ -447,9 +465,10 @@ fn plan_of_run(
 /// judge-check's calls.csv in the folder is replaced) into the output folder (`--out`, else
 /// `results/<stamp>`), which must be new, empty, or an earlier judge-check's. Before the first
 /// call the estimate is announced ([`RunEvent::Note`]); with `--max-cost` no item is started
-/// once it would be passed. With `dry_run`, only estimates: no verdict is asked (for a
-/// judge_questions.csv of dense, hybrid or `llm_context` configurations, rebuilding the
-/// retrieved context still asks for the embeddings and contexts the cache lacks).
+/// once it would be passed. With `dry_run`, only estimates, sending nothing: for a
+/// judge_questions.csv of dense, hybrid or `llm_context` configurations the retrieved contexts
+/// are rebuilt from the caches, and when those lack something the outcome says what rebuilding
+/// would send instead of estimating tokens.
 ///
 /// # Errors
 /// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`];
@@ -475,8 +494,18 @@ pub fn judge_check(
             RunDir::check_out(&plan.run_dir, files::JUDGE_CHECK_OUTPUTS)?;
             let labelled =
                 labels::read_csv(labels_path, &plan.judge.criteria).map_err(JudgeError::from)?;
-            let items = items_of_run(&plan, labels_path, &labelled, &rt, events)?;
-            (plan.judge, plan.llm, plan.run_dir, items)
+            match items_of_run(&plan, labels_path, &labelled, &rt, dry_run, events)? {
+                Rebuilt::Items(items) => (plan.judge, plan.llm, plan.run_dir, items),
+                Rebuilt::Unsent(w) => {
+                    return Ok(JudgeCheckOutcome::DryRun {
+                        items: labelled.len(),
+                        estimate: None,
+                        unsent: w.summary(),
+                        judge_model: plan.judge.judge_model.clone(),
+                        server: redact_url(&plan.llm.resolved_base_url()),
+                    });
+                }
+            }
         } else {
             let o = JudgeOnly::load(config, flags, now)?;
             RunDir::check_out(&o.run_dir, files::JUDGE_CHECK_OUTPUTS)?;
@@ -496,7 +525,8 @@ pub fn judge_check(
     if dry_run {
         return Ok(JudgeCheckOutcome::DryRun {
             items: items.len(),
-            estimate,
+            estimate: Some(estimate),
+            unsent: None,
             judge_model: settings.judge_model.clone(),
             server,
         });
