@@ -198,7 +198,7 @@ max_delay_s = 0.05
 [llm.defaults]
 rpm = 0
 max_in_flight = 8
-timeout_s = 10.0
+timeout_s = 300.0
 max_attempts = 4
 input_usd_per_mtok = 2.5
 output_usd_per_mtok = 10.0

@@ -123,7 +123,7 @@ cache_path = "{dir}/cache.sqlite"
 [llm.defaults]
 rpm = 0
 max_in_flight = 8
-timeout_s = 10.0
+timeout_s = 300.0
 input_usd_per_mtok = 2.5
 output_usd_per_mtok = 10.0
 

@@ -174,7 +174,7 @@ max_delay_s = 0.05
 [llm.defaults]
 rpm = 0
 max_in_flight = 8
-timeout_s = 10.0
+timeout_s = 300.0
 max_attempts = 40
 input_usd_per_mtok = 2.5
 output_usd_per_mtok = 10.0
@@ -677,7 +677,7 @@ impl Respond for Faulty {
             if text.contains(self.slow) {
                 return ResponseTemplate::new(200)
                     .set_body_json(chat_body("too late", Some((10, 2))))
-                    .set_delay(Duration::from_secs(3));
+                    .set_delay(HANG);
             }
             if text.contains(self.empty) {
                 return ResponseTemplate::new(200).set_body_json(chat_body("", Some((10, 2))));
@@ -703,7 +703,10 @@ async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() 
     let cfg = fixture(dir.path(), &server.uri(), 2);
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
-        .replace("timeout_s = 10.0", "timeout_s = 0.4")
+        .replace(
+            "timeout_s = 300.0",
+            &format!("timeout_s = {SHORT_TIMEOUT_S}"),
+        )
         .replace("max_attempts = 40", "max_attempts = 2");
     std::fs::write(&cfg, text).unwrap();
     let out = dir.path().join("run");
@@ -765,6 +768,14 @@ async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() 
     );
 }
 
+/// The timeout of the tests about timeouts, in seconds. Every other test's calls have 300 s
+/// (the fixture's), so no answered call times out on a slow or loaded machine; here only the
+/// hanging replies, held for `HANG`, twelve times as long, run past it.
+const SHORT_TIMEOUT_S: &str = "5.0";
+
+/// How long a hanging reply is held: far past `SHORT_TIMEOUT_S`.
+const HANG: Duration = Duration::from_secs(60);
+
 /// Answers every request after `delay` (a server that hangs when it is longer than the
 /// client's timeout).
 fn hanging(delay: Duration) -> ResponseTemplate {
@@ -777,7 +788,7 @@ fn hanging(delay: Duration) -> ResponseTemplate {
 fn with_timeout(cfg: &Path, timeout_s: &str, attempts: u32) {
     let text = std::fs::read_to_string(cfg)
         .unwrap()
-        .replace("timeout_s = 10.0", &format!("timeout_s = {timeout_s}"))
+        .replace("timeout_s = 300.0", &format!("timeout_s = {timeout_s}"))
         .replace("max_attempts = 40", &format!("max_attempts = {attempts}"));
     std::fs::write(cfg, text).unwrap();
 }
@@ -794,12 +805,12 @@ fn all_pass() -> Script {
 async fn every_call_hanging_past_its_timeout_stores_no_verdict_and_a_healthy_rerun_finishes() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(hanging(Duration::from_secs(4)))
+        .respond_with(hanging(HANG))
         .mount(&server)
         .await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = fixture(dir.path(), &server.uri(), 2);
-    with_timeout(&cfg, "1.0", 1);
+    with_timeout(&cfg, SHORT_TIMEOUT_S, 1);
     let out = dir.path().join("run");
     let o = run_cmd(&cfg, &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -880,7 +891,7 @@ async fn a_malformed_200_leaves_its_question_unfinished_with_its_tokens_estimate
         .await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = fixture(dir.path(), &server.uri(), 2);
-    with_timeout(&cfg, "10.0", 2);
+    with_timeout(&cfg, "300.0", 2);
     let out = dir.path().join("run");
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert_eq!(
@@ -1247,7 +1258,7 @@ impl Respond for HangOnPlantedClaim {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let text = prompt_text(req);
         if text.contains("Quillmoor licence") {
-            return hanging(Duration::from_secs(4));
+            return hanging(HANG);
         }
         let reply = if text.contains("Task: answer the question from the documents.") {
             "It depends on the setup."
@@ -1268,7 +1279,7 @@ async fn planted_controls_that_time_out_are_unfinished_never_error_verdicts() {
         .await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = fixture(dir.path(), &server.uri(), 2);
-    with_timeout(&cfg, "1.0", 1);
+    with_timeout(&cfg, SHORT_TIMEOUT_S, 1);
     let text = std::fs::read_to_string(&cfg)
         .unwrap()
         .replace("controls = false", "controls = true");
