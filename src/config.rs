@@ -43,9 +43,10 @@
 //! embed_prefix = true              # false: embed the bare chunk text (prefixes reach BM25 only)
 //!
 //! [selection]                      # the plateau rule and the stability check
-//! rule = "paired"                  # or "seed" (the seeds' literal rule)
+//! rule = "equivalence"             # or "paired" (the rule before), "seed" (the seeds' literal rule)
 //! alpha = 0.05
-//! recall_tolerance = 0.02
+//! delta = 0.05                     # non-inferiority margin on span recall (rule "equivalence")
+//! recall_tolerance = 0.02          # rules "paired" and "seed"
 //! margin_tolerance = 0.03          # rule "seed" only
 //! halves = 200
 //! seed = 42
@@ -412,6 +413,7 @@ mod tests {
             [selection]
             rule = "seed"
             alpha = 0.1
+            delta = 0.1
             margin_tolerance = 0.1
             recall_tolerance = 0.1
             halves = 10

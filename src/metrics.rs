@@ -29,8 +29,9 @@
 //! and ranges over all questions instead.
 //!
 //! Every metric is computed at a **cut** of the ranked list ([`Cut`]): the top k chunks, or a
-//! context budget in tokens per query ([`cut_ranking`]: chunks in rank order while their
-//! tokens, prefixes included, fit the budget, and at least one). With the ranking cut, the
+//! context budget in tokens per query ([`cut_ranking`], [`fit_budget`]: chunks in rank order while
+//! their tokens, prefixes included, fit the budget, skipping any chunk larger than the whole
+//! budget; a cut never sends more than its budget). With the ranking cut, the
 //! metrics above read "@cut" instead of "@k". A question is retrieved once and every cut is
 //! read from that one ranked list: the margin and the first correct rank come from the whole
 //! list ([`rank_facts`]), the rest from the cut ([`score_question`]).
@@ -43,7 +44,7 @@ use crate::golden::{Location, Question};
 pub use crate::retrieval::MarginScale;
 use crate::retrieval::Ranking;
 use crate::tokenize::CorpusTokens;
-pub use ranked::{Depth, RankFacts, cut_ranking, rank_facts};
+pub use ranked::{CutList, Depth, RankFacts, cut_ranking, rank_facts};
 
 mod ranked;
 
@@ -52,7 +53,7 @@ mod ranked;
 pub enum Cut {
     /// The top k chunks.
     K(usize),
-    /// As many chunks, in rank order, as fit this many tokens per query (at least one).
+    /// As many chunks, in rank order, as fit this many tokens per query ([`fit_budget`]).
     Budget(usize),
 }
 
@@ -90,23 +91,45 @@ impl Cut {
     }
 }
 
-/// How many of `tokens` (chunk token counts in rank order) fit `budget`: chunks are taken in rank
-/// order while the running total stays within the budget, and the first chunk is taken whatever
-/// its size (a cut that retrieves nothing answers nothing). Empty input gives 0.
+/// Which chunks of a ranked list a context budget takes ([`fit_budget`]); positions are 0-based
+/// ranks in the list given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BudgetFit {
+    /// Positions taken, in rank order; their tokens sum to at most the budget.
+    pub taken: Vec<usize>,
+    /// Chunks passed over because each alone is larger than the whole budget, ranked before
+    /// the cut (before `stop`, or anywhere in the list when nothing stopped it).
+    pub skipped_for_size: usize,
+    /// Position of the first chunk that fits the budget on its own but not what is left of it:
+    /// where the list is cut (`None` when the list ran out first).
+    pub stop: Option<usize>,
+}
+
+/// Which of `tokens` (chunk token counts in rank order, prefixes included) fit `budget`, so that
+/// a cut never sends more than its budget: chunks are taken in rank order while the running
+/// total stays within the budget; a chunk larger than the whole budget is skipped (and counted),
+/// and the next ones in rank order are considered; the first chunk that fits the budget alone
+/// but not what is left of it ends the cut (the list is cut, not packed). A list whose every
+/// chunk is larger than the budget sends nothing for that question.
 ///
-/// Example: `[300, 500, 400, 100]` at 1,000 → 2 (300 + 500 fit; + 400 would be 1,200; the 100
-/// after it is not considered: the list is cut, not packed).
-pub fn fit_budget(tokens: impl IntoIterator<Item = usize>, budget: usize) -> usize {
+/// Example: `[300, 500, 400, 100]` at 1,000 → positions 0 and 1 (300 + 500; + 400 would be 1,200,
+/// and the 100 after it is not considered); `[1500, 300, 800]` at 1,000 → position 1 only, one
+/// chunk skipped for size, stopped at position 2.
+pub fn fit_budget(tokens: impl IntoIterator<Item = usize>, budget: usize) -> BudgetFit {
+    let mut fit = BudgetFit::default();
     let mut total = 0usize;
-    let mut taken = 0;
-    for t in tokens {
-        total = total.saturating_add(t);
-        if taken > 0 && total > budget {
+    for (i, t) in tokens.into_iter().enumerate() {
+        if t > budget {
+            fit.skipped_for_size += 1;
+        } else if total + t > budget {
+            fit.stop = Some(i);
             break;
+        } else {
+            total += t;
+            fit.taken.push(i);
         }
-        taken += 1;
     }
-    taken
+    fit
 }
 
 /// Chunks of one configuration, with each document's slice of them for lookups.

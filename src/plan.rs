@@ -322,7 +322,7 @@ pub fn validate_judge(s: &JudgeSettings) -> Result<(), ConfigError> {
 }
 
 /// Checks the selection's halves and judge candidates are at least 1, its α and confidence are
-/// in (0, 1), its tolerances, gap and recall floor are non-negative numbers, its stable share in
+/// in (0, 1), δ in (0, 1), its tolerances, gap and recall floor are non-negative numbers, its stable share in
 /// [0, 1]. Every path to a selection calls it: flags and config file ([`Plan::resolve`]), and
 /// `report`'s recorded settings with its flags laid over them.
 ///
@@ -345,6 +345,12 @@ pub fn validate_selection(s: &SelectionSettings) -> Result<(), ConfigError> {
         return Err(ConfigError::Invalid(format!(
             "selection.alpha (--alpha) {} and selection.confidence {} must be strictly between 0 and 1",
             s.alpha, s.confidence
+        )));
+    }
+    if !(s.delta.is_finite() && s.delta > 0.0 && s.delta < 1.0) {
+        return Err(ConfigError::Invalid(format!(
+            "selection.delta (--delta) {} must be strictly between 0 and 1 (a margin in span recall, e.g. 0.05)",
+            s.delta
         )));
     }
     let non_negative = |x: f64| x.is_finite() && x >= 0.0;

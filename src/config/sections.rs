@@ -237,18 +237,23 @@ pub struct JudgeSection {
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectionSection {
-    /// Plateau rule: `paired` (default: not significantly worse than the best on the same
-    /// questions, Holm-corrected, and within the recall tolerance) or `seed` (the seeds' literal
-    /// rule: within 3% of the best margin and the recall tolerance).
+    /// Plateau rule: `equivalence` (default: non-inferior to the best within δ, paired on the
+    /// same questions), `paired` (not significantly worse than the best, Holm-corrected, and
+    /// within the recall tolerance) or `seed` (the seeds' literal rule: within 3% of the best
+    /// margin and the recall tolerance).
     #[arg(long, value_name = "RULE")]
     pub rule: Option<Rule>,
-    /// Significance level of the paired tests (default 0.05).
+    /// Significance level of the paired tests and the one-sided non-inferiority bound (default
+    /// 0.05).
     #[arg(long, value_name = "P")]
     pub alpha: Option<f64>,
+    /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default 0.05).
+    #[arg(long, value_name = "RECALL")]
+    pub delta: Option<f64>,
     /// Rule `seed` only: keep margins >= best − this × |best| (relative; default 0.03 = 3%).
     #[arg(long, value_name = "RATIO")]
     pub margin_tolerance: Option<f64>,
-    /// Keep span recall@k >= best − this (absolute; default 0.02).
+    /// Rules `paired` and `seed`: keep span recall@k >= best − this (absolute; default 0.02).
     #[arg(long, value_name = "RECALL")]
     pub recall_tolerance: Option<f64>,
     /// Random halves for the stability check (default 200).

@@ -6,7 +6,7 @@
 
 use super::{ChunkTable, Cut, fit_budget};
 use crate::golden::Question;
-use crate::retrieval::rank::full_rank;
+use crate::retrieval::rank::{TIE_EPSILON, full_rank};
 use crate::retrieval::retriever::cut_head;
 use crate::retrieval::{Hit, MarginScale, Ranked, Ranking};
 
@@ -43,13 +43,24 @@ impl Depth {
     /// The depth for `cuts` over chunks of `chunk_tokens` tokens.
     pub fn new(cuts: &[Cut], chunk_tokens: &[usize]) -> Self {
         let max_k = cuts.iter().map(|c| c.top_k()).max().unwrap_or(0);
+        let mut sorted = chunk_tokens.to_vec();
+        sorted.sort_unstable();
+        // Per budget: the smallest chunks that fit it, plus every chunk larger than it (a top-n
+        // list may rank all of those first, and they are skipped).
+        let fits = cuts
+            .iter()
+            .filter_map(|c| c.budget_tokens())
+            .map(|b| {
+                let over = sorted.iter().filter(|&&t| t > b).count();
+                fit_budget(sorted.iter().copied(), b).taken.len().max(1) + over
+            })
+            .max()
+            .unwrap_or(0);
         let budget = cuts.iter().filter_map(|c| c.budget_tokens()).max();
-        let (fits, start) = budget.map_or((0, 0), |b| {
-            let mut sorted = chunk_tokens.to_vec();
-            sorted.sort_unstable();
+        let start = budget.map_or(0, |b| {
             let total: usize = sorted.iter().sum();
             let mean = total.div_ceil(sorted.len().max(1)).max(1);
-            (fit_budget(sorted, b), (2 * b.div_ceil(mean)).max(16))
+            (2 * b.div_ceil(mean)).max(16)
         });
         Depth {
             ask: max_k.max(fits) + 1,
@@ -61,9 +72,9 @@ impl Depth {
 
     /// The leading hits of `ranked` that every cut reads, with the hit after the deepest cut
     /// (for its tie flag) when the list has one: at least `k + 1` hits, and enough that the
-    /// largest budget is exceeded inside them (or the whole list). A budget's first pass ranks
-    /// [`Depth::start`] hits and doubles while the budget is not exceeded inside them, so a
-    /// budget that takes a handful of chunks never ranks the whole index.
+    /// largest budget is cut inside them ([`fit_budget`] stops; or the whole list). A budget's
+    /// first pass ranks [`Depth::start`] hits and doubles while the budget is not cut inside
+    /// them, so a budget that takes a handful of chunks never ranks the whole index.
     pub fn head(&self, ranked: &Ranked, chunk_tokens: &[usize]) -> Vec<Hit> {
         let n = ranked.len();
         let Some(budget) = self.budget else {
@@ -72,8 +83,8 @@ impl Depth {
         let mut depth = self.start.min(n);
         loop {
             let head = ranked.head(depth);
-            let taken = fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), budget);
-            if taken < head.len() || depth >= n {
+            let fit = fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), budget);
+            if fit.stop.is_some() || depth >= n {
                 return head;
             }
             depth = (depth * 2).min(n);
@@ -81,18 +92,47 @@ impl Depth {
     }
 }
 
-/// The ranked list's `head` (from [`Depth::head`]) cut at `cut`: the top k, or as many leading
-/// chunks as [fit](fit_budget) the budget given each chunk's `chunk_tokens` (prefixes included),
-/// with the tie flag at the cut.
+/// A cut of one question's ranked list: what is sent, and how many chunks a budget passed over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CutList {
+    /// The chunks sent, best first, with the tie flag at the cut.
+    pub ranking: Ranking,
+    /// Budget cuts: chunks ranked before the cut that were skipped because each alone is larger
+    /// than the budget ([`fit_budget`]); 0 for a top-k cut.
+    pub skipped_for_size: usize,
+}
+
+/// The ranked list's `head` (from [`Depth::head`]) cut at `cut`: the top k, or the chunks that
+/// [fit](fit_budget) the budget given each chunk's `chunk_tokens` (prefixes included; never more
+/// than the budget in all), with the tie flag at the cut (a budget cut: between the last chunk
+/// taken and the chunk that stopped it).
 ///
 /// # Panics
 /// If a hit names a chunk beyond `chunk_tokens`.
-pub fn cut_ranking(head: &[Hit], cut: Cut, chunk_tokens: &[usize]) -> Ranking {
-    let c = match cut {
-        Cut::K(k) => k,
-        Cut::Budget(b) => fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b),
-    };
-    cut_head(head, c)
+pub fn cut_ranking(head: &[Hit], cut: Cut, chunk_tokens: &[usize]) -> CutList {
+    match cut {
+        Cut::K(k) => CutList {
+            ranking: cut_head(head, k),
+            skipped_for_size: 0,
+        },
+        Cut::Budget(b) => {
+            let fit = fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b);
+            let tie_at_k = match (fit.taken.last(), fit.stop) {
+                (Some(&last), Some(stop)) => {
+                    (head[last].score - head[stop].score).abs() <= TIE_EPSILON
+                }
+                _ => false,
+            };
+            CutList {
+                ranking: Ranking {
+                    top: fit.taken.iter().map(|&i| head[i].chunk).collect(),
+                    scores: fit.taken.iter().map(|&i| head[i].score).collect(),
+                    tie_at_k,
+                },
+                skipped_for_size: fit.skipped_for_size,
+            }
+        }
+    }
 }
 
 /// The margin and the first correct rank of `question` over its ranked list, with the

@@ -197,26 +197,78 @@ fn macro_and_micro_means_differ_as_defined() {
 
 #[test]
 fn a_budget_takes_chunks_in_rank_order_while_they_fit() {
-    assert_eq!(fit_budget([300, 500, 400, 100], 1000), 2);
+    let taken = |tokens: &[usize], budget| fit_budget(tokens.iter().copied(), budget).taken;
+    assert_eq!(taken(&[300, 500, 400, 100], 1000), vec![0, 1]);
     assert_eq!(
-        fit_budget([300, 500, 200, 100], 1000),
-        3,
+        taken(&[300, 500, 200, 100], 1000),
+        vec![0, 1, 2],
         "exactly 1,000 fits"
     );
-    assert_eq!(fit_budget([1500, 100], 1000), 1, "at least one chunk");
-    assert_eq!(fit_budget([], 1000), 0);
-    assert_eq!(fit_budget([10; 40], 1000), 40, "never more than the list");
+    assert!(taken(&[], 1000).is_empty());
+    assert_eq!(taken(&[10; 40], 1000).len(), 40, "never more than the list");
+    // A chunk larger than the whole budget is skipped and counted, and the next chunks that fit
+    // are taken: 1,500 skipped, 300 taken, 800 would make 1,100: the cut stops there.
+    let fit = fit_budget([1500, 300, 800, 100], 1000);
+    assert_eq!(
+        fit,
+        BudgetFit {
+            taken: vec![1],
+            skipped_for_size: 1,
+            stop: Some(2)
+        }
+    );
+    // Every chunk larger than the budget: nothing is sent for that question.
+    let fit = fit_budget([1500, 1200], 1000);
+    assert!(fit.taken.is_empty());
+    assert_eq!((fit.skipped_for_size, fit.stop), (2, None));
+    // Skipped chunks after the cut are not counted: the cut stopped before them.
+    assert_eq!(fit_budget([900, 200, 1500], 1000).skipped_for_size, 0);
+}
+
+proptest::proptest! {
+    /// Over random chunk sizes (some larger than the budget), scores and budgets, no budget cut
+    /// ever sends more than its budget, and it takes every chunk that fits up to where it stops.
+    #[test]
+    fn no_budget_cut_ever_exceeds_its_budget(
+        tokens in proptest::collection::vec(1usize..3000, 0..60),
+        seed_scores in proptest::collection::vec(0u32..1000, 60),
+        budget in 1usize..4000,
+    ) {
+        let scores: Vec<f64> = tokens
+            .iter()
+            .zip(&seed_scores)
+            .map(|(_, &s)| f64::from(s))
+            .collect();
+        let cut = Cut::Budget(budget);
+        let list = at_cut(&scores, &tokens, cut);
+        let sent: usize = list.ranking.top.iter().map(|&i| tokens[i]).sum();
+        proptest::prop_assert!(sent <= budget, "sent {} > budget {}", sent, budget);
+        // Nothing larger than the budget is ever sent, and a chunk is skipped only when one is.
+        proptest::prop_assert!(list.ranking.top.iter().all(|&i| tokens[i] <= budget));
+        if list.skipped_for_size > 0 {
+            proptest::prop_assert!(tokens.iter().any(|&t| t > budget));
+        }
+        // When some chunk fits alone, the cut sends at least one chunk.
+        if tokens.iter().any(|&t| t <= budget) {
+            proptest::prop_assert!(!list.ranking.top.is_empty());
+        }
+    }
 }
 
 /// The list of `scores` read at `cut` as the sweep reads it: the head deep enough for the cut,
 /// then the cut.
-fn at(scores: &[f64], tokens: &[usize], cut: Cut) -> Ranking {
+fn at_cut(scores: &[f64], tokens: &[usize], cut: Cut) -> CutList {
     let ranked = Ranked::Every(scores.to_vec());
     cut_ranking(
         &Depth::new(&[cut], tokens).head(&ranked, tokens),
         cut,
         tokens,
     )
+}
+
+/// [`at_cut`]'s chunks sent.
+fn at(scores: &[f64], tokens: &[usize], cut: Cut) -> Ranking {
+    at_cut(scores, tokens, cut).ranking
 }
 
 #[test]
@@ -229,18 +281,34 @@ fn a_budget_cut_takes_the_ranked_list_while_it_fits() {
     let mut scores: Vec<f64> = (0..40).map(|i| 100.0 - f64::from(i)).collect();
     scores[7] = 500.0;
     scores[3] = 400.0;
-    // Budget 1000: chunk 7 (200) fits; chunk 3 would make 1400: cut after one chunk.
-    let r = at(&scores, &tokens, Cut::Budget(1000));
-    assert_eq!(r.top, vec![7]);
+    // Budget 1000: chunk 7 (200) fits; chunk 3 (1200) alone is larger than the budget, so it is
+    // skipped (it used to be sent whatever its size) and the 30-token chunks 0, 1, 2, 4, … follow
+    // while ≤ 1000: 26 of them (200 + 26 × 30 = 980; a 27th would make 1010).
+    let list = at_cut(&scores, &tokens, Cut::Budget(1000));
+    assert_eq!(list.skipped_for_size, 1);
+    assert_eq!(&list.ranking.top[..4], &[7, 0, 1, 2]);
+    assert_eq!(list.ranking.top.len(), 27);
+    // Budget 1100: the same, exactly full: 30 chunks of 30 tokens (200 + 30 × 30 = 1100).
+    let list = at_cut(&scores, &tokens, Cut::Budget(1100));
+    assert_eq!(list.skipped_for_size, 1);
+    assert_eq!(&list.ranking.top[..4], &[7, 0, 1, 2]);
+    assert_eq!(list.ranking.top.len(), 31);
+    assert_eq!(
+        list.ranking.top.iter().map(|&i| tokens[i]).sum::<usize>(),
+        1100
+    );
     // Budget 2000: 7 + 3 = 1400, then 30-token chunks 0, 1, 2, 4, … while ≤ 2000: 20 more
     // (1400 + 20 × 30 = 2000).
     let r = at(&scores, &tokens, Cut::Budget(2000));
     assert_eq!(r.top.len(), 22);
     assert_eq!(&r.top[..4], &[7, 3, 0, 1]);
     assert_eq!(r.top.iter().map(|&i| tokens[i]).sum::<usize>(), 2000);
-    // A budget larger than the index returns the whole index, and a tiny one the top chunk.
+    // A budget larger than the index returns the whole index, and one smaller than every chunk
+    // sends nothing (it used to send the top chunk whatever its size).
     assert_eq!(at(&scores, &tokens, Cut::Budget(100_000)).top.len(), 40);
-    assert_eq!(at(&scores, &tokens, Cut::Budget(1)).top, vec![7]);
+    let list = at_cut(&scores, &tokens, Cut::Budget(1));
+    assert!(list.ranking.top.is_empty());
+    assert_eq!(list.skipped_for_size, 40);
     assert!(at(&[], &[], Cut::Budget(1000)).top.is_empty());
     // The tie flag is rank_top_k's at the cut: equal scores at ranks 2 and 3.
     let r = at(&[3.0, 2.0, 2.0], &[10, 10, 10], Cut::Budget(20));
@@ -265,20 +333,32 @@ fn every_cut_read_from_one_head_equals_its_own_ranking() {
     for cut in cuts {
         assert_eq!(
             cut_ranking(&head, cut, &tokens),
-            at(&scores, &tokens, cut),
+            at_cut(&scores, &tokens, cut),
             "{cut:?}"
         );
     }
     // Ranking: 1 (5, 20 tokens), 7 (4, 10), 2 (3, 5), 3 (3, 10), 5 (2, 15), 6 (2, 15), 0, 4.
-    assert_eq!(cut_ranking(&head, Cut::K(2), &tokens).top, vec![1, 7]);
+    assert_eq!(
+        cut_ranking(&head, Cut::K(2), &tokens).ranking.top,
+        vec![1, 7]
+    );
     // 25 tokens: chunk 1 (20) fits, + chunk 7 would make 30.
-    assert_eq!(cut_ranking(&head, Cut::Budget(25), &tokens).top, vec![1]);
+    assert_eq!(
+        cut_ranking(&head, Cut::Budget(25), &tokens).ranking.top,
+        vec![1]
+    );
     // 60 tokens: 20 + 10 + 5 + 10 + 15 = 60 fits exactly, and the cut falls between the two
     // chunks scoring 2.
-    let r = cut_ranking(&head, Cut::Budget(60), &tokens);
+    let r = cut_ranking(&head, Cut::Budget(60), &tokens).ranking;
     assert_eq!(r.top, vec![1, 7, 2, 3, 5]);
     assert!(r.tie_at_k);
-    assert_eq!(cut_ranking(&head, Cut::Budget(1000), &tokens).top.len(), 8);
+    assert_eq!(
+        cut_ranking(&head, Cut::Budget(1000), &tokens)
+            .ranking
+            .top
+            .len(),
+        8
+    );
     // The depth a retriever is asked for: the smallest chunks 5, 10, 10, 10, 15 fit 60 (five
     // chunks; with k = 2 the deepest cut is 5), plus one.
     assert_eq!(Depth::new(&[Cut::K(2), Cut::Budget(60)], &tokens).ask, 6);

@@ -64,10 +64,13 @@ impl Inputs {
 }
 
 /// The layout of manifest.json this chunksweep writes, recorded as its `schema_version`. Raise it
-/// when a setting is added to the plan (or one is renamed; 2 added `[judge] min_judged_answers`),
-/// so that older run folders read the new setting as its default with a warning instead of an
-/// error ([`crate::pipeline::record::RunRecord::open`]).
-pub const MANIFEST_SCHEMA: u32 = 2;
+/// when a setting is added to the plan (or one is renamed), so that older run folders read the
+/// new setting as its default with a warning instead of an error
+/// ([`crate::pipeline::record::RunRecord::open`]).
+///
+/// 1: the resolved plan under `config`, and `command`; 2: `[judge] min_judged_answers`;
+/// 3: `[selection] delta` (the non-inferiority margin of the `equivalence` rule).
+pub const MANIFEST_SCHEMA: u32 = 3;
 
 /// The manifest of a run.
 #[derive(Debug, Clone, Serialize)]

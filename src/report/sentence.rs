@@ -2,8 +2,8 @@
 //! best at its cut, and the pick at every cut of the ranked list.
 
 use super::doc::{Align, Block, Prose, Table};
-use crate::select::diagnose::cheaper_evidence;
-use crate::select::{ConfigSelection, Selection, fmt_p};
+use crate::select::diagnose::{cheaper_evidence, needed_words, undetermined_cheaper};
+use crate::select::{ConfigSelection, Rule, Selection, fmt_p, trim as trim_num};
 
 /// "k = 5", or "a budget of 2,000 tokens per query (4.2 chunks on average)".
 pub fn cut_words(c: &ConfigSelection) -> String {
@@ -95,12 +95,18 @@ pub fn decision_sentence(sel: &Selection) -> Prose {
             w.unit()
         ),
     };
+    let equivalence = sel.settings.rule == Rule::Equivalence;
     if sel.winner == sel.best {
         return Prose::text(format!("{cut}, "))
             .c(&w.config_id)
             .t(format!(
-                " has the best span recall@k ({:.3}) and nothing cheaper is as good: ",
-                w.span_recall
+                " has the best span recall@k ({:.3}) and {}: ",
+                w.span_recall,
+                if equivalence {
+                    "no cheaper configuration is shown to be as good"
+                } else {
+                    "nothing cheaper is as good"
+                }
             ))
             .ticked(&cheaper_evidence(sel))
             .t(".");
@@ -126,12 +132,48 @@ pub fn decision_sentence(sel: &Selection) -> Prose {
         ),
         _ => "no paired test".into(),
     };
+    let (claim, vs) = match (equivalence, w.diff_mean, w.diff_lower) {
+        (true, Some(m), Some(lo)) => (
+            format!(
+                " is non-inferior to the best within δ = {} (",
+                trim_num(sel.settings.delta)
+            ),
+            format!(
+                "mean difference {m:.3}, one-sided {}% lower bound {lo:.3} ≥ −{}",
+                trim_num((1.0 - sel.settings.alpha) * 100.0),
+                trim_num(sel.settings.delta)
+            ),
+        ),
+        _ => (
+            " is not significantly worse than the best (".to_string(),
+            vs,
+        ),
+    };
+    let open = if equivalence {
+        let open = undetermined_cheaper(sel);
+        if open.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = open.iter().take(5).map(|c| needed_words(c)).collect();
+            format!(
+                "; cheaper but undetermined against the best: {}{}",
+                names.join(", "),
+                if open.len() > 5 {
+                    format!(" and {} more", open.len() - 5)
+                } else {
+                    String::new()
+                }
+            )
+        }
+    } else {
+        String::new()
+    };
     Prose::text(format!("{cut}, "))
         .c(&w.config_id)
-        .t(" is not significantly worse than the best (")
+        .t(claim)
         .c(&b.config_id)
         .t(format!(
-            ": span recall@k {:.3} vs {:.3}; {vs}) and costs {} and {}.",
+            ": span recall@k {:.3} vs {:.3}; {vs}) and costs {} and {}{open}.",
             w.span_recall,
             b.span_recall,
             change(

@@ -13,8 +13,8 @@
 //!   configuration is significantly better than the overall pick on that type's questions
 //!   (sign test, Holm-corrected within the type): consider parent-document retrieval (match on
 //!   small chunks, return their parent section).
-//! - **retrieval is the bottleneck**: the best span recall@k is below `weak_recall` (0.7) or
-//!   the best mean margin is negative (a wrong chunk outscores the right one on the typical
+//! - **retrieval is the bottleneck**: the pick's own span recall@k is below `weak_recall` (0.7)
+//!   or its mean margin is negative (a wrong chunk outscores the right one on the typical
 //!   question): look at the retriever, the analyzer, query rewriting or reranking; chunk size
 //!   will not fix it.
 //! - **k covers the index**: some configuration has no more chunks than k, so every query
@@ -24,8 +24,10 @@
 //! - boundary damage names the evidence spans longer than the damaged chunks: when more than
 //!   10% are, the advice is bigger chunks (no boundary placement keeps such a span whole), not
 //!   seed 000's "bigger chunks last".
-//! - **too few questions**: fewer than `min_questions` (30): interval half-widths are wide, and
-//!   the differences seen are likely noise.
+//! - **too few questions**: rule `equivalence`: configurations cheaper than the pick are
+//!   undetermined against the best, with the questions that would settle each
+//!   ([`crate::stats::questions_needed`]); rules `paired` and `seed`: fewer than `min_questions`
+//!   (30), interval half-widths are wide, and the differences seen are likely noise.
 //! - **plateau fallback**: no configuration passed both plateau tests (see
 //!   [`super::plateau`]).
 //! - **edge of the grid**: the pick is at the largest (or smallest) chunk size swept while its
@@ -127,10 +129,40 @@ fn first_five(
     format!("{}{}", shown.join(", "), more)
 }
 
-/// Fewer questions than `min_questions`: the pick's interval for hit@k is wide.
+/// Rule `equivalence`: cheaper configurations than the pick are undetermined, and the figure is
+/// the questions that would settle them. Other rules: fewer questions than `min_questions`, the
+/// pick's interval for hit@k is wide.
 fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
+    if s.rule == Rule::Equivalence {
+        let open = undetermined_cheaper(sel);
+        if open.is_empty() {
+            return None;
+        }
+        let settle = match open.iter().filter_map(|c| c.questions_needed).max() {
+            Some(most) => format!("about {most} in all would settle"),
+            None => "no number of questions settles".to_string(),
+        };
+        return Some(Diagnosis {
+            kind: DiagnosisKind::TooFewQuestions,
+            evidence: format!(
+                "{} questions: {} configuration{} cheaper than the pick {} undetermined against \
+                 the best within δ = {}: {}",
+                sel.n_questions,
+                open.len(),
+                if open.len() == 1 { "" } else { "s" },
+                if open.len() == 1 { "is" } else { "are" },
+                trim(s.delta),
+                first_five(&open, needed_words)
+            ),
+            advice: format!(
+                "label more questions: {settle} every one of them (at α = {} and 80% power, \
+                 from the paired differences' variance)",
+                trim(s.alpha)
+            ),
+        });
+    }
     if sel.n_questions >= s.min_questions {
         return None;
     }
@@ -150,31 +182,31 @@ fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     })
 }
 
-/// The best span recall@k below `weak_recall`, or the best mean margin negative.
+/// The pick's own span recall@k below `weak_recall`, or its mean margin negative.
 fn weak_retrieval(sel: &Selection) -> Option<Diagnosis> {
     let s = &sel.settings;
-    let best = sel.best();
-    let low_recall = sel.best_span_recall < s.weak_recall;
-    let negative_margin = sel.best_margin < 0.0;
+    let w = sel.winner();
+    let low_recall = w.span_recall < s.weak_recall;
+    let negative_margin = w.margin < 0.0;
     if !(low_recall || negative_margin) {
         return None;
     }
     let mut why = Vec::new();
     if low_recall {
         why.push(format!(
-            "the best span recall@k is {} (`{}`), below {}: the best configuration misses \
-             {:.0}% of the evidence spans",
-            f3(sel.best_span_recall),
-            best.config_id,
+            "the pick's span recall@k is {} (`{}`), below {}: it misses {:.0}% of the evidence \
+             spans",
+            f3(w.span_recall),
+            w.config_id,
             trim(s.weak_recall),
-            (1.0 - sel.best_span_recall) * 100.0
+            (1.0 - w.span_recall) * 100.0
         ));
     }
     if negative_margin {
         why.push(format!(
-            "the best mean margin is {}: on the typical question a wrong chunk outscores \
-             the right one in every configuration",
-            f3(sel.best_margin)
+            "the pick's mean margin is {}: on its typical question a wrong chunk outscores the \
+             right one",
+            f3(w.margin)
         ));
     }
     Some(Diagnosis {
@@ -349,13 +381,18 @@ fn boundary_damage(sel: &Selection) -> Option<Diagnosis> {
     let (long, advice) = match too_long {
         Some(c) => (
             format!(
-                "; {} of {} evidence spans are longer than {} {} (`{}`), so no chunk of that \
-                 size can hold them whole",
+                "; {} of {} evidence spans are longer than {} {} (`{}`{}), so no chunk of \
+                 that size can hold them whole",
                 c.spans_longer_than_chunk,
                 spans,
-                c.chunk_size,
+                c.chunk_limit,
                 c.unit(),
-                c.config_id
+                c.config_id,
+                if c.chunk_limit == c.chunk_size && c.size_unit == c.unit() {
+                    ""
+                } else {
+                    ": its largest chunk"
+                }
             ),
             LONG_SPAN_ADVICE.to_string(),
         ),
@@ -485,6 +522,58 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
     })
 }
 
+/// The cheaper configurations than the pick by class against the best (rule `equivalence`):
+/// how many are worse by more than δ, and the undetermined ones with the questions that would
+/// settle each.
+fn cheaper_by_class(sel: &Selection, cheaper: &[&ConfigSelection]) -> String {
+    let delta = trim(sel.settings.delta);
+    let worse = cheaper
+        .iter()
+        .filter(|c| c.vs_best_class == "worse")
+        .count();
+    let mut parts = vec![format!(
+        "cheaper configurations: {worse} of {} worse than the best `{}` by more than δ = {delta}",
+        cheaper.len(),
+        sel.best().config_id
+    )];
+    let undetermined: Vec<&ConfigSelection> = undetermined_cheaper(sel);
+    if !undetermined.is_empty() {
+        parts.push(format!(
+            "{} undetermined (the data cannot tell whether they are within δ): {}",
+            undetermined.len(),
+            first_five(&undetermined, needed_words)
+        ));
+    }
+    parts.join("; ")
+}
+
+/// "`id` (about 412 questions would settle it)" or "`id` (no figure: …)".
+pub fn needed_words(c: &ConfigSelection) -> String {
+    match c.questions_needed {
+        Some(q) => format!(
+            "`{}` (about {q} questions would settle it; have {})",
+            c.config_id, c.n_questions
+        ),
+        None => format!(
+            "`{}` (its difference sits on the margin: no number of questions settles it)",
+            c.config_id
+        ),
+    }
+}
+
+/// Configurations cheaper than the pick whose class against the best is undetermined, cheapest
+/// first.
+pub fn undetermined_cheaper(sel: &Selection) -> Vec<&ConfigSelection> {
+    let w = sel.winner();
+    let mut out: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.tokens_per_query < w.tokens_per_query && c.vs_best_class == "undetermined")
+        .collect();
+    out.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
+    out
+}
+
 /// What holds the pick against every cheaper configuration: under the paired rule each one is
 /// dropped, and the weakest reason is shown (the cheaper configuration with the largest
 /// Holm-adjusted p-value against the best, or the one closest to the recall floor).
@@ -497,6 +586,9 @@ pub fn cheaper_evidence(sel: &Selection) -> String {
         .collect();
     if cheaper.is_empty() {
         return "no configuration is cheaper".into();
+    }
+    if sel.settings.rule == Rule::Equivalence {
+        return cheaper_by_class(sel, &cheaper);
     }
     let significant = |c: &&&ConfigSelection| {
         c.sign_p_holm.is_some_and(|p| p < sel.settings.alpha) && c.best_better > c.this_better

@@ -102,6 +102,7 @@ mod tests {
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
             alpha: 0.05,
+            delta: 0.05,
         }
     }
 

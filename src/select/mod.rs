@@ -29,6 +29,7 @@ pub mod frontier;
 pub mod halves;
 pub mod plateau;
 pub mod prefix;
+mod reason;
 mod text;
 pub mod types;
 
@@ -39,13 +40,16 @@ use crate::sweep::{QuestionRow, SweepRow};
 use align::{Aligned, Columns, align};
 use halves::{HalfWins, split_halves};
 pub use plateau::Rule;
-use plateau::{Plateau, PlateauInput, VsBest, mean_at, plateau};
-use text::fmt3;
+use plateau::{Plateau, PlateauInput, mean_at, plateau};
+use reason::reason;
 pub(crate) use text::{fmt_p, trim};
 pub use types::{
     ConfigSelection, Cuts, SelectError, Selection, SelectionSettings, Stability, StabilityStatus,
     Status, TypePick,
 };
+
+/// The power at which [`ConfigSelection::questions_needed`] is worked out (80%).
+pub const POWER: f64 = 0.8;
 
 /// Groups the rows by cut (`budget_tokens`; none is top k) and runs [`select`] on each (see
 /// [`Cuts`] for the order).
@@ -192,6 +196,18 @@ fn config_selections(
 
     let mut configs = Vec::with_capacity(rows.len());
     for (i, (row, col)) in rows.iter().zip(columns).enumerate() {
+        let size_unit = crate::chunking::size_unit(&row.strategy, &row.tokenizer);
+        let token_unit = if row.tokenizer == "words" {
+            "words"
+        } else {
+            "tokens"
+        };
+        // Span lengths are counted in the token unit: compare them with a limit in that unit.
+        let chunk_limit = if size_unit == token_unit {
+            row.chunk_size
+        } else {
+            row.max_chunk_tokens
+        };
         let hits = col.hit.iter().filter(|&&h| h).count() as u64;
         let hit_ci = stats::wilson(hits, n as u64, conf);
         let micro_ci = stats::wilson(col.spans_found, col.spans, conf);
@@ -215,7 +231,7 @@ fn config_selections(
             config_id: row.config_id.clone(),
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
-            size_unit: crate::chunking::size_unit(&row.strategy, &row.tokenizer).to_string(),
+            size_unit: size_unit.to_string(),
             chunk_overlap: row.chunk_overlap,
             tokenizer: row.tokenizer.clone(),
             prefix: row.prefix.clone(),
@@ -228,7 +244,8 @@ fn config_selections(
             chunks_retrieved_mean: row.chunks_retrieved_mean,
             single_chunk_docs: row.single_chunk_docs,
             n_docs: row.n_docs,
-            spans_longer_than_chunk: span_tokens.iter().filter(|&&t| t > row.chunk_size).count(),
+            chunk_limit,
+            spans_longer_than_chunk: span_tokens.iter().filter(|&&t| t > chunk_limit).count(),
             pareto: on_frontier[i],
             status,
             kept: p.kept[i],
@@ -263,6 +280,15 @@ fn config_selections(
             this_better: vs_best.map(|t| t.this_better),
             sign_p: vs_best.map(|t| t.p_value),
             sign_p_holm: vs_best.map(|t| t.p_holm),
+            vs_best_class: vs_best.map_or("best", |t| t.ni.class.name()).to_string(),
+            diff_mean: vs_best.map(|t| t.ni.mean_difference),
+            diff_lower: vs_best.map(|t| t.ni.lower),
+            diff_upper: vs_best.map(|t| t.ni.upper),
+            questions_needed: vs_best
+                .filter(|t| t.ni.class == stats::Class::Undetermined)
+                .and_then(|t| t.ni.questions_needed(POWER)),
+            questions_skipped_for_size: row.questions_skipped_for_size,
+            chunks_over_budget: row.chunks_over_budget,
         });
     }
 
@@ -319,104 +345,6 @@ fn challengers(p: &Plateau, rows: &[SweepRow], wanted: usize) -> Vec<usize> {
     });
     dropped.truncate(missing);
     dropped
-}
-
-/// Why configuration `i` was kept or dropped, with the numbers; a dropped configuration judged as
-/// a challenger is introduced as one.
-fn reason(
-    p: &Plateau,
-    i: usize,
-    rows: &[SweepRow],
-    s: &SelectionSettings,
-    status: Status,
-) -> String {
-    let out = if status == Status::Challenger {
-        "challenger (outside the plateau)"
-    } else {
-        "dropped"
-    };
-    let recall = p.span_recall[i];
-    let recall_fail = format!(
-        "span recall {} < floor {} (best {} − {})",
-        fmt3(recall),
-        fmt3(p.recall_floor),
-        fmt3(p.best_recall),
-        trim(s.recall_tolerance)
-    );
-    let versus = |t: &VsBest| {
-        format!(
-            "vs best `{}`: higher on {} questions, lower on {}, sign test Holm p {}",
-            rows[p.best].config_id,
-            t.this_better,
-            t.best_better,
-            fmt_p(t.p_holm)
-        )
-    };
-    let place = match p.rank_of(i) {
-        Some(1) => "cheapest kept".to_string(),
-        Some(rank) => format!("rank {rank} by tokens per query"),
-        None => String::new(),
-    };
-    match p.rule {
-        Rule::Paired => {
-            let sig = p.vs_best[i].filter(|t| t.significant);
-            if p.kept[i] {
-                let why = match &p.vs_best[i] {
-                    None => "the best span recall".to_string(),
-                    Some(t) => format!("not significantly worse ({})", versus(t)),
-                };
-                format!(
-                    "on the plateau: {why}; span recall {} ≥ {}; {place}",
-                    fmt3(recall),
-                    fmt3(p.recall_floor)
-                )
-            } else {
-                let mut parts = Vec::new();
-                if let Some(t) = sig {
-                    parts.push(format!(
-                        "significantly worse than the best at α = {} ({})",
-                        trim(s.alpha),
-                        versus(&t)
-                    ));
-                }
-                if !p.recall_ok[i] {
-                    parts.push(recall_fail);
-                }
-                format!("{out}: {}", parts.join("; "))
-            }
-        }
-        Rule::Seed => {
-            let floor = p.margin_floor.unwrap_or(f64::NEG_INFINITY);
-            let margin = p.margin[i];
-            let margin_fail = format!(
-                "margin {} < floor {} (best {} − {}% of |best|)",
-                fmt3(margin),
-                fmt3(floor),
-                fmt3(p.best_margin),
-                trim(s.margin_tolerance * 100.0)
-            );
-            if p.kept[i] && p.fallback {
-                format!(
-                    "kept on span recall alone (no configuration passed both tests); {place}; {margin_fail}"
-                )
-            } else if p.kept[i] {
-                format!(
-                    "inside the plateau (margin {} ≥ {}, span recall {} ≥ {}); {place}",
-                    fmt3(margin),
-                    fmt3(floor),
-                    fmt3(recall),
-                    fmt3(p.recall_floor)
-                )
-            } else {
-                match (p.margin_ok[i], p.recall_ok[i]) {
-                    (false, false) => format!("{out}: {margin_fail}; {recall_fail}"),
-                    (false, true) => format!("{out}: {margin_fail}"),
-                    (true, false) => format!("{out}: {recall_fail}"),
-                    (true, true) => out.to_string(),
-                }
-            }
-        }
-    }
 }
 
 /// The selection rule applied to each question type with enough questions (empty when fewer

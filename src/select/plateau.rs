@@ -1,11 +1,19 @@
 //! The plateau: which configurations are as good as the best, and which of those is cheapest.
 //!
-//! Two rules ([`Rule`]), both computed from per-question values over a set of questions (all of
-//! them, a random half, or one question type):
+//! Three rules ([`Rule`]), all computed from per-question values over a set of questions (all of
+//! them, a random half, or one question type). The *best* configuration is the one with the
+//! highest macro span recall@k (ties: higher mean margin, then cheaper, then the order below).
 //!
-//! **`paired`** (the default: the seeds' intent, made statistical). The *best* configuration is
-//! the one with the highest macro span recall@k (ties: higher mean margin, then cheaper, then
-//! the order below). Every other configuration is compared with it on the same questions by the
+//! **`equivalence`** (the default). Every other configuration is compared with the best on the
+//! same questions by a paired non-inferiority test within the margin `delta` (δ, 0.05 span
+//! recall; [`crate::stats::non_inferiority`]: the one-sided 95% t bound of the mean per-question
+//! difference against −δ) and put in one of three classes: non-inferior (lower bound ≥ −δ), worse
+//! (upper bound < −δ: worse by more than δ) or undetermined. The best and the non-inferior ones
+//! are **kept**. No fixed tolerance: "as good" is what the test shows. Each comparison is made at
+//! α on its own (the claim made of the pick is one comparison).
+//!
+//! **`paired`** (the rule before `equivalence`). Every other configuration is compared with it on
+//! the same questions by the
 //! exact sign test on per-question span recall ([`crate::stats::sign_test`]; on single-span
 //! questions that is McNemar's test on hit@k), and the p-values are Holm-corrected across the
 //! configurations compared ([`crate::stats::holm`]). A configuration is **kept** unless
@@ -22,11 +30,12 @@
 //! margins can be negative) **and** whose span recall ≥ `best_recall − recall_tolerance`; if none
 //! passes both, fall back to the recall test alone and say so ([`Plateau::fallback`]).
 //!
-//! Under both rules the kept configurations are ranked by tokens per query ascending, then (the
-//! paired rule only) the higher margin, then the smaller chunk size, then a configuration without
-//! a prefix before one with a prefix (an empty prefix, such as a heading path in a document
+//! Under every rule the kept configurations are ranked by tokens per query ascending, then (the
+//! `equivalence` and `paired` rules) the higher margin, then the smaller chunk size, then a
+//! configuration without a prefix before one with a prefix (an empty prefix, such as a heading path in a document
 //! without headings, costs nothing and changes nothing), then by config id; rank 1 is the pick.
-//! The paired tests are computed under both rules, so the report can show them either way.
+//! The paired tests and the non-inferiority classes are computed under every rule, so the report
+//! can show them either way.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,17 +48,20 @@ pub const EPS: f64 = 1e-9;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
-    /// Paired sign test against the best, Holm-corrected, plus the recall tolerance.
+    /// Paired non-inferiority within δ against the best: kept when non-inferior.
     #[default]
+    Equivalence,
+    /// Paired sign test against the best, Holm-corrected, plus the recall tolerance.
     Paired,
     /// Seed 001's "within 3% of the best margin" with seed 000's recall tolerance.
     Seed,
 }
 
 impl Rule {
-    /// The name used by `--rule` and in the report: `paired` or `seed`.
+    /// The name used by `--rule` and in the report: `equivalence`, `paired` or `seed`.
     pub fn name(self) -> &'static str {
         match self {
+            Rule::Equivalence => "equivalence",
             Rule::Paired => "paired",
             Rule::Seed => "seed",
         }
@@ -61,9 +73,12 @@ impl std::str::FromStr for Rule {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "equivalence" => Ok(Rule::Equivalence),
             "paired" => Ok(Rule::Paired),
             "seed" => Ok(Rule::Seed),
-            other => Err(format!("unknown rule {other:?} (expected paired or seed)")),
+            other => Err(format!(
+                "unknown rule {other:?} (expected equivalence, paired or seed)"
+            )),
         }
     }
 }
@@ -77,8 +92,11 @@ pub struct RuleSettings {
     pub margin_tolerance: f64,
     /// Absolute span-recall tolerance, in recall units (0.02).
     pub recall_tolerance: f64,
-    /// Significance level of the Holm-corrected paired tests (0.05).
+    /// Significance level of the Holm-corrected paired tests and of the one-sided
+    /// non-inferiority bound (0.05).
     pub alpha: f64,
+    /// Non-inferiority margin δ on span recall, in recall units (0.05).
+    pub delta: f64,
 }
 
 /// What the plateau needs to know about one configuration: cost, tie-breakers and its
@@ -112,6 +130,9 @@ pub struct VsBest {
     pub p_holm: f64,
     /// The best is significantly better: `p_holm < alpha` and `best_better > this_better`.
     pub significant: bool,
+    /// Non-inferiority of this configuration to the best within δ at one-sided α (differences
+    /// are this − best), with its class.
+    pub ni: stats::NonInferiority,
 }
 
 /// The outcome of a rule over a list of configurations (indices refer to that list).
@@ -186,7 +207,7 @@ pub fn plateau(
     let margin: Vec<f64> = items.iter().map(|c| mean_at(c.margin, questions)).collect();
     let cheaper = |a: usize, b: usize| {
         let (x, y) = (&items[a], &items[b]);
-        let by_margin = if settings.rule == Rule::Paired {
+        let by_margin = if settings.rule != Rule::Seed {
             margin[b].total_cmp(&margin[a])
         } else {
             std::cmp::Ordering::Equal
@@ -216,17 +237,25 @@ pub fn plateau(
         .get(best)
         .map(|b| pick(b.span_recall))
         .unwrap_or_default();
-    let tests: Vec<Option<stats::McNemar>> = items
+    let tests: Vec<Option<(stats::McNemar, stats::NonInferiority)>> = items
         .iter()
         .enumerate()
-        .map(|(i, c)| (i != best).then(|| stats::sign_test(&best_values, &pick(c.span_recall))))
+        .map(|(i, c)| {
+            (i != best).then(|| {
+                let values = pick(c.span_recall);
+                (
+                    stats::sign_test(&best_values, &values),
+                    stats::non_inferiority(&best_values, &values, settings.delta, settings.alpha),
+                )
+            })
+        })
         .collect();
-    let raw: Vec<f64> = tests.iter().flatten().map(|t| t.p_value).collect();
+    let raw: Vec<f64> = tests.iter().flatten().map(|(t, _)| t.p_value).collect();
     let mut adjusted = stats::holm(&raw).into_iter();
     let vs_best: Vec<Option<VsBest>> = tests
         .iter()
         .map(|t| {
-            t.map(|t| {
+            t.map(|(t, ni)| {
                 let p_holm = adjusted.next().expect("one adjusted p-value per test");
                 VsBest {
                     best_better: t.b,
@@ -234,6 +263,7 @@ pub fn plateau(
                     p_value: t.p_value,
                     p_holm,
                     significant: p_holm < settings.alpha && t.b > t.c,
+                    ni,
                 }
             })
         })
@@ -251,6 +281,10 @@ pub fn plateau(
         .collect();
     let mut fallback = false;
     let kept: Vec<bool> = match settings.rule {
+        Rule::Equivalence => vs_best
+            .iter()
+            .map(|t| t.is_none_or(|t| t.ni.class == stats::Class::NonInferior))
+            .collect(),
         Rule::Paired => (0..items.len())
             .map(|i| recall_ok[i] && !vs_best[i].is_some_and(|t| t.significant))
             .collect(),

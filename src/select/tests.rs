@@ -71,6 +71,8 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             tokens_per_query: f.tpq,
             chunks_retrieved_mean: 5.0,
             chunks_retrieved_max: 5,
+            questions_skipped_for_size: 0,
+            chunks_over_budget: 0,
             n_docs: 10,
             single_chunk_docs: 0,
             n_questions: n,
@@ -129,6 +131,14 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
 /// 1 for the first `ones` of `n` questions, else 0.
 fn ones(n: usize, ones: usize) -> Vec<f64> {
     (0..n).map(|i| if i < ones { 1.0 } else { 0.0 }).collect()
+}
+
+/// The rule before `equivalence`, whose sentences these tests check.
+fn paired_rule() -> SelectionSettings {
+    SelectionSettings {
+        rule: Rule::Paired,
+        ..SelectionSettings::default()
+    }
 }
 
 /// A typical curve over 60 questions: 64 cuts evidence, 128 is just inside the plateau, 256 is the
@@ -298,7 +308,7 @@ fn boundary_damage_and_too_few_questions_carry_their_numbers() {
     small.coverage = vec![0.8; n]; // coverage 0.8 vs recall 0.4: gap 0.4
     let big = Fake::new("fixed-512", 512, 2560.0, ones(n, 16), vec![0.4; n]);
     let (rows, qs) = tables(&[small, big]);
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     assert_eq!(sel.winner().config_id, "fixed-512");
     let kinds: Vec<DiagnosisKind> = sel.diagnoses.iter().map(|d| d.kind).collect();
     // 512 is also the largest size swept, with 64 worse: the edge of the grid is flagged too.
@@ -438,7 +448,7 @@ fn a_pick_at_the_largest_size_with_a_rising_curve_is_flagged() {
         Fake::new("fixed-512", 512, 2560.0, ones(n, 36), vec![0.3; n]),
     ];
     let (rows, qs) = tables(&fakes);
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     assert_eq!(sel.winner().config_id, "fixed-512");
     let d = sel
         .diagnoses
@@ -455,7 +465,7 @@ fn a_pick_at_the_largest_size_with_a_rising_curve_is_flagged() {
     );
     // The cheapest-inside-the-plateau curve picks 128, an inner size: no flag.
     let (rows, qs) = tables(&curve());
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     assert!(
         sel.diagnoses
             .iter()
@@ -469,7 +479,7 @@ fn the_paired_rule_picks_the_same_knee_on_a_clear_curve() {
     // best. 128 (48/60) differs from it on one question: kept. 64 (30/60) is significantly worse
     // (19 questions to 0) and 1024 (45/60) is 0.067 below: dropped.
     let (rows, qs) = tables(&curve());
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     assert_eq!(sel.best().config_id, "fixed-256");
     assert_eq!(sel.margin_floor, None);
     assert_eq!(sel.winner().config_id, "fixed-128");
@@ -530,7 +540,7 @@ fn weak_retrieval_and_k_covering_the_index_are_diagnosed() {
     let (mut rows, qs) = tables(&fakes);
     rows[1].n_chunks = 4;
     rows[1].index_tokens = 1082;
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     let weak = sel
         .diagnoses
         .iter()
@@ -538,9 +548,9 @@ fn weak_retrieval_and_k_covering_the_index_are_diagnosed() {
         .expect("weak retrieval");
     assert_eq!(
         weak.evidence,
-        "the best span recall@k is 0.550 (`fixed-512`), below 0.7: the best configuration \
-         misses 45% of the evidence spans; the best mean margin is -0.050: on the typical \
-         question a wrong chunk outscores the right one in every configuration"
+        "the pick's span recall@k is 0.550 (`fixed-512`), below 0.7: it misses 45% of the \
+         evidence spans; the pick's mean margin is -0.050: on its typical question a wrong \
+         chunk outscores the right one"
     );
     let covers = sel
         .diagnoses
@@ -611,7 +621,7 @@ fn a_plateau_of_one_is_filled_with_challengers_by_span_recall() {
         Fake::new("cheap", 512, 600.0, ones(n, 32), m),
     ];
     let (rows, qs) = tables(&fakes);
-    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let sel = select(&rows, &qs, &paired_rule()).unwrap();
     let status: Vec<Status> = sel.configs.iter().map(|c| c.status).collect();
     assert_eq!(
         status,

@@ -6,21 +6,27 @@ use thiserror::Error;
 
 use super::plateau::{Rule, RuleSettings, VsBest};
 
-/// Settings of the selection. Defaults: the paired rule at α = 0.05, 3% margin tolerance (seed
-/// rule only), 0.02 recall tolerance, 3 judge candidates, 200 halves, seed 42, 90% to call a
+/// Settings of the selection. Defaults: the equivalence rule at α = 0.05 with δ = 0.05, 3% margin
+/// tolerance (seed rule only), 0.02 recall tolerance (paired and seed rules), 3 judge candidates, 200 halves, seed 42, 90% to call a
 /// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
 /// gap, 10 questions per type, 0.7 span recall below which retrieval is the bottleneck.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SelectionSettings {
-    /// Which plateau rule decides ([`Rule::Paired`] by default).
+    /// Which plateau rule decides ([`Rule::Equivalence`] by default).
     pub rule: Rule,
-    /// Significance level of the Holm-corrected paired tests, in (0, 1).
+    /// Significance level of the Holm-corrected paired tests and of the one-sided
+    /// non-inferiority bound, in (0, 1).
     pub alpha: f64,
+    /// Non-inferiority margin δ on span recall@k (recall units, > 0): a configuration whose
+    /// one-sided (1 − α) lower bound of the mean per-question difference to the best is at least
+    /// −δ is as good as the best ([`crate::stats::non_inferiority`]).
+    pub delta: f64,
     /// Seed rule only: relative margin tolerance, keep margin ≥ best − tolerance × |best|
     /// (0.03 = 3%).
     pub margin_tolerance: f64,
-    /// Absolute span-recall tolerance: keep recall ≥ best − tolerance (recall units).
+    /// Paired and seed rules: absolute span-recall tolerance, keep recall ≥ best − tolerance
+    /// (recall units).
     pub recall_tolerance: f64,
     /// How many configurations the judge gets: the kept ones cheapest first, filled up with
     /// challengers (the best dropped ones) when fewer are kept.
@@ -53,6 +59,7 @@ impl SelectionSettings {
             margin_tolerance: self.margin_tolerance,
             recall_tolerance: self.recall_tolerance,
             alpha: self.alpha,
+            delta: self.delta,
         }
     }
 }
@@ -60,8 +67,9 @@ impl SelectionSettings {
 impl Default for SelectionSettings {
     fn default() -> Self {
         SelectionSettings {
-            rule: Rule::Paired,
+            rule: Rule::Equivalence,
             alpha: 0.05,
+            delta: 0.05,
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
             candidates: 3,
@@ -170,7 +178,12 @@ pub struct ConfigSelection {
     pub single_chunk_docs: usize,
     /// Documents in the corpus.
     pub n_docs: usize,
-    /// Evidence spans longer than `chunk_size` (no chunk of this size can hold them whole).
+    /// The most tokens (in [`ConfigSelection::unit`]) one chunk holds: `chunk_size` when it is
+    /// counted in that unit, else (a `words` chunk size counted in tokens) the largest chunk's
+    /// own tokens.
+    pub chunk_limit: usize,
+    /// Evidence spans longer than `chunk_limit`, in the same unit (no chunk of this
+    /// configuration can hold them whole).
     pub spans_longer_than_chunk: usize,
     /// Not dominated in (tokens per query, span recall@k) by any other configuration.
     pub pareto: bool,
@@ -232,9 +245,32 @@ pub struct ConfigSelection {
     pub sign_p: Option<f64>,
     /// `sign_p` Holm-corrected across every configuration compared with the best.
     pub sign_p_holm: Option<f64>,
+    /// Against the best within δ ([`crate::stats::non_inferiority`], whatever the rule): `best`,
+    /// `non-inferior`, `worse` (by more than δ) or `undetermined`.
+    pub vs_best_class: String,
+    /// Mean per-question span recall@k difference to the best (this − best; empty for the best).
+    pub diff_mean: Option<f64>,
+    /// One-sided (1 − α) lower bound of that difference (paired t).
+    pub diff_lower: Option<f64>,
+    /// One-sided (1 − α) upper bound of that difference (paired t).
+    pub diff_upper: Option<f64>,
+    /// Undetermined only: questions (in all) that would settle it at α and 80% power
+    /// ([`crate::stats::questions_needed`]); empty otherwise, or when it cannot be computed.
+    pub questions_needed: Option<u64>,
+    /// Budget cuts: questions where a chunk larger than the whole budget was skipped (see
+    /// [`crate::metrics::fit_budget`]); 0 for top k.
+    pub questions_skipped_for_size: usize,
+    /// Budget cuts: chunks of the index larger than the budget (never sent at this cut).
+    pub chunks_over_budget: usize,
 }
 
 impl ConfigSelection {
+    /// Budget cuts: most of its chunks are larger than the budget, so most of its index is never
+    /// sent at this cut.
+    pub fn mostly_over_budget(&self) -> bool {
+        self.n_chunks > 0 && 2 * self.chunks_over_budget > self.n_chunks
+    }
+
     /// The unit of its sizes and token counts: `words` or `tokens`.
     pub fn unit(&self) -> &'static str {
         if self.tokenizer == "words" {

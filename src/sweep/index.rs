@@ -218,7 +218,7 @@ impl ConfigIndex {
     }
 
     /// The chunks retrieved for `query` at `cut`, best first, ties in chunk order: the top k,
-    /// or as many as fit the context budget ([`cut_ranking`]).
+    /// or those that fit the context budget ([`cut_ranking`]).
     ///
     /// # Errors
     /// As [`ConfigIndex::rank`].
@@ -226,6 +226,6 @@ impl ConfigIndex {
         let tokens = self.chunk_tokens();
         let depth = Depth::new(&[cut], &tokens);
         let ranked = self.rank(query, depth.ask)?;
-        Ok(cut_ranking(&depth.head(&ranked, &tokens), cut, &tokens))
+        Ok(cut_ranking(&depth.head(&ranked, &tokens), cut, &tokens).ranking)
     }
 }

@@ -64,6 +64,15 @@ pub struct SweepRow {
     /// Most chunks retrieved for one question.
     #[serde(default)]
     pub chunks_retrieved_max: usize,
+    /// Budget cuts: questions where a chunk ranked before the cut was skipped because it alone
+    /// is larger than the budget (the next chunks in rank order that fit were sent instead; see
+    /// [`crate::metrics::fit_budget`]); 0 for top k and for runs written before it was counted.
+    #[serde(default)]
+    pub questions_skipped_for_size: usize,
+    /// Budget cuts: chunks of the index larger than the budget, prefixes included (they are
+    /// never sent at this cut); 0 for top k.
+    #[serde(default)]
+    pub chunks_over_budget: usize,
     /// Documents in the corpus.
     #[serde(default)]
     pub n_docs: usize,

@@ -76,12 +76,21 @@ pub fn run_config(
     let scored = score_cuts(corpus, tokens, golden, &built, cuts, &mut times)?;
     let t = Instant::now();
     let row = config_row(corpus, tokens, golden, &built)?;
+    let chunk_tokens = built.chunk_tokens();
     let cuts = scored
         .into_iter()
         .map(|s| {
             let agg = metrics::aggregate(&s.metrics);
+            let over_budget = s
+                .cut
+                .budget_tokens()
+                .map_or(0, |b| chunk_tokens.iter().filter(|&&t| t > b).count());
             CutOutcome {
-                row: row_at_cut(&row, s.cut, &s.config_id, &agg),
+                row: SweepRow {
+                    questions_skipped_for_size: s.questions_skipped_for_size,
+                    chunks_over_budget: over_budget,
+                    ..row_at_cut(&row, s.cut, &s.config_id, &agg)
+                },
                 cut: s.cut,
                 questions: s.questions,
                 metrics: s.metrics,
@@ -113,6 +122,8 @@ pub struct CutScores {
     pub questions: Vec<QuestionRow>,
     /// The metrics behind them.
     pub metrics: Vec<QuestionMetrics>,
+    /// Questions whose budget cut skipped a chunk larger than the whole budget (0 for top k).
+    pub questions_skipped_for_size: usize,
 }
 
 /// Retrieves every question of `golden` once through `built`'s retriever, asked deep enough
@@ -147,6 +158,7 @@ pub fn score_cuts(
             .id(),
             questions: Vec::with_capacity(n),
             metrics: Vec::with_capacity(n),
+            questions_skipped_for_size: 0,
         })
         .collect();
     for q in &golden.questions {
@@ -158,7 +170,9 @@ pub fn score_cuts(
         let facts = rank_facts(q, &table, &ranked, scale);
         let span_tokens = join(metrics::span_tokens(q, corpus, tokens), |t| t.to_string());
         for at in &mut out {
-            let ranking = cut_ranking(&head, at.cut, &chunk_tokens);
+            let cut = cut_ranking(&head, at.cut, &chunk_tokens);
+            at.questions_skipped_for_size += usize::from(cut.skipped_for_size > 0);
+            let ranking = cut.ranking;
             let m = metrics::score_question(q, &table, &facts, &ranking);
             at.questions.push(QuestionRow {
                 config_id: at.config_id.clone(),
@@ -249,6 +263,8 @@ fn config_row(
         tokens_per_query: 0.0,
         chunks_retrieved_mean: 0.0,
         chunks_retrieved_max: 0,
+        questions_skipped_for_size: 0,
+        chunks_over_budget: 0,
         n_docs,
         single_chunk_docs,
         n_questions: 0,

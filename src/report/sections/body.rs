@@ -10,12 +10,33 @@ use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p};
 pub(super) fn rule(sel: &Selection) -> Section {
     let s = &sel.settings;
     let plateau = match s.rule {
+        Rule::Equivalence => Prose::new()
+            .b(Prose::text("Non-inferior to the best"))
+            .t(" (rule ")
+            .c("equivalence")
+            .t(format!(
+                ", the default). The best is the configuration with the highest span recall@k \
+                 (ties: higher margin, then cheaper). Every other configuration is compared with \
+                 it on the same questions: the per-question differences in span recall@k (this − \
+                 best), their mean and the one-sided {l}% paired t bounds. It is non-inferior \
+                 when the lower bound is at least −δ = −{d}, worse when the upper bound is below \
+                 −{d} (worse by more than δ), else undetermined; for an undetermined one the \
+                 questions that would settle it at α = {a} and 80% power are n = ((z(1−α) + \
+                 z(0.8)) · sd / (δ + mean difference))² (Chow, Shao and Wang 2008, §3.1). The \
+                 best and the non-inferior configurations stay; nothing else does. No fixed \
+                 tolerance and no correction across the {m} comparisons (the claim made of the \
+                 pick is one comparison). The margin does not filter; it breaks ties.",
+                l = fmt_num((1.0 - s.alpha) * 100.0),
+                d = fmt_num(s.delta),
+                a = fmt_num(s.alpha),
+                m = sel.configs.len().saturating_sub(1),
+            )),
         Rule::Paired => Prose::new()
             .b(Prose::text("Plateau made of statistics"))
             .t(" (rule ")
             .c("paired")
             .t(format!(
-                ", the default). The best is the configuration with the highest span recall@k \
+                ", the rule before `equivalence`). The best is the configuration with the highest span recall@k \
                  (ties: higher margin, then cheaper). Every other configuration is compared with \
                  it on the same questions by the exact sign test on per-question span recall@k \
                  (McNemar's test when questions have one span), and the {m} p-values are \
@@ -46,7 +67,7 @@ pub(super) fn rule(sel: &Selection) -> Section {
                 r = fmt_num(s.recall_tolerance),
                 n = sel.configs.len(),
             ))
-            .c("paired")
+            .c("equivalence")
             .t(" does not have that flaw.)"),
     };
     let cheapest = Prose::new().b(Prose::text("Cheapest first.")).t(format!(
@@ -55,10 +76,10 @@ pub(super) fn rule(sel: &Selection) -> Section {
          ranks 1–{c} are the judge stage's candidates. When fewer than {c} are kept, the dropped \
          configurations with the highest span recall join them as challengers, so that the judge \
          compares the pick with something.",
-        if s.rule == Rule::Paired {
-            ", then by higher margin"
-        } else {
+        if s.rule == Rule::Seed {
             ""
+        } else {
+            ", then by higher margin"
         },
         c = s.candidates,
     ));
@@ -97,6 +118,21 @@ pub(super) fn configurations(sel: &Selection) -> Section {
         " is the exact McNemar test on hit@k against the pick, paired on the same questions: b = \
          pick hit and this missed, c = this hit and the pick missed (not corrected). ",
     )
+    .i(Prose::text("vs best within δ"))
+    .t(format!(
+        " is the class against the best within δ = {} (non-inferior, worse by more than δ, or \
+         undetermined, with the questions that would settle it), from the mean per-question \
+         difference in span recall@k (this − best) and its one-sided {}% paired t bounds. ",
+        fmt_num(sel.settings.delta),
+        fmt_num((1.0 - sel.settings.alpha) * 100.0)
+    ))
+    .i(Prose::text("Over budget"))
+    .t(
+        " (budget cuts) counts the chunks of the index larger than the whole budget, never sent, \
+         and the questions where such a chunk ranked before the cut and the next chunks that fit \
+         were sent instead; ⚠ marks a configuration whose chunks are mostly larger than the \
+         budget. ",
+    )
     .i(Prose::text("Frontier"))
     .t(" marks configurations that no other is both cheaper and better than.");
     let head = [
@@ -110,7 +146,9 @@ pub(super) fn configurations(sel: &Selection) -> Section {
         "margin",
         "wins",
         "vs best (lower/higher, Holm p)",
+        "vs best within δ (mean difference, one-sided bounds)",
         "vs pick (b/c, p)",
+        "over budget (chunks; questions skipped)",
         "verdict",
     ];
     use Align::{Center as C, Default as L, Right as R};
@@ -123,7 +161,7 @@ pub(super) fn configurations(sel: &Selection) -> Section {
             Block::Para(intro),
             Block::Table(Table {
                 head: head.map(String::from).to_vec(),
-                align: vec![R, L, R, C, L, L, L, L, R, L, L, L],
+                align: vec![R, L, R, C, L, L, L, L, R, L, L, L, L, L],
                 rows,
             }),
         ],
@@ -162,9 +200,39 @@ fn config_row(c: &ConfigSelection) -> Vec<Prose> {
         Prose::text(with_ci(c.margin, c.margin_lo, c.margin_hi)),
         Prose::text(pct(c.win_share)),
         Prose::text(vs_best),
+        Prose::text(within_delta(c)),
         Prose::text(vs),
+        Prose::text(over_budget(c)),
         status.t(": ").ticked(reason),
     ]
+}
+
+/// "non-inferior (−0.013; −0.030 to 0.004)", "undetermined (…), needs 310 questions" or "best".
+fn within_delta(c: &ConfigSelection) -> String {
+    match (c.diff_mean, c.diff_lower, c.diff_upper) {
+        (Some(m), Some(lo), Some(hi)) => {
+            let needed = match c.questions_needed {
+                Some(q) => format!(", needs {q} questions"),
+                None => String::new(),
+            };
+            format!("{} ({m:.3}; {lo:.3} to {hi:.3}){needed}", c.vs_best_class)
+        }
+        _ => "best".into(),
+    }
+}
+
+/// "12; 30" (chunks over the budget; questions where one was skipped), ⚠ when most chunks are,
+/// "—" for top k.
+fn over_budget(c: &ConfigSelection) -> String {
+    if c.budget_tokens.is_none() {
+        return "—".into();
+    }
+    format!(
+        "{}{}; {}",
+        if c.mostly_over_budget() { "⚠ " } else { "" },
+        c.chunks_over_budget,
+        c.questions_skipped_for_size
+    )
 }
 
 /// "Diagnoses": each diagnosis with its evidence and advice, or what was checked.

@@ -85,6 +85,35 @@ fn plateau(sel: &Selection) -> Prose {
     let kept = sel.configs.iter().filter(|c| c.kept).count();
     let place = place(kept);
     match s.rule {
+        Rule::Equivalence => {
+            let undetermined = sel
+                .configs
+                .iter()
+                .filter(|c| c.vs_best_class == "undetermined")
+                .count();
+            let worse = sel
+                .configs
+                .iter()
+                .filter(|c| c.vs_best_class == "worse")
+                .count();
+            Prose::new()
+                .b(Prose::text("Plateau (rule ").c("equivalence").t("):"))
+                .t(format!(
+                    " {} of {} configurations are the best ",
+                    kept,
+                    sel.configs.len()
+                ))
+                .c(&sel.best().config_id)
+                .t(format!(
+                    " or non-inferior to it within δ = {} (paired on the same questions: the \
+                     one-sided {}% lower bound of the mean difference in span recall@k is at \
+                     least −{}); {worse} are worse by more than δ and {undetermined} undetermined; \
+                     {place}.",
+                    fmt_num(s.delta),
+                    fmt_num((1.0 - s.alpha) * 100.0),
+                    fmt_num(s.delta),
+                ))
+        }
         Rule::Paired => Prose::new()
             .b(Prose::text("Plateau (rule ").c("paired").t("):"))
             .t(format!(

@@ -44,6 +44,7 @@ fn run(items: &[Item], rule: Rule) -> Plateau {
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
             alpha: 0.05,
+            delta: 0.05,
         },
     )
 }
@@ -213,10 +214,11 @@ fn more_than_the_recall_tolerance_below_the_best_is_dropped_without_significance
 
 #[test]
 fn rules_parse_by_name() {
+    assert_eq!("equivalence".parse::<Rule>(), Ok(Rule::Equivalence));
     assert_eq!("paired".parse::<Rule>(), Ok(Rule::Paired));
     assert_eq!("seed".parse::<Rule>(), Ok(Rule::Seed));
     assert!("3%".parse::<Rule>().is_err());
-    assert_eq!(Rule::default().name(), "paired");
+    assert_eq!(Rule::default().name(), "equivalence");
 }
 
 #[test]
