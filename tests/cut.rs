@@ -172,12 +172,19 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
         .iter()
         .map(|o| o.questions.iter().map(|q| q.chunks_retrieved).collect())
         .collect();
+    // At 5 tokens every 10-word chunk is larger than the budget: nothing is sent (a cut never
+    // sends more than its budget), and both questions count a chunk skipped for size.
     assert_eq!(
         per_question,
-        [vec![1, 1], vec![2, 2], vec![1, 1], vec![3, 3]]
+        [vec![1, 1], vec![2, 2], vec![0, 0], vec![3, 3]]
     );
     let tokens_per_query: Vec<f64> = rows.iter().map(|o| o.row.tokens_per_query).collect();
-    assert_eq!(tokens_per_query, [10.0, 20.0, 10.0, 30.0]);
+    assert_eq!(tokens_per_query, [10.0, 20.0, 0.0, 30.0]);
+    let skipped: Vec<(usize, usize)> = rows
+        .iter()
+        .map(|o| (o.row.questions_skipped_for_size, o.row.chunks_over_budget))
+        .collect();
+    assert_eq!(skipped, [(0, 0), (0, 0), (2, 3), (0, 0)]);
     let cut_columns: Vec<(&str, Option<usize>, usize)> = rows
         .iter()
         .map(|o| (o.row.cut.as_str(), o.row.budget_tokens, o.row.top_k))
@@ -192,8 +199,10 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
         ]
     );
     assert!(rows[1].questions.iter().all(|q| q.cut == "budget"));
-    // Both questions are found at every cut: the evidence is one chunk's start.
-    assert!(rows.iter().all(|o| o.row.span_recall == 1.0));
+    // Both questions are found at every cut that sends a chunk: the evidence is one chunk's
+    // start.
+    let recall: Vec<f64> = rows.iter().map(|o| o.row.span_recall).collect();
+    assert_eq!(recall, [1.0, 1.0, 0.0, 1.0]);
     // The judge retrieves through the same index at a cut.
     let index =
         chunksweep::sweep::ConfigIndex::build(&corpus, &tokens, &configs[0], &context).unwrap();
