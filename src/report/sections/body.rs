@@ -332,15 +332,21 @@ pub(super) fn reproduce(outcome: &Outcome) -> Section {
     let settings = Prose::text("Selection settings: rule ")
         .c(s.rule.name())
         .t(format!(
-            ", α {}, margin tolerance {}% (rule ",
+            ", α {}, non-inferiority margin δ {} (rule ",
             fmt_num(s.alpha),
+            fmt_num(s.delta),
+        ))
+        .c("equivalence")
+        .t(format!(
+            "; questions needed at 80% power), margin tolerance {}% (rule ",
             fmt_num(s.margin_tolerance * 100.0)
         ))
         .c("seed")
+        .t(" only), recall tolerance ")
         .t(format!(
-            " only), recall tolerance {}, {} candidates, {} halves, seed {}, stable at {}, {}% \
-             intervals with {} bootstrap resamples, diagnoses at < {} questions, coverage − \
-             recall > {} and best span recall < {}.",
+            "{} (rules paired and seed), {} candidates, {} halves, seed {}, stable at {}, {}% \
+             intervals with {} bootstrap resamples, diagnoses at < {} questions (rules paired \
+             and seed), coverage − recall > {} and the pick's span recall < {}.",
             fmt_num(s.recall_tolerance),
             s.candidates,
             s.halves,
