@@ -26,6 +26,22 @@ pub(crate) struct Aligned {
     pub(crate) columns: Vec<Columns>,
 }
 
+impl Aligned {
+    /// Only the configurations at `keep` (indices into `columns`, in that order).
+    pub(crate) fn keep(self, keep: &[usize]) -> Aligned {
+        let mut columns: Vec<Option<Columns>> = self.columns.into_iter().map(Some).collect();
+        Aligned {
+            ids: self.ids,
+            types: self.types,
+            span_tokens: self.span_tokens,
+            columns: keep
+                .iter()
+                .map(|&i| columns[i].take().expect("each configuration kept once"))
+                .collect(),
+        }
+    }
+}
+
 /// Groups the per-question rows by configuration and aligns them on the first configuration's
 /// question order.
 pub(crate) fn align(rows: &[SweepRow], questions: &[QuestionRow]) -> Result<Aligned, SelectError> {

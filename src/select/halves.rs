@@ -6,7 +6,9 @@
 //! [plateau rule](super::plateau) is applied to **all** configurations with the same settings,
 //! from the per-question rows (no re-retrieval: a question's metrics do not depend on which other
 //! questions are scored); its rank-1 configuration wins the half. Tokens per query is a property
-//! of the chunks, not of the questions, so it does not change between halves.
+//! of the chunks, not of the questions, so it does not change between halves. A half whose pick
+//! ties with other configurations on every tie-breaker but the id is shared equally between them:
+//! no half is won by a name.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -21,8 +23,9 @@ pub struct HalfWins {
     pub halves: usize,
     /// Questions in each half, `⌊n/2⌋`.
     pub half_size: usize,
-    /// Per configuration: halves won.
-    pub wins: Vec<usize>,
+    /// Per configuration: halves won (a half shared by `m` tied configurations counts `1/m` to
+    /// each).
+    pub wins: Vec<f64>,
 }
 
 impl HalfWins {
@@ -31,7 +34,7 @@ impl HalfWins {
         if self.halves == 0 {
             0.0
         } else {
-            self.wins[i] as f64 / self.halves as f64
+            self.wins[i] / self.halves as f64
         }
     }
 }
@@ -53,7 +56,7 @@ pub fn split_halves(
             .all(|c| c.span_recall.len() == n && c.margin.len() == n)
     );
     let half_size = n / 2;
-    let mut wins = vec![0; configs.len()];
+    let mut wins = vec![0.0; configs.len()];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut idx: Vec<usize> = (0..n).collect();
     let mut drawn = 0;
@@ -61,8 +64,10 @@ pub fn split_halves(
         for _ in 0..halves {
             idx.sort_unstable();
             idx.shuffle(&mut rng);
-            if let Some(w) = plateau(configs, &idx[..half_size], settings).winner() {
-                wins[w] += 1;
+            let p = plateau(configs, &idx[..half_size], settings);
+            let tied = p.tied_winners(configs);
+            for &w in &tied {
+                wins[w] += 1.0 / tied.len() as f64;
             }
             drawn += 1;
         }
@@ -119,7 +124,7 @@ mod tests {
             let w = split_halves(&configs, &settings(rule), 200, 42);
             assert_eq!(w.halves, 200);
             assert_eq!(w.half_size, 20);
-            assert_eq!(w.wins, vec![200, 0]);
+            assert_eq!(w.wins, vec![200.0, 0.0]);
             assert_eq!(w.share(0), 1.0);
         }
     }
@@ -139,13 +144,30 @@ mod tests {
         ];
         let s = settings(Rule::Seed);
         let w = split_halves(&configs, &s, 200, 42);
-        assert_eq!(w.wins.iter().sum::<usize>(), 200);
+        assert!((w.wins.iter().sum::<f64>() - 200.0).abs() < 1e-9);
         // Neither reaches 90%; each wins a sizeable share.
         assert!(w.share(0) < 0.9 && w.share(1) < 0.9, "{:?}", w.wins);
         assert!(w.share(0) > 0.3 && w.share(1) > 0.3, "{:?}", w.wins);
         // Reproducible with the same seed, different with another.
         assert_eq!(split_halves(&configs, &s, 200, 42), w);
         assert_ne!(split_halves(&configs, &s, 200, 7).wins, w.wins);
+    }
+
+    #[test]
+    fn a_half_tied_on_everything_but_the_id_is_shared_not_given_to_the_first_name() {
+        // Two configurations alike in cost, size, prefix and every value: each half goes half to
+        // each, never to the alphabetically first.
+        let r: Vec<f64> = (0..40).map(|i| f64::from(i % 2)).collect();
+        let m = vec![0.3; 40];
+        let configs = [
+            input("a-twin", 256, 900.0, &r, &m),
+            input("b-twin", 256, 900.0, &r, &m),
+        ];
+        for rule in [Rule::Equivalence, Rule::Paired, Rule::Seed] {
+            let w = split_halves(&configs, &settings(rule), 200, 42);
+            assert_eq!(w.wins, vec![100.0, 100.0], "{rule:?}");
+            assert_eq!(w.share(1), 0.5);
+        }
     }
 
     #[test]

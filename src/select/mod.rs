@@ -30,6 +30,7 @@ pub mod halves;
 pub mod plateau;
 pub mod prefix;
 mod reason;
+mod twins;
 mod text;
 pub mod types;
 
@@ -106,7 +107,13 @@ pub fn select(
     if rows.is_empty() {
         return Err(SelectError::NoConfigurations);
     }
+    let original_ids: Vec<String> = rows.iter().map(|r| r.config_id.clone()).collect();
     let aligned = align(rows, questions)?;
+    // Identical configurations count once: every statistic below sees one row per group.
+    let groups = twins::groups(rows, questions, &aligned);
+    let rows: Vec<SweepRow> = groups.iter().map(|g| rows[g[0]].clone()).collect();
+    let aligned = aligned.keep(&groups.iter().map(|g| g[0]).collect::<Vec<_>>());
+    let rows = rows.as_slice();
     let all: Vec<usize> = (0..aligned.ids.len()).collect();
     let inputs = plateau_inputs(rows, &aligned.columns);
     let rule = settings.rule_settings();
@@ -114,7 +121,14 @@ pub fn select(
     let winner = p.winner().expect("at least one configuration");
     let wins = split_halves(&inputs, &rule, settings.halves, settings.seed);
     let challengers = challengers(&p, rows, settings.candidates);
-    let configs = config_selections(rows, &aligned, &p, &wins, &challengers, settings);
+    let mut configs = config_selections(rows, &aligned, &p, &wins, &challengers, settings);
+    for (c, g) in configs.iter_mut().zip(&groups) {
+        c.aliases = g[1..]
+            .iter()
+            .map(|&i| original_ids[i].clone())
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
     let stability = stability(&wins, winner, settings.stable_share);
     let by_type = picks_by_type(&inputs, &aligned.types, winner, settings);
     let candidates: Vec<usize> = p
@@ -229,6 +243,7 @@ fn config_selections(
         let coverage = mean_at(&col.coverage, &all);
         configs.push(ConfigSelection {
             config_id: row.config_id.clone(),
+            aliases: String::new(),
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
             size_unit: size_unit.to_string(),
@@ -302,7 +317,7 @@ fn stability(wins: &HalfWins, winner: usize, stable_share: f64) -> Stability {
     let most_wins = (0..wins.wins.len())
         .max_by(|&a, &b| {
             wins.wins[a]
-                .cmp(&wins.wins[b])
+                .total_cmp(&wins.wins[b])
                 // Prefer the pick, then the earlier configuration, on equal counts.
                 .then((a == winner).cmp(&(b == winner)))
                 .then(b.cmp(&a))

@@ -168,7 +168,46 @@ pub struct Plateau {
     pub fallback: bool,
 }
 
+/// The order of "cheapest first" between configurations `a` and `b` of `items` with mean margins
+/// `margin`, before the last tie-breaker (the id): tokens per query, then (rules `equivalence`
+/// and `paired`) the higher margin, then the smaller chunk size, then no prefix before a prefix.
+pub fn cost_order(
+    items: &[PlateauInput<'_>],
+    margin: &[f64],
+    rule: Rule,
+    a: usize,
+    b: usize,
+) -> std::cmp::Ordering {
+    let (x, y) = (&items[a], &items[b]);
+    let by_margin = if rule == Rule::Seed {
+        std::cmp::Ordering::Equal
+    } else {
+        margin[b].total_cmp(&margin[a])
+    };
+    x.tokens_per_query
+        .total_cmp(&y.tokens_per_query)
+        .then(by_margin)
+        .then(x.chunk_size.cmp(&y.chunk_size))
+        .then(x.has_prefix.cmp(&y.has_prefix))
+}
+
 impl Plateau {
+    /// The kept configurations tied with the pick on every tie-breaker but the id (the pick
+    /// first): `items` and the plateau's own margins decide. One element unless two distinct
+    /// configurations cost, score and measure exactly alike.
+    pub fn tied_winners(&self, items: &[PlateauInput<'_>]) -> Vec<usize> {
+        let Some(w) = self.winner() else {
+            return Vec::new();
+        };
+        self.order
+            .iter()
+            .copied()
+            .take_while(|&j| {
+                cost_order(items, &self.margin, self.rule, w, j) == std::cmp::Ordering::Equal
+            })
+            .collect()
+    }
+
     /// The pick (rank 1), if any configuration was given.
     pub fn winner(&self) -> Option<usize> {
         self.order.first().copied()
@@ -206,18 +245,8 @@ pub fn plateau(
         .collect();
     let margin: Vec<f64> = items.iter().map(|c| mean_at(c.margin, questions)).collect();
     let cheaper = |a: usize, b: usize| {
-        let (x, y) = (&items[a], &items[b]);
-        let by_margin = if settings.rule != Rule::Seed {
-            margin[b].total_cmp(&margin[a])
-        } else {
-            std::cmp::Ordering::Equal
-        };
-        x.tokens_per_query
-            .total_cmp(&y.tokens_per_query)
-            .then(by_margin)
-            .then(x.chunk_size.cmp(&y.chunk_size))
-            .then(x.has_prefix.cmp(&y.has_prefix))
-            .then(x.config_id.cmp(y.config_id))
+        cost_order(items, &margin, settings.rule, a, b)
+            .then(items[a].config_id.cmp(items[b].config_id))
     };
     let best = (0..items.len())
         .min_by(|&a, &b| {

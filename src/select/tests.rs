@@ -17,6 +17,8 @@ pub(crate) struct Fake {
     /// Each question's evidence span lengths, `|`-separated (one span of 20 tokens by default).
     pub span_tokens: &'static str,
     pub retriever: &'static str,
+    /// Every question's retrieved ranges (empty: not recorded, never merged).
+    pub ranges: &'static str,
 }
 
 impl Fake {
@@ -40,6 +42,7 @@ impl Fake {
             prefix: "none",
             span_tokens: "20",
             retriever: "bm25",
+            ranges: "",
         }
     }
 }
@@ -121,7 +124,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
                 span_tokens: f.span_tokens.to_string(),
                 retrieved_chunk_ids: String::new(),
                 retrieved_scores: String::new(),
-                retrieved_ranges: String::new(),
+                retrieved_ranges: f.ranges.to_string(),
             });
         }
     }
@@ -680,4 +683,46 @@ fn a_budget_that_takes_the_whole_index_is_named_as_the_budget_not_as_k() {
         covers.advice,
         crate::select::diagnose::K_COVERS_ADVICE_AT_BUDGET
     );
+}
+
+#[test]
+fn two_identical_configurations_are_merged_into_one_row_before_any_statistics() {
+    // `markdown-256` retrieves exactly `recursive-256`'s chunks (plain-text files: no heading),
+    // so it is one configuration: one row listing its alias, one comparison in the Holm family
+    // (so the Holm p equals the raw p), and the halves are not split between the twins.
+    let n = 40;
+    let same = ones(n, 36);
+    let mut recursive = Fake::new("recursive-256", 256, 900.0, same.clone(), vec![0.3; n]);
+    recursive.strategy = "recursive";
+    recursive.ranges = "0-100|100-200";
+    let mut markdown = Fake::new("markdown-256", 256, 900.0, same, vec![0.3; n]);
+    markdown.strategy = "markdown";
+    markdown.ranges = "0-100|100-200";
+    let mut fixed = Fake::new("fixed-256", 256, 800.0, ones(n, 30), vec![0.2; n]);
+    fixed.ranges = "0-90|90-180";
+    let (rows, qs) = tables(&[recursive, markdown, fixed]);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let ids: Vec<&str> = sel.configs.iter().map(|c| c.config_id.as_str()).collect();
+    assert_eq!(ids, ["recursive-256", "fixed-256"]);
+    assert_eq!(sel.configs[0].aliases, "markdown-256");
+    assert_eq!(sel.configs[1].aliases, "");
+    let f = &sel.configs[1];
+    assert_eq!(f.sign_p, f.sign_p_holm, "a family of one comparison");
+    // fixed-256 finds 30 of 40 where the twins find 36: 6 questions lower, none higher,
+    // p = 2/64. Mean difference −0.15, worse by more than δ.
+    assert_eq!((f.best_better, f.this_better), (Some(6), Some(0)));
+    assert!((f.sign_p.unwrap() - 0.03125).abs() < 1e-12);
+    assert_eq!(f.vs_best_class, "worse");
+    assert_eq!(sel.winner().config_id, "recursive-256");
+    // Every half is won by one of the two rows (fixed-256 by a few where its misses fall
+    // outside the half): none is lost to a twin.
+    let shares = sel.configs[0].win_share + sel.configs[1].win_share;
+    assert!((shares - 1.0).abs() < 1e-12, "{shares}");
+    assert!(sel.configs[0].win_share > 0.9);
+    // Without recorded ranges nothing is merged: three rows.
+    let mut a = Fake::new("recursive-256", 256, 900.0, ones(n, 36), vec![0.3; n]);
+    a.strategy = "recursive";
+    let b = Fake::new("markdown-256", 256, 900.0, ones(n, 36), vec![0.3; n]);
+    let (rows, qs) = tables(&[a, b]);
+    assert_eq!(select(&rows, &qs, &SelectionSettings::default()).unwrap().configs.len(), 2);
 }

@@ -147,6 +147,10 @@ pub enum Status {
 pub struct ConfigSelection {
     /// Configuration id.
     pub config_id: String,
+    /// Identical configurations merged into this row (the same chunk ranges retrieved with the
+    /// same scores for every question, from an index of the same size), space-separated; empty
+    /// for most. They are counted once in every statistic.
+    pub aliases: String,
     /// Chunking strategy.
     pub strategy: String,
     /// chunk_size, in `size_unit`.

@@ -191,7 +191,9 @@ fn config_row(c: &ConfigSelection) -> Vec<Prose> {
         .unwrap_or(&c.reason);
     vec![
         Prose::text(c.rank.map_or("—".into(), |r| r.to_string())),
-        Prose::new().c(&c.config_id),
+        c.aliases
+            .split_whitespace()
+            .fold(Prose::new().c(&c.config_id), |p, a| p.t(" = ").c(a)),
         Prose::text(format!("{:.0}", c.tokens_per_query)),
         Prose::text(if c.pareto { "●" } else { "" }),
         Prose::text(with_ci(c.span_recall, c.span_recall_lo, c.span_recall_hi)),

@@ -31,6 +31,7 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
         blocks.extend(cut_table(sel, &outcome.other_cuts));
     }
     let mut facts = vec![plateau(sel)];
+    facts.extend(merged(sel));
     facts.extend(not_the_peak(sel));
     facts.push(frontier(sel));
     facts.push(stability(sel));
@@ -68,6 +69,28 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
         file: files::FRONTIER.into(),
     });
     Section::new("Decision", blocks)
+}
+
+/// The identical configurations merged into one row, when there are any.
+fn merged(sel: &Selection) -> Option<Prose> {
+    let twins: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| !c.aliases.is_empty()).collect();
+    let first = twins.first()?;
+    let mut p = Prose::new()
+        .b(Prose::text("Identical configurations merged:"))
+        .t(" ");
+    for (i, c) in twins.iter().enumerate() {
+        if i > 0 {
+            p = p.t("; ");
+        }
+        p = c.aliases.split_whitespace().fold(p.c(&c.config_id), |p, a| p.t(" = ").c(a));
+    }
+    Some(p.t(format!(
+        " on these files (the same chunk ranges retrieved with the same scores for every \
+         question, from indexes of the same size): each is one row, counted once in the tests and \
+         the halves, named by its first in sweep.csv ({} row{} merged away).",
+        twins.iter().map(|c| c.aliases.split_whitespace().count()).sum::<usize>(),
+        if twins.len() == 1 && first.aliases.split_whitespace().count() == 1 { "" } else { "s" }
+    )))
 }
 
 /// "it is the only one" or "this is the cheapest of them in tokens per query".
