@@ -10,6 +10,7 @@ use super::drill::{self, DrillDown};
 use super::texts::{Texts, TextsError};
 use crate::judge::summary::JudgeSummary;
 use crate::select::prefix::PrefixComparison;
+use crate::select::tradeoff::Tradeoff;
 use crate::select::{ConfigSelection, Cuts, Selection, SelectionSettings};
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
@@ -29,6 +30,8 @@ pub struct Outcome<'a> {
     pub selection: Selection,
     /// The selections at the other cuts (other budgets, then top k).
     pub other_cuts: Vec<Selection>,
+    /// The budget trade-off, when the sweep has two budgets or more.
+    pub tradeoff: Option<Tradeoff>,
     /// The prefix comparison at the primary cut (empty when the grid has no prefix but
     /// `none`).
     pub prefixes: Vec<PrefixComparison>,
@@ -77,6 +80,7 @@ impl<'j> Outcome<'j> {
         settings: &SelectionSettings,
         inputs: Inputs<'_, 'j>,
     ) -> Self {
+        let tradeoff = cuts.tradeoff;
         let mut selections = cuts.selections.into_iter();
         let selection = selections.next().expect("at least one cut");
         let other_cuts: Vec<Selection> = selections.collect();
@@ -99,6 +103,7 @@ impl<'j> Outcome<'j> {
             judge: inputs.judge,
             selection,
             other_cuts,
+            tradeoff,
             prefixes,
             drill,
             drafts,

@@ -2,8 +2,10 @@
 //! best at its cut, and the pick at every cut of the ranked list.
 
 use super::doc::{Align, Block, Prose, Table};
-use crate::select::diagnose::{cheaper_evidence, needed_words, undetermined_cheaper};
+use crate::select::cheaper::{cheaper_evidence, needed_words, undetermined_cheaper};
+use crate::select::tradeoff::Tradeoff;
 use crate::select::{ConfigSelection, Rule, Selection, fmt_p, trim as trim_num};
+use crate::stats::Class;
 
 /// "k = 5", or "a budget of 2,000 tokens per query (4.2 chunks on average)".
 pub fn cut_words(c: &ConfigSelection) -> String {
@@ -32,19 +34,33 @@ pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
         "chunks (mean)",
         "span recall@k",
         "best",
+        "pick vs best within δ",
         "on the plateau",
-        "pick at the largest size",
+        "cheaper, undetermined (questions needed)",
+        "diagnoses",
     ];
     use Align::{Default as L, Right as R};
     let rows = std::iter::once(sel)
         .chain(others)
         .map(|s| {
             let w = s.winner();
-            let largest = s.configs.iter().map(|c| c.chunk_size).max().unwrap_or(0);
             let cut = match w.budget_tokens {
                 Some(b) => format!("budget {} {}", thousands(b as f64), w.unit()),
                 None => format!("k = {}", w.top_k),
             };
+            let open = undetermined_cheaper(s);
+            let open = if open.is_empty() {
+                Prose::text("none")
+            } else {
+                open.iter().enumerate().fold(Prose::new(), |p, (i, c)| {
+                    let p = if i > 0 { p.t(", ") } else { p };
+                    p.c(&c.config_id).t(match c.questions_needed {
+                        Some(q) => format!(" ({q})"),
+                        None => " (on the margin)".into(),
+                    })
+                })
+            };
+            let diagnoses: Vec<&str> = s.diagnoses.iter().map(|d| d.kind.title()).collect();
             vec![
                 Prose::text(cut),
                 Prose::new().c(&w.config_id),
@@ -54,12 +70,21 @@ pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
                 Prose::new()
                     .c(&s.best().config_id)
                     .t(format!(" ({:.3})", s.best().span_recall)),
+                Prose::text(match w.diff_mean {
+                    Some(m) => format!("{} ({m:.3})", w.vs_best_class),
+                    None => "the best".into(),
+                }),
                 Prose::text(format!(
                     "{} of {}",
                     s.configs.iter().filter(|c| c.kept).count(),
                     s.configs.len()
                 )),
-                Prose::text(if w.chunk_size == largest { "yes" } else { "no" }),
+                open,
+                Prose::text(if diagnoses.is_empty() {
+                    "none".to_string()
+                } else {
+                    diagnoses.join("; ").to_lowercase()
+                }),
             ]
         })
         .collect();
@@ -67,11 +92,131 @@ pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
         Block::Para(lead),
         Block::Table(Table {
             head: head.map(String::from).to_vec(),
-            align: vec![L, L, R, R, R, L, R, L],
+            align: vec![L, L, R, R, R, L, L, R, L, L],
             rows,
         }),
         Block::List(others.iter().map(decision_sentence).collect()),
     ]
+}
+
+/// The budget trade-off as a paragraph, a table (each budget's best, its span recall@k and cost,
+/// the paired difference to the next budget's best with its tests) and the recommendation.
+pub fn tradeoff_blocks(t: &Tradeoff, sel: &Selection) -> Vec<Block> {
+    let unit = sel.winner().unit();
+    let s = &sel.settings;
+    let lead = Prose::new().b(Prose::text("Budget trade-off")).t(format!(
+        " (each budget's best configuration; the paired difference in span recall@k to the next \
+         budget's best on the same questions, with the exact sign test and the class within \
+         δ = {}):",
+        trim_num(s.delta)
+    ));
+    use Align::{Default as L, Right as R};
+    let rows = t
+        .steps
+        .iter()
+        .map(|st| {
+            let vs = |c: &Option<crate::select::tradeoff::BudgetComparison>| match c {
+                Some(c) => Prose::text(format!(
+                    "{:.3} vs {} {}: lower on {}, higher on {}, sign test p {}; {}",
+                    c.ni.mean_difference,
+                    thousands(c.budget_tokens as f64),
+                    unit,
+                    c.sign.b,
+                    c.sign.c,
+                    fmt_p(c.sign.p_value),
+                    c.ni.class.name()
+                )),
+                None => Prose::text("—"),
+            };
+            vec![
+                Prose::text(format!("{} {unit}", thousands(st.budget_tokens as f64))),
+                Prose::new().c(&st.best),
+                Prose::text(format!("{:.3}", st.span_recall)),
+                Prose::text(format!("{:.0}", st.tokens_per_query)),
+                vs(&st.vs_next),
+                Prose::text(match &st.vs_largest {
+                    Some(c) => c.ni.class.name().to_string(),
+                    None => "the largest".to_string(),
+                }),
+            ]
+        })
+        .collect();
+    let largest = t.steps.last().map_or(0, |s| s.budget_tokens);
+    let recommendation = Prose::new().b(Prose::text("Recommendation:")).t(format!(
+        " {} {unit} per query, the smallest budget whose best configuration is non-inferior \
+         within δ = {} to the best at the largest budget ({} {unit}){}.",
+        thousands(t.recommended as f64),
+        trim_num(s.delta),
+        thousands(largest as f64),
+        if t.recommended == largest {
+            ": no smaller budget is shown to be as good"
+        } else {
+            ""
+        }
+    ));
+    vec![
+        Block::Para(lead),
+        Block::Table(Table {
+            head: [
+                "budget",
+                "best",
+                "span recall@k",
+                "tokens/query",
+                "difference to the next budget's best",
+                "vs the largest budget's best",
+            ]
+            .map(String::from)
+            .to_vec(),
+            align: vec![R, L, R, R, L, L],
+            rows,
+        }),
+        Block::Para(recommendation),
+    ]
+}
+
+/// What the deciding budget gives up against the best at the largest budget, e.g. "At 1,000
+/// tokens per query the pick gives up 0.087 span recall@k against the best at 4,000 tokens
+/// (`…`, 0.989): …". `None` when the selection is not at a budget or it is the largest one.
+pub fn gives_up(t: &Tradeoff, sel: &Selection) -> Option<Prose> {
+    let w = sel.winner();
+    let budget = w.budget_tokens?;
+    let largest = t.steps.last()?;
+    if largest.budget_tokens == budget {
+        return None;
+    }
+    let unit = w.unit();
+    let here = t.step(budget)?.vs_largest.as_ref()?;
+    Some(
+        Prose::new()
+            .b(Prose::text("What this budget gives up:"))
+            .t(format!(
+                " at {} {unit} per query the pick finds span recall@k {:.3}; at {} {unit} the \
+                 best, ",
+                thousands(budget as f64),
+                w.span_recall,
+                thousands(largest.budget_tokens as f64),
+            ))
+            .c(&largest.best)
+            .t(format!(
+                ", finds {:.3} ({:.0} {unit} per query): {:.3} more. This budget's best is {} \
+                 δ = {} (mean difference {:.3}, one-sided {}% bounds {:.3} to {:.3}); the \
+                 recommended budget is {} {unit}.",
+                largest.span_recall,
+                largest.tokens_per_query,
+                largest.span_recall - w.span_recall,
+                match here.ni.class {
+                    Class::Worse => "worse than it by more than",
+                    Class::NonInferior => "non-inferior to it within",
+                    Class::Undetermined => "undetermined against it within",
+                },
+                trim_num(sel.settings.delta),
+                here.ni.mean_difference,
+                trim_num((1.0 - sel.settings.alpha) * 100.0),
+                here.ni.lower,
+                here.ni.upper,
+                thousands(t.recommended as f64),
+            )),
+    )
 }
 
 /// The decision in one sentence a reviewer can check against selection.csv, e.g. "At k = 5

@@ -34,7 +34,9 @@
 //!   strategy's span recall or margin still improves towards that edge: the best size may lie
 //!   outside the grid, so extend `--sizes` before trusting the pick.
 
+use super::cheaper::{cheaper_evidence, needed_words, undetermined_cheaper};
 use super::plateau::Rule;
+use super::text::first_five;
 use super::text::{fmt_p, trim};
 use super::types::{ConfigSelection, Selection, TypePick};
 pub use super::types::{Diagnosis, DiagnosisKind};
@@ -112,21 +114,6 @@ pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
     .into_iter()
     .flatten()
     .collect()
-}
-
-/// The first five of `configs` as `describe` shows them, joined by commas, then how many more
-/// there are (`" and 3 more"`).
-fn first_five(
-    configs: &[&ConfigSelection],
-    describe: impl Fn(&ConfigSelection) -> String,
-) -> String {
-    let shown: Vec<String> = configs.iter().take(5).map(|c| describe(c)).collect();
-    let more = if configs.len() > 5 {
-        format!(" and {} more", configs.len() - 5)
-    } else {
-        String::new()
-    };
-    format!("{}{}", shown.join(", "), more)
 }
 
 /// Rule `equivalence`: cheaper configurations than the pick are undetermined, and the figure is
@@ -520,119 +507,4 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
         ),
         advice: format!("the best size may lie outside the grid: {advice}"),
     })
-}
-
-/// The cheaper configurations than the pick by class against the best (rule `equivalence`):
-/// how many are worse by more than δ, and the undetermined ones with the questions that would
-/// settle each.
-fn cheaper_by_class(sel: &Selection, cheaper: &[&ConfigSelection]) -> String {
-    let delta = trim(sel.settings.delta);
-    let worse = cheaper
-        .iter()
-        .filter(|c| c.vs_best_class == "worse")
-        .count();
-    let mut parts = vec![format!(
-        "cheaper configurations: {worse} of {} worse than the best `{}` by more than δ = {delta}",
-        cheaper.len(),
-        sel.best().config_id
-    )];
-    let undetermined: Vec<&ConfigSelection> = undetermined_cheaper(sel);
-    if !undetermined.is_empty() {
-        parts.push(format!(
-            "{} undetermined (the data cannot tell whether they are within δ): {}",
-            undetermined.len(),
-            first_five(&undetermined, needed_words)
-        ));
-    }
-    parts.join("; ")
-}
-
-/// "`id` (about 412 questions would settle it)" or "`id` (no figure: …)".
-pub fn needed_words(c: &ConfigSelection) -> String {
-    match c.questions_needed {
-        Some(q) => format!(
-            "`{}` (about {q} questions would settle it; have {})",
-            c.config_id, c.n_questions
-        ),
-        None => format!(
-            "`{}` (its difference sits on the margin: no number of questions settles it)",
-            c.config_id
-        ),
-    }
-}
-
-/// Configurations cheaper than the pick whose class against the best is undetermined, cheapest
-/// first.
-pub fn undetermined_cheaper(sel: &Selection) -> Vec<&ConfigSelection> {
-    let w = sel.winner();
-    let mut out: Vec<&ConfigSelection> = sel
-        .configs
-        .iter()
-        .filter(|c| c.tokens_per_query < w.tokens_per_query && c.vs_best_class == "undetermined")
-        .collect();
-    out.sort_by(|a, b| a.tokens_per_query.total_cmp(&b.tokens_per_query));
-    out
-}
-
-/// What holds the pick against every cheaper configuration: under the paired rule each one is
-/// dropped, and the weakest reason is shown (the cheaper configuration with the largest
-/// Holm-adjusted p-value against the best, or the one closest to the recall floor).
-pub fn cheaper_evidence(sel: &Selection) -> String {
-    let w = sel.winner();
-    let cheaper: Vec<&ConfigSelection> = sel
-        .configs
-        .iter()
-        .filter(|c| c.tokens_per_query < w.tokens_per_query)
-        .collect();
-    if cheaper.is_empty() {
-        return "no configuration is cheaper".into();
-    }
-    if sel.settings.rule == Rule::Equivalence {
-        return cheaper_by_class(sel, &cheaper);
-    }
-    let significant = |c: &&&ConfigSelection| {
-        c.sign_p_holm.is_some_and(|p| p < sel.settings.alpha) && c.best_better > c.this_better
-    };
-    let (sig, not_sig): (Vec<&ConfigSelection>, Vec<&ConfigSelection>) =
-        cheaper.iter().partition(significant);
-    let mut parts = vec![format!(
-        "cheaper configurations: {} of {} significantly worse than the best `{}` (sign test, \
-         Holm p < {})",
-        sig.len(),
-        cheaper.len(),
-        sel.best().config_id,
-        trim(sel.settings.alpha)
-    )];
-    if let Some(c) = sig.iter().max_by(|a, b| {
-        a.sign_p_holm
-            .unwrap_or(0.0)
-            .total_cmp(&b.sign_p_holm.unwrap_or(0.0))
-    }) {
-        parts.push(format!(
-            "the weakest of those is `{}` (lower on {} questions, higher on {}, Holm p {})",
-            c.config_id,
-            c.best_better.unwrap_or(0),
-            c.this_better.unwrap_or(0),
-            fmt_p(c.sign_p_holm.unwrap_or(1.0))
-        ));
-    }
-    if sel.settings.rule == Rule::Seed && !not_sig.is_empty() {
-        parts.push(format!(
-            "the other {} are dropped by the seed rule (see their reasons)",
-            not_sig.len()
-        ));
-    } else if let Some(c) = not_sig
-        .iter()
-        .max_by(|a, b| a.span_recall.total_cmp(&b.span_recall))
-    {
-        parts.push(format!(
-            "the others are more than {} below the best span recall (closest: `{}` at {}, \
-             floor {})",
-            trim(sel.settings.recall_tolerance),
-            c.config_id,
-            f3(c.span_recall),
-            f3(sel.recall_floor)
-        ));
-    }
-    parts.join("; ")
 }

@@ -24,14 +24,16 @@
 //! decision of `chunksweep sweep` exactly, without re-retrieval.
 
 mod align;
+pub mod cheaper;
 pub mod diagnose;
 pub mod frontier;
 pub mod halves;
 pub mod plateau;
 pub mod prefix;
 mod reason;
-mod twins;
 mod text;
+pub mod tradeoff;
+mod twins;
 pub mod types;
 
 use std::collections::BTreeMap;
@@ -45,12 +47,9 @@ use plateau::{Plateau, PlateauInput, mean_at, plateau};
 use reason::reason;
 pub(crate) use text::{fmt_p, trim};
 pub use types::{
-    ConfigSelection, Cuts, SelectError, Selection, SelectionSettings, Stability, StabilityStatus,
-    Status, TypePick,
+    ConfigSelection, Cuts, POWER, SelectError, Selection, SelectionSettings, Stability,
+    StabilityStatus, Status, TypePick,
 };
-
-/// The power at which [`ConfigSelection::questions_needed`] is worked out (80%).
-pub const POWER: f64 = 0.8;
 
 /// Groups the rows by cut (`budget_tokens`; none is top k) and runs [`select`] on each (see
 /// [`Cuts`] for the order).
@@ -91,7 +90,11 @@ pub fn select_cuts(
     if selections.is_empty() {
         return Err(SelectError::NoConfigurations);
     }
-    Ok(Cuts { selections })
+    let tradeoff = tradeoff::tradeoff(&selections, questions, settings);
+    Ok(Cuts {
+        selections,
+        tradeoff,
+    })
 }
 
 /// Runs the whole selection on the rows of one cut (see the module documentation).

@@ -1,9 +1,8 @@
 //! Why a configuration was kept or dropped, with the numbers, under each rule.
 
-use super::POWER;
 use super::plateau::{Plateau, Rule, VsBest};
 use super::text::{fmt_p, fmt3, trim};
-use super::types::{SelectionSettings, Status};
+use super::types::{POWER, SelectionSettings, Status};
 use crate::stats::Class;
 use crate::sweep::SweepRow;
 

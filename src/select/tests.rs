@@ -724,5 +724,11 @@ fn two_identical_configurations_are_merged_into_one_row_before_any_statistics() 
     a.strategy = "recursive";
     let b = Fake::new("markdown-256", 256, 900.0, ones(n, 36), vec![0.3; n]);
     let (rows, qs) = tables(&[a, b]);
-    assert_eq!(select(&rows, &qs, &SelectionSettings::default()).unwrap().configs.len(), 2);
+    assert_eq!(
+        select(&rows, &qs, &SelectionSettings::default())
+            .unwrap()
+            .configs
+            .len(),
+        2
+    );
 }

@@ -1,4 +1,6 @@
-//! Number formatting shared by the selection's reasons and diagnoses.
+//! Number and list formatting shared by the selection's reasons and diagnoses.
+
+use super::types::ConfigSelection;
 
 /// `x` with three decimals.
 pub(crate) fn fmt3(x: f64) -> String {
@@ -23,4 +25,19 @@ pub(crate) fn fmt_p(p: f64) -> String {
     } else {
         format!("= {p:.3}")
     }
+}
+
+/// The first five of `configs` as `describe` shows them, joined by commas, then how many more
+/// there are (`" and 3 more"`).
+pub(crate) fn first_five(
+    configs: &[&ConfigSelection],
+    describe: impl Fn(&ConfigSelection) -> String,
+) -> String {
+    let shown: Vec<String> = configs.iter().take(5).map(|c| describe(c)).collect();
+    let more = if configs.len() > 5 {
+        format!(" and {} more", configs.len() - 5)
+    } else {
+        String::new()
+    };
+    format!("{}{}", shown.join(", "), more)
 }

@@ -13,7 +13,11 @@ use crate::sweep::{QuestionRow, SweepRow};
 /// Configurations of one cut grouped by what they retrieve: each group's row indices in sweep
 /// order, the first (the earliest in sweep.csv) naming the group. Configurations whose
 /// per-question rows record no retrieved ranges (hand-made tables) are never merged.
-pub(crate) fn groups(rows: &[SweepRow], questions: &[QuestionRow], aligned: &Aligned) -> Vec<Vec<usize>> {
+pub(crate) fn groups(
+    rows: &[SweepRow],
+    questions: &[QuestionRow],
+    aligned: &Aligned,
+) -> Vec<Vec<usize>> {
     let position: HashMap<&str, usize> = aligned
         .ids
         .iter()
@@ -38,9 +42,8 @@ pub(crate) fn groups(rows: &[SweepRow], questions: &[QuestionRow], aligned: &Ali
             .filter(|r| r.iter().any(|s| s.len() > 1))
             .map(|r| (row, r));
         let twin = key.and_then(|(row, r)| {
-            keys.iter().position(|k| {
-                k.is_some_and(|(other, o)| same_index(row, other) && o == r)
-            })
+            keys.iter()
+                .position(|k| k.is_some_and(|(other, o)| same_index(row, other) && o == r))
         });
         match twin {
             Some(g) => groups[g].push(i),

@@ -6,6 +6,9 @@ use thiserror::Error;
 
 use super::plateau::{Rule, RuleSettings, VsBest};
 
+/// The power at which [`ConfigSelection::questions_needed`] is worked out (80%).
+pub const POWER: f64 = 0.8;
+
 /// Settings of the selection. Defaults: the equivalence rule at α = 0.05 with δ = 0.05, 3% margin
 /// tolerance (seed rule only), 0.02 recall tolerance (paired and seed rules), 3 judge candidates, 200 halves, seed 42, 90% to call a
 /// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
@@ -406,6 +409,8 @@ impl Selection {
 pub struct Cuts {
     /// One selection per cut, the primary first, then the other budgets in sweep order, then k.
     pub selections: Vec<Selection>,
+    /// The budget trade-off (two budgets or more).
+    pub tradeoff: Option<super::tradeoff::Tradeoff>,
 }
 
 impl Cuts {

@@ -237,35 +237,55 @@ fn over_budget(c: &ConfigSelection) -> String {
     )
 }
 
-/// "Diagnoses": each diagnosis with its evidence and advice, or what was checked.
-pub(super) fn diagnoses(sel: &Selection) -> Section {
+/// "Diagnoses": each diagnosis of the deciding cut with its evidence and advice, or what was
+/// checked; then those of every other cut, each computed from that cut's own configurations.
+pub(super) fn diagnoses(sel: &Selection, others: &[Selection]) -> Section {
     let s = &sel.settings;
+    let mut blocks = Vec::new();
     if sel.diagnoses.is_empty() {
-        let none = Prose::text(format!(
-            "None triggered: at least {} questions, no configuration with coverage − span recall \
+        blocks.push(Block::Para(Prose::text(format!(
+            "None triggered at the deciding cut: {}no configuration with coverage − span recall \
              > {}, the pick is not at an edge of the grid with the curve still improving, the \
              curve is not flat within the pick's intervals, and the pick's chunk size does not \
              change with the question type.",
-            s.min_questions,
+            if s.rule == Rule::Equivalence {
+                "no cheaper configuration is undetermined against the best, ".to_string()
+            } else {
+                format!("at least {} questions, ", s.min_questions)
+            },
             fmt_num(s.boundary_gap)
-        ));
-        return Section::new("Diagnoses", vec![Block::Para(none)]);
+        ))));
     }
-    let mut blocks = Vec::new();
-    for d in &sel.diagnoses {
-        blocks.push(Block::Subheading(d.kind.title().to_string()));
-        blocks.push(Block::Para(
-            Prose::new().ticked(&capitalise(&d.evidence)).t("."),
-        ));
-        blocks.push(Block::Para(
-            Prose::new()
-                .b(Prose::text("What to do:"))
-                .t(" ")
-                .ticked(&d.advice)
-                .t("."),
-        ));
+    for (at, cut) in
+        std::iter::once((sel, None)).chain(others.iter().map(|o| (o, Some(cut_name(o)))))
+    {
+        for d in &at.diagnoses {
+            blocks.push(Block::Subheading(match &cut {
+                None => d.kind.title().to_string(),
+                Some(c) => format!("{} (at {c})", d.kind.title()),
+            }));
+            blocks.push(Block::Para(
+                Prose::new().ticked(&capitalise(&d.evidence)).t("."),
+            ));
+            blocks.push(Block::Para(
+                Prose::new()
+                    .b(Prose::text("What to do:"))
+                    .t(" ")
+                    .ticked(&d.advice)
+                    .t("."),
+            ));
+        }
     }
     Section::new("Diagnoses", blocks)
+}
+
+/// "a budget of 2,000 tokens" or "k = 5": the cut of a selection, for a heading.
+fn cut_name(sel: &Selection) -> String {
+    let w = sel.winner();
+    match w.budget_tokens {
+        Some(b) => format!("a budget of {b} {}", w.unit()),
+        None => format!("k = {}", w.top_k),
+    }
 }
 
 /// "Pick by question type", when some type has enough questions.

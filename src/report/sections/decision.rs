@@ -6,7 +6,7 @@ use super::numbers::{fmt_num, pct, with_ci};
 use crate::files;
 use crate::report::doc::{Block, Prose, Section};
 use crate::report::outcome::Outcome;
-use crate::report::sentence::{cut_table, cut_words, decision_sentence};
+use crate::report::sentence::{cut_table, cut_words, decision_sentence, gives_up, tradeoff_blocks};
 use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status};
 
 /// The section, for the outcome's deciding cut and its other cuts.
@@ -27,8 +27,14 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
         Block::Para(Prose::new().b(headline)),
         Block::Para(decision_sentence(sel)),
     ];
+    if let Some(t) = &outcome.tradeoff {
+        blocks.extend(gives_up(t, sel).map(Block::Para));
+    }
     if !outcome.other_cuts.is_empty() {
         blocks.extend(cut_table(sel, &outcome.other_cuts));
+    }
+    if let Some(t) = &outcome.tradeoff {
+        blocks.extend(tradeoff_blocks(t, sel));
     }
     let mut facts = vec![plateau(sel)];
     facts.extend(merged(sel));
@@ -73,7 +79,11 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
 
 /// The identical configurations merged into one row, when there are any.
 fn merged(sel: &Selection) -> Option<Prose> {
-    let twins: Vec<&ConfigSelection> = sel.configs.iter().filter(|c| !c.aliases.is_empty()).collect();
+    let twins: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| !c.aliases.is_empty())
+        .collect();
     let first = twins.first()?;
     let mut p = Prose::new()
         .b(Prose::text("Identical configurations merged:"))
@@ -82,7 +92,10 @@ fn merged(sel: &Selection) -> Option<Prose> {
         if i > 0 {
             p = p.t("; ");
         }
-        p = c.aliases.split_whitespace().fold(p.c(&c.config_id), |p, a| p.t(" = ").c(a));
+        p = c
+            .aliases
+            .split_whitespace()
+            .fold(p.c(&c.config_id), |p, a| p.t(" = ").c(a));
     }
     Some(p.t(format!(
         " on these files (the same chunk ranges retrieved with the same scores for every \
@@ -261,16 +274,20 @@ fn stability(sel: &Selection) -> Prose {
                 pct(st.winner_share),
             ))
             .p(runners_up(sel))
-            .t(format!(
-                ". With {} questions the sweep cannot separate these configurations, so the \
-                 pick rests on cost: {}.",
-                sel.n_questions,
-                if kept == 1 {
-                    "it is the only configuration inside the full set's plateau"
-                } else {
-                    "it is the cheapest configuration inside the full set's plateau"
-                }
-            )),
+            .t(if kept == 1 {
+                format!(
+                    ". With {} questions the halves do not agree, although the full set keeps \
+                     this configuration alone: read its lead over the others as uncertain.",
+                    sel.n_questions
+                )
+            } else {
+                format!(
+                    ". With {} questions the sweep cannot separate these configurations, so the \
+                     pick rests on cost: it is the cheapest of the {kept} configurations inside \
+                     the full set's plateau.",
+                    sel.n_questions
+                )
+            }),
         StabilityStatus::HalvesDisagree => Prose::new()
             .b(Prose::text("Halves disagree with the full set:"))
             .t(" ")

@@ -29,7 +29,7 @@ pub fn main(outcome: &Outcome) -> Vec<Section> {
         decision::decision(outcome),
         body::rule(&outcome.selection),
         body::configurations(&outcome.selection),
-        body::diagnoses(&outcome.selection),
+        body::diagnoses(&outcome.selection, &outcome.other_cuts),
     ];
     out.extend(body::by_type(&outcome.selection));
     out.push(body::reproduce(outcome));
