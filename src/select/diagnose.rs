@@ -19,6 +19,8 @@
 //!   will not fix it.
 //! - **k covers the index**: some configuration has no more chunks than k, so every query
 //!   retrieves the whole index and its tokens per query is the index's size.
+//! - **chunks larger than the budget**: at a budget cut, most chunks of some configuration are
+//!   larger than the whole budget, so they are never sent (a cut never exceeds its budget).
 //! - **chunks as large as the documents**: at some size most documents are a single chunk, so
 //!   every strategy scores alike there.
 //! - boundary damage names the evidence spans longer than the damaged chunks: when more than
@@ -87,6 +89,11 @@ pub const K_COVERS_ADVICE_AT_BUDGET: &str = "at this context budget these config
 the whole corpus with every query, so their recall says nothing about retrieval: compare at a \
 smaller budget (--budget)";
 
+/// The advice when most chunks are larger than the budget.
+pub const OVER_BUDGET_ADVICE: &str = "at this budget these chunk sizes can send almost nothing, so \
+their recall says nothing about their chunking: compare them at a larger budget (--budget), or \
+leave sizes above the budget out of the grid";
+
 /// The advice for a plateau fallback.
 pub const FALLBACK_ADVICE: &str = "the configuration with the best margin is not among those \
 with the best span recall; the pick uses span recall alone, so check the margin column by hand";
@@ -96,14 +103,15 @@ fn f3(x: f64) -> String {
 }
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
-/// too few questions, retrieval is the bottleneck, k covers the index, chunks as large as the
-/// documents, plateau fallback, edge of the grid, flat curve, boundary damage, winner by
-/// question type.
+/// too few questions, retrieval is the bottleneck, k covers the index, chunks larger than the
+/// budget, chunks as large as the documents, plateau fallback, edge of the grid, flat curve,
+/// boundary damage, winner by question type.
 pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
     [
         too_few_questions(sel),
         weak_retrieval(sel),
         k_covers_index(sel),
+        chunks_over_budget(sel),
         chunks_as_large_as_documents(sel),
         plateau_fallback(sel),
         edge_of_grid(sel),
@@ -247,6 +255,38 @@ fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
             shown
         ),
         advice: advice.into(),
+    })
+}
+
+/// Configurations whose chunks are mostly larger than the context budget: they are never sent,
+/// so the configuration is compared on what little of its index fits.
+fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
+    let budget = sel.budget_tokens()?;
+    let over: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.mostly_over_budget())
+        .collect();
+    let first = over.first()?;
+    Some(Diagnosis {
+        kind: DiagnosisKind::ChunksOverBudget,
+        evidence: format!(
+            "at a budget of {budget} {} most chunks of {} of {} configurations are larger than \
+             the whole budget and are never sent: {}",
+            first.unit(),
+            over.len(),
+            sel.configs.len(),
+            first_five(&over, |c| format!(
+                "{} ({} of {} chunks; one was skipped on {} of {} questions, span recall {})",
+                c.config_id,
+                c.chunks_over_budget,
+                c.n_chunks,
+                c.questions_skipped_for_size,
+                c.n_questions,
+                f3(c.span_recall)
+            ))
+        ),
+        advice: OVER_BUDGET_ADVICE.into(),
     })
 }
 

@@ -732,3 +732,34 @@ fn two_identical_configurations_are_merged_into_one_row_before_any_statistics() 
         2
     );
 }
+
+#[test]
+fn configurations_whose_chunks_mostly_exceed_the_budget_are_flagged() {
+    // At a 1,000-token budget, 49 of fixed-1024's 52 chunks are larger than the budget and one
+    // was skipped on all 40 questions; fixed-256 has none over it.
+    let n = 40;
+    let (mut rows, qs) = tables(&[
+        Fake::new("fixed-256", 256, 900.0, ones(n, 36), vec![0.3; n]),
+        Fake::new("fixed-1024", 1024, 500.0, ones(n, 1), vec![0.3; n]),
+    ]);
+    for r in &mut rows {
+        r.budget_tokens = Some(1000);
+        r.top_k = 0;
+    }
+    rows[1].n_chunks = 52;
+    rows[1].chunks_over_budget = 49;
+    rows[1].questions_skipped_for_size = 40;
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert!(sel.configs[1].mostly_over_budget() && !sel.configs[0].mostly_over_budget());
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::ChunksOverBudget)
+        .expect("chunks over the budget");
+    assert_eq!(
+        d.evidence,
+        "at a budget of 1000 tokens most chunks of 1 of 2 configurations are larger than the \
+         whole budget and are never sent: fixed-1024 (49 of 52 chunks; one was skipped on 40 of \
+         40 questions, span recall 0.025)"
+    );
+}

@@ -442,6 +442,8 @@ pub enum DiagnosisKind {
     KCoversIndex,
     /// Most documents are a single chunk at some size.
     ChunksAsLargeAsDocuments,
+    /// At a budget cut, most chunks of some configuration are larger than the budget.
+    ChunksOverBudget,
 }
 
 impl DiagnosisKind {
@@ -457,6 +459,7 @@ impl DiagnosisKind {
             DiagnosisKind::WeakRetrieval => "Retrieval is the bottleneck",
             DiagnosisKind::KCoversIndex => "k covers the whole index",
             DiagnosisKind::ChunksAsLargeAsDocuments => "Chunks as large as the documents",
+            DiagnosisKind::ChunksOverBudget => "Chunks larger than the budget",
         }
     }
 }
