@@ -97,13 +97,59 @@ fn merged(sel: &Selection) -> Option<Prose> {
             .split_whitespace()
             .fold(p.c(&c.config_id), |p, a| p.t(" = ").c(a));
     }
-    Some(p.t(format!(
+    let p = p.t(format!(
         " on these files (the same chunk ranges retrieved with the same scores for every \
          question, from indexes of the same size): each is one row, counted once in the tests and \
          the halves, named by its first in sweep.csv ({} row{} merged away).",
-        twins.iter().map(|c| c.aliases.split_whitespace().count()).sum::<usize>(),
-        if twins.len() == 1 && first.aliases.split_whitespace().count() == 1 { "" } else { "s" }
-    )))
+        twins
+            .iter()
+            .map(|c| c.aliases.split_whitespace().count())
+            .sum::<usize>(),
+        if twins.len() == 1 && first.aliases.split_whitespace().count() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    ));
+    Some(no_structure(sel).into_iter().fold(p, |p, (lost, kept)| {
+        p.t(" ")
+            .c(&lost)
+            .t(" finds no structure in these files: at every size swept it gives ")
+            .c(&kept)
+            .t("'s chunks.")
+    }))
+}
+
+/// Strategies every configuration of which is merged into another strategy's: (the strategy that
+/// finds no structure, the one whose chunks it gives).
+fn no_structure(sel: &Selection) -> Vec<(String, String)> {
+    let strategy_of = |id: &str| id.split('-').next().unwrap_or("").to_string();
+    let mut strategies: Vec<String> = Vec::new();
+    for c in &sel.configs {
+        for id in std::iter::once(c.config_id.as_str()).chain(c.aliases.split_whitespace()) {
+            let st = strategy_of(id);
+            if !strategies.contains(&st) {
+                strategies.push(st);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for st in &strategies {
+        let rows_named: Vec<&ConfigSelection> =
+            sel.configs.iter().filter(|c| &c.strategy == st).collect();
+        let aliased: Vec<&ConfigSelection> = sel
+            .configs
+            .iter()
+            .filter(|c| c.aliases.split_whitespace().any(|a| &strategy_of(a) == st))
+            .collect();
+        if rows_named.is_empty() && !aliased.is_empty() {
+            let kept = aliased[0].strategy.clone();
+            if aliased.iter().all(|c| c.strategy == kept) {
+                out.push((st.clone(), kept));
+            }
+        }
+    }
+    out
 }
 
 /// "it is the only one" or "this is the cheapest of them in tokens per query".
