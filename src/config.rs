@@ -255,6 +255,10 @@ pub struct RunOptions {
     /// Replaces the selection's candidates.
     #[arg(long, value_name = "PREFIX", num_args = 0..=1, default_missing_value = "best")]
     pub compare_prefix: Option<ComparePrefix>,
+    /// Send the judge stage's calls through the Batch API ([llm] batch = true): half the price,
+    /// results within the completion window (24h); a rerun polls the batches already submitted.
+    #[arg(long)]
+    pub batch: bool,
 }
 
 /// Which prefix `run --compare-prefix` judges beside `none`.

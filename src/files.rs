@@ -42,6 +42,11 @@ pub const CONTEXT_CALLS: &str = "context_calls.csv";
 pub const CHUNKS_DIR: &str = "chunks";
 /// The judge stage's settings (models, caps, prompt hashes) that the journal was made with.
 pub const JUDGE_SETTINGS: &str = "judge_settings.json";
+/// The batches of `run --batch`: each batch's id, input file, calls and state, written when it is
+/// submitted, so that a rerun polls it instead of submitting its calls again.
+pub const BATCHES: &str = "batches.json";
+/// Where batches.json is written before it is renamed into place.
+pub const BATCHES_TMP: &str = "batches.json.tmp";
 /// The run folder's advisory lock (held by the process writing the folder; never an output).
 pub const LOCK: &str = ".chunksweep.lock";
 
@@ -69,6 +74,8 @@ pub const RUN_FILES: &[&str] = &[
     CONTEXT_CALLS,
     CHUNKS_DIR,
     JUDGE_SETTINGS,
+    BATCHES,
+    BATCHES_TMP,
     LOCK,
 ];
 

@@ -164,7 +164,11 @@ impl Plan {
                 .unwrap_or(false),
             embed,
             context,
-            llm: file.llm.unwrap_or_default(),
+            llm: {
+                let mut llm = file.llm.unwrap_or_default();
+                llm.batch.enabled |= options.batch;
+                llm
+            },
             selection,
             judge,
             candidates: options.candidates,

@@ -17,7 +17,7 @@ use super::settings::JudgeSettings;
 use super::verdict::Verdict;
 use super::work::{Limits, drive};
 use crate::events::Events;
-use crate::llm::cost::{cost_usd, estimate_chat_prompt_tokens};
+use crate::llm::cost::{estimate_chat_prompt_tokens, planned_cost_usd};
 use crate::llm::{ClientConfig, LlmClient};
 use serde::{Deserialize, Serialize};
 
@@ -173,7 +173,7 @@ pub fn estimate_items(
         calls: items.len(),
         prompt_tokens,
         completion_tokens,
-        cost_usd: cost_usd(cfg.model(&s.judge_model), prompt_tokens, completion_tokens),
+        cost_usd: planned_cost_usd(cfg, &s.judge_model, prompt_tokens, completion_tokens),
     }
 }
 

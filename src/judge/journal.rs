@@ -207,6 +207,13 @@ pub struct CallRow {
     pub http_status: Option<u16>,
     /// Error, if the call failed.
     pub error: String,
+    /// The batch that carried the call (`run --batch`); empty for a direct call, whose latency
+    /// is in `latency_ms_total` (a batched call has none of its own).
+    pub batch_id: String,
+    /// When that batch was submitted (RFC 3339 UTC); empty for a direct call.
+    pub batch_submitted_at: String,
+    /// When the run saw that batch end (RFC 3339 UTC); empty for a direct call.
+    pub batch_completed_at: String,
 }
 
 impl From<&CallRecord> for CallRow {
@@ -234,6 +241,9 @@ impl From<&CallRecord> for CallRow {
                 .unwrap_or_default(),
             http_status: r.http_status,
             error: r.error.clone().unwrap_or_default(),
+            batch_id: r.batch_id.clone().unwrap_or_default(),
+            batch_submitted_at: r.batch_submitted_at.clone().unwrap_or_default(),
+            batch_completed_at: r.batch_completed_at.clone().unwrap_or_default(),
         }
     }
 }
@@ -310,7 +320,10 @@ impl CallLog {
 /// of its `cost_usd` column.
 fn read_calls(path: &Path) -> Result<(HashSet<CallId>, f64), JudgeError> {
     let text = read_whole_lines(path)?;
-    let mut reader = csv::Reader::from_reader(text.as_slice());
+    // flexible: a calls.csv written before the batch columns has shorter rows
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_slice());
     let headers = reader
         .headers()
         .map_err(|e| JudgeError::csv(path, e))?

@@ -23,7 +23,7 @@ use super::work::{Limits, drive};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
 use crate::golden::GoldenSet;
-use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
+use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens, planned_cost_usd};
 use crate::llm::structured::schema_instruction;
 use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError};
 use crate::sweep::grid::ConfigCut;
@@ -129,7 +129,8 @@ pub struct Estimate {
     pub prompt_tokens: u64,
     /// Completion tokens, at the caps (`max_tokens`, `judge_max_tokens`): an upper bound.
     pub completion_tokens: u64,
-    /// Cost in USD at list prices; `None` when a model has no price.
+    /// Cost in USD at list prices (at the batch price in batch mode); `None` when a model has no
+    /// price.
     pub cost_usd: Option<f64>,
 }
 
@@ -219,8 +220,8 @@ pub fn estimate(
     e.prompt_tokens = gen_p + jud_p;
     e.completion_tokens = gen_c + jud_c;
     e.cost_usd = match (
-        cost_usd(cfg.model(&s.generator_model), gen_p, gen_c),
-        cost_usd(cfg.model(&s.judge_model), jud_p, jud_c),
+        planned_cost_usd(cfg, &s.generator_model, gen_p, gen_c),
+        planned_cost_usd(cfg, &s.judge_model, jud_p, jud_c),
     ) {
         (Some(a), Some(b)) => Some(a + b),
         _ => None,
@@ -338,7 +339,15 @@ async fn run_job(
     let t0 = Instant::now();
     let mut records: Vec<CallRecord> = Vec::new();
     let (answer, gen_error) = generate(&client, &prompts, &s, &job, &mut records).await?;
-    let generate_ms = t0.elapsed().as_secs_f64() * 1e3;
+    // a batched call has no latency of its own: the row's times are n/a
+    let elapsed_ms = |t: Instant| {
+        if client.is_batching() {
+            f64::NAN
+        } else {
+            t.elapsed().as_secs_f64() * 1e3
+        }
+    };
+    let generate_ms = elapsed_ms(t0);
     let generate_tokens: u64 = records
         .iter()
         .map(|r| r.prompt_tokens + r.completion_tokens)
@@ -363,7 +372,7 @@ async fn run_job(
             .collect(),
         None => grade_all(&client, &prompts, &s, &job, &answer, &mut records).await?,
     };
-    let judge_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let judge_ms = elapsed_ms(t1);
     let errors = if gen_error.is_some() {
         1
     } else {

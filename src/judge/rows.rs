@@ -145,7 +145,9 @@ struct Fixed {
     generate_error: String,
     errors: u32,
     retrieve_ms: f64,
+    #[serde(deserialize_with = "na_or_ms")]
     generate_ms: f64,
+    #[serde(deserialize_with = "na_or_ms")]
     judge_ms: f64,
     calls: u32,
     prompt_tokens: u64,
@@ -212,8 +214,8 @@ impl JudgeQuestionRow {
         v.extend([
             Cell::Count(self.errors.into()),
             Cell::Number(self.retrieve_ms),
-            Cell::Number(self.generate_ms),
-            Cell::Number(self.judge_ms),
+            latency_cell(self.generate_ms),
+            latency_cell(self.judge_ms),
             Cell::Count(self.calls.into()),
             Cell::Count(self.prompt_tokens),
             Cell::Count(self.completion_tokens),
@@ -282,6 +284,25 @@ impl JudgeQuestionRow {
 
 /// A row of candidate `cfg` and question `q{q}` with faithfulness `f`, relevancy `r` and
 /// correctness `c` (`pass`, `fail`, `error` or `na`), for tests.
+/// A time in ms as a cell: `n/a` for one that was not measured (NaN: a question judged through
+/// the Batch API, whose calls have no latency of their own).
+pub(crate) fn latency_cell<'a>(ms: f64) -> Cell<'a> {
+    if ms.is_nan() {
+        Cell::Text("n/a")
+    } else {
+        Cell::Number(ms)
+    }
+}
+
+/// Reads a time in ms written by [`latency_cell`]: `n/a` is NaN.
+fn na_or_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let s = String::deserialize(d)?;
+    if s == "n/a" {
+        return Ok(f64::NAN);
+    }
+    s.parse().map_err(serde::de::Error::custom)
+}
+
 #[cfg(test)]
 pub(crate) fn test_row(cfg: &str, q: usize, f: &str, r: &str, c: &str) -> JudgeQuestionRow {
     let verdicts: Verdicts = [("faithfulness", f), ("relevancy", r), ("correctness", c)]

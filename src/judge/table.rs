@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use super::rows::JudgeQuestionRow;
+use super::rows::{JudgeQuestionRow, latency_cell};
 use super::trust::CriterionTrust;
 use super::verdict::Verdict;
 use crate::stats::wilson;
@@ -83,7 +83,8 @@ impl Rate {
 }
 
 /// Latency of one step over a candidate's questions, in ms: median and 95th percentile
-/// ([`crate::stats::quantile`]; 0 for no question).
+/// ([`crate::stats::quantile`]; 0 for no question) over the questions whose latency was
+/// measured; NaN (`n/a` in judge.csv) when none was (every call batched).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Latency {
     /// Median, ms.
@@ -94,7 +95,15 @@ pub struct Latency {
 
 impl Latency {
     fn of(v: &[f64]) -> Latency {
-        let q = |p| crate::stats::quantile(v, p).unwrap_or(0.0);
+        // a question judged through the Batch API has no latency (NaN): left out; with no
+        // measured question at all, n/a (NaN)
+        let measured: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
+        let none = if measured.is_empty() && !v.is_empty() {
+            f64::NAN
+        } else {
+            0.0
+        };
+        let q = |p| crate::stats::quantile(&measured, p).unwrap_or(none);
         Latency {
             p50: q(0.5),
             p95: q(0.95),
@@ -295,10 +304,10 @@ pub fn cells<'a>(
         Cell::Count(row.errors.into()),
         Cell::Number(row.retrieve_ms.p50),
         Cell::Number(row.retrieve_ms.p95),
-        Cell::Number(row.generate_ms.p50),
-        Cell::Number(row.generate_ms.p95),
-        Cell::Number(row.judge_ms.p50),
-        Cell::Number(row.judge_ms.p95),
+        latency_cell(row.generate_ms.p50),
+        latency_cell(row.generate_ms.p95),
+        latency_cell(row.judge_ms.p50),
+        latency_cell(row.judge_ms.p95),
         Cell::Number(row.tokens_per_question),
         Cell::Number(row.generate_tokens_per_question),
         Cell::Count(row.calls_without_usage.into()),

@@ -3,6 +3,12 @@
 //! written to calls.csv as it ends, the budget checked before each job starts, and an
 //! authentication failure or an unknown model stopping the loop (no job started after it, the
 //! jobs in flight end).
+//!
+//! In batch mode (`run --batch`, [`crate::llm::batch`]) a job whose call went into the next batch
+//! ends with [`LlmError::Deferred`]: it is not ended but kept, and when every job of the round
+//! has ended, the waiting calls are sent as batches and the waiting jobs run again, until no job
+//! waits. The rounds follow the jobs' own order of calls: all generations, then all verdicts,
+//! then format reminders.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,6 +21,7 @@ use super::error::JudgeError;
 use super::journal::CallLog;
 use super::rows::TAG_SEP;
 use crate::events::{Events, RunEvent, Step};
+use crate::llm::batch::Progress;
 use crate::llm::{CallRecord, LlmClient, LlmError};
 
 /// How the loop runs.
@@ -65,6 +72,9 @@ where
         stopped: None,
     };
     let mut next = 0usize;
+    let mut queue: Vec<usize> = jobs.to_vec();
+    // batch mode: jobs whose calls wait for the next batch
+    let mut waiting: Vec<usize> = Vec::new();
     let record = |calls: &mut Option<CallLog>, rec: &CallRecord| -> Result<(), JudgeError> {
         if let Some(log) = calls.as_mut() {
             log.record(rec)?;
@@ -74,16 +84,16 @@ where
     };
     loop {
         // start as many jobs as permits and the budget allow
-        while next < jobs.len() && out.skipped == 0 && out.stopped.is_none() {
+        while next < queue.len() && out.skipped == 0 && out.stopped.is_none() {
             let Ok(permit) = Arc::clone(&sem).try_acquire_owned() else {
                 break;
             };
-            let i = jobs[next];
+            let i = queue[next];
             if let Some((max, cost)) = limits.budget {
                 let est = cost(i);
                 let spent = calls.as_ref().map_or(0.0, CallLog::spent_total);
                 if spent + running.values().sum::<f64>() + est > max {
-                    out.skipped = jobs.len() - next;
+                    out.skipped = queue.len() - next;
                     break;
                 }
                 running.insert(i, est);
@@ -105,12 +115,26 @@ where
             }
         };
         let Some(joined) = joined else {
+            if !waiting.is_empty() && out.stopped.is_none() && send_batches(client, events).await {
+                queue = std::mem::take(&mut waiting);
+                next = 0;
+                continue;
+            }
+            for i in std::mem::take(&mut waiting) {
+                let res = Err(LlmError::Deferred);
+                ended(i, &res)?;
+                out.results.insert(i, res);
+            }
             break;
         };
         let (i, res) = joined.expect("judge task does not panic");
         running.remove(&i);
         while let Ok(rec) = calls_rx.try_recv() {
             record(calls, &rec)?;
+        }
+        if let Err(LlmError::Deferred) = &res {
+            waiting.push(i);
+            continue;
         }
         if let Err(e) = &res
             && e.stops_run()
@@ -124,7 +148,43 @@ where
     while let Ok(rec) = calls_rx.try_recv() {
         record(calls, &rec)?;
     }
+    if let Err(e) = client.settle_batches() {
+        events(RunEvent::Note(format!(
+            "warning: {e} (the next run reads those batches again)"
+        )));
+    }
     Ok(out)
+}
+
+/// Sends the calls waiting for a batch and waits for the answers, reporting each poll;
+/// whether any call was waiting. A batch that cannot be submitted or read leaves its calls
+/// unfinished, with a warning.
+async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
+    let progress = |p: &Progress| events(RunEvent::Note(progress_line(p)));
+    match client.flush_batches(&progress).await {
+        Ok(n) => n > 0,
+        Err(e) => {
+            events(RunEvent::Note(format!(
+                "warning: {e}; the calls waiting for it are left unfinished"
+            )));
+            true
+        }
+    }
+}
+
+/// One poll of a batch, for the display: `batch batch_abc (gpt-4o-mini): in_progress, 120/400
+/// answered, 2 failed, 95 s since it was submitted`.
+fn progress_line(p: &Progress) -> String {
+    format!(
+        "batch {} ({}): {}, {}/{} answered, {} failed, {:.0} s since it was submitted",
+        p.batch_id,
+        p.model,
+        p.status,
+        p.counts.completed,
+        p.counts.total,
+        p.counts.failed,
+        p.elapsed_s
+    )
 }
 
 /// Reports a finished call to the display.

@@ -74,7 +74,21 @@ impl<'a> CallCtx<'a> {
             response_format: None,
             http_status: None,
             error: None,
+            batch_id: None,
+            batch_submitted_at: None,
+            batch_completed_at: None,
         }
+    }
+
+    /// The base record of a call, with the batch that carried it (if any).
+    fn base_of(&self, att: &Attempts) -> CallRecord {
+        let mut r = self.base();
+        if let Some(b) = &att.batch {
+            r.batch_id = Some(b.batch_id.clone());
+            r.batch_submitted_at = Some(b.submitted_at.clone());
+            r.batch_completed_at = b.completed_at.clone();
+        }
+        r
     }
 
     /// The record of a call answered from the cache: its stored tokens, no cost.
@@ -108,7 +122,7 @@ impl<'a> CallCtx<'a> {
             attempts: att.count,
             response_format: mode,
             http_status: att.last_status,
-            ..self.base()
+            ..self.base_of(&att)
         }
     }
 
@@ -131,7 +145,7 @@ impl<'a> CallCtx<'a> {
             response_format: mode,
             http_status: att.last_status,
             error: Some(error),
-            ..self.base()
+            ..self.base_of(&att)
         }
     }
 }

@@ -51,6 +51,9 @@ pub struct ClientConfig {
     pub defaults: ModelConfig,
     /// Limits and prices per model name (as sent in the request's `model` field).
     pub models: BTreeMap<String, ModelConfig>,
+    /// The Batch API (`[llm] batch = true` or `[llm.batch]`): judge calls as batches at the
+    /// batch price ([`super::batch`]). Off by default.
+    pub batch: super::batch::BatchConfig,
 }
 
 impl Default for ClientConfig {
@@ -64,6 +67,7 @@ impl Default for ClientConfig {
             retry: RetryConfig::default(),
             defaults: ModelConfig::default(),
             models: BTreeMap::new(),
+            batch: super::batch::BatchConfig::default(),
         }
     }
 }
@@ -220,6 +224,12 @@ impl ClientConfig {
                 "retry.max_delay_s must be > 0 and retry.max_retry_after_s >= 0".into(),
             ));
         }
+        self.batch.validate().map_err(LlmError::Config)?;
+        if self.batch.enabled && !self.cache {
+            return Err(LlmError::Config(
+                "batch mode needs the response cache (batch answers are stored there): set [llm] cache = true".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -250,6 +260,9 @@ pub struct ModelConfig {
     pub input_usd_per_mtok: Option<f64>,
     /// Price in USD per million output (completion) tokens. `None`: unknown.
     pub output_usd_per_mtok: Option<f64>,
+    /// What a call through the Batch API costs, as a fraction of the prices above. Default 0.5
+    /// (OpenAI's batch price: half).
+    pub batch_discount: f64,
 }
 
 impl Default for ModelConfig {
@@ -262,6 +275,7 @@ impl Default for ModelConfig {
             max_attempts: 6,
             input_usd_per_mtok: None,
             output_usd_per_mtok: None,
+            batch_discount: 0.5,
         }
     }
 }
@@ -277,6 +291,9 @@ impl ModelConfig {
         }
         if !positive(self.timeout_s) {
             return bad("timeout_s must be > 0");
+        }
+        if !(non_negative(self.batch_discount) && self.batch_discount <= 1.0) {
+            return bad("batch_discount must be between 0 and 1");
         }
         for p in [self.input_usd_per_mtok, self.output_usd_per_mtok]
             .into_iter()

@@ -2,7 +2,7 @@
 
 use crate::tokenize::{TokenCounter, TokenizerKind};
 
-use super::config::ModelConfig;
+use super::config::{ClientConfig, ModelConfig};
 use super::types::ChatMessage;
 
 /// Tokens in `text` under cl100k_base. Exact for OpenAI's GPT-3.5/4 family, an estimate for
@@ -39,6 +39,24 @@ pub fn cost_usd(model: &ModelConfig, prompt_tokens: u64, completion_tokens: u64)
     Some((prompt_tokens as f64 * input + completion_tokens as f64 * output) / 1_000_000.0)
 }
 
+/// What a call to `model` of `prompt_tokens` and `completion_tokens` will cost under `cfg`, in
+/// USD: [`cost_usd`] at the model's prices, times its `batch_discount` when `cfg` sends calls
+/// as batches. `None` as for [`cost_usd`].
+pub fn planned_cost_usd(
+    cfg: &ClientConfig,
+    model: &str,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+) -> Option<f64> {
+    let m = cfg.model(model);
+    let discount = if cfg.batch.enabled {
+        m.batch_discount
+    } else {
+        1.0
+    };
+    cost_usd(m, prompt_tokens, completion_tokens).map(|c| c * discount)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +77,18 @@ mod tests {
         };
         assert!((cost_usd(&embed_only, 1_000_000, 0).unwrap() - 0.02).abs() < 1e-12);
         assert_eq!(cost_usd(&embed_only, 10, 5), None);
+    }
+
+    #[test]
+    fn a_batched_call_is_planned_at_the_batch_price() {
+        let mut cfg = ClientConfig::default();
+        cfg.defaults.input_usd_per_mtok = Some(2.0);
+        cfg.defaults.output_usd_per_mtok = Some(8.0);
+        assert_eq!(planned_cost_usd(&cfg, "m", 1_000_000, 0), Some(2.0));
+        cfg.batch.enabled = true;
+        assert_eq!(planned_cost_usd(&cfg, "m", 1_000_000, 500_000), Some(3.0));
+        cfg.defaults.batch_discount = 0.25;
+        assert_eq!(planned_cost_usd(&cfg, "m", 0, 1_000_000), Some(2.0));
     }
 
     #[test]

@@ -102,6 +102,18 @@ pub enum LlmError {
     /// The response cache failed (open, read or write).
     #[error("response cache: {0}")]
     Cache(String),
+    /// Batch mode: the call went into the next batch ([`super::batch`]); the job that made it
+    /// is run again once the batch is read back. Never recorded.
+    #[error("waiting for the next batch")]
+    Deferred,
+    /// Batch mode: the batch gave no answer to this call (an error line, a line missing from
+    /// the output, a batch that expired, failed or was cancelled, a wait stopped, a batch that
+    /// could not be submitted). The work stays unfinished; the same command asks it again.
+    #[error("no answer from the batch: {reason}")]
+    Unbatched {
+        /// What happened, naming the batch.
+        reason: String,
+    },
 }
 
 impl LlmError {
@@ -145,7 +157,9 @@ impl LlmError {
             | LlmError::BadResponse { .. }
             | LlmError::NoJson { .. }
             | LlmError::NoContent { .. }
-            | LlmError::Cache(_) => crate::exit::ExitClass::Failure,
+            | LlmError::Cache(_)
+            | LlmError::Deferred
+            | LlmError::Unbatched { .. } => crate::exit::ExitClass::Failure,
         }
     }
 

@@ -63,6 +63,18 @@ pub struct CallRecord {
     pub http_status: Option<u16>,
     /// Why the call failed; empty on success.
     pub error: Option<String>,
+    /// The batch that carried the call ([`super::batch`]); `None` for a direct call. A batched
+    /// call has no latency of its own: its latency fields are `None`. Not in this record's own
+    /// CSV (embed_calls.csv, context_calls.csv: those calls are never batched); calls.csv has
+    /// it.
+    #[serde(skip)]
+    pub batch_id: Option<String>,
+    /// When that batch was submitted (RFC 3339, UTC); `None` for a direct call.
+    #[serde(skip)]
+    pub batch_submitted_at: Option<String>,
+    /// When this run saw that batch end (RFC 3339, UTC); `None` for a direct call.
+    #[serde(skip)]
+    pub batch_completed_at: Option<String>,
 }
 
 /// Writes records as CSV with a header row.
@@ -118,6 +130,9 @@ mod tests {
             response_format: Some(ResponseFormatKind::JsonObject),
             http_status: Some(200),
             error: None,
+            batch_id: None,
+            batch_submitted_at: None,
+            batch_completed_at: None,
         };
         let mut buf = Vec::new();
         write_csv(&[r], &mut buf).unwrap();

@@ -26,6 +26,8 @@ pub(super) struct Attempts {
     /// The last 2xx body that could not be read (the server did answer, so its tokens were
     /// probably spent).
     pub(super) unreadable_2xx: Option<String>,
+    /// The batch that answered (or failed to answer) the call, in batch mode.
+    pub(super) batch: Option<super::batch::Stamp>,
 }
 
 impl Attempts {

@@ -24,6 +24,7 @@ use crate::judge::{
     JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
 };
 use crate::llm::LlmClient;
+use crate::llm::batch::Batcher;
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
@@ -251,6 +252,17 @@ pub async fn judge(
         })));
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
+    let batch = plan.llm.batch.enabled.then(|| {
+        format!(
+            "; through the Batch API: at the batch price ([llm.models] batch_discount), results within the {} completion window",
+            plan.llm.batch.completion_window
+        )
+    });
+    if batch.is_some() {
+        let book = dir.path().join(files::BATCHES);
+        client.use_batches(Batcher::open(&plan.llm, &book).map_err(JudgeError::from)?);
+        dir.record(files::BATCHES);
+    }
     check_budget(settings, &planned.estimate, dir.path())?;
     Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
     dir.record(files::JUDGE_SETTINGS);
@@ -264,7 +276,7 @@ pub async fn judge(
             client.base_url(),
             Some(&settings.generator_model),
             &settings.judge_model
-        )
+        ) + batch.as_deref().unwrap_or_default()
     )));
     events(RunEvent::Started {
         step: Step::Judge,

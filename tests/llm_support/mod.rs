@@ -79,6 +79,7 @@ pub fn config(base_url: &str, dir: &Path) -> ClientConfig {
             max_attempts: 4,
             input_usd_per_mtok: Some(2.5),
             output_usd_per_mtok: Some(10.0),
+            batch_discount: 0.5,
         },
     );
     cfg

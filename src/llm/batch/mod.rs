@@ -46,6 +46,7 @@
 
 pub mod api;
 pub mod book;
+pub mod defer;
 pub mod error;
 pub mod runner;
 pub mod settings;
@@ -54,6 +55,7 @@ pub mod wire;
 
 pub use api::{BatchApi, BatchInfo, RequestCounts};
 pub use book::{BatchBook, BatchEntry, BookedCall};
+pub use defer::Deferrals;
 pub use error::BatchError;
 pub use runner::{BatchCall, Batcher, Collected, OnProgress, Progress, Stamp};
 pub use settings::BatchConfig;

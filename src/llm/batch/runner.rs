@@ -2,6 +2,7 @@
 //! and reads their answers back, resuming the batches a killed run left in `batches.json`.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -13,6 +14,8 @@ use super::error::BatchError;
 use super::settings::BatchConfig;
 use super::waiter::Waiter;
 use super::wire::{LineOutcome, custom_id, input_line, read_lines};
+use crate::llm::config::ClientConfig;
+use crate::llm::error::LlmError;
 use crate::llm::record::rfc3339_utc;
 
 /// One call to put in a batch.
@@ -90,6 +93,26 @@ impl Batcher {
             book: Mutex::new(book),
             returned: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The batcher of a run: the batch endpoints of `cfg`'s server with its key and retry
+    /// settings, the book at `book` (`<run folder>/batches.json`), the real clock (Ctrl-C stops
+    /// a wait).
+    ///
+    /// # Errors
+    /// [`LlmError`] as [`ClientConfig::api_key`]; [`LlmError::Config`] for a `batches.json`
+    /// that cannot be read (naming it).
+    pub fn open(cfg: &ClientConfig, book: &Path) -> Result<Self, LlmError> {
+        let config = |e: BatchError| LlmError::Config(e.to_string());
+        let api = BatchApi::new(&cfg.resolved_base_url(), cfg.api_key()?, cfg.retry.clone())
+            .map_err(config)?;
+        let book = BatchBook::open(book).map_err(config)?;
+        Ok(Batcher::new(
+            api,
+            cfg.batch.clone(),
+            book,
+            Arc::new(super::waiter::RealWaiter),
+        ))
     }
 
     /// A copy of the book as it is now.

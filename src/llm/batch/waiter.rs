@@ -15,9 +15,13 @@ pub trait Waiter: Send + Sync {
     fn sleep(&self, d: Duration) -> Pin<Box<dyn Future<Output = bool> + Send + '_>>;
 }
 
-/// The system clock; a sleep ends early, returning `false`, on Ctrl-C.
+/// The system clock; a sleep ends early, returning `false`, on Ctrl-C, and every sleep after
+/// that returns `false` at once (the user asked to stop waiting for this process's batches).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealWaiter;
+
+/// Whether Ctrl-C stopped a wait of this process.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 impl Waiter for RealWaiter {
     fn now(&self) -> SystemTime {
@@ -25,10 +29,17 @@ impl Waiter for RealWaiter {
     }
 
     fn sleep(&self, d: Duration) -> Pin<Box<dyn Future<Output = bool> + Send + '_>> {
+        use std::sync::atomic::Ordering;
         Box::pin(async move {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return false;
+            }
             tokio::select! {
                 _ = tokio::time::sleep(d) => true,
-                _ = tokio::signal::ctrl_c() => false,
+                _ = tokio::signal::ctrl_c() => {
+                    INTERRUPTED.store(true, Ordering::SeqCst);
+                    false
+                }
             }
         })
     }

@@ -14,7 +14,7 @@ use crate::llm::transport::{Attempts, SendError};
 use crate::llm::types::{ChatOutcome, ChatRequest, JsonOutcome, WireChat};
 
 /// The chat completions endpoint, after the base URL.
-const CHAT: &str = "/chat/completions";
+pub(super) const CHAT: &str = "/chat/completions";
 
 impl LlmClient {
     /// One chat completion. The reply is the first choice's text.
@@ -40,7 +40,7 @@ impl LlmClient {
         let mut att = Attempts::estimated_at(est_prompt);
         let build = || (body.clone(), None);
         match self
-            .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
+            .send(CHAT, stage, &req.model, &build, est, &mut att, parse_chat)
             .await
         {
             Ok(sent) => {
@@ -176,7 +176,7 @@ impl LlmClient {
             let est = est_prompt + u64::from(req.max_tokens.unwrap_or(0));
             att.est_prompt = est_prompt;
             match self
-                .send(CHAT, &req.model, &build, est, &mut att, parse_chat)
+                .send(CHAT, stage, &req.model, &build, est, &mut att, parse_chat)
                 .await
             {
                 Ok(sent) => {

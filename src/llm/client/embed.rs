@@ -45,7 +45,7 @@ impl LlmClient {
         };
         let build = || (body.clone(), None);
         match self
-            .send(EMBED, &req.model, &build, est, &mut att, parse)
+            .send(EMBED, stage, &req.model, &build, est, &mut att, parse)
             .await
         {
             Ok(Sent {

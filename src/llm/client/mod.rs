@@ -6,12 +6,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::accounting::{CallCtx, Ledger, Tokens};
+use super::batch::{BatchError, Batcher, Deferrals, OnProgress};
 use super::cache::{CacheEntryInfo, CachedResponse, ResponseCache, cache_key, canonical_json};
 use super::config::{ApiKey, ClientConfig, ModelConfig, redact_url, url_without_credentials};
 use super::cost::cost_usd;
@@ -41,6 +42,8 @@ struct Inner {
     limiters: Mutex<HashMap<String, Arc<ModelLimiter>>>,
     formats: FormatMemory,
     ledger: Ledger,
+    /// Batch mode ([`LlmClient::use_batches`]): chat calls answered by batches.
+    batch: OnceLock<Deferrals>,
 }
 
 impl fmt::Debug for LlmClient {
@@ -101,6 +104,7 @@ impl LlmClient {
                 limiters: Mutex::new(HashMap::new()),
                 formats: FormatMemory::default(),
                 ledger: Ledger::default(),
+                batch: OnceLock::new(),
             }),
         })
     }
@@ -144,6 +148,53 @@ impl LlmClient {
     /// A channel that receives every record from now on (as well as [`records`](Self::records)).
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<CallRecord> {
         self.inner.ledger.subscribe()
+    }
+
+    /// Puts the client in batch mode ([`super::batch`]): from now on a chat call the cache does
+    /// not answer is answered from the batches `batcher` read back, or waits for the next one
+    /// ([`LlmError::Deferred`]; [`flush_batches`](Self::flush_batches) sends them). Nothing is
+    /// sent to `/chat/completions`. A second call changes nothing.
+    pub fn use_batches(&self, batcher: Batcher) {
+        let _ = self.inner.batch.set(Deferrals::new(batcher));
+    }
+
+    /// Whether the client is in batch mode.
+    pub fn is_batching(&self) -> bool {
+        self.inner.batch.get().is_some()
+    }
+
+    /// Sends the calls waiting for a batch and waits for their answers ([`Deferrals::flush`]);
+    /// the number of calls sent or found in open batches, 0 when none waited (or not in batch
+    /// mode).
+    ///
+    /// # Errors
+    /// [`BatchError`]: the waiting calls are then left unfinished.
+    pub async fn flush_batches(&self, progress: OnProgress<'_>) -> Result<usize, BatchError> {
+        match self.inner.batch.get() {
+            Some(d) => d.flush(progress).await,
+            None => Ok(0),
+        }
+    }
+
+    /// Marks collected the batches whose answers were used (call after the jobs that waited ran
+    /// again).
+    ///
+    /// # Errors
+    /// [`BatchError::Book`] when the run folder's batches.json cannot be written.
+    pub fn settle_batches(&self) -> Result<(), BatchError> {
+        self.inner.batch.get().map_or(Ok(()), Deferrals::settle)
+    }
+
+    /// Cancels the batches of the run folder that have not ended (`--cancel-batches`); their
+    /// ids. None without batch mode.
+    ///
+    /// # Errors
+    /// [`BatchError`] when a cancel request fails.
+    pub async fn cancel_batches(&self) -> Result<Vec<String>, BatchError> {
+        match self.inner.batch.get() {
+            Some(d) => d.batcher().cancel_open().await,
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The structured-output mode the next [`chat_json`](Self::chat_json) for `model` starts
@@ -207,7 +258,13 @@ impl LlmClient {
         tokens: &Tokens,
         mode: Option<ResponseFormatKind>,
     ) -> CallRecord {
-        let cost = cost_usd(self.model_cfg(ctx.model), tokens.prompt, tokens.completion);
+        let mcfg = self.model_cfg(ctx.model);
+        let discount = if att.batch.is_some() {
+            mcfg.batch_discount
+        } else {
+            1.0
+        };
+        let cost = cost_usd(mcfg, tokens.prompt, tokens.completion).map(|c| c * discount);
         ctx.answered(att, tokens, mode, cost)
     }
 
@@ -235,6 +292,9 @@ impl LlmClient {
         mode: Option<ResponseFormatKind>,
         err: LlmError,
     ) -> LlmError {
+        if err == LlmError::Deferred {
+            return err; // not a call yet: it is made when its batch is read back
+        }
         let answered = att.unreadable_2xx.is_some();
         let mut record = ctx.failed(att, mode, self.scrub(&err.to_string()));
         if answered {
@@ -255,17 +315,30 @@ impl LlmClient {
 
     /// Sends one call through the transport with `model`'s settings and limiter; a refused
     /// structured-output mode is known at once to every call to `model`.
+    /// In batch mode a chat call (tagged `stage`) is answered by a batch instead
+    /// ([`Deferrals::send`]).
+    #[allow(clippy::too_many_arguments)]
     async fn send<T>(
         &self,
         endpoint: &'static str,
+        stage: &str,
         model: &str,
         build: &BodyFn<'_>,
         est_tokens: u64,
         att: &mut Attempts,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> Result<Sent<T>, SendError> {
-        let limiter = self.limiter(model);
         let on_refused = |mode| self.inner.formats.mark_refused(model, mode);
+        if let Some(d) = self.inner.batch.get()
+            && endpoint == chat::CHAT
+        {
+            let sent = d.send(stage, model, build, att, parse);
+            if let Err(SendError::Refused(_, mode)) = &sent {
+                on_refused(*mode);
+            }
+            return sent;
+        }
+        let limiter = self.limiter(model);
         let call = Call {
             endpoint,
             model,
