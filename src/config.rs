@@ -259,6 +259,10 @@ pub struct RunOptions {
     /// results within the completion window (24h); a rerun polls the batches already submitted.
     #[arg(long)]
     pub batch: bool,
+    /// With --batch: cancel the batches of the --out folder that have not ended, keep what they
+    /// answered, and leave the rest unfinished (exit 4; a later run submits it again).
+    #[arg(long)]
+    pub cancel_batches: bool,
 }
 
 /// Which prefix `run --compare-prefix` judges beside `none`.

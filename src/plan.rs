@@ -166,7 +166,8 @@ impl Plan {
             context,
             llm: {
                 let mut llm = file.llm.unwrap_or_default();
-                llm.batch.enabled |= options.batch;
+                llm.batch.enabled |= options.batch || options.cancel_batches;
+                llm.batch.cancel = options.cancel_batches;
                 llm
             },
             selection,

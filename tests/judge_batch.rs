@@ -253,6 +253,11 @@ async fn a_batched_run_sends_no_chat_completion_and_gives_the_direct_runs_judge_
     let (full, half) = (estimated_cost(&direct_est), estimated_cost(&batch_est));
     assert!(full > 0.0);
     assert!((half - full / 2.0).abs() < 1e-4, "{full} {half}");
+    assert!(
+        text(&batch_est).contains("results may take up to the 24h completion window"),
+        "{}",
+        text(&batch_est)
+    );
 
     let direct_out = d1.path().join("out");
     let o = run(&direct_cfg, &direct_out, &[]);
@@ -403,4 +408,41 @@ async fn a_run_killed_while_its_batch_runs_is_resumed_on_the_same_batch() {
     );
     assert_eq!(srv.count("POST /chat/completions"), 0);
     assert_eq!(read_csv(&out.join("judge_questions.csv")).len(), 8);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelled_batches_leave_their_calls_unfinished_for_a_later_run() {
+    let srv = BatchServer::start(answer()).await;
+    srv.script(vec![Fault {
+        polls_in_progress: usize::MAX,
+        ..Default::default()
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &srv.url());
+    let out = dir.path().join("out");
+    let mut child = cmd(&cfg, &out, &["--batch"]).spawn().unwrap();
+    let t0 = Instant::now();
+    while srv.count("GET /batches/batch_0") < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(120), "never polled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let o = run(&cfg, &out, &["--cancel-batches"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
+    assert_eq!(
+        srv.batch_lines().len(),
+        1,
+        "nothing submitted while cancelling"
+    );
+    let book: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("batches.json")).unwrap()).unwrap();
+    assert_eq!(book[0]["status"], "cancelled");
+
+    let o = run(&cfg, &out, &["--batch"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(srv.batch_lines()[1].len(), 8);
+    assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
 }

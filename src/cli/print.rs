@@ -120,6 +120,9 @@ pub fn dry_run(d: &DryRun) {
         d.estimate
             .summary(&d.server, Some(&d.generator_model), &d.judge_model)
     );
+    if let Some(b) = &d.batch {
+        println!("{b}");
+    }
 }
 
 /// Every problem, then the counts.

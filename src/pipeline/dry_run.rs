@@ -43,6 +43,9 @@ pub struct DryRun {
     /// When the sweep could not run without sending, so the candidates are not known: how the
     /// estimate stands in for them (its calls exact, its tokens an upper bound).
     pub unswept: Option<String>,
+    /// With `--batch`: that the estimate is at the batch price and the completion window the
+    /// results may take.
+    pub batch: Option<String>,
 }
 
 /// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
@@ -123,6 +126,7 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         judge_model: settings.judge_model.clone(),
         server: redact_url(&plan.llm.resolved_base_url()),
         sweep: Some(unsent.would_send.clone()),
+        batch: plan.llm.batch.estimate_note(),
         unswept: Some(format!(
             "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
         )),

@@ -234,6 +234,7 @@ pub async fn judge(
     let infos = candidate_infos(swept, candidates)?;
     let planned = self::plan(plan, swept, candidates, dir)?;
     let server = redact_url(&plan.llm.resolved_base_url());
+    let batch = plan.llm.batch.estimate_note();
     let ids: Vec<String> = candidates.iter().map(ConfigCut::id).collect();
     if plan.dry_run {
         return Ok(JudgeOutcome::DryRun(Box::new(DryRun {
@@ -249,19 +250,17 @@ pub async fn judge(
             server,
             sweep: swept.prepared.would_send.clone(),
             unswept: None,
+            batch,
         })));
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    let batch = plan.llm.batch.enabled.then(|| {
-        format!(
-            "; through the Batch API: at the batch price ([llm.models] batch_discount), results within the {} completion window",
-            plan.llm.batch.completion_window
-        )
-    });
     if batch.is_some() {
         let book = dir.path().join(files::BATCHES);
         client.use_batches(Batcher::open(&plan.llm, &book).map_err(JudgeError::from)?);
         dir.record(files::BATCHES);
+        if plan.llm.batch.cancel {
+            cancel_batches(&client, events).await;
+        }
     }
     check_budget(settings, &planned.estimate, dir.path())?;
     Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
@@ -276,7 +275,7 @@ pub async fn judge(
             client.base_url(),
             Some(&settings.generator_model),
             &settings.judge_model
-        ) + batch.as_deref().unwrap_or_default()
+        ) + &batch.map(|b| format!("; {b}")).unwrap_or_default()
     )));
     events(RunEvent::Started {
         step: Step::Judge,
@@ -413,6 +412,20 @@ const UNFINISHED: &str = "unfinished";
 /// an answer ([`run_checks`] records every call of a verdict the server answered, one at least).
 fn is_unfinished(row: &CheckRow) -> bool {
     row.verdict == UNFINISHED
+}
+
+/// `--cancel-batches`: cancels the run folder's batches that have not ended, saying which (or
+/// why not).
+async fn cancel_batches(client: &LlmClient, events: Events<'_>) {
+    let said = match client.cancel_batches().await {
+        Ok(ids) if ids.is_empty() => "no batch of this run folder is in progress".to_string(),
+        Ok(ids) => format!(
+            "cancelled batch(es) {}: what they answered is kept, the rest is left unfinished",
+            ids.join(", ")
+        ),
+        Err(e) => format!("warning: cancelling the batches failed: {e}"),
+    };
+    events(RunEvent::Note(said));
 }
 
 /// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,

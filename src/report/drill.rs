@@ -375,12 +375,20 @@ fn verdicts(j: &JudgeQuestionRow) -> Vec<VerdictData> {
 }
 
 fn cost_line(j: &JudgeQuestionRow) -> String {
+    // a question judged through the Batch API has no latency of its own (NaN)
+    let ms = |x: f64| {
+        if x.is_nan() {
+            "n/a (batch)".to_string()
+        } else {
+            format!("{x:.0} ms")
+        }
+    };
     let mut line = format!(
-        "latency: retrieve {:.0} ms, generate {:.0} ms, judge {:.0} ms · tokens: {} prompt + {} \
+        "latency: retrieve {:.0} ms, generate {}, judge {} · tokens: {} prompt + {} \
          completion ({} to generate) in {} calls",
         j.retrieve_ms,
-        j.generate_ms,
-        j.judge_ms,
+        ms(j.generate_ms),
+        ms(j.judge_ms),
         j.prompt_tokens,
         j.completion_tokens,
         j.generate_tokens,

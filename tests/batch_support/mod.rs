@@ -187,7 +187,11 @@ impl Respond for Handler {
                     return ResponseTemplate::new(404);
                 };
                 b.polls += 1;
-                if b.status == "validating" || b.status == "in_progress" {
+                if b.status == "cancelling" {
+                    // a cancelled batch answers nothing here
+                    b.status = "cancelled".into();
+                    b.fault.expire_after = Some(0);
+                } else if b.status == "validating" || b.status == "in_progress" {
                     b.status = if b.polls <= b.fault.polls_in_progress {
                         "in_progress".into()
                     } else if b.fault.expire_after.is_some() {
@@ -197,7 +201,7 @@ impl Respond for Handler {
                     };
                 }
                 let b = b.clone();
-                let ended = b.status == "completed" || b.status == "expired";
+                let ended = matches!(b.status.as_str(), "completed" | "expired" | "cancelled");
                 let (out, err) = if ended {
                     let (out, err) = self.files_of(&b);
                     let (o, e) = (format!("file-out-{id}"), format!("file-err-{id}"));

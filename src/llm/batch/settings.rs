@@ -14,6 +14,11 @@ pub struct BatchConfig {
     /// The completion window sent with each batch: a whole number of hours followed by `h`.
     /// Default `24h` (the only window OpenAI offers).
     pub completion_window: String,
+    /// `run --cancel-batches`: cancel the run folder's batches that have not ended before the
+    /// judge stage asks anything (what they answered is kept; the rest is left unfinished).
+    /// Never read from a file, never recorded.
+    #[serde(skip)]
+    pub cancel: bool,
 }
 
 impl Default for BatchConfig {
@@ -22,6 +27,7 @@ impl Default for BatchConfig {
             enabled: false,
             poll_s: 30.0,
             completion_window: "24h".to_string(),
+            cancel: false,
         }
     }
 }
@@ -56,12 +62,24 @@ impl<'de> Deserialize<'de> for BatchConfig {
                 enabled: t.enabled.unwrap_or(true),
                 poll_s: t.poll_s.unwrap_or(def.poll_s),
                 completion_window: t.completion_window.unwrap_or(def.completion_window),
+                cancel: false,
             },
         })
     }
 }
 
 impl BatchConfig {
+    /// In batch mode, what an estimate adds: that it is at the batch price and that results
+    /// may take up to the completion window. `None` without batch mode.
+    pub fn estimate_note(&self) -> Option<String> {
+        self.enabled.then(|| {
+            format!(
+                "through the Batch API: the cost is at the batch price ([llm.models] batch_discount, default half the list price), and results may take up to the {} completion window",
+                self.completion_window
+            )
+        })
+    }
+
     /// Checks the settings.
     ///
     /// # Errors
