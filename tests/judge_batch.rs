@@ -5,6 +5,7 @@
 
 mod batch_support;
 mod csv_support;
+mod llm_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use batch_support::{BatchServer, Fault};
 use csv_support::{Rows, read_csv};
+use llm_support::between;
 use serde_json::{Value, json};
 
 const SMALL: &str = "words-8-o0-none-bm25-k2";
@@ -47,12 +49,6 @@ const QUESTIONS: [(&str, &str, &str, &str); 4] = [
         "first day of each month",
     ),
 ];
-
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let a = s.find(open)? + open.len();
-    let b = s[a..].find(close)? + a;
-    Some(&s[a..b])
-}
 
 /// The scripted model: an answer names its question and whether a chunk of more than 8 words
 /// was in its context (`ANSWER q2 large`); the judge fails faithfulness and correctness of q2
@@ -234,6 +230,18 @@ fn estimated_cost(o: &Output) -> f64 {
         .unwrap()
 }
 
+/// Starts `run --batch` and kills it (SIGKILL) once it has polled batch_0 three times.
+fn kill_while_waiting(srv: &BatchServer, cfg: &Path, out: &Path) {
+    let mut child = cmd(cfg, out, &["--batch"]).spawn().unwrap();
+    let t0 = Instant::now();
+    while srv.count("GET /batches/batch_0") < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(120), "never polled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batched_run_sends_no_chat_completion_and_gives_the_direct_runs_judge_csv() {
     let direct_srv = BatchServer::start(answer()).await;
@@ -266,15 +274,7 @@ async fn a_batched_run_sends_no_chat_completion_and_gives_the_direct_runs_judge_
     let o = run(&batch_cfg, &batch_out, &["--batch"]);
     assert!(o.status.success(), "{}", text(&o));
 
-    let log = batch_srv.log();
-    assert_eq!(batch_srv.count("POST /chat/completions"), 0, "{log:?}");
-    assert!(
-        log.iter().all(|l| l.starts_with("POST /files")
-            || l.starts_with("POST /batches")
-            || l.starts_with("GET /batches/")
-            || l.starts_with("GET /files/")),
-        "{log:?}"
-    );
+    batch_srv.assert_only_batch_endpoints();
     // rounds: generations, verdicts, the reminder, then controls and repeats
     let lines = batch_srv.batch_lines();
     assert!(
@@ -371,14 +371,7 @@ async fn a_run_killed_while_its_batch_runs_is_resumed_on_the_same_batch() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = fixture(dir.path(), &srv.url());
     let out = dir.path().join("out");
-    let mut child = cmd(&cfg, &out, &["--batch"]).spawn().unwrap();
-    let t0 = Instant::now();
-    while srv.count("GET /batches/batch_0") < 3 {
-        assert!(t0.elapsed() < Duration::from_secs(120), "never polled");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_while_waiting(&srv, &cfg, &out);
     let book: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("batches.json")).unwrap()).unwrap();
     assert_eq!(book[0]["id"], "batch_0");
@@ -420,14 +413,7 @@ async fn cancelled_batches_leave_their_calls_unfinished_for_a_later_run() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = fixture(dir.path(), &srv.url());
     let out = dir.path().join("out");
-    let mut child = cmd(&cfg, &out, &["--batch"]).spawn().unwrap();
-    let t0 = Instant::now();
-    while srv.count("GET /batches/batch_0") < 2 {
-        assert!(t0.elapsed() < Duration::from_secs(120), "never polled");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_while_waiting(&srv, &cfg, &out);
 
     let o = run(&cfg, &out, &["--cancel-batches"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));

@@ -126,15 +126,7 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
             vec!["generate|cfg|q-000#0"],
         ]
     );
-    let log = srv.log();
-    assert_eq!(srv.count("POST /chat/completions"), 0, "{log:?}");
-    assert!(
-        log.iter().all(|l| l.starts_with("POST /files")
-            || l.starts_with("POST /batches")
-            || l.starts_with("GET /batches/")
-            || l.starts_with("GET /files/")),
-        "{log:?}"
-    );
+    srv.assert_only_batch_endpoints();
     // progress: the first batch polled three times (two in progress, then completed)
     let first: Vec<(&str, f64)> = p
         .iter()

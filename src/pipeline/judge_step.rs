@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::batching;
 pub use super::dry_run::DryRun;
 use super::swept::Swept;
 use crate::chunking::enrich::Prefix;
@@ -24,7 +25,6 @@ use crate::judge::{
     JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
 };
 use crate::llm::LlmClient;
-use crate::llm::batch::Batcher;
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
@@ -255,12 +255,7 @@ pub async fn judge(
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
     if batch.is_some() {
-        let book = dir.path().join(files::BATCHES);
-        client.use_batches(Batcher::open(&plan.llm, &book).map_err(JudgeError::from)?);
-        dir.record(files::BATCHES);
-        if plan.llm.batch.cancel {
-            cancel_batches(&client, events).await;
-        }
+        batching::start(&plan.llm, &client, dir, events).await?;
     }
     check_budget(settings, &planned.estimate, dir.path())?;
     Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
@@ -412,20 +407,6 @@ const UNFINISHED: &str = "unfinished";
 /// an answer ([`run_checks`] records every call of a verdict the server answered, one at least).
 fn is_unfinished(row: &CheckRow) -> bool {
     row.verdict == UNFINISHED
-}
-
-/// `--cancel-batches`: cancels the run folder's batches that have not ended, saying which (or
-/// why not).
-async fn cancel_batches(client: &LlmClient, events: Events<'_>) {
-    let said = match client.cancel_batches().await {
-        Ok(ids) if ids.is_empty() => "no batch of this run folder is in progress".to_string(),
-        Ok(ids) => format!(
-            "cancelled batch(es) {}: what they answered is kept, the rest is left unfinished",
-            ids.join(", ")
-        ),
-        Err(e) => format!("warning: cancelling the batches failed: {e}"),
-    };
-    events(RunEvent::Note(said));
 }
 
 /// The `[llm.models.NAME]` sections that name no model this run calls (generator, judge,

@@ -11,6 +11,7 @@
 //! servers); the sweep itself runs on rayon. Stages pass plain values forward and report
 //! progress through one [`Events`] stream.
 
+mod batching;
 pub mod decide;
 pub mod dry_run;
 pub mod golden_set;

@@ -98,6 +98,20 @@ impl BatchServer {
         self.state.lock().unwrap().log.clone()
     }
 
+    /// Asserts that every request so far went to the batch endpoints: `/files`, `/batches` and
+    /// file contents, never `/chat/completions`.
+    pub fn assert_only_batch_endpoints(&self) {
+        let log = self.log();
+        assert!(
+            log.iter().all(|l| l.starts_with("POST /files")
+                || l.starts_with("POST /batches")
+                || l.starts_with("GET /batches/")
+                || l.starts_with("GET /files/")),
+            "{log:?}"
+        );
+        assert_eq!(self.count("POST /chat/completions"), 0);
+    }
+
     /// Requests whose `METHOD /path` starts with `prefix`.
     pub fn count(&self, prefix: &str) -> usize {
         self.log().iter().filter(|l| l.starts_with(prefix)).count()

@@ -1,5 +1,6 @@
 //! The client's batch mode: a chat call that the cache does not answer is answered from the
-//! batches already read back, or queued for the next batch ([`LlmError::Deferred`]). The caller
+//! batches already read back, or queued for the next batch (the client then fails it with
+//! `LlmError::Deferred`). The caller
 //! runs its jobs, sends what they queued as batches ([`Deferrals::flush`]), and runs the jobs
 //! that waited again: they then find their answers, and the calls that depend on them (a
 //! verdict on a generated answer, a format reminder) are queued in turn. Nothing is sent to
@@ -8,19 +9,12 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::json;
+use serde_json::Value;
 
 use super::error::BatchError;
 use super::runner::{BatchCall, Batcher, OnProgress, Stamp};
 use super::wire::LineOutcome;
 use crate::llm::cache::{cache_key, canonical_json};
-use crate::llm::error::LlmError;
-use crate::llm::format::ResponseFormatKind;
-use crate::llm::structured::is_format_refusal;
-use crate::llm::transport::{Attempts, BodyFn, SendError, Sent};
-
-/// The endpoint named in the errors of batched calls.
-const ENDPOINT: &str = "/chat/completions (batch)";
 
 /// The calls waiting for a batch and the answers of the batches read back.
 pub struct Deferrals {
@@ -44,76 +38,20 @@ impl Deferrals {
         &self.batcher
     }
 
-    /// Answers the call tagged `stage` whose body `build` makes from the batches read back, as
-    /// [`crate::llm::transport::Transport::send`] would from the server: a 2xx line is the reply,
-    /// a refused line is [`LlmError::Rejected`] (or a refused structured-output mode, so the
-    /// caller falls back as in a direct run), a line without an answer is
-    /// [`LlmError::Unbatched`]. A call no batch has seen yet is queued:
-    /// [`LlmError::Deferred`].
-    pub(in crate::llm) fn send<T>(
-        &self,
-        stage: &str,
-        model: &str,
-        build: &BodyFn<'_>,
-        att: &mut Attempts,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<Sent<T>, SendError> {
-        let (body, mode) = build();
+    /// The outcome of the call tagged `stage` to `model` with `body` in the batches read back;
+    /// `None` when no batch has seen it yet: it is then queued for the next one.
+    pub fn lookup(&self, stage: &str, model: &str, body: Value) -> Option<(LineOutcome, Stamp)> {
         let key = cache_key(&canonical_json(&body));
-        let Some((outcome, stamp)) = self.outcomes.lock().expect("outcomes").get(&key).cloned()
-        else {
+        let found = self.outcomes.lock().expect("outcomes").get(&key).cloned();
+        if found.is_none() {
             self.queue.lock().expect("queue").push(BatchCall {
                 stage: stage.to_string(),
                 model: model.to_string(),
                 key,
                 body,
             });
-            return Err(SendError::Fatal(LlmError::Deferred));
-        };
-        let batch_id = stamp.batch_id.clone();
-        att.batch = Some(stamp);
-        match outcome {
-            LineOutcome::Answered { body: text } => {
-                att.count = 1;
-                att.last_status = Some(200);
-                match parse(&text) {
-                    Ok(reply) => Ok(Sent {
-                        reply,
-                        raw: text,
-                        debited: 0,
-                        mode,
-                    }),
-                    Err(why) => {
-                        att.unreadable_2xx = Some(text);
-                        Err(SendError::Fatal(LlmError::Exhausted {
-                            endpoint: ENDPOINT.to_string(),
-                            attempts: 1,
-                            last: format!(
-                                "a line of batch {batch_id} with a malformed body ({why})"
-                            ),
-                        }))
-                    }
-                }
-            }
-            LineOutcome::Refused { status, message } => {
-                att.count = 1;
-                att.last_status = Some(status);
-                let err = LlmError::Rejected {
-                    status,
-                    url: format!("batch {batch_id}"),
-                    model: model.to_string(),
-                    message: message.clone(),
-                };
-                let body = json!({"error": {"message": message}}).to_string();
-                match mode.filter(|&m| m != ResponseFormatKind::Text) {
-                    Some(m) if is_format_refusal(status, &body) => Err(SendError::Refused(err, m)),
-                    _ => Err(SendError::Fatal(err)),
-                }
-            }
-            LineOutcome::Unfinished { reason } => {
-                Err(SendError::Fatal(LlmError::Unbatched { reason }))
-            }
         }
+        found
     }
 
     /// Sends the queued calls as batches (one per model; calls held by an open batch of the run

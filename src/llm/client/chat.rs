@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::LlmClient;
+use super::{CHAT, LlmClient};
 use crate::llm::accounting::chat_tokens;
 use crate::llm::cost::{count_tokens, estimate_chat_prompt_tokens};
 use crate::llm::error::LlmError;
@@ -12,9 +12,6 @@ use crate::llm::record::CallKind;
 use crate::llm::structured::{apply_mode, instruction_message, parse_json_checked};
 use crate::llm::transport::{Attempts, SendError};
 use crate::llm::types::{ChatOutcome, ChatRequest, JsonOutcome, WireChat};
-
-/// The chat completions endpoint, after the base URL.
-pub(super) const CHAT: &str = "/chat/completions";
 
 impl LlmClient {
     /// One chat completion. The reply is the first choice's text.

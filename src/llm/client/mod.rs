@@ -23,6 +23,9 @@ use super::limiter::ModelLimiter;
 use super::record::{CallKind, CallRecord};
 use super::transport::{Attempts, BodyFn, Call, SendError, Sent, Transport};
 
+/// The chat completions endpoint, after the base URL.
+const CHAT: &str = "/chat/completions";
+
 /// Version of the cache-key layout; bump to invalidate old entries.
 const KEY_VERSION: u32 = 1;
 
@@ -316,7 +319,7 @@ impl LlmClient {
     /// Sends one call through the transport with `model`'s settings and limiter; a refused
     /// structured-output mode is known at once to every call to `model`.
     /// In batch mode a chat call (tagged `stage`) is answered by a batch instead
-    /// ([`Deferrals::send`]).
+    /// ([`LlmClient::send_batched`]).
     #[allow(clippy::too_many_arguments)]
     async fn send<T>(
         &self,
@@ -328,16 +331,12 @@ impl LlmClient {
         att: &mut Attempts,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> Result<Sent<T>, SendError> {
-        let on_refused = |mode| self.inner.formats.mark_refused(model, mode);
         if let Some(d) = self.inner.batch.get()
-            && endpoint == chat::CHAT
+            && endpoint == CHAT
         {
-            let sent = d.send(stage, model, build, att, parse);
-            if let Err(SendError::Refused(_, mode)) = &sent {
-                on_refused(*mode);
-            }
-            return sent;
+            return self.send_batched(d, stage, model, build, att, parse);
         }
+        let on_refused = |mode| self.inner.formats.mark_refused(model, mode);
         let limiter = self.limiter(model);
         let call = Call {
             endpoint,
@@ -418,5 +417,6 @@ impl LlmClient {
     }
 }
 
+mod batched;
 mod chat;
 mod embed;

@@ -1,0 +1,38 @@
+//! The judge stage's Batch API setup (`run --batch`, [`crate::llm::batch`]): the client's batch
+//! mode on the run folder's batches.json, and `--cancel-batches`.
+
+use crate::error::Error;
+use crate::events::{Events, RunEvent};
+use crate::files;
+use crate::judge::JudgeError;
+use crate::llm::batch::Batcher;
+use crate::llm::{ClientConfig, LlmClient};
+use crate::report::run_dir::RunDir;
+
+/// Puts `client` in batch mode on `dir`'s batches.json (recorded as a file of the run) and, with
+/// `--cancel-batches`, cancels the batches there that have not ended, saying which.
+///
+/// # Errors
+/// [`JudgeError`] for a batches.json that cannot be read or an API key that cannot be used.
+pub(crate) async fn start(
+    cfg: &ClientConfig,
+    client: &LlmClient,
+    dir: &mut RunDir,
+    events: Events<'_>,
+) -> Result<(), Error> {
+    let book = dir.path().join(files::BATCHES);
+    client.use_batches(Batcher::open(cfg, &book).map_err(JudgeError::from)?);
+    dir.record(files::BATCHES);
+    if cfg.batch.cancel {
+        let said = match client.cancel_batches().await {
+            Ok(ids) if ids.is_empty() => "no batch of this run folder is in progress".to_string(),
+            Ok(ids) => format!(
+                "cancelled batch(es) {}: what they answered is kept, the rest is left unfinished",
+                ids.join(", ")
+            ),
+            Err(e) => format!("warning: cancelling the batches failed: {e}"),
+        };
+        events(RunEvent::Note(said));
+    }
+    Ok(())
+}
