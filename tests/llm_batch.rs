@@ -3,6 +3,7 @@
 //! unfinished and asked again, refusals, expiry and cancelling.
 
 mod batch_support;
+mod llm_support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -303,4 +304,84 @@ async fn cancelling_asks_the_server_for_every_batch_still_running() {
     assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
     let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
     assert_eq!(book.entries[0].status, "cancelling");
+}
+
+#[tokio::test]
+async fn a_client_in_batch_mode_falls_back_from_a_refused_format_and_records_the_batch_price() {
+    let srv = BatchServer::start(Arc::new(|_: &Value| {
+        r#"{"verdict": "pass", "reason": "ok"}"#.to_string()
+    }))
+    .await;
+    // the first batch refuses its line (as a server without json_schema would)
+    srv.script(vec![
+        Fault {
+            refused: vec![0],
+            ..Default::default()
+        },
+        Fault::default(),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = llm_support::config(&srv.url(), dir.path());
+    cfg.batch.enabled = true;
+    let client = llm_support::client(cfg);
+    client.use_batches(batcher(&srv, dir.path(), None));
+    let schema = json!({"type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["pass", "fail"]},
+                       "reason": {"type": "string"}},
+        "required": ["verdict", "reason"]});
+    let ask = || {
+        client.chat_json(
+            "faithfulness\u{1f}cfg\u{1f}q1",
+            llm_support::req("q1"),
+            &schema,
+        )
+    };
+    let none = |_: &Progress| {};
+
+    assert_eq!(
+        ask().await.unwrap_err(),
+        chunksweep::llm::LlmError::Deferred
+    );
+    assert_eq!(client.flush_batches(&none).await.unwrap(), 1);
+    // refused json_schema: falls back to json_object, which waits for the next batch
+    assert_eq!(
+        ask().await.unwrap_err(),
+        chunksweep::llm::LlmError::Deferred
+    );
+    assert_eq!(client.flush_batches(&none).await.unwrap(), 1);
+    let out = ask().await.unwrap();
+    assert_eq!(out.value["verdict"], "pass");
+    assert_eq!(out.format, chunksweep::llm::ResponseFormatKind::JsonObject);
+    assert_eq!(client.flush_batches(&none).await.unwrap(), 0);
+    srv.assert_only_batch_endpoints();
+    let lines = srv.state.lock().unwrap().batches["batch_1"].lines.clone();
+    assert_eq!(lines[0]["body"]["response_format"]["type"], "json_object");
+
+    // one record, as for a direct call that fell back: the answer, at half the price, with
+    // its batch and no latency of its own
+    let recs = client.records();
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let r = &recs[0];
+    assert_eq!(r.batch_id.as_deref(), Some("batch_1"));
+    assert_eq!(
+        r.batch_submitted_at.as_deref(),
+        Some("2025-12-02T06:00:00.000Z")
+    );
+    assert_eq!(r.latency_ms_total, None);
+    // 10 prompt and 2 completion tokens at $2.50 and $10 per million, halved
+    assert!((r.cost_usd.unwrap() - 0.0000225).abs() < 1e-12, "{r:?}");
+
+    // answered batch lines went into the cache: a direct client gets them with nothing sent
+    let before = srv.log().len();
+    let direct = llm_support::client(llm_support::config(&srv.url(), dir.path()));
+    let hit = direct
+        .chat_json(
+            "faithfulness\u{1f}cfg\u{1f}q1",
+            llm_support::req("q1"),
+            &schema,
+        )
+        .await
+        .unwrap();
+    assert!(hit.record.cache_hit);
+    assert_eq!(srv.log().len(), before);
 }
