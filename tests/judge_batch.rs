@@ -432,3 +432,37 @@ async fn cancelled_batches_leave_their_calls_unfinished_for_a_later_run() {
     assert_eq!(srv.batch_lines()[1].len(), 8);
     assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn judge_check_with_batch_asks_every_labelled_item_in_one_batch() {
+    let srv = BatchServer::start(Arc::new(|_: &Value| {
+        r#"{"verdict": "pass", "reason": "scripted pass"}"#.to_string()
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // the run's fixture config, without its corpus and golden set: [llm] and [judge] are read
+    let cfg = fixture(dir.path(), &srv.url());
+    let labels = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/judge-labels.jsonl");
+    let out = dir.path().join("check");
+    let o = Command::new(bin())
+        .arg("judge-check")
+        .arg("--labels")
+        .arg(&labels)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .arg("--batch")
+        .current_dir(dir.path())
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    srv.assert_only_batch_endpoints();
+    assert_eq!(srv.batch_lines().len(), 1);
+    assert_eq!(srv.batch_lines()[0].len(), 12);
+    let items = read_csv(&out.join("judge_check_items.csv"));
+    assert_eq!(items.len(), 12);
+    assert!(items.iter().all(|r| r["verdict"] == "pass"));
+    assert!(out.join("batches.json").exists());
+}

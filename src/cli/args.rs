@@ -85,6 +85,10 @@ pub struct JudgeCheckArgs {
     /// once the spend would pass it.
     #[arg(long = "max-cost", value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Send the verdicts through the Batch API ([llm] batch = true): half the price, results
+    /// within the completion window; a rerun with the same --out polls the batches submitted.
+    #[arg(long)]
+    pub batch: bool,
 }
 
 impl JudgeCheckArgs {

@@ -95,7 +95,7 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
         args.config.as_deref(),
         args.layer(),
         &args.labels,
-        args.dry_run,
+        (args.dry_run, args.batch),
         &|e| progress.handle(e),
     )
     .with_context(|| format!("judge-check of {}", args.labels.display()))?;

@@ -1,5 +1,5 @@
-//! The judge stage's Batch API setup (`run --batch`, [`crate::llm::batch`]): the client's batch
-//! mode on the run folder's batches.json, and `--cancel-batches`.
+//! The Batch API setup of `run --batch` and `judge-check --batch` ([`crate::llm::batch`]): the
+//! client's batch mode on the run folder's batches.json, and `--cancel-batches`.
 
 use crate::error::Error;
 use crate::events::{Events, RunEvent};

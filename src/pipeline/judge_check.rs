@@ -469,6 +469,8 @@ fn plan_of_run(
 /// judge_questions.csv of dense, hybrid or `llm_context` configurations the retrieved contexts
 /// are rebuilt from the caches, and when those lack something the outcome says what rebuilding
 /// would send instead of estimating tokens.
+/// With `batch` (or `[llm] batch = true`), the verdicts go through the Batch API
+/// ([`crate::llm::batch`]), the batches recorded in the folder's batches.json.
 ///
 /// # Errors
 /// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`];
@@ -480,7 +482,7 @@ pub fn judge_check(
     config: Option<&Path>,
     flags: crate::config::ConfigFile,
     labels_path: &Path,
-    dry_run: bool,
+    (dry_run, batch): (bool, bool),
     events: Events<'_>,
 ) -> Result<JudgeCheckOutcome, Error> {
     let rt = runtime()?;
@@ -518,6 +520,8 @@ pub fn judge_check(
                 labelled.iter().map(item_of).collect(),
             )
         };
+    let mut llm = llm;
+    llm.batch.enabled |= batch;
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
     let estimate = estimate_items(&items, &prompts, &settings, &llm);
@@ -532,9 +536,12 @@ pub fn judge_check(
         });
     }
     llm.validate().map_err(JudgeError::from)?;
-    let client = LlmClient::new(llm).map_err(JudgeError::from)?;
+    let client = LlmClient::new(llm.clone()).map_err(JudgeError::from)?;
     check_budget(&settings, &estimate)?;
     let mut dir = RunDir::create(&run_dir)?;
+    if llm.batch.enabled {
+        rt.block_on(super::batching::start(&llm, &client, &mut dir, events))?;
+    }
     // One calls.csv per judge-check: this run's calls only (answered ones come from the cache).
     let calls = dir.path().join(files::CALLS);
     if calls.exists() {
@@ -544,6 +551,11 @@ pub fn judge_check(
         "judging {} labelled item(s): {}",
         items.len(),
         estimate.summary(&server, None, &settings.judge_model)
+            + &llm
+                .batch
+                .estimate_note()
+                .map(|b| format!("; {b}"))
+                .unwrap_or_default()
     )));
     let templates = template_texts(&prompts, &settings.criteria);
     let rows = rt.block_on(run_checks(
