@@ -457,7 +457,9 @@ async fn judge_check_with_batch_asks_every_labelled_item_in_one_batch() {
         .env_remove("OPENAI_BASE_URL")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    // exit 1: a judge that passes everything can tell no pass from a fail (judge-check's
+    // verdict on the judge, not a failure of the batch)
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     srv.assert_only_batch_endpoints();
     assert_eq!(srv.batch_lines().len(), 1);
     assert_eq!(srv.batch_lines()[0].len(), 12);
