@@ -5,6 +5,7 @@ use thiserror::Error;
 
 use crate::exit::ExitClass;
 
+use crate::check::CheckError;
 use crate::config::ConfigError;
 use crate::corpus::CorpusError;
 use crate::golden::GoldenError;
@@ -53,6 +54,9 @@ pub enum Error {
     /// Writing the built-in prompt templates out.
     #[error(transparent)]
     Prompts(#[from] ExportError),
+    /// `chunksweep check`'s comparison with its baseline.
+    #[error(transparent)]
+    Check(#[from] CheckError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -73,6 +77,7 @@ impl Error {
             Error::Report(e) => e.exit_class(),
             Error::Read(e) => e.exit_class(),
             Error::Prompts(e) => e.exit_class(),
+            Error::Check(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

@@ -47,6 +47,10 @@ pub const JUDGE_SETTINGS: &str = "judge_settings.json";
 pub const BATCHES: &str = "batches.json";
 /// Where batches.json is written before it is renamed into place.
 pub const BATCHES_TMP: &str = "batches.json.tmp";
+/// `check`: the verdict, the questions that got worse and what changed since the baseline.
+pub const CHECK_MD: &str = "check.md";
+/// `check`: everything check.md says, with every question compared.
+pub const CHECK_JSON: &str = "check.json";
 /// The run folder's advisory lock (held by the process writing the folder; never an output).
 pub const LOCK: &str = ".chunksweep.lock";
 
@@ -76,6 +80,8 @@ pub const RUN_FILES: &[&str] = &[
     JUDGE_SETTINGS,
     BATCHES,
     BATCHES_TMP,
+    CHECK_MD,
+    CHECK_JSON,
     LOCK,
 ];
 

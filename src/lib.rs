@@ -6,9 +6,11 @@
 //! model contexts before the sweep; [`retrieval`] ranks chunks; [`metrics`] scores each question;
 //! [`sweep`] runs the grid; [`select`] narrows it with statistics; [`judge`] generates and grades
 //! answers; [`report`] writes the run folder; [`pipeline`] runs the stages in order and
-//! [`events`] reports their progress. [`llm`] is the only code that talks to a network.
+//! [`events`] reports their progress; [`check`] compares a chunker with a baseline run through
+//! the runs' [`fingerprint`]s. [`llm`] is the only code that talks to a network.
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod chunking;
 pub mod config;
 pub mod corpus;
@@ -16,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod exit;
 pub mod files;
+pub mod fingerprint;
 pub mod golden;
 pub mod judge;
 pub mod llm;

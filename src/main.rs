@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Prompts(command) => cli::prompts(command),
         Command::JudgeCheck(args) => cli::judge_check(args),
         Command::Golden(command) => cli::golden::golden(command),
+        Command::Check(args) => cli::check(*args),
     };
     match result {
         Ok(code) => code,

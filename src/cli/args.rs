@@ -10,6 +10,7 @@ use chunksweep::config::{
     ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
     SweepSection,
 };
+use chunksweep::check::verdict::GateSettings;
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
 
@@ -51,6 +52,68 @@ pub enum Command {
     /// Draft a golden set with a model, and review it in the browser.
     #[command(subcommand)]
     Golden(super::golden::GoldenCommand),
+    /// Gate a chunking change in CI: sweep one chunker (the baseline's pick, or the one the
+    /// flags give) on today's corpus and golden set at the baseline's cut, compare it question
+    /// by question with the baseline run, and exit 1 on a regression (check.md, check.json).
+    #[command(
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv), flags that give other than one chunker or another cut, or no question shared unchanged."
+    )]
+    Check(Box<CheckArgs>),
+}
+
+/// Flags of `chunksweep check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The baseline run folder (a `sweep` or `run` output, e.g. committed under ci/baseline).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub baseline: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The chunker under test: the baseline's pick with these changed (one configuration).
+    #[command(flatten)]
+    pub sweep: SweepSection,
+    /// Non-inferiority margin δ on span recall.
+    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
+    pub margin: f64,
+    /// One-sided significance level of the tests.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Largest drop of mean span recall that passes (at least two questions worse to fail).
+    #[arg(long, value_name = "RECALL", default_value_t = 0.10)]
+    pub max_drop: f64,
+    /// Exit 1 when neither test can tell (default: pass with a warning).
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
+    /// Run folder of the chunker under test (default results/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write a JUnit XML file (one test case: the gate).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// No progress bar; check.md is still printed.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl CheckArgs {
+    /// The inputs, `out` and the `[sweep]` flags as a layer over the config file.
+    pub fn layer(&self) -> ConfigFile {
+        ConfigFile {
+            out: self.out.clone(),
+            sweep: self.sweep.clone(),
+            ..self.input.layer()
+        }
+    }
+
+    /// The gate's settings.
+    pub fn gate(&self) -> GateSettings {
+        GateSettings {
+            margin: self.margin,
+            alpha: self.alpha,
+            max_drop: self.max_drop,
+            fail_on_inconclusive: self.fail_on_inconclusive,
+        }
+    }
 }
 
 /// Flags of `chunksweep judge-check`.

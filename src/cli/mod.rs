@@ -15,7 +15,7 @@ use chunksweep::golden::Severity;
 use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 
-use args::{InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
+use args::{CheckArgs, InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
 use progress::Progress;
 
 fn command_line() -> Vec<String> {
@@ -117,6 +117,32 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     Ok(out
         .exit_class()
         .map_or(ExitCode::SUCCESS, |c| ExitCode::from(c.code())))
+}
+
+/// `chunksweep check`: prints check.md; exit 1 when the check fails.
+pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    let request = pipeline::check::CheckRequest {
+        baseline: args.baseline.clone(),
+        config: args.input.config.clone(),
+        flags: args.layer(),
+        settings: args.gate(),
+        junit: args.junit.clone(),
+    };
+    let progress = Progress::new(args.quiet);
+    let out = pipeline::check::check(&request, &command_line(), &|e| progress.handle(e))
+        .with_context(|| format!("check against {}", args.baseline.display()))?;
+    progress.clear();
+    for warning in &out.warnings {
+        eprintln!("warning: {warning}");
+    }
+    print!("{}", out.markdown);
+    println!("check.md and check.json in {}", out.run_dir.display());
+    if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive
+        && !out.check.verdict.fails
+    {
+        eprintln!("warning: the check is inconclusive (see check.md); it passes unless --fail-on-inconclusive");
+    }
+    Ok(ExitCode::from(out.check.exit_code()))
 }
 
 /// `chunksweep prompts export DIR`.

@@ -5,13 +5,15 @@
 //! - [`run`]: the same, then judge → report;
 //! - [`report`]: select → report again from a run folder's CSVs;
 //! - [`validate`]: load the inputs and list every problem of the golden set;
-//! - [`judge_check::judge_check`]: the judge's accuracy on human-labelled items.
+//! - [`judge_check::judge_check`]: the judge's accuracy on human-labelled items;
+//! - [`check::check`]: one chunker against a baseline run, as a CI gate.
 //!
 //! This module owns the one async runtime (for the prepare and judge steps, which talk to
 //! servers); the sweep itself runs on rayon. Stages pass plain values forward and report
 //! progress through one [`Events`] stream.
 
 mod batching;
+pub mod check;
 pub mod decide;
 pub mod dry_run;
 pub mod golden_set;
@@ -148,7 +150,16 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         judged.as_ref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
-    record::write_manifest(&mut dir, plan, command, started_at, wall_s, &swept, None)?;
+    let pick = swept.config_cut(&pick)?;
+    record::write_manifest(
+        &mut dir,
+        plan,
+        command,
+        (started_at, wall_s),
+        &swept,
+        &pick,
+        None,
+    )?;
     Ok(SweepOutput {
         run_dir: plan.run_dir.clone(),
         n_questions: swept.golden.questions.len(),
@@ -239,9 +250,9 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &mut dir,
         plan,
         command,
-        started_at,
-        wall_s,
+        (started_at, wall_s),
         &swept,
+        &swept.config_cut(&pick)?,
         judge_record,
     )?;
     // the report says the judge confirms nothing; the command fails (unless a rerun may help)

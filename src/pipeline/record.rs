@@ -27,6 +27,7 @@ use super::swept::Swept;
 use crate::config::{ConfigFile, RunOptions};
 use crate::error::Error;
 use crate::files;
+use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
 use crate::plan::Plan;
 use crate::prepare::contexts::{ContextSettings, ContextSummary};
 use crate::prepare::embed::EmbedStats;
@@ -34,7 +35,7 @@ use crate::report::manifest::{Inputs, MANIFEST_SCHEMA, Manifest};
 use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
 use crate::retrieval::embeddings::EmbedSettings;
-use crate::sweep::grid::expand;
+use crate::sweep::grid::{ConfigCut, expand};
 
 /// What a manifest records as the configuration of a run.
 #[derive(Serialize)]
@@ -61,16 +62,19 @@ pub(super) struct JudgeRecord<'a> {
     pub server: &'a str,
 }
 
-/// Writes manifest.json into `dir`, listing every file `dir` recorded.
+/// Writes manifest.json into `dir`, listing every file `dir` recorded, with the fingerprints
+/// of `pick`'s chunker (the run's pick, or the chunker `check` tested), the corpus and the
+/// golden set. `timing` is when the run started and its wall time in seconds.
 pub(super) fn write_manifest(
     dir: &mut RunDir,
     plan: &Plan,
     command: &[String],
-    started_at: jiff::Timestamp,
-    wall_s: f64,
+    (started_at, wall_s): (jiff::Timestamp, f64),
     swept: &Swept,
+    pick: &ConfigCut,
     judged: Option<JudgeRecord<'_>>,
 ) -> Result<(), Error> {
+    let chunker = Chunker::new(pick, &plan.sweep, plan.embed.as_ref(), &built_libraries());
     let manifest = Manifest {
         schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",
@@ -84,6 +88,7 @@ pub(super) fn write_manifest(
             judged,
         },
         inputs: Inputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
+        fingerprints: Fingerprints::new(chunker, &swept.corpus, &swept.golden),
         bm25: plan.sweep.bm25,
         wall_time_s: wall_s,
         phase_time_ms: swept.phases,
@@ -110,8 +115,12 @@ pub struct RunRecord {
     /// the grid expanded again from `sweep`; `run`'s own options (`candidates`, …) are not
     /// recorded and are empty. Server URLs are as recorded, credentials redacted.
     pub plan: Plan,
+    /// The fingerprints of the run's pick, corpus and golden set (`None` for a manifest older
+    /// than schema 2, which has none; a warning says so).
+    pub fingerprints: Option<Fingerprints>,
     /// One line per setting the manifest lacks that was read as its default, naming it and the
-    /// value used (only for a manifest older than [`MANIFEST_SCHEMA`]).
+    /// value used, and one when it lacks its fingerprints (only for a manifest older than
+    /// [`MANIFEST_SCHEMA`]).
     pub warnings: Vec<String>,
 }
 
@@ -152,13 +161,16 @@ impl RunRecord {
         let mut config = manifest.get("config").cloned().unwrap_or(Value::Null);
         let filled = fill_defaults(&mut config, dir, &path)?;
         let no_command = manifest.get("command").is_none();
-        if schema_version == Some(u64::from(MANIFEST_SCHEMA)) && (no_command || !filled.is_empty())
-        {
+        let no_fingerprints = manifest.get("fingerprints").is_none();
+        let current = schema_version == Some(u64::from(MANIFEST_SCHEMA));
+        if current && (no_command || no_fingerprints || !filled.is_empty()) {
             let command = no_command.then(|| "command".to_string());
+            let fingerprints = no_fingerprints.then(|| "fingerprints".to_string());
             return Err(ReadError::MissingSettings {
                 path,
                 fields: command
                     .into_iter()
+                    .chain(fingerprints)
                     .chain(filled.into_iter().map(|(field, _)| field))
                     .collect(),
                 why: format!(
@@ -166,19 +178,28 @@ impl RunRecord {
                 ),
             });
         }
-        let warnings = filled
+        let older = match schema_version {
+            Some(v) => format!("schema_version {v}, older than {MANIFEST_SCHEMA}"),
+            None => "no schema_version: written by an older chunksweep".into(),
+        };
+        let mut warnings: Vec<String> = filled
             .iter()
             .map(|(field, value)| {
                 format!(
-                    "{} ({}) lacks {field}: read as its default {value}",
-                    path.display(),
-                    match schema_version {
-                        Some(v) => format!("schema_version {v}, older than {MANIFEST_SCHEMA}"),
-                        None => "no schema_version: written by an older chunksweep".into(),
-                    }
+                    "{} ({older}) lacks {field}: read as its default {value}",
+                    path.display()
                 )
             })
             .collect();
+        if no_fingerprints {
+            warnings.push(format!(
+                "{} ({older}) lacks fingerprints: `chunksweep check` against this run takes its \
+                 pick from its CSVs and compares questions by id alone, and cannot tell which \
+                 chunker settings, library versions, documents or questions changed; rerun the \
+                 command that wrote the folder to record them",
+                path.display()
+            ));
+        }
         let field = |at: &str, e: serde_path_to_error::Error<serde_json::Error>| {
             let field = match e.path().iter().next() {
                 None => at.to_string(),
@@ -203,10 +224,18 @@ impl RunRecord {
                 Some(serde_path_to_error::deserialize(c.clone()).map_err(|e| field("command", e))?)
             }
         };
+        let fingerprints = match manifest.get("fingerprints") {
+            None => None,
+            Some(f) => Some(
+                serde_path_to_error::deserialize(f.clone())
+                    .map_err(|e| field("fingerprints", e))?,
+            ),
+        };
         Ok(RunRecord {
             schema_version,
             command,
             plan,
+            fingerprints,
             warnings,
         })
     }
@@ -350,16 +379,31 @@ mod tests {
         )
         .unwrap();
         assert!(plan.embed.is_some() && plan.context.is_some());
+        let pick = ConfigCut {
+            config: plan.configs[0].clone(),
+            cut: crate::metrics::Cut::K(3),
+        };
+        let corpus = crate::corpus::Corpus::from_documents("docs", Vec::new());
+        let golden = crate::golden::GoldenSet {
+            path: "g.csv".into(),
+            questions: Vec::new(),
+            trimmed_spans: 0,
+        };
+        let libraries = built_libraries();
+        let chunker = Chunker::new(&pick, &plan.sweep, plan.embed.as_ref(), &libraries);
+        let fingerprints = Fingerprints::new(chunker, &corpus, &golden);
         let manifest = serde_json::json!({
             "schema_version": MANIFEST_SCHEMA,
             "command": ["chunksweep", "sweep"],
             "config": plan,
+            "fingerprints": fingerprints,
         });
         std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
         let record = RunRecord::open(dir.path()).unwrap();
         assert_eq!(record.plan, plan);
         assert!(record.warnings.is_empty());
         assert_eq!(record.command.unwrap(), ["chunksweep", "sweep"]);
+        assert_eq!(record.fingerprints, Some(fingerprints));
         // a field of the optional embed section is checked like any other
         let mut manifest = manifest;
         manifest["config"]["embed"]

@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ReportError;
 use crate::corpus::Corpus;
+use crate::fingerprint::Fingerprints;
 
 /// Fingerprint of the inputs.
 #[derive(Debug, Clone, Serialize)]
@@ -64,13 +65,14 @@ impl Inputs {
 }
 
 /// The layout of manifest.json this chunksweep writes, recorded as its `schema_version`. Raise it
-/// when a setting is added to the plan (or one is renamed), so that older run folders read the
-/// new setting as its default with a warning instead of an error
-/// ([`crate::pipeline::record::RunRecord::open`]).
+/// when a setting is added to the plan (or one is renamed), or a record such as `fingerprints`,
+/// so that older run folders read the new setting as its default (or without the record) with a
+/// warning instead of an error ([`crate::pipeline::record::RunRecord::open`]).
 ///
 /// 1: the resolved plan under `config`, and `command`; 2: `[judge] min_judged_answers`;
-/// 3: `[selection] delta` (the non-inferiority margin of the `equivalence` rule).
-pub const MANIFEST_SCHEMA: u32 = 3;
+/// 3: `[selection] delta` (the non-inferiority margin of the `equivalence` rule);
+/// 4: `fingerprints`.
+pub const MANIFEST_SCHEMA: u32 = 4;
 
 /// The manifest of a run.
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +91,9 @@ pub struct Manifest<C: Serialize> {
     pub config: C,
     /// Input fingerprints.
     pub inputs: Inputs,
+    /// The pick's chunker, each document and each question, fingerprinted for `chunksweep
+    /// check` (since schema 4).
+    pub fingerprints: Fingerprints,
     /// BM25 settings: analyzer, stemming, k1 and b.
     pub bm25: Bm25Settings,
     /// Wall time of the whole run, in seconds.

@@ -1,0 +1,178 @@
+//! `chunksweep check`: a gate for chunking changes. One chunker (the baseline's pick, or the one
+//! the flags give) is swept on today's corpus and golden set at the baseline's cut
+//! ([`crate::pipeline::check`] runs it), and compared here with the baseline's rows for its pick,
+//! question by question, on the questions both runs share unchanged:
+//!
+//! - [`changes`]: what changed since the baseline, from the two runs' fingerprints
+//!   ([`crate::fingerprint`]);
+//! - [`compare`]: the questions paired, and where the evidence of a worse one went;
+//! - [`verdict`]: regression, pass or inconclusive (seed 002: "Chunking changes are exactly the
+//!   kind of thing that should fail CI, not production");
+//! - [`render`]: check.md (short enough for a pull-request comment) and the JUnit XML file;
+//!   check.json is [`Check`] serialised.
+
+pub mod changes;
+pub mod compare;
+pub mod render;
+pub mod verdict;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::exit::ExitClass;
+use crate::fingerprint::Fingerprints;
+use crate::sweep::rows::QuestionRow;
+use changes::{Changes, Side};
+use compare::QuestionPair;
+use verdict::{GateSettings, Verdict};
+
+/// Errors of the check itself (reading the baseline and sweeping are the pipeline's).
+#[derive(Debug, Error)]
+pub enum CheckError {
+    /// The baseline and the run under test share no unchanged question.
+    #[error(
+        "no question to compare: the baseline {baseline} and the golden set share no unchanged question ({removed} removed, {added} added, {edited} edited since the baseline); refresh the baseline (see README, \"CI\")"
+    )]
+    NoSharedQuestion {
+        /// The baseline folder.
+        baseline: String,
+        /// Questions only the baseline has.
+        removed: usize,
+        /// Questions only the golden set has now.
+        added: usize,
+        /// Questions both have, edited.
+        edited: usize,
+    },
+    /// The baseline's sweep_questions.csv has no row of its pick.
+    #[error(
+        "{path} has no row for {config_id}, the baseline's pick: is the folder complete? Rerun the command that wrote it"
+    )]
+    NoBaselineRows {
+        /// The file.
+        path: String,
+        /// The pick's configuration id.
+        config_id: String,
+    },
+    /// The flags and config file give more than one configuration (or none).
+    #[error(
+        "check tests one chunker, but the flags and config file give {}: narrow them to one (for example --strategies fixed --sizes 32), or give none to test the baseline's pick",
+        if .0.is_empty() { "none".to_string() } else { format!("{} ({})", .0.len(), .0.join(", ")) }
+    )]
+    NotOneConfiguration(Vec<String>),
+    /// The flags or config file change where the ranked list is cut.
+    #[error(
+        "check compares at the baseline's cut ({baseline}), but the flags or config file give {given}: drop --k and --budget (and top_k, budgets in the config file), or refresh the baseline"
+    )]
+    CutChanged {
+        /// The baseline's cut, as `k = 3` or `budget 1000`.
+        baseline: String,
+        /// The cuts given.
+        given: String,
+    },
+    /// A gate setting is out of range.
+    #[error("invalid setting: {0}")]
+    Invalid(String),
+}
+
+impl CheckError {
+    /// Usage (2): the baseline, the inputs or the flags cannot be checked as they are.
+    pub fn exit_class(&self) -> ExitClass {
+        match self {
+            CheckError::NoSharedQuestion { .. }
+            | CheckError::NoBaselineRows { .. }
+            | CheckError::NotOneConfiguration(_)
+            | CheckError::CutChanged { .. }
+            | CheckError::Invalid(_) => ExitClass::Usage,
+        }
+    }
+}
+
+/// One side of the check: its configuration id at the cut, its sweep_questions.csv rows for it
+/// (golden-set order) and its fingerprints (the baseline's are `None` when its manifest
+/// predates them).
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    /// Configuration id at the cut.
+    pub config_id: &'a str,
+    /// Its rows.
+    pub rows: &'a [QuestionRow],
+    /// Its fingerprints.
+    pub fingerprints: Option<&'a Fingerprints>,
+}
+
+/// The check: what changed, the questions compared, the verdict (check.json).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// The baseline folder, as given.
+    pub baseline: String,
+    /// The cut both are read at (`k3`, `b1000`).
+    pub cut: String,
+    /// The gate's settings.
+    pub settings: GateSettings,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What changed since the baseline.
+    pub changes: Changes,
+    /// Every question compared, in golden-set order.
+    pub questions: Vec<QuestionPair>,
+}
+
+impl Check {
+    /// The questions that got worse, in golden-set order.
+    pub fn worse(&self) -> impl Iterator<Item = &QuestionPair> {
+        self.questions.iter().filter(|q| q.worse())
+    }
+
+    /// The process's exit code: 1 when the check fails, else 0.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.verdict.fails)
+    }
+}
+
+/// Compares `candidate` (whose fingerprints are known) with `baseline` at the cut `cut` (its
+/// tag, `k3`) with `settings`; `label` names the baseline folder.
+///
+/// # Errors
+/// [`CheckError::Invalid`] for settings out of range; [`CheckError::NoSharedQuestion`] when no
+/// unchanged question is in both.
+pub fn check(
+    label: &str,
+    cut: &str,
+    (baseline, candidate): (Run<'_>, Run<'_>),
+    now: &Fingerprints,
+    settings: GateSettings,
+) -> Result<Check, CheckError> {
+    settings.validate().map_err(CheckError::Invalid)?;
+    let ids = |rows: &[QuestionRow]| rows.iter().map(|r| r.question_id.clone()).collect();
+    let (before_ids, now_ids): (Vec<String>, Vec<String>) = (ids(baseline.rows), ids(candidate.rows));
+    let changes = changes::changes(
+        Side {
+            config_id: baseline.config_id,
+            questions: &before_ids,
+            fingerprints: baseline.fingerprints,
+        },
+        Side {
+            config_id: candidate.config_id,
+            questions: &now_ids,
+            fingerprints: candidate.fingerprints,
+        },
+        now,
+    );
+    let questions = compare::pair(&changes.shared, baseline.rows, candidate.rows);
+    if questions.is_empty() {
+        return Err(CheckError::NoSharedQuestion {
+            baseline: label.to_string(),
+            removed: changes.questions.removed.len(),
+            added: changes.questions.added.len(),
+            edited: changes.questions.changed.len(),
+        });
+    }
+    Ok(Check {
+        baseline: label.to_string(),
+        cut: cut.to_string(),
+        settings,
+        verdict: verdict::decide(&questions, &settings),
+        changes,
+        questions,
+    })
+}

@@ -1,0 +1,307 @@
+//! check.md and the JUnit XML file of a [`Check`]. check.md is meant for a pull-request
+//! comment: the verdict first, then the questions that got worse (each with where its evidence
+//! went), then what changed since the baseline, in a few dozen lines.
+
+use std::fmt::Write;
+
+use super::Check;
+use super::changes::{NameChanges, SettingChange};
+use super::compare::{Fate, QuestionPair};
+use super::verdict::{Outcome, Reason, Verdict};
+
+/// Questions listed by name in check.md before "… and N more" (check.json lists every one).
+pub const LISTED: usize = 15;
+
+/// The verdict in one line: `regression: …`, `pass: …` or `inconclusive: …`.
+pub fn headline(check: &Check) -> String {
+    let v = &check.verdict;
+    let ids = &check.changes.chunker;
+    let compared = format!(
+        "`{}` against the baseline's `{}` on {} question(s): span recall {} vs {} ({})",
+        ids.candidate,
+        ids.baseline,
+        v.n,
+        f3(v.candidate_span_recall),
+        f3(v.baseline_span_recall),
+        signed(-v.drop),
+    );
+    match v.outcome {
+        Outcome::Regression => format!("regression: {compared}; {}", reasons(check)),
+        Outcome::Pass => format!(
+            "pass: {compared}; non-inferior within δ = {} (one-sided {}% lower bound of the difference {} ≥ −{})",
+            check.settings.margin,
+            pct(1.0 - check.settings.alpha),
+            signed(v.non_inferiority.lower),
+            check.settings.margin
+        ),
+        Outcome::Inconclusive => format!(
+            "inconclusive: {compared}; neither worse nor shown within δ = {} ({}), {}",
+            check.settings.margin,
+            sign_text(v),
+            needed(v)
+        ),
+    }
+}
+
+fn reasons(check: &Check) -> String {
+    let v = &check.verdict;
+    let s = &check.settings;
+    let texts: Vec<String> = v
+        .reasons
+        .iter()
+        .map(|r| match r {
+            Reason::SignificantlyWorse => format!("significantly worse ({} at α = {})", sign_text(v), s.alpha),
+            Reason::WorseThanMargin => format!(
+                "worse by more than δ = {} (one-sided {}% upper bound of the difference {})",
+                s.margin,
+                pct(1.0 - s.alpha),
+                signed(v.non_inferiority.upper)
+            ),
+            Reason::LargeDrop => format!(
+                "mean span recall dropped {} > --max-drop {}",
+                f3(v.drop),
+                s.max_drop
+            ),
+        })
+        .collect();
+    texts.join("; ")
+}
+
+fn sign_text(v: &Verdict) -> String {
+    format!(
+        "{} question(s) worse, {} better, one-sided sign test {}",
+        v.sign.reference_better,
+        v.sign.candidate_better,
+        p_text(v.sign.p_value)
+    )
+}
+
+fn needed(v: &Verdict) -> String {
+    match v.questions_needed {
+        Some(n) => format!(
+            "about {n} questions would settle it (α = {}, 80% power; Chow, Shao and Wang 2008 §3.1)",
+            v.non_inferiority.alpha
+        ),
+        None => "the number of questions that would settle it cannot be computed".into(),
+    }
+}
+
+/// check.md.
+pub fn markdown(check: &Check) -> String {
+    let mut md = String::new();
+    let v = &check.verdict;
+    let title = match (v.outcome, v.fails) {
+        (Outcome::Regression, _) => "❌ regression",
+        (Outcome::Pass, _) => "✅ pass",
+        (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
+        (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
+    };
+    let _ = writeln!(md, "# chunksweep check: {title}\n");
+    let _ = writeln!(md, "**{}**\n", headline(check));
+    worse_section(&mut md, check);
+    changes_section(&mut md, check);
+    let s = &check.settings;
+    let _ = writeln!(
+        md,
+        "Baseline `{}`, cut {}; margin δ = {}, α = {} (one-sided), --max-drop {}; a regression needs at least two questions that got worse.",
+        check.baseline, check.cut, s.margin, s.alpha, s.max_drop
+    );
+    md
+}
+
+fn worse_section(md: &mut String, check: &Check) {
+    let worse: Vec<&QuestionPair> = check.worse().collect();
+    if worse.is_empty() {
+        let _ = writeln!(md, "No question got worse.\n");
+        return;
+    }
+    let _ = writeln!(md, "## Questions that got worse ({})\n", worse.len());
+    let _ = writeln!(md, "| question | span recall (baseline → now) | where the evidence went |");
+    let _ = writeln!(md, "|---|---|---|");
+    for q in worse.iter().take(LISTED) {
+        let _ = writeln!(
+            md,
+            "| {} | {} → {} | {} |",
+            q.question_id,
+            f2(q.baseline.span_recall),
+            f2(q.candidate.span_recall),
+            fate_text(q)
+        );
+    }
+    if worse.len() > LISTED {
+        let _ = writeln!(md, "\n… and {} more in check.json.", worse.len() - LISTED);
+    }
+    md.push('\n');
+}
+
+/// Where a worse question's evidence went, in words.
+pub fn fate_text(q: &QuestionPair) -> String {
+    let rank = |r: Option<usize>| r.map_or_else(|| "not ranked".to_string(), |r| format!("rank {r}"));
+    match q.fate {
+        Some(Fate::CutByBoundary) => "cut by a boundary: no chunk holds the evidence whole".into(),
+        Some(Fate::RetrievedLower) => format!(
+            "retrieved lower: first whole at {} (baseline {}), below the {} retrieved",
+            rank(q.candidate.first_correct_rank),
+            rank(q.baseline.first_correct_rank),
+            q.candidate.chunks_retrieved
+        ),
+        Some(Fate::PartlyLower) => format!(
+            "partly retrieved: a span is whole at {}, another below the {} retrieved",
+            rank(q.candidate.first_correct_rank),
+            q.candidate.chunks_retrieved
+        ),
+        Some(Fate::Missing) => "missing: no chunk in the retriever's list holds the evidence".into(),
+        None => String::new(),
+    }
+}
+
+fn changes_section(md: &mut String, check: &Check) {
+    let c = &check.changes;
+    let _ = writeln!(md, "## What changed since the baseline\n");
+    if !c.baseline_fingerprinted {
+        let _ = writeln!(
+            md,
+            "- The baseline's manifest records no fingerprints (written before chunksweep recorded them): its documents cannot be compared, and questions are matched by id alone; refresh the baseline to record them."
+        );
+    }
+    let ch = &c.chunker;
+    let chunker = if !ch.changed() {
+        "unchanged".to_string()
+    } else if ch.settings.is_empty() {
+        format!("`{}` → `{}`", ch.baseline, ch.candidate)
+    } else {
+        ch.settings.iter().map(setting).collect::<Vec<_>>().join("; ")
+    };
+    let _ = writeln!(md, "- Chunker: {chunker}.");
+    if let Some(corpus) = &c.corpus {
+        let _ = writeln!(md, "- Corpus: {}.", names(corpus, "changed"));
+    }
+    let _ = writeln!(md, "- Questions: {}.", names(&c.questions, "edited"));
+    let left_out = c.questions.removed.len() + c.questions.added.len() + c.questions.changed.len();
+    let _ = writeln!(
+        md,
+        "- Compared: the {} question(s) both share unchanged{}.\n",
+        check.questions.len(),
+        if left_out > 0 {
+            format!("; not compared: {left_out} (listed above)")
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn setting(s: &SettingChange) -> String {
+    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "not used".into());
+    format!("{} {} → {}", s.name, v(&s.before), v(&s.after))
+}
+
+/// `unchanged`, or `changed: a.md, b.md; added: c.md; removed: d.md` (the first [`LISTED`]
+/// names of each).
+fn names(n: &NameChanges, changed: &str) -> String {
+    if n.is_empty() {
+        return "unchanged".into();
+    }
+    let list = |v: &[String]| {
+        let mut s = v.iter().take(LISTED).map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
+        if v.len() > LISTED {
+            let _ = write!(s, " … and {} more", v.len() - LISTED);
+        }
+        s
+    };
+    [(changed, &n.changed), ("added", &n.added), ("removed", &n.removed)]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(what, v)| format!("{what} ({}): {}", v.len(), list(v)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The JUnit XML file: one test suite `chunksweep check` with one test case, `gate`, failed when
+/// the check fails, its message the verdict line and its output check.md.
+pub fn junit(check: &Check) -> String {
+    let failed = check.verdict.fails;
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        xml,
+        "<testsuites name=\"chunksweep check\" tests=\"1\" failures=\"{}\">",
+        u8::from(failed)
+    );
+    let _ = writeln!(
+        xml,
+        "  <testsuite name=\"chunksweep check\" tests=\"1\" failures=\"{}\">",
+        u8::from(failed)
+    );
+    let _ = writeln!(
+        xml,
+        "    <testcase classname=\"chunksweep.check\" name=\"{}\">",
+        escape(&format!("{} vs {} at {}", check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut))
+    );
+    if failed {
+        let _ = writeln!(
+            xml,
+            "      <failure message=\"{}\"/>",
+            escape(&headline(check))
+        );
+    }
+    let _ = writeln!(xml, "      <system-out>{}</system-out>", escape(&markdown(check)));
+    xml.push_str("    </testcase>\n  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// `text` with XML's five special characters escaped.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn f2(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+fn f3(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+/// `+0.012`, `−0.712`, or `0.000` when it rounds to zero.
+fn signed(x: f64) -> String {
+    if x.abs() < 5e-4 {
+        "0.000".into()
+    } else if x < 0.0 {
+        format!("−{:.3}", -x)
+    } else {
+        format!("+{x:.3}")
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{}", (x * 100.0).round())
+}
+
+/// `p < 0.001` or `p = 0.125`.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_special_characters_are_escaped() {
+        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+    }
+}

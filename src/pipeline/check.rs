@@ -1,0 +1,279 @@
+//! `chunksweep check`: open the baseline run, sweep the chunker under test on today's corpus
+//! and golden set at the baseline's cut, compare the two question by question
+//! ([`crate::check`]), and write check.md and check.json beside the sweep's files (and the JUnit
+//! XML file when asked).
+//!
+//! The chunker under test is the baseline's pick, with whatever the config file and then the
+//! flags change in it (`--strategies fixed --sizes 32`); they must leave one configuration, and
+//! the cut must stay the baseline's. Everything else (tokenizer, overlap rule, BM25 settings,
+//! embedding and context settings, the LLM client) is the baseline's as recorded, unless the
+//! config file or the flags say otherwise; the corpus and the golden set too, unless
+//! `--corpus`/`--golden` (or the config file) name today's.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{record, runtime, swept};
+use crate::check::render::{junit, markdown};
+use crate::check::verdict::GateSettings;
+use crate::check::{self, Check, CheckError, Run};
+use crate::config::{
+    ConfigError, ConfigFile, ContextSection, EmbedSection, RunOptions, SweepSection, merge,
+};
+use crate::error::Error;
+use crate::events::Events;
+use crate::files;
+use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
+use crate::metrics::Cut;
+use crate::plan::Plan;
+use crate::report::ReportError;
+use crate::report::read::{ReadError, read_rows};
+use crate::sweep::grid::ConfigCut;
+use crate::sweep::rows::{QuestionRow, SweepRow};
+use record::RunRecord;
+
+/// What `check` is asked.
+#[derive(Debug, Clone)]
+pub struct CheckRequest {
+    /// The baseline run folder.
+    pub baseline: PathBuf,
+    /// A config file (its inputs, `out` and `[sweep]` section are read).
+    pub config: Option<PathBuf>,
+    /// The flags: `corpus`, `golden`, `golden_format`, `out` and the `[sweep]` section's.
+    pub flags: ConfigFile,
+    /// The gate's settings.
+    pub settings: GateSettings,
+    /// Where to write the JUnit XML file, if anywhere.
+    pub junit: Option<PathBuf>,
+}
+
+/// What `check` did.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The comparison and its verdict (check.json).
+    pub check: Check,
+    /// check.md's text.
+    pub markdown: String,
+    /// The run folder of the chunker under test.
+    pub run_dir: PathBuf,
+    /// The baseline's record's warnings (settings read as defaults, fingerprints missing).
+    pub warnings: Vec<String>,
+}
+
+/// The baseline: its record, its pick at its cut, and its sweep_questions.csv rows for it.
+struct Baseline {
+    record: RunRecord,
+    pick: ConfigCut,
+    rows: Vec<QuestionRow>,
+}
+
+impl Baseline {
+    /// Opens the run folder `dir`: its manifest.json ([`RunRecord::open`]), its
+    /// sweep_questions.csv, and its pick: the one its fingerprints record, or for a manifest
+    /// without fingerprints the selection's pick made again from sweep.csv with the recorded
+    /// selection settings.
+    fn open(dir: &Path) -> Result<Baseline, Error> {
+        let record = RunRecord::open(dir)?;
+        let path = dir.join(files::SWEEP_QUESTIONS);
+        let questions: Vec<QuestionRow> = read_rows(&path)?;
+        let pick_id = match &record.fingerprints {
+            Some(f) => f.chunker.chunker.config_id.clone(),
+            None => {
+                let sweep: Vec<SweepRow> = read_rows(&dir.join(files::SWEEP))?;
+                let (cuts, _) = super::decide::select(&sweep, &questions, &record.plan.selection)?;
+                cuts.primary().winner().config_id.clone()
+            }
+        };
+        let pick: ConfigCut = pick_id.parse().map_err(|message| ReadError::Invalid {
+            path: dir.join(files::MANIFEST),
+            message,
+        })?;
+        let rows: Vec<QuestionRow> = questions
+            .into_iter()
+            .filter(|r| r.config_id == pick_id)
+            .collect();
+        if rows.is_empty() {
+            return Err(CheckError::NoBaselineRows {
+                path: path.display().to_string(),
+                config_id: pick_id,
+            }
+            .into());
+        }
+        Ok(Baseline { record, pick, rows })
+    }
+}
+
+/// `chunksweep check` (see the module documentation). `command` is the command line, recorded
+/// in the manifest of the run folder it writes (`--out`, else `results/<run-id>`).
+///
+/// # Errors
+/// [`Error::Read`] (exit 2) for a baseline that cannot be read: no manifest.json, a manifest
+/// without its settings, no sweep_questions.csv; [`CheckError`] (exit 2) for flags that give
+/// other than one configuration or another cut, or no shared question; the sweep's errors for
+/// today's inputs; [`ReportError`] for a file that cannot be written.
+pub fn check(
+    request: &CheckRequest,
+    command: &[String],
+    events: Events<'_>,
+) -> Result<Checked, Error> {
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now();
+    request
+        .settings
+        .validate()
+        .map_err(CheckError::Invalid)?;
+    let baseline = Baseline::open(&request.baseline)?;
+    let plan = candidate_plan(&baseline, request)?;
+    let rt = runtime()?;
+    let (swept, mut dir) = swept::load_and_sweep(&plan, &rt, events)?;
+    let outcome = &swept.outcomes[0];
+    let cut = baseline.pick.cut;
+    let candidate = ConfigCut {
+        config: outcome.config.clone(),
+        cut,
+    };
+    let rows = &outcome
+        .cuts
+        .iter()
+        .find(|c| c.cut == cut)
+        .expect("the plan holds the baseline's cut")
+        .questions;
+    let chunker = Chunker::new(&candidate, &plan.sweep, plan.embed.as_ref(), &built_libraries());
+    let now = Fingerprints::new(chunker, &swept.corpus, &swept.golden);
+    let baseline_id = baseline.pick.id();
+    let candidate_id = candidate.id();
+    let label = request.baseline.display().to_string();
+    let check = check::check(
+        &label,
+        &cut.tag(),
+        (
+            Run {
+                config_id: &baseline_id,
+                rows: &baseline.rows,
+                fingerprints: baseline.record.fingerprints.as_ref(),
+            },
+            Run {
+                config_id: &candidate_id,
+                rows,
+                fingerprints: Some(&now),
+            },
+        ),
+        &now,
+        request.settings,
+    )?;
+    let markdown = markdown(&check);
+    dir.write_text(files::CHECK_MD, &markdown)?;
+    dir.write_json(files::CHECK_JSON, &check)?;
+    if let Some(path) = &request.junit {
+        std::fs::write(path, junit(&check)).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    record::write_manifest(
+        &mut dir,
+        &plan,
+        command,
+        (started_at, wall_s),
+        &swept,
+        &candidate,
+        None,
+    )?;
+    Ok(Checked {
+        check,
+        markdown,
+        run_dir: plan.run_dir.clone(),
+        warnings: baseline.record.warnings,
+    })
+}
+
+/// The plan of the run under test: the baseline's recorded plan with its grid narrowed to its
+/// pick at its cut, the config file's inputs and sections over it, then the flags'.
+fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, Error> {
+    let file = match &request.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    let flags = &request.flags;
+    let recorded = &baseline.record.plan;
+    let pick = &baseline.pick.config;
+    let mut narrowed = recorded.sweep.clone();
+    narrowed.strategies = vec![pick.params.strategy];
+    narrowed.sizes = vec![pick.params.chunk_size];
+    narrowed.prefixes = vec![pick.prefix];
+    narrowed.retrievers = vec![pick.retriever];
+    narrowed.bm25 = pick.bm25;
+    match baseline.pick.cut {
+        Cut::K(k) => {
+            narrowed.top_k = k;
+            narrowed.budgets = Vec::new();
+        }
+        Cut::Budget(b) => narrowed.budgets = vec![b],
+    }
+    let sweep: SweepSection = layered("sweep", &narrowed, &file.sweep, &flags.sweep)?;
+    let embed: EmbedSection = layered("embed", &recorded.embed, &file.embed, &flags.embed)?;
+    let context: ContextSection =
+        layered("context", &recorded.context, &file.context, &flags.context)?;
+    let golden = flags.golden.clone().or(file.golden.clone());
+    let layer = ConfigFile {
+        golden_format: flags
+            .golden_format
+            .or(file.golden_format)
+            .or(golden.is_none().then_some(recorded.golden_format)),
+        golden: golden.or(Some(recorded.golden.clone())),
+        corpus: flags
+            .corpus
+            .clone()
+            .or(file.corpus.clone())
+            .or(Some(recorded.corpus.clone())),
+        out: flags.out.clone().or(file.out.clone()),
+        sweep,
+        embed,
+        context,
+        ..ConfigFile::default()
+    };
+    let under = ConfigFile {
+        llm: file.llm.clone().or(Some(recorded.llm.clone())),
+        ..ConfigFile::default()
+    };
+    let plan = Plan::resolve(under, layer, RunOptions::default(), jiff::Timestamp::now())?;
+    if plan.configs.len() != 1 {
+        let ids = plan.configs.iter().map(|c| c.id()).collect();
+        return Err(CheckError::NotOneConfiguration(ids).into());
+    }
+    let cuts = plan.sweep.cuts();
+    if !cuts.contains(&baseline.pick.cut) {
+        let given: Vec<String> = cuts.iter().map(|c| cut_text(*c)).collect();
+        return Err(CheckError::CutChanged {
+            baseline: cut_text(baseline.pick.cut),
+            given: given.join(", "),
+        }
+        .into());
+    }
+    Ok(plan)
+}
+
+/// The section `name`: `recorded` (the baseline's settings), then `file`'s keys over it, then
+/// `flags`' ([`merge`]).
+fn layered<R: Serialize, S: Serialize, T: DeserializeOwned>(
+    name: &str,
+    recorded: &R,
+    file: &S,
+    flags: &S,
+) -> Result<T, ConfigError> {
+    let under: Value = merge(name, recorded, file)?;
+    merge(name, &under, flags)
+}
+
+/// A cut in words: `k = 3`, `budget 1000`.
+fn cut_text(cut: Cut) -> String {
+    match cut {
+        Cut::K(k) => format!("k = {k}"),
+        Cut::Budget(b) => format!("budget {b}"),
+    }
+}
