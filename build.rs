@@ -37,7 +37,9 @@ fn main() {
     let pairs: Vec<String> = LIBRARIES
         .iter()
         .map(|n| {
-            let v = versions.get(n).map_or("unknown".to_string(), |v| v.join(","));
+            let v = versions
+                .get(n)
+                .map_or("unknown".to_string(), |v| v.join(","));
             format!("{n}={v}")
         })
         .collect();
@@ -46,7 +48,5 @@ fn main() {
 
 /// The quoted value of `line` when it starts with `key`.
 fn quoted<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.strip_prefix(key)?
-        .strip_prefix('"')?
-        .strip_suffix('"')
+    line.strip_prefix(key)?.strip_prefix('"')?.strip_suffix('"')
 }

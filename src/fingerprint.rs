@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::chunking::{Strategy, size_unit};
 use crate::chunking::semantic::SemanticSettings;
+use crate::chunking::{Strategy, size_unit};
 use crate::corpus::Corpus;
 use crate::golden::{GoldenSet, Question};
 use crate::retrieval::Bm25Settings;
@@ -256,9 +256,17 @@ mod tests {
     #[test]
     fn the_build_records_every_library_with_a_version() {
         let all = built_libraries();
-        for name in ["text-splitter", "pulldown-cmark", "bpe-openai", "unicode-segmentation"] {
+        for name in [
+            "text-splitter",
+            "pulldown-cmark",
+            "bpe-openai",
+            "unicode-segmentation",
+        ] {
             let v = &all[name];
-            assert!(v.chars().next().is_some_and(|c| c.is_ascii_digit()), "{name} {v}");
+            assert!(
+                v.chars().next().is_some_and(|c| c.is_ascii_digit()),
+                "{name} {v}"
+            );
         }
     }
 
@@ -269,9 +277,18 @@ mod tests {
             ChunkerFingerprint::new(Chunker::new(c, &spec, None, libs)).sha256
         };
         let base = fp(&cut(Strategy::Markdown, 256), &libraries("0.33.1"));
-        assert_eq!(base, fp(&cut(Strategy::Markdown, 256), &libraries("0.33.1")));
-        assert_ne!(base, fp(&cut(Strategy::Markdown, 128), &libraries("0.33.1")));
-        assert_ne!(base, fp(&cut(Strategy::Markdown, 256), &libraries("0.34.0")));
+        assert_eq!(
+            base,
+            fp(&cut(Strategy::Markdown, 256), &libraries("0.33.1"))
+        );
+        assert_ne!(
+            base,
+            fp(&cut(Strategy::Markdown, 128), &libraries("0.33.1"))
+        );
+        assert_ne!(
+            base,
+            fp(&cut(Strategy::Markdown, 256), &libraries("0.34.0"))
+        );
         // the fixed windows do not use text-splitter: its version is not part of them
         let fixed = fp(&cut(Strategy::Fixed, 32), &libraries("0.33.1"));
         assert_eq!(fixed, fp(&cut(Strategy::Fixed, 32), &libraries("0.34.0")));
@@ -303,7 +320,10 @@ mod tests {
         let moved = question_sha256(&question(11), &corpus("Intro. The blue sky"));
         assert_eq!(before, moved);
         // the evidence text changed: an edited question
-        assert_ne!(before, question_sha256(&question(4), &corpus("The grey sky")));
+        assert_ne!(
+            before,
+            question_sha256(&question(4), &corpus("The grey sky"))
+        );
         let mut answered = question(4);
         answered.answer = Some("blue".into());
         assert_eq!(before, question_sha256(&answered, &corpus("The blue sky")));

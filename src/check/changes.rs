@@ -64,7 +64,10 @@ pub struct NameChanges {
 
 impl NameChanges {
     /// Compares two maps of name → SHA-256, each list sorted by name.
-    pub fn between(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> NameChanges {
+    pub fn between(
+        before: &BTreeMap<String, String>,
+        after: &BTreeMap<String, String>,
+    ) -> NameChanges {
         NameChanges {
             added: after
                 .keys()
@@ -158,7 +161,11 @@ pub fn changes(baseline: Side<'_>, candidate: Side<'_>, now: &Fingerprints) -> C
 fn setting_changes(before: &ChunkerFingerprint, after: &ChunkerFingerprint) -> Vec<SettingChange> {
     let flat = |f: &ChunkerFingerprint| {
         let mut out = Vec::new();
-        flatten("", &serde_json::to_value(&f.chunker).expect("serialises"), &mut out);
+        flatten(
+            "",
+            &serde_json::to_value(&f.chunker).expect("serialises"),
+            &mut out,
+        );
         out
     };
     let (before, after) = (flat(before), flat(after));
@@ -252,7 +259,8 @@ mod tests {
     #[test]
     fn flattening_names_nested_settings_by_path() {
         let mut out = Vec::new();
-        let v = serde_json::json!({"chunk_size": 256, "bm25": {"k1": 1.2}, "tokenizer": "cl100k_base"});
+        let v =
+            serde_json::json!({"chunk_size": 256, "bm25": {"k1": 1.2}, "tokenizer": "cl100k_base"});
         flatten("", &v, &mut out);
         let names: Vec<(&str, &str)> = out.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert!(names.contains(&("chunk_size", "256")), "{names:?}");

@@ -144,7 +144,8 @@ pub fn check(
 ) -> Result<Check, CheckError> {
     settings.validate().map_err(CheckError::Invalid)?;
     let ids = |rows: &[QuestionRow]| rows.iter().map(|r| r.question_id.clone()).collect();
-    let (before_ids, now_ids): (Vec<String>, Vec<String>) = (ids(baseline.rows), ids(candidate.rows));
+    let (before_ids, now_ids): (Vec<String>, Vec<String>) =
+        (ids(baseline.rows), ids(candidate.rows));
     let changes = changes::changes(
         Side {
             config_id: baseline.config_id,

@@ -50,7 +50,9 @@ fn reasons(check: &Check) -> String {
         .reasons
         .iter()
         .map(|r| match r {
-            Reason::SignificantlyWorse => format!("significantly worse ({} at α = {})", sign_text(v), s.alpha),
+            Reason::SignificantlyWorse => {
+                format!("significantly worse ({} at α = {})", sign_text(v), s.alpha)
+            }
             Reason::WorseThanMargin => format!(
                 "worse by more than δ = {} (one-sided {}% upper bound of the difference {})",
                 s.margin,
@@ -116,7 +118,10 @@ fn worse_section(md: &mut String, check: &Check) {
         return;
     }
     let _ = writeln!(md, "## Questions that got worse ({})\n", worse.len());
-    let _ = writeln!(md, "| question | span recall (baseline → now) | where the evidence went |");
+    let _ = writeln!(
+        md,
+        "| question | span recall (baseline → now) | where the evidence went |"
+    );
     let _ = writeln!(md, "|---|---|---|");
     for q in worse.iter().take(LISTED) {
         let _ = writeln!(
@@ -136,7 +141,8 @@ fn worse_section(md: &mut String, check: &Check) {
 
 /// Where a worse question's evidence went, in words.
 pub fn fate_text(q: &QuestionPair) -> String {
-    let rank = |r: Option<usize>| r.map_or_else(|| "not ranked".to_string(), |r| format!("rank {r}"));
+    let rank =
+        |r: Option<usize>| r.map_or_else(|| "not ranked".to_string(), |r| format!("rank {r}"));
     match q.fate {
         Some(Fate::CutByBoundary) => "cut by a boundary: no chunk holds the evidence whole".into(),
         Some(Fate::RetrievedLower) => format!(
@@ -150,7 +156,9 @@ pub fn fate_text(q: &QuestionPair) -> String {
             rank(q.candidate.first_correct_rank),
             q.candidate.chunks_retrieved
         ),
-        Some(Fate::Missing) => "missing: no chunk in the retriever's list holds the evidence".into(),
+        Some(Fate::Missing) => {
+            "missing: no chunk in the retriever's list holds the evidence".into()
+        }
         None => String::new(),
     }
 }
@@ -170,7 +178,11 @@ fn changes_section(md: &mut String, check: &Check) {
     } else if ch.settings.is_empty() {
         format!("`{}` → `{}`", ch.baseline, ch.candidate)
     } else {
-        ch.settings.iter().map(setting).collect::<Vec<_>>().join("; ")
+        ch.settings
+            .iter()
+            .map(setting)
+            .collect::<Vec<_>>()
+            .join("; ")
     };
     let _ = writeln!(md, "- Chunker: {chunker}.");
     if let Some(corpus) = &c.corpus {
@@ -202,18 +214,27 @@ fn names(n: &NameChanges, changed: &str) -> String {
         return "unchanged".into();
     }
     let list = |v: &[String]| {
-        let mut s = v.iter().take(LISTED).map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
+        let mut s = v
+            .iter()
+            .take(LISTED)
+            .map(|x| format!("`{x}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         if v.len() > LISTED {
             let _ = write!(s, " … and {} more", v.len() - LISTED);
         }
         s
     };
-    [(changed, &n.changed), ("added", &n.added), ("removed", &n.removed)]
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(what, v)| format!("{what} ({}): {}", v.len(), list(v)))
-        .collect::<Vec<_>>()
-        .join("; ")
+    [
+        (changed, &n.changed),
+        ("added", &n.added),
+        ("removed", &n.removed),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(what, v)| format!("{what} ({}): {}", v.len(), list(v)))
+    .collect::<Vec<_>>()
+    .join("; ")
 }
 
 /// The JUnit XML file: one test suite `chunksweep check` with one test case, `gate`, failed when
@@ -234,7 +255,10 @@ pub fn junit(check: &Check) -> String {
     let _ = writeln!(
         xml,
         "    <testcase classname=\"chunksweep.check\" name=\"{}\">",
-        escape(&format!("{} vs {} at {}", check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut))
+        escape(&format!(
+            "{} vs {} at {}",
+            check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut
+        ))
     );
     if failed {
         let _ = writeln!(
@@ -243,7 +267,11 @@ pub fn junit(check: &Check) -> String {
             escape(&headline(check))
         );
     }
-    let _ = writeln!(xml, "      <system-out>{}</system-out>", escape(&markdown(check)));
+    let _ = writeln!(
+        xml,
+        "      <system-out>{}</system-out>",
+        escape(&markdown(check))
+    );
     xml.push_str("    </testcase>\n  </testsuite>\n</testsuites>\n");
     xml
 }
@@ -302,6 +330,9 @@ mod tests {
 
     #[test]
     fn xml_special_characters_are_escaped() {
-        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(
+            escape("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
+        );
     }
 }

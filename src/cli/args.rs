@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use chunksweep::check::verdict::GateSettings;
 use chunksweep::config::{
     ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
     SweepSection,
 };
-use chunksweep::check::verdict::GateSettings;
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
 

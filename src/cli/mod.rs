@@ -140,7 +140,9 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive
         && !out.check.verdict.fails
     {
-        eprintln!("warning: the check is inconclusive (see check.md); it passes unless --fail-on-inconclusive");
+        eprintln!(
+            "warning: the check is inconclusive (see check.md); it passes unless --fail-on-inconclusive"
+        );
     }
     Ok(ExitCode::from(out.check.exit_code()))
 }

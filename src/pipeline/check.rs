@@ -122,10 +122,7 @@ pub fn check(
 ) -> Result<Checked, Error> {
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
-    request
-        .settings
-        .validate()
-        .map_err(CheckError::Invalid)?;
+    request.settings.validate().map_err(CheckError::Invalid)?;
     let baseline = Baseline::open(&request.baseline)?;
     let plan = candidate_plan(&baseline, request)?;
     let rt = runtime()?;
@@ -142,7 +139,12 @@ pub fn check(
         .find(|c| c.cut == cut)
         .expect("the plan holds the baseline's cut")
         .questions;
-    let chunker = Chunker::new(&candidate, &plan.sweep, plan.embed.as_ref(), &built_libraries());
+    let chunker = Chunker::new(
+        &candidate,
+        &plan.sweep,
+        plan.embed.as_ref(),
+        &built_libraries(),
+    );
     let now = Fingerprints::new(chunker, &swept.corpus, &swept.golden);
     let baseline_id = baseline.pick.id();
     let candidate_id = candidate.id();
