@@ -86,11 +86,17 @@ fn write_manifest(run: &Path, m: &Value) {
     .unwrap();
 }
 
-#[test]
-fn the_unchanged_chunker_passes() {
+/// A temporary folder holding the baseline in `base/`.
+fn baseline_in_temp() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base");
     baseline(&base);
+    (dir, base)
+}
+
+#[test]
+fn the_unchanged_chunker_passes() {
+    let (dir, base) = baseline_in_temp();
     let (code, stdout, stderr, json) = check(&base, &dir.path().join("now"), &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
@@ -116,9 +122,7 @@ fn the_unchanged_chunker_passes() {
 
 #[test]
 fn fixed_32_against_a_markdown_256_baseline_is_a_regression_naming_the_questions() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let junit = dir.path().join("junit.xml");
     let out = dir.path().join("now");
     let (code, stdout, _, json) = check(
@@ -176,9 +180,7 @@ fn fixed_32_against_a_markdown_256_baseline_is_a_regression_naming_the_questions
 
 #[test]
 fn removed_and_edited_questions_are_listed_and_the_shared_ones_compared() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let text = std::fs::read_to_string(root().join("datasets/handbook-golden.jsonl")).unwrap();
     let golden: String = text
         .lines()
@@ -224,9 +226,7 @@ fn removed_and_edited_questions_are_listed_and_the_shared_ones_compared() {
 
 #[test]
 fn a_changed_corpus_file_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let corpus = dir.path().join("corpus");
     std::fs::create_dir(&corpus).unwrap();
     for entry in std::fs::read_dir(root().join("datasets/handbook")).unwrap() {
@@ -268,9 +268,7 @@ fn a_changed_corpus_file_is_named() {
 
 #[test]
 fn a_baseline_without_sweep_questions_or_without_its_settings_is_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let questions = std::fs::read(base.join("sweep_questions.csv")).unwrap();
     std::fs::remove_file(base.join("sweep_questions.csv")).unwrap();
     let (code, stdout, stderr, _) = check(&base, &dir.path().join("a"), &[]);
@@ -299,9 +297,7 @@ fn a_baseline_without_sweep_questions_or_without_its_settings_is_exit_2() {
 
 #[test]
 fn no_question_shared_is_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let text = std::fs::read_to_string(root().join("datasets/handbook-golden.jsonl")).unwrap();
     let path = dir.path().join("golden.jsonl");
     std::fs::write(&path, text.replace("\"id\": \"q-", "\"id\": \"new-")).unwrap();
@@ -359,9 +355,7 @@ fn missed(base: &Path) -> Vec<String> {
 
 #[test]
 fn one_question_of_forty_is_no_regression_and_max_drop_catches_a_large_drop() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let missed = missed(&base);
     assert!(missed.len() >= 3, "{missed:?}");
     raise(&base, &[&missed[0]]);
@@ -416,9 +410,7 @@ fn one_question_of_forty_is_no_regression_and_max_drop_catches_a_large_drop() {
 
 #[test]
 fn the_chunker_fingerprint_changes_with_a_setting_or_a_splitting_library_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let mut m = manifest(&base);
     let recorded: ChunkerFingerprint =
         serde_json::from_value(m["fingerprints"]["chunker"].clone()).unwrap();
@@ -450,9 +442,7 @@ fn the_chunker_fingerprint_changes_with_a_setting_or_a_splitting_library_version
 
 #[test]
 fn a_baseline_written_before_fingerprints_is_checked_by_question_id_with_a_warning() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let mut m = manifest(&base);
     m["schema_version"] = 1.into();
     m.as_object_mut().unwrap().remove("fingerprints");
@@ -482,9 +472,7 @@ fn a_baseline_written_before_fingerprints_is_checked_by_question_id_with_a_warni
 
 #[test]
 fn flags_giving_two_chunkers_or_another_cut_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().join("base");
-    baseline(&base);
+    let (dir, base) = baseline_in_temp();
     let (code, _, stderr, _) = check(&base, &dir.path().join("a"), &["--sizes", "128,256"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("check tests one chunker, but the flags and config file give 2 (markdown-128-o19-none-bm25, markdown-256-o38-none-bm25)"), "{stderr}");
