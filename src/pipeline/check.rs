@@ -41,7 +41,8 @@ use record::RunRecord;
 pub struct CheckRequest {
     /// The baseline run folder.
     pub baseline: PathBuf,
-    /// A config file (its inputs, `out` and `[sweep]` section are read).
+    /// A config file: its inputs, `out`, `[sweep]`, `[embed]`, `[context]` and `[llm]`
+    /// sections are laid over the baseline's recorded settings.
     pub config: Option<PathBuf>,
     /// The flags: `corpus`, `golden`, `golden_format`, `out` and the `[sweep]` section's.
     pub flags: ConfigFile,

@@ -14,6 +14,10 @@
 //!   ([`RunRecord::warnings`]); only `corpus` and `golden`, which have no default, are errors;
 //! - a newer schema is an error ([`ReadError::NewerSchema`]).
 //!
+//! The same holds for `fingerprints` (since schema 2: the pick's chunker, each document, each
+//! question; [`crate::fingerprint`]): a current manifest without them is an error, an older one
+//! is read without them and one warning says what `chunksweep check` then cannot tell.
+//!
 //! Adding a setting therefore means raising [`MANIFEST_SCHEMA`], so that the run folders written
 //! before read it as its default, with a warning.
 
