@@ -200,9 +200,9 @@ impl Fingerprints {
 
 /// SHA-256 of what a question's retrieval scores depend on: its text, and for each evidence
 /// span every acceptable location as its document id and its text in the corpus, each field
-/// prefixed with its length in bytes. The reference answer and the type tag are not part of it
-/// (no retrieval metric reads them), and neither are the locations' offsets: a document edited
-/// elsewhere moves a span without changing the question.
+/// prefixed with its length in bytes. The reference answer, the type tag and the origin (drafted,
+/// reviewed) are not part of it (no retrieval metric reads them), and neither are the locations'
+/// offsets: a document edited elsewhere moves a span without changing the question.
 pub fn question_sha256(question: &Question, corpus: &Corpus) -> String {
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
@@ -314,6 +314,7 @@ mod tests {
             }],
             answer: None,
             question_type: None,
+            origin: Default::default(),
         };
         let before = question_sha256(&question(4), &corpus("The blue sky"));
         // the document grew before the span: the same question
