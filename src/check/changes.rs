@@ -96,7 +96,7 @@ impl NameChanges {
 /// Everything that changed since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Changes {
-    /// Whether the baseline's manifest records fingerprints (schema 3 and later). Without them
+    /// Whether the baseline's manifest records fingerprints (schema 4 and later). Without them
     /// the corpus cannot be compared and questions are matched by id alone.
     pub baseline_fingerprinted: bool,
     /// The chunker.

@@ -14,7 +14,7 @@
 //!   ([`RunRecord::warnings`]); only `corpus` and `golden`, which have no default, are errors;
 //! - a newer schema is an error ([`ReadError::NewerSchema`]).
 //!
-//! The same holds for `fingerprints` (since schema 3: the pick's chunker, each document, each
+//! The same holds for `fingerprints` (since schema 4: the pick's chunker, each document, each
 //! question; [`crate::fingerprint`]): a current manifest without them is an error, an older one
 //! is read without them and one warning says what `chunksweep check` then cannot tell.
 //!
@@ -120,7 +120,7 @@ pub struct RunRecord {
     /// recorded and are empty. Server URLs are as recorded, credentials redacted.
     pub plan: Plan,
     /// The fingerprints of the run's pick, corpus and golden set (`None` for a manifest older
-    /// than schema 3, which has none; a warning says so).
+    /// than schema 4, which has none; a warning says so).
     pub fingerprints: Option<Fingerprints>,
     /// One line per setting the manifest lacks that was read as its default, naming it and the
     /// value used, and one when it lacks its fingerprints (only for a manifest older than
