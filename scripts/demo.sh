@@ -6,7 +6,8 @@
 # report) on the sample handbook (the sweep takes a second; the run's time is the model's), and
 # stop the servers. Each step prints how long it took. Measured on a fresh clone with empty HOME
 # and CARGO_HOME on an idle two-core machine: servers 15 s, build 2 min 29 s, run 2 min 54 s,
-# 5 min 38 s in all (under load average 14 to 17: build 16 min 15 s, run 35 min 22 s).
+# 5 min 38 s in all, with the grid then ending at 512 tokens (under load average 14 to 17: build
+# 16 min 15 s, run 35 min 22 s); with today's grid to 1,024 the run took 11 min 58 s at load 4 to 8.
 # Prerequisites: see scripts/local-models.sh (Linux x86-64 with AVX2, Python >= 3.10, libgomp1,
 # curl) and the Rust toolchain. Results go to results/<run-id>/; extra arguments go to
 # `chunksweep run`.
@@ -34,6 +35,6 @@ cargo build --locked
 say "built after $(since "$step")"
 
 step=$SECONDS
-say "running the handbook through the local servers (114 chat calls planned: took 2 min 54 s on 2 idle cores)"
+say "running the handbook through the local servers (114 chat calls planned: 11 min 58 s on 2 cores at load 4 to 8)"
 cargo run --locked --quiet -- run --config datasets/handbook-local.toml "$@"
 say "run finished after $(since "$step"); the demo took $(since 0) in all"

@@ -71,7 +71,7 @@ impl Inputs {
 ///
 /// 1: the resolved plan under `config`, and `command`; 2: `[judge] min_judged_answers`;
 /// 3: `[selection] delta` (the non-inferiority margin of the `equivalence` rule);
-/// 4: `fingerprints`.
+/// 4: `fingerprints`, and the Batch API settings (`[llm] batch`, each model's `batch_discount`).
 pub const MANIFEST_SCHEMA: u32 = 4;
 
 /// The manifest of a run.
