@@ -2,7 +2,9 @@
 //! changed by one word and invented are kept, kept with the document's own text and offsets,
 //! rejected and rejected; the summary and the drafting CSV count them; `validate` accepts the
 //! output; `--dry-run` sends nothing; a run killed midway resumes without repeating a finished
-//! call; with an embeddings model, near-duplicate questions are found by cosine.
+//! call; with an embeddings model, near-duplicate questions are found by cosine; an unreadable
+//! reply is counted as sent and unusable; a run keeping no item fails without a golden set;
+//! replies cut at the token cap are reported as cut.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -96,14 +98,20 @@ impl Scripted {
     }
 }
 
+/// The document a drafting prompt names and the scripted reply for it.
+fn scripted_reply(req: &Request) -> (&'static str, Value) {
+    let text = prompt_text(req);
+    let (doc, question, answer, quote) = REPLIES
+        .iter()
+        .find(|(doc, ..)| text.contains(&format!("Document: {doc}\n")))
+        .expect("a prompt naming one of the documents");
+    let reply = json!({"question": question, "answer": answer, "evidence": [quote]});
+    (doc, reply)
+}
+
 impl Respond for Scripted {
     fn respond(&self, req: &Request) -> ResponseTemplate {
-        let text = prompt_text(req);
-        let (_, question, answer, quote) = REPLIES
-            .iter()
-            .find(|(doc, ..)| text.contains(&format!("Document: {doc}\n")))
-            .expect("a prompt naming one of the documents");
-        let reply = json!({"question": question, "answer": answer, "evidence": [quote]});
+        let (_, reply) = scripted_reply(req);
         let template =
             ResponseTemplate::new(200).set_body_json(chat_body(&reply.to_string(), Some((50, 20))));
         let n = self.answered.fetch_add(1, Ordering::SeqCst);
@@ -170,7 +178,9 @@ async fn exact_and_respaced_quotes_are_kept_with_true_text_and_near_misses_rejec
     // The summary counts what the files hold: 4 drafted, 2 kept, 2 quotes not found.
     assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");
     assert!(
-        stdout.contains("4 call(s) sent, 0 from the cache, 0 failed"),
+        stdout.contains(
+            "4 call(s) sent, 0 from the cache; 0 answered but unusable, 0 without a reply)"
+        ),
         "{stdout}"
     );
     assert!(
@@ -336,7 +346,9 @@ async fn a_run_killed_midway_resumes_without_repeating_finished_calls() {
     let stdout = run_ok(&mut draft_command(root, &corpus, &config));
     assert_eq!(server.received_requests().await.unwrap().len(), 3 + 2);
     assert!(
-        stdout.contains("2 call(s) sent, 2 from the cache, 0 failed"),
+        stdout.contains(
+            "2 call(s) sent, 2 from the cache; 0 answered but unusable, 0 without a reply)"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");
@@ -446,4 +458,167 @@ async fn the_answer_check_rejects_an_answer_the_model_says_its_evidence_does_not
     );
     let kept = jsonl(&root.join("golden.jsonl"));
     assert_eq!(kept[0]["evidence"][0]["doc"], "exact.md");
+}
+
+/// Answers each drafting prompt with the chat body `reply(document, scripted reply)` builds.
+struct Replying(fn(&str, Value) -> Value);
+
+impl Respond for Replying {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let (doc, reply) = scripted_reply(req);
+        ResponseTemplate::new(200).set_body_json((self.0)(doc, reply))
+    }
+}
+
+async fn replying_server(reply: fn(&str, Value) -> Value) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Replying(reply))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn run_failing(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// The drafting CSV's (doc, outcome, detail) per row, sorted by document.
+fn csv_outcomes(path: &Path) -> Vec<(String, String, String)> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let mut rows: Vec<(String, String, String)> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[1].to_string(), r[7].to_string(), r[8].to_string())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_reply_counts_as_sent_and_unusable_and_its_tokens_as_spent() {
+    // The lunch passage gets prose instead of JSON; every reply reports 50 + 20 tokens.
+    let server = replying_server(|doc, reply| {
+        let content = match doc {
+            "invented.md" => "I am not sure which question to ask here.".to_string(),
+            _ => reply.to_string(),
+        };
+        chat_body(&content, Some((50, 20)))
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let config = write_config(root, &server);
+    // $1,000 per million tokens both ways: 70 tokens cost $0.07 a call.
+    let priced = std::fs::read_to_string(&config).unwrap()
+        + "input_usd_per_mtok = 1000.0\noutput_usd_per_mtok = 1000.0\n";
+    std::fs::write(&config, priced).unwrap();
+    let stdout = run_ok(&mut draft_command(root, &corpus, &config));
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 4);
+    // All 4 were sent and paid for; the unreadable one is counted as such.
+    assert!(stdout.contains("drafted 4 item(s), kept 2"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "(4 call(s) sent, 0 from the cache; 1 answered but unusable, 0 without a reply, $0.2800)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  rejected, {:<20} 1\n", "no_reply")),
+        "{stdout}"
+    );
+    // The schema sent forbids keys of the model's own and requires the three it asks for.
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert_eq!(schema["additionalProperties"], json!(false));
+    assert_eq!(
+        schema["required"],
+        json!(["question", "answer", "evidence"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_keeps_no_item_fails_names_the_counts_and_writes_no_golden_set() {
+    // Every quote is invented: each item is rejected by the quote filter.
+    let server = replying_server(|_, mut reply| {
+        reply["evidence"] = json!(["This sentence is in none of the documents at all."]);
+        chat_body(&reply.to_string(), Some((50, 20)))
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let config = write_config(root, &server);
+    let stderr = run_failing(&mut draft_command(root, &corpus, &config));
+    let (out, csv) = (root.join("golden.jsonl"), root.join("golden.draft.csv"));
+    assert!(
+        stderr.contains(&format!(
+            "kept 0 of 4 drafted item(s), no golden set written to {}: rejected by filter quote_not_found 4; each item's outcome is in {}",
+            out.display(),
+            csv.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let outcomes = csv_outcomes(&csv);
+    assert_eq!(outcomes.len(), 4);
+    assert!(
+        outcomes.iter().all(|(_, o, _)| o == "quote_not_found"),
+        "{outcomes:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_cut_at_max_tokens_are_reported_as_cut_and_no_usable_reply_fails_with_the_csv() {
+    // Every reply is cut at the token cap mid-question.
+    let server = replying_server(|_, _| {
+        let mut body = chat_body(
+            "{\"answer\": \"Fourteen days\", \"evidence\": [\"The re",
+            Some((50, 400)),
+        );
+        body["choices"][0]["finish_reason"] = json!("length");
+        body
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let config = write_config(root, &server);
+    let stderr = run_failing(&mut draft_command(root, &corpus, &config));
+    // A cut reply is not asked again: one call per passage.
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    let (out, csv) = (root.join("golden.jsonl"), root.join("golden.draft.csv"));
+    let cut = "no usable reply: finish_reason length (cut at max_tokens)";
+    assert!(
+        stderr.contains(&format!(
+            "no usable reply (4 calls answered, none readable; 0 got no reply) from {}/v1; the first error: {cut}; each item's outcome is in {}",
+            server.uri(),
+            csv.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    // The CSV is written all the same, each item with its outcome.
+    let outcomes = csv_outcomes(&csv);
+    assert_eq!(
+        outcomes,
+        ["changed.md", "exact.md", "invented.md", "spaced.md"].map(|d| (
+            d.to_string(),
+            "no_reply".to_string(),
+            cut.to_string()
+        ))
+    );
 }

@@ -141,10 +141,11 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
         } => {
             let kept = drafted.kept().count();
             println!(
-                "drafted {} item(s), kept {kept}, in {wall_s:.1} s ({} call(s) sent, {} from the cache, {} failed{})",
+                "drafted {} item(s), kept {kept}, in {wall_s:.1} s ({} call(s) sent, {} from the cache; {} answered but unusable, {} without a reply{})",
                 drafted.items.len(),
                 drafted.sent_calls,
                 drafted.cached_calls,
+                drafted.unusable_calls,
                 drafted.failed_calls,
                 drafted
                     .spent_usd

@@ -77,7 +77,8 @@ fn client_configs(config: Option<&Path>) -> Result<(ClientConfig, ConfigFile), E
 ///
 /// # Errors
 /// [`Error::Config`] and [`Error::Corpus`] for the inputs; [`Error::Draft`] for the budget, the
-/// client, the calls and the files.
+/// client, the calls and the files, and for a run that kept no item (after writing the drafting
+/// CSV: [`Drafted::failure`]).
 pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Error> {
     let started = Instant::now();
     let (llm, file) = client_configs(req.config.as_deref())?;
@@ -148,6 +149,9 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
         events,
     ))?;
     let csv = draft::output::write(&req.out, &corpus, &drafted)?;
+    if let Some(failure) = drafted.failure(&server, &req.out, &csv) {
+        return Err(failure.into());
+    }
     Ok(DraftOutcome::Drafted {
         drafted: Box::new(drafted),
         out: req.out.clone(),

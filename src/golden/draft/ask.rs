@@ -23,7 +23,13 @@ pub fn prompt_sha256(template: &str) -> String {
 /// The schema of a drafted item: `{"question", "answer", "evidence": [strings]}`, with at most
 /// `max_quotes` quotes and bounded lengths (in characters: question 300, answer 500, quote 1,000),
 /// so that a server that enforces the schema (llama.cpp's grammar) cannot ramble to the token
-/// cap. A server that does not enforce it is still checked by the filters.
+/// cap. `"additionalProperties": false`: without it llama.cpp's grammar lets a model add keys of
+/// its own until the token cap. A server that does not enforce the schema is still checked by the
+/// filters.
+///
+/// serde_json sends the properties sorted (answer, evidence, question: the crate is built without
+/// `preserve_order`), so a grammar-constrained model writes the question last, whatever order the
+/// prompt asks for; the reply is read by key, so only the model's order of thought changes.
 pub fn draft_schema(max_quotes: usize) -> Value {
     json!({
         "type": "object",
@@ -37,11 +43,12 @@ pub fn draft_schema(max_quotes: usize) -> Value {
                 "maxItems": max_quotes
             }
         },
-        "required": ["question", "answer", "evidence"]
+        "required": ["question", "answer", "evidence"],
+        "additionalProperties": false
     })
 }
 
-/// The schema of the answer check: `{"supported": "yes" | "no", "reason"}`.
+/// The schema of the answer check: `{"supported": "yes" | "no", "reason"}`, no other key.
 pub fn check_schema() -> Value {
     json!({
         "type": "object",
@@ -49,7 +56,8 @@ pub fn check_schema() -> Value {
             "supported": {"type": "string", "enum": ["yes", "no"]},
             "reason": {"type": "string"}
         },
-        "required": ["supported"]
+        "required": ["supported"],
+        "additionalProperties": false
     })
 }
 

@@ -25,6 +25,7 @@ pub mod verify;
 pub mod words;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use thiserror::Error;
 
@@ -130,15 +131,39 @@ pub enum DraftError {
     /// The client could not be built, or the server refused the key or the model.
     #[error("{0}")]
     Llm(#[from] LlmError),
-    /// Every drafting call failed.
-    #[error("no drafting call succeeded ({calls} tried) at {server}; the first error: {error}")]
-    NothingAnswered {
-        /// Calls tried.
-        calls: usize,
+    /// No drafting call gave a usable reply: each was answered with nothing readable (no JSON,
+    /// a reply cut at the token cap) or got no reply at all. The drafting CSV is written.
+    #[error(
+        "no usable reply ({answered} calls answered, none readable; {failed} got no reply) from {server}; the first error: {error}; each item's outcome is in {}",
+        csv.display()
+    )]
+    NoUsableReply {
+        /// Calls answered with a reply that could not be used.
+        answered: usize,
+        /// Calls that got no reply (after the client's retries).
+        failed: usize,
         /// The server, credentials redacted.
         server: String,
         /// The first call's error.
         error: String,
+        /// The drafting CSV written.
+        csv: std::path::PathBuf,
+    },
+    /// Replies were usable, but the filters rejected every item: no golden set is written.
+    #[error(
+        "kept 0 of {items} drafted item(s), no golden set written to {}: rejected by filter {rejected}; each item's outcome is in {}",
+        out.display(),
+        csv.display()
+    )]
+    NothingKept {
+        /// Items drafted.
+        items: usize,
+        /// The non-zero counts per filter, `name N, name N`.
+        rejected: String,
+        /// The golden set that was not written.
+        out: std::path::PathBuf,
+        /// The drafting CSV written.
+        csv: std::path::PathBuf,
     },
     /// The output could not be written.
     #[error("cannot write {path}: {source}")]
@@ -152,7 +177,8 @@ pub enum DraftError {
 }
 
 impl DraftError {
-    /// Usage (2) for the input, the budget and the key; failure (1) otherwise.
+    /// Usage (2) for the input, the budget and the key; failure (1) otherwise (a run that keeps
+    /// no item included).
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         use crate::exit::ExitClass;
         match self {
@@ -160,7 +186,9 @@ impl DraftError {
             | DraftError::Unpriced { .. }
             | DraftError::OverBudget { .. } => ExitClass::Usage,
             DraftError::Llm(e) => e.exit_class(),
-            DraftError::NothingAnswered { .. } | DraftError::Write { .. } => ExitClass::Failure,
+            DraftError::NoUsableReply { .. }
+            | DraftError::NothingKept { .. }
+            | DraftError::Write { .. } => ExitClass::Failure,
         }
     }
 }
@@ -236,12 +264,18 @@ pub struct Drafted {
     pub prompt_sha256: String,
     /// Calls answered from the cache (nothing sent).
     pub cached_calls: usize,
-    /// Calls sent and answered with a usable reply.
+    /// Calls sent (every call not answered from the cache): usable replies, unusable replies
+    /// and calls that got no reply.
     pub sent_calls: usize,
-    /// Calls that failed for good (after the client's retries) or whose reply held no usable
-    /// JSON: never cached, so a rerun sends them again.
+    /// Calls answered with a reply that could not be used (no readable JSON, a reply cut at the
+    /// token cap, JSON without a usable question, answer or evidence): their tokens were spent; never cached, so a rerun sends them again.
+    pub unusable_calls: usize,
+    /// Calls that got no reply (after the client's retries): never cached either.
     pub failed_calls: usize,
-    /// USD spent on sent calls (`None` without a price).
+    /// The first drafting call's error, if any.
+    pub first_error: Option<String>,
+    /// USD spent on sent calls, unusable replies included (`None` when no sent call has a
+    /// price).
     pub spent_usd: Option<f64>,
 }
 
@@ -266,14 +300,45 @@ impl Drafted {
         }
         counts
     }
+
+    /// `None` when at least one item was kept; else why the run failed: no usable reply at all
+    /// ([`DraftError::NoUsableReply`]) or every item rejected by a filter
+    /// ([`DraftError::NothingKept`]). `server` is named in the first, `out` (not written) in the
+    /// second, `csv` (written) in both.
+    pub fn failure(&self, server: &str, out: &Path, csv: &Path) -> Option<DraftError> {
+        if self.kept().next().is_some() {
+            return None;
+        }
+        if self.items.iter().all(|i| i.reply.is_none()) {
+            return Some(DraftError::NoUsableReply {
+                answered: self.unusable_calls,
+                failed: self.failed_calls,
+                server: server.to_string(),
+                error: self.first_error.clone().unwrap_or_default(),
+                csv: csv.to_path_buf(),
+            });
+        }
+        let rejected: Vec<String> = self
+            .rejected()
+            .into_iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(reason, n)| format!("{} {n}", reason.name()))
+            .collect();
+        Some(DraftError::NothingKept {
+            items: self.items.len(),
+            rejected: rejected.join(", "),
+            out: out.to_path_buf(),
+            csv: csv.to_path_buf(),
+        })
+    }
 }
 
 #[derive(Default)]
 struct Calls {
     cached: usize,
     sent: usize,
+    unusable: usize,
     failed: usize,
-    spent: Option<f64>,
 }
 
 impl Calls {
@@ -282,13 +347,29 @@ impl Calls {
             self.cached += 1;
         } else {
             self.sent += 1;
-            self.spent = match (self.spent, record.cost_usd) {
-                (None, c) if self.sent == 1 => c,
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
         }
     }
+
+    /// A call that ended in `error`: sent all the same; answered but unusable when the error is
+    /// the server's answer ([`LlmError::is_result`]), else without a reply.
+    fn add_error(&mut self, error: &LlmError) {
+        self.sent += 1;
+        if error.is_result() {
+            self.unusable += 1;
+        } else {
+            self.failed += 1;
+        }
+    }
+}
+
+/// USD of the sent calls in `records` that have a price; `None` when none has.
+fn spent(records: &[crate::llm::CallRecord]) -> Option<f64> {
+    let costs: Vec<f64> = records
+        .iter()
+        .filter(|r| !r.cache_hit)
+        .filter_map(|r| r.cost_usd)
+        .collect();
+    (!costs.is_empty()).then(|| costs.iter().sum())
 }
 
 /// Sends the planned calls (all at once: the client's limits pace them), checks every reply and
@@ -296,7 +377,7 @@ impl Calls {
 ///
 /// # Errors
 /// [`DraftError::Llm`] when the server refuses the key or the model (no more results are
-/// awaited); [`DraftError::NothingAnswered`] when every drafting call failed.
+/// awaited). A run with no usable reply is returned as it is: see [`Drafted::failure`].
 pub async fn run(
     corpus: &Corpus,
     planned: Planned,
@@ -354,11 +435,15 @@ pub async fn run(
                         let checked = verify::check(&reply, &passage, corpus, &mut finder, limits);
                         (Some(reply), checked)
                     }
-                    Err(rejection) => (None, Err(rejection)),
+                    Err(rejection) => {
+                        calls.unusable += 1;
+                        first_error.get_or_insert_with(|| rejection.1.clone());
+                        (None, Err(rejection))
+                    }
                 }
             }
             Err(e) => {
-                calls.failed += 1;
+                calls.add_error(&e);
                 first_error.get_or_insert_with(|| e.to_string());
                 (None, Err((Reason::NoReply, e.to_string())))
             }
@@ -370,25 +455,20 @@ pub async fn run(
             outcome,
         });
     }
-    if items.iter().all(|i| i.reply.is_none())
-        && let Some(error) = first_error
-    {
-        return Err(DraftError::NothingAnswered {
-            calls: items.len(),
-            server: client.base_url().to_string(),
-            error,
-        });
-    }
     check_answers(&mut items, settings, client, &mut calls).await?;
     near_duplicates(&mut items, settings, embedder, &mut calls).await?;
+    let mut records = client.records();
+    records.extend(embedder.map(LlmClient::records).unwrap_or_default());
     Ok(Drafted {
         items,
         model: settings.model.clone(),
         prompt_sha256: ask::prompt_sha256(ask::DRAFT_PROMPT),
         cached_calls: calls.cached,
         sent_calls: calls.sent,
+        unusable_calls: calls.unusable,
         failed_calls: calls.failed,
-        spent_usd: calls.spent,
+        first_error,
+        spent_usd: spent(&records),
     })
 }
 
@@ -446,7 +526,7 @@ async fn check_answers(
             }
             Err(e) if e.stops_run() => return Err(e.into()),
             Err(e) => {
-                calls.failed += 1;
+                calls.add_error(&e);
                 Err((Reason::NoReply, format!("answer check failed: {e}")))
             }
         };

@@ -88,7 +88,8 @@ struct CsvRow<'a> {
     whitespace_forgiven: usize,
 }
 
-/// Writes the kept items to `out` (JSONL) and every item to [`csv_path`] (columns id, doc,
+/// Writes the kept items to `out` (JSONL; not written when no item was kept, so no empty golden
+/// set is left for `validate` to refuse) and every item to [`csv_path`] (columns id, doc,
 /// passage_start, passage_end (code points), position, kind, length, outcome (`kept` or the
 /// filter's name), detail, question, whitespace_forgiven (quotes found only after collapsing
 /// whitespace)). Returns the CSV's path.
@@ -108,7 +109,9 @@ pub fn write(out: &Path, corpus: &Corpus, drafted: &Drafted) -> Result<PathBuf, 
         text.push_str(&serde_json::to_string(&line).expect("a drafted line serialises"));
         text.push('\n');
     }
-    std::fs::write(out, text).map_err(fail(out))?;
+    if !text.is_empty() {
+        std::fs::write(out, text).map_err(fail(out))?;
+    }
     let csv = csv_path(out);
     let mut w = csv::Writer::from_writer(Vec::new());
     for item in &drafted.items {

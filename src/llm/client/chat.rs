@@ -116,7 +116,8 @@ impl LlmClient {
     ///
     /// # Errors
     /// As [`chat`](Self::chat), plus [`LlmError::NoJson`] when the reply holds no usable JSON (the
-    /// call's tokens and cost are still recorded). If every mode is refused, the last refusal.
+    /// call's tokens and cost are still recorded), and [`LlmError::NoContent`] (`finish_reason
+    /// length (cut at max_tokens)`) for a reply cut at `max_tokens` when `req.reject_truncated`. If every mode is refused, the last refusal.
     pub async fn chat_json(
         &self,
         stage: &str,
@@ -179,9 +180,16 @@ impl LlmClient {
                 Ok(sent) => {
                     let mode = sent.mode.unwrap_or(floor);
                     self.remember_format(&req.model, mode).await;
-                    let (text, _) = sent.reply.first().unwrap_or_default();
+                    let (text, finish) = sent.reply.first().unwrap_or_default();
                     let tokens = chat_tokens(sent.reply.usage.as_ref(), est_prompt, &text);
-                    match parse_json_checked(&text, schema) {
+                    let read = match cut(finish.as_deref(), req.reject_truncated) {
+                        Some(reason) => Err(LlmError::NoContent { reason }),
+                        None => parse_json_checked(&text, schema).map_err(|why| LlmError::NoJson {
+                            reason: why.to_string(),
+                            excerpt: self.scrub(&text.chars().take(200).collect::<String>()),
+                        }),
+                    };
+                    match read {
                         Ok(value) => {
                             let note = self
                                 .settle(
@@ -202,13 +210,9 @@ impl LlmClient {
                                 record,
                             });
                         }
-                        Err(why) => {
+                        Err(err) => {
                             self.limiter(&req.model)
                                 .correct(sent.debited, tokens.prompt + tokens.completion);
-                            let err = LlmError::NoJson {
-                                reason: why.to_string(),
-                                excerpt: self.scrub(&text.chars().take(200).collect::<String>()),
-                            };
                             let mut record = self.build_ok(&ctx, att, &tokens, Some(mode));
                             record.error = Some(err.to_string());
                             self.push(record);
@@ -236,14 +240,18 @@ impl LlmClient {
 /// Why a chat reply is no reply: empty or null content, a `content_filter` finish, or (when
 /// `reject_truncated`) a `length` finish. `None` for a usable reply.
 fn unusable(content: &str, finish: Option<&str>, reject_truncated: bool) -> Option<String> {
-    match finish {
-        Some("content_filter") => Some("finish_reason content_filter".into()),
-        Some("length") if reject_truncated => {
-            Some("finish_reason length (cut at max_tokens)".into())
-        }
-        _ if content.trim().is_empty() => Some("empty content".into()),
-        _ => None,
+    if finish == Some("content_filter") {
+        return Some("finish_reason content_filter".into());
     }
+    cut(finish, reject_truncated)
+        .or_else(|| content.trim().is_empty().then(|| "empty content".into()))
+}
+
+/// `finish_reason length (cut at max_tokens)` for a reply cut at `max_tokens` when
+/// `reject_truncated`; `None` otherwise.
+fn cut(finish: Option<&str>, reject_truncated: bool) -> Option<String> {
+    (reject_truncated && finish == Some("length"))
+        .then(|| "finish_reason length (cut at max_tokens)".to_string())
 }
 
 fn parse_chat(text: &str) -> Result<WireChat, String> {
