@@ -187,3 +187,19 @@ impl Estimate {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_schemas_forbid_keys_of_the_models_own() {
+        let draft = draft_schema(3);
+        assert_eq!(draft["additionalProperties"], json!(false));
+        assert_eq!(draft["required"], json!(["question", "answer", "evidence"]));
+        assert_eq!(draft["properties"]["evidence"]["maxItems"], json!(3));
+        let check = check_schema();
+        assert_eq!(check["additionalProperties"], json!(false));
+        assert_eq!(check["required"], json!(["supported"]));
+    }
+}
