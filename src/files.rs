@@ -55,8 +55,9 @@ pub const CHECK_JSON: &str = "check.json";
 pub const LOCK: &str = ".chunksweep.lock";
 
 /// Every name chunksweep writes at the top of a run folder (files and the chunks folder): a
-/// folder holding anything else is not a run folder, and `sweep` and `run` refuse to write into
-/// it ([`crate::report::run_dir::RunDir::check_out`] with [`RUN_OUTPUTS`]).
+/// folder holding anything else (judge-check's judge_check.csv and judge_check_items.csv
+/// included, whose calls.csv a run would mix with its own) is not a run folder, and `sweep` and
+/// `run` refuse to write into it ([`crate::report::run_dir::RunDir::check_out`] with [`RUN_OUTPUTS`]).
 pub const RUN_FILES: &[&str] = &[
     MANIFEST,
     SWEEP,
@@ -70,8 +71,6 @@ pub const RUN_FILES: &[&str] = &[
     JUDGE,
     JUDGE_QUESTIONS,
     JUDGE_CHECKS,
-    JUDGE_CHECK,
-    JUDGE_CHECK_ITEMS,
     CALLS,
     EMBED_CALLS,
     EMBEDDINGS,

@@ -891,36 +891,66 @@ fn a_labelled_judge_questions_csv_without_its_config_is_refused() {
 }
 
 #[test]
-fn a_judge_check_whose_every_verdict_is_an_error_fails() {
-    // Nothing listens on port 9: every verdict is an error, counted in no figure, and the
-    // command exits 1 instead of writing a table of n/a as if it had checked something.
+fn a_judge_check_that_reaches_no_server_is_unfinished_not_a_bad_judge() {
+    // Nothing listens on port 9: every call fails in transport, no reply from the judge, so no
+    // criterion is judged "cannot tell": each is not measured, and the command exits 4
+    // (unfinished), the label counts still those of the file (2 pass, 2 fail per criterion).
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
     let text = llm_config("http://127.0.0.1:9", dir.path())
         .replace("max_attempts = 4", "max_attempts = 1");
     std::fs::write(&cfg, text).unwrap();
     let out = dir.path().join("check");
-    let o = Command::new(bin())
-        .arg("judge-check")
-        .arg("--labels")
-        .arg(labels_path())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .env_remove("OPENAI_BASE_URL")
-        .output()
-        .unwrap();
+    let r = ran(&mut judge_check_cmd(&cfg, &out));
+    assert_eq!(r.code, Some(4), "{}\n{}", r.stdout, r.stderr);
+    let rows = read_csv(&out.join("judge_check.csv"));
+    let all = row(&rows, "all");
     assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        (
+            all["n"].as_str(),
+            all["labelled_pass"].as_str(),
+            all["labelled_fail"].as_str(),
+            all["errors"].as_str(),
+            all["unfinished"].as_str()
+        ),
+        ("0", "6", "6", "12", "12")
     );
-    let all = read_csv(&out.join("judge_check.csv"));
-    let all = row(&all, "all");
-    assert_eq!((all["n"].as_str(), all["errors"].as_str()), ("0", "12"));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("12 verdict(s) were errors"));
+    for c in ["faithfulness", "relevancy", "correctness"] {
+        let f = row(&rows, c);
+        assert_eq!(
+            (
+                f["verdict"].as_str(),
+                f["verdict_reason"].as_str(),
+                f["labelled_pass"].as_str(),
+                f["labelled_fail"].as_str()
+            ),
+            (
+                "not measured",
+                "4 items unfinished (rerun the same command)",
+                "2",
+                "2"
+            )
+        );
+        assert!(
+            r.stdout.contains(&format!(
+                "{c}: not measured: 4 items unfinished (rerun the same command)."
+            )),
+            "{}",
+            r.stdout
+        );
+    }
+    assert!(!r.stdout.contains("No criterion can tell"), "{}", r.stdout);
+    assert!(!r.stdout.contains("cannot tell"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("12 item(s) unfinished (no reply from the judge): nothing is concluded from them; rerun the same command (exit 4)."),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("12 verdict(s) were errors"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// A labelled set of 16 faithfulness items, 8 labelled pass and 8 fail: the context states a
@@ -1094,8 +1124,9 @@ async fn judge_check_max_cost_refuses_before_sending_and_stops_when_spent() {
     let r = ran(judge_check_cmd(&cfg, &out).args(["--max-cost", "0.001"]));
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(
-        r.stderr
-            .contains("more than --max-cost $0.0010; nothing was sent"),
+        r.stderr.contains(
+            "more than --max-cost $0.0010; nothing was sent (raise --max-cost, or judge fewer labelled items)"
+        ),
         "{}",
         r.stderr
     );
@@ -1200,4 +1231,235 @@ async fn judge_check_out_must_be_a_folder_of_its_own() {
         );
     }
     assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// `judge-check --labels labels` with `cfg` into `out`.
+fn judge_check_labels(cfg: &Path, labels: &Path, out: &Path) -> Ran {
+    ran(Command::new(bin())
+        .arg("judge-check")
+        .arg("--labels")
+        .arg(labels)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--out")
+        .arg(out))
+}
+
+/// How many times the request's answer appears in its prompt: 2 for the sixteen labels' pass
+/// items (the context states it), 1 for their fail items.
+fn answer_repeats(req: &Request) -> usize {
+    let text = prompt_text(req);
+    let answer = between(&text, "<answer>\n", "\n</answer>")
+        .unwrap_or("")
+        .to_string();
+    text.matches(&answer).count()
+}
+
+/// A pass verdict in a reply of the judge.
+fn pass_reply() -> ResponseTemplate {
+    let reply = json!({"verdict": "pass", "reason": "scripted"});
+    ResponseTemplate::new(200).set_body_json(chat_body(&reply.to_string(), Some((10, 2))))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_down_or_failing_leaves_items_unfinished_not_cannot_tell() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = sixteen_labels(dir.path());
+
+    // HTTP 500 on every call after retries, and timeouts: not measured, exit 4, label counts
+    // of the file (8 pass, 8 fail)
+    let failing = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&failing)
+        .await;
+    let hanging = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(pass_reply().set_delay(std::time::Duration::from_secs(5)))
+        .mount(&hanging)
+        .await;
+    for (name, server, edit) in [
+        ("500", &failing, ("max_attempts = 4", "max_attempts = 2")),
+        (
+            "timeout",
+            &hanging,
+            ("timeout_s = 300.0", "timeout_s = 0.5"),
+        ),
+    ] {
+        let cfg = check_config(server, dir.path(), |t| {
+            t.replace(edit.0, edit.1)
+                .replace("max_attempts = 4", "max_attempts = 2")
+                .replace("concurrency = 4", "concurrency = 16")
+                .replace("max_in_flight = 8", "max_in_flight = 16")
+        });
+        let out = dir.path().join(name);
+        let r = judge_check_labels(&cfg, &labels, &out);
+        assert_eq!(r.code, Some(4), "{name}: {}\n{}", r.stdout, r.stderr);
+        let f = row(&read_csv(&out.join("judge_check.csv")), "faithfulness").clone();
+        assert_eq!(
+            (
+                f["verdict"].as_str(),
+                f["verdict_reason"].as_str(),
+                f["n"].as_str(),
+                f["labelled_pass"].as_str(),
+                f["labelled_fail"].as_str(),
+                f["errors"].as_str(),
+                f["unfinished"].as_str()
+            ),
+            (
+                "not measured",
+                "16 items unfinished (rerun the same command)",
+                "0",
+                "8",
+                "8",
+                "16",
+                "16"
+            ),
+            "{name}"
+        );
+        assert!(
+            r.stdout.contains(
+                "faithfulness: not measured: 16 items unfinished (rerun the same command)."
+            ),
+            "{name}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("16 item(s) unfinished (no reply from the judge): nothing is concluded from them; rerun the same command (exit 4)."),
+            "{name}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("No criterion can tell"),
+            "{name}: {}",
+            r.stdout
+        );
+    }
+
+    // the judge passes every item labelled pass; the calls for items labelled fail fail with
+    // HTTP 500: the TPR is measured (8 of 8), the TNR has no data, so not measured (8 items
+    // unfinished), and the counts are the file's
+    let half = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(|req: &Request| {
+            if answer_repeats(req) == 2 {
+                pass_reply()
+            } else {
+                ResponseTemplate::new(500)
+            }
+        })
+        .mount(&half)
+        .await;
+    let cfg = check_config(&half, dir.path(), |t| {
+        t.replace("max_attempts = 4", "max_attempts = 2")
+    });
+    let out = dir.path().join("half");
+    let r = judge_check_labels(&cfg, &labels, &out);
+    assert_eq!(r.code, Some(4), "{}\n{}", r.stdout, r.stderr);
+    let rows = read_csv(&out.join("judge_check.csv"));
+    let f = row(&rows, "faithfulness");
+    assert_eq!(
+        (
+            f["verdict"].as_str(),
+            f["verdict_reason"].as_str(),
+            f["n"].as_str(),
+            f["labelled_pass"].as_str(),
+            f["labelled_fail"].as_str(),
+            f["said_pass"].as_str(),
+            f["unfinished"].as_str()
+        ),
+        (
+            "not measured",
+            "8 items unfinished (rerun the same command)",
+            "8",
+            "8",
+            "8",
+            "8",
+            "8"
+        )
+    );
+    assert_eq!((num(f, "tpr"), num(f, "tnr")), (Some(1.0), None));
+    assert!(!r.stdout.contains("No criterion can tell"), "{}", r.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_closing_line_names_the_exit_code_the_process_returns() {
+    // an always-pass judge whose replies to two items labelled fail are unreadable (twice, with
+    // the format reminder): those are the judge's replies, not unfinished items, so the
+    // criterion cannot tell (0 of 6 failures caught), and the process exits 4 for the errors:
+    // the closing line says so
+    let dir = tempfile::tempdir().unwrap();
+    let labels = sixteen_labels(dir.path());
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(|req: &Request| {
+            let text = prompt_text(req);
+            if text.contains("<answer>\nLarkspur needs 3 cores.\n</answer>")
+                && text.contains("Larkspur needs 2 cores.")
+                || text.contains("<answer>\nLarkspur needs 4 cores.\n</answer>")
+                    && text.contains("Larkspur needs 3 cores.")
+            {
+                ResponseTemplate::new(200).set_body_json(chat_body("no idea", Some((10, 2))))
+            } else {
+                pass_reply()
+            }
+        })
+        .mount(&server)
+        .await;
+    let cfg = check_config(&server, dir.path(), |t| t);
+    let out = dir.path().join("check");
+    let r = judge_check_labels(&cfg, &labels, &out);
+    assert_eq!(r.code, Some(4), "{}\n{}", r.stdout, r.stderr);
+    let rows = read_csv(&out.join("judge_check.csv"));
+    let f = row(&rows, "faithfulness");
+    assert_eq!(
+        (
+            f["verdict"].as_str(),
+            f["n"].as_str(),
+            f["labelled_fail"].as_str(),
+            f["errors"].as_str(),
+            f["unfinished"].as_str()
+        ),
+        ("cannot tell", "14", "8", "2", "0")
+    );
+    assert!(
+        r.stdout.contains("No criterion can tell pass from fail: this judge's verdicts on these criteria cannot confirm a chunk size (exit 4)."),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("(exit 1)"), "{}", r.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_refuses_a_judge_check_folder() {
+    // judge-check's folder holds its own calls.csv: a run into it would mix both commands' calls
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = check_config(&server, dir.path(), |t| t);
+    let out = dir.path().join("check");
+    output_exiting(1, &mut judge_check_cmd(&cfg, &out));
+    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
+    let cfg = run_fixture(&dir.path().join("run"), &server.uri());
+    for command in ["run", "sweep"] {
+        let r = ran(Command::new(bin())
+            .arg(command)
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out));
+        assert_eq!(r.code, Some(2), "{command}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "--out {} holds files that are not a chunksweep run's (judge_check.csv, judge_check_items.csv): a chunksweep run writes only into an empty folder or one holding its own earlier outputs; give another --out, or move them away",
+                out.display()
+            )),
+            "{command}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("calls.csv")).unwrap(),
+        calls
+    );
+    assert!(!out.join("manifest.json").exists());
 }

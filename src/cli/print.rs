@@ -170,13 +170,14 @@ fn with_interval(v: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
 }
 
 /// The columns of judge-check's table: header and width.
-const CHECK_COLUMNS: [(&str, usize); 11] = [
+const CHECK_COLUMNS: [(&str, usize); 12] = [
     ("criterion", 13),
     ("labelled pass", 13),
     ("labelled fail", 13),
     ("said pass", 9),
     ("said fail", 9),
     ("errors", 6),
+    ("unfinished", 10),
     ("TNR (caught failures)", 21),
     ("TPR (passes passed)", 20),
     ("balanced accuracy", 18),
@@ -191,7 +192,7 @@ fn check_line(cells: &[String]) -> String {
         .zip(CHECK_COLUMNS)
         .enumerate()
         .map(|(i, (c, (_, w)))| {
-            if (1..=5).contains(&i) {
+            if (1..=6).contains(&i) {
                 format!("{c:>w$}")
             } else {
                 format!("{c:<w$}")
@@ -244,6 +245,7 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
                     r.said_pass.to_string(),
                     r.said_fail.to_string(),
                     r.errors.to_string(),
+                    r.unfinished.to_string(),
                     with_interval(r.tnr, r.tnr_lo, r.tnr_hi),
                     with_interval(r.tpr, r.tpr_lo, r.tpr_hi),
                     with_interval(
@@ -264,16 +266,23 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
                 "\nA criterion can tell pass from fail when the 95% lower bounds of both its TNR and its TPR are at least {min_lower} ([judge] min_control_tnr):"
             );
             for r in table.iter().filter(|r| !r.verdict.is_empty()) {
-                println!("{}: {} — {}.", r.criterion, r.verdict, r.verdict_reason);
+                let sep = if r.not_measured() { ":" } else { " —" };
+                println!("{}: {}{sep} {}.", r.criterion, r.verdict, r.verdict_reason);
             }
             for r in table.iter().filter(|r| !r.verdict.is_empty()) {
                 if let Some(w) = r.parroting().warning(&r.criterion) {
                     println!("warning: parroted replies: {w}; see judge_check_items.csv.");
                 }
             }
-            if !out.some_criterion_tells() {
+            let code = out.exit_class().map_or(0, |c| c.code());
+            if out.unfinished() > 0 {
                 println!(
-                    "No criterion can tell pass from fail: this judge's verdicts on these criteria cannot confirm a chunk size (exit 1)."
+                    "{} item(s) unfinished (no reply from the judge): nothing is concluded from them; rerun the same command (exit {code}).",
+                    out.unfinished()
+                );
+            } else if out.no_criterion_tells() {
+                println!(
+                    "No criterion can tell pass from fail: this judge's verdicts on these criteria cannot confirm a chunk size (exit {code})."
                 );
             }
             if let Some(r) = table.first() {

@@ -136,6 +136,13 @@ impl CheckRow {
         self.verdict == Verdict::Error.as_str() && self.reason.starts_with(NOT_STARTED_FOR_BUDGET)
     }
 
+    /// Whether the item is unfinished: an `error` with no reply from the judge behind it (its
+    /// call failed for good at the server or in transport, or it was not started). A rerun with
+    /// the same `--out` asks it again; an unreadable reply (an `error` with calls) is the judge's.
+    pub fn unfinished(&self) -> bool {
+        self.verdict == Verdict::Error.as_str() && self.calls == 0
+    }
+
     /// `(verdict, reason)` when the verdict is pass or fail (pass = `true`), for
     /// [`super::parroting::Parroting::of`].
     pub fn reply(&self) -> Option<(bool, &str)> {

@@ -75,6 +75,16 @@ pub enum JudgeError {
         /// The cap, in USD.
         max: f64,
     },
+    /// judge-check's estimate passes the budget before anything is sent.
+    #[error(
+        "judge-check is estimated at ${estimate:.4}: more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or judge fewer labelled items)"
+    )]
+    CheckOverBudget {
+        /// Estimated cost of the labelled items, in USD.
+        estimate: f64,
+        /// The cap, in USD.
+        max: f64,
+    },
     /// A budget was set but a model has no price, so the spend cannot be held to it.
     #[error(
         "--max-cost ${max:.4} needs prices to hold: set input_usd_per_mtok and output_usd_per_mtok for {models} in [llm.models.<name>] (or [llm.defaults]); nothing was sent"
@@ -150,6 +160,7 @@ impl JudgeError {
             JudgeError::Stopped { source, .. } => source.exit_class(),
             JudgeError::SettingsChanged { .. }
             | JudgeError::OverBudget { .. }
+            | JudgeError::CheckOverBudget { .. }
             | JudgeError::Unpriced { .. }
             | JudgeError::NoPrefixToCompare { .. } => ExitClass::Usage,
             JudgeError::NothingJudged { .. } => ExitClass::Incomplete,

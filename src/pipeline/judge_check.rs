@@ -47,23 +47,27 @@ pub struct CheckAccuracyRow {
     pub judge_model: String,
     /// `per-criterion` or `combined`: how each verdict was asked.
     pub judge_mode: String,
-    /// `can tell pass from fail` or `cannot tell` ([`crate::judge::accuracy::Tells`]); empty
+    /// `can tell pass from fail` or `cannot tell` ([`crate::judge::accuracy::Tells`]), or
+    /// `not measured` when a rate has no verdict to count because items are unfinished; empty
     /// for `all`.
     pub verdict: String,
     /// Why, in one sentence; empty for `all`.
     pub verdict_reason: String,
     /// Labelled items with a pass or fail verdict from the judge.
     pub n: usize,
-    /// Of those, items labelled pass.
+    /// Items labelled pass in the labels file, whatever their verdict.
     pub labelled_pass: usize,
-    /// Of those, items labelled fail.
+    /// Items labelled fail in the labels file, whatever their verdict.
     pub labelled_fail: usize,
-    /// Of those, items the judge passed.
+    /// Of the `n` items with a verdict, those the judge passed.
     pub said_pass: usize,
     /// Of those, items the judge failed.
     pub said_fail: usize,
     /// Items whose verdict was an error or that were not asked (not in any figure).
     pub errors: usize,
+    /// Of those, items unfinished: no reply from the judge (a call that failed at the server or
+    /// in transport, or an item not started); a rerun with the same `--out` asks them again.
+    pub unfinished: usize,
     /// `pass` or `fail` when the judge gave that verdict to every item; else empty.
     pub same_verdict: String,
     /// (TPR + TNR) / 2.
@@ -138,7 +142,20 @@ impl CheckAccuracyRow {
         let pairs: Vec<(bool, bool)> = rows.iter().filter_map(|r| r.pair()).collect();
         let a = Accuracy::of(&pairs);
         let parroting = Parroting::of(rows.iter().filter_map(|r| r.reply()), templates);
-        let tells = (criterion != ALL).then(|| a.tells(s.min_control_tnr));
+        let unfinished = rows.iter().filter(|r| r.unfinished()).count();
+        let labelled = |pass: bool| {
+            rows.iter()
+                .filter(|r| Verdict::parse(&r.expected).and_then(Verdict::outcome) == Some(pass))
+                .count()
+        };
+        let (verdict, verdict_reason) = if criterion == ALL {
+            (String::new(), String::new())
+        } else if unfinished > 0 && (a.tnr.is_none() || a.tpr.is_none()) {
+            (NOT_MEASURED.into(), unfinished_reason(unfinished))
+        } else {
+            let t = a.tells(s.min_control_tnr);
+            (t.label().into(), t.reason)
+        };
         let [ba, ba_lo, ba_hi] = stat_cells(a.balanced_accuracy);
         let [tpr, tpr_lo, tpr_hi] = prop_cells(a.tpr);
         let [tnr, tnr_lo, tnr_hi] = prop_cells(a.tnr);
@@ -149,17 +166,18 @@ impl CheckAccuracyRow {
             criterion: criterion.into(),
             judge_model: s.judge_model.clone(),
             judge_mode: s.mode.name().into(),
-            verdict: tells.as_ref().map_or("", |t| t.label()).into(),
-            verdict_reason: tells.map(|t| t.reason).unwrap_or_default(),
+            verdict,
+            verdict_reason,
             n: a.n,
-            labelled_pass: a.positives,
-            labelled_fail: a.negatives,
+            labelled_pass: labelled(true),
+            labelled_fail: labelled(false),
             said_pass: a.said_pass,
             said_fail: a.said_fail,
             errors: rows
                 .iter()
                 .filter(|r| Verdict::parse(&r.verdict) == Some(Verdict::Error))
                 .count(),
+            unfinished,
             same_verdict: match a.same_verdict() {
                 Some(true) => "pass",
                 Some(false) => "fail",
@@ -196,6 +214,12 @@ impl CheckAccuracyRow {
         self.verdict == CAN_TELL
     }
 
+    /// Whether this criterion was not measured: a rate lacks verdicts because items are
+    /// unfinished.
+    pub fn not_measured(&self) -> bool {
+        self.verdict == NOT_MEASURED
+    }
+
     /// The parroting figures of the row.
     pub fn parroting(&self) -> Parroting {
         Parroting {
@@ -212,6 +236,15 @@ pub const ALL: &str = "all";
 
 /// The verdict of a criterion whose verdicts can tell pass from fail.
 const CAN_TELL: &str = "can tell pass from fail";
+
+/// The verdict of a criterion with a rate left without verdicts by unfinished items.
+pub const NOT_MEASURED: &str = "not measured";
+
+/// Why a criterion was not measured: `3 items unfinished (rerun the same command)`.
+fn unfinished_reason(unfinished: usize) -> String {
+    let items = if unfinished == 1 { "item" } else { "items" };
+    format!("{unfinished} {items} unfinished (rerun the same command)")
+}
 
 /// judge_check.csv's rows: every criterion with a labelled item, then `all`; reasons checked
 /// for parroting against `templates` ([`crate::judge::parroting::template_texts`]).
@@ -287,6 +320,24 @@ impl JudgeCheckOutcome {
         }
     }
 
+    /// Items unfinished over all criteria ([`CheckAccuracyRow::unfinished`]).
+    pub fn unfinished(&self) -> usize {
+        self.all().map_or(0, |r| r.unfinished)
+    }
+
+    /// Whether every criterion's verdicts were measured and none can tell pass from fail: the
+    /// judge's replies, not missing items, show it cannot confirm a chunk size (false for a dry
+    /// run).
+    pub fn no_criterion_tells(&self) -> bool {
+        match self {
+            JudgeCheckOutcome::DryRun { .. } => false,
+            JudgeCheckOutcome::Checked { table, .. } => {
+                let criteria = || table.iter().filter(|r| r.criterion != ALL);
+                criteria().all(|r| !r.can_tell() && !r.not_measured())
+            }
+        }
+    }
+
     /// Whether some criterion's verdicts can tell pass from fail (false for a dry run).
     pub fn some_criterion_tells(&self) -> bool {
         match self {
@@ -297,13 +348,16 @@ impl JudgeCheckOutcome {
         }
     }
 
-    /// Success; failure (1) when no item got a pass or fail verdict; incomplete (4) when some
-    /// verdicts were errors or items were left unasked (a rerun with the same `--out` asks only
-    /// those again: the answered calls come from the cache); failure (1) when no criterion's
-    /// verdicts can tell pass from fail. Errors are never counted as a right or wrong verdict.
+    /// Success; incomplete (4) when items are unfinished (a rerun with the same `--out` asks
+    /// only those again: the answered calls come from the cache), whatever the verdicts; failure
+    /// (1) when no item got a pass or fail verdict; incomplete (4) when some replies were
+    /// unreadable; failure (1) when no criterion's verdicts can tell pass from fail. Errors are
+    /// never counted as a right or wrong verdict.
     pub fn exit_class(&self) -> Option<ExitClass> {
         let all = self.all()?;
-        if all.n == 0 {
+        if all.unfinished > 0 {
+            Some(ExitClass::Incomplete)
+        } else if all.n == 0 {
             Some(ExitClass::Failure)
         } else if all.errors > 0 {
             Some(ExitClass::Incomplete)
@@ -476,7 +530,7 @@ fn plan_of_run(
 /// [`JudgeError::Labels`] for the labels file; [`JudgeError::UnknownRow`];
 /// [`crate::report::ReportError::NotAFolder`] and
 /// [`crate::report::ReportError::NotARunFolder`] for an `--out` that is a file or holds files
-/// judge-check does not write; [`JudgeError::OverBudget`] and [`JudgeError::Unpriced`] for
+/// judge-check does not write; [`JudgeError::CheckOverBudget`] and [`JudgeError::Unpriced`] for
 /// `--max-cost` (nothing sent); configuration, input, client and run-folder errors as for `run`.
 pub fn judge_check(
     config: Option<&Path>,
@@ -592,9 +646,8 @@ fn check_budget(settings: &JudgeSettings, estimate: &Estimate) -> Result<(), Jud
         models: settings.judge_model.clone(),
     })?;
     if cost > max {
-        return Err(JudgeError::OverBudget {
+        return Err(JudgeError::CheckOverBudget {
             estimate: cost,
-            spent: 0.0,
             max,
         });
     }
