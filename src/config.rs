@@ -71,6 +71,7 @@ use crate::chunking::enrich::Prefix;
 use crate::golden::GoldenFormat;
 use crate::sweep::grid::ConfigCut;
 
+pub mod flag_values;
 pub mod sections;
 
 pub use sections::{

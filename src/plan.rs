@@ -288,6 +288,9 @@ impl JudgeOnly {
 
 /// The `[judge]` section and the judge flags over [`JudgeSettings::default`], validated.
 fn resolve_judge(file: &ConfigFile, flags: &ConfigFile) -> Result<JudgeSettings, ConfigError> {
+    // Checked before the merge: its JSON layer turns a NaN into null, which would drop the cap.
+    check_max_cost(file.judge.max_cost_usd)?;
+    check_max_cost(flags.judge.max_cost_usd)?;
     let s: JudgeSettings = merge("judge", &file.judge, &flags.judge)?;
     validate_judge(&s)?;
     Ok(s)
@@ -318,12 +321,18 @@ pub fn validate_judge(s: &JudgeSettings) -> Result<(), ConfigError> {
             s.alpha
         )));
     }
-    if s.max_cost_usd.is_some_and(|m| m.is_nan() || m < 0.0) {
-        return Err(ConfigError::Invalid(
-            "--max-cost must be a non-negative number of USD".into(),
-        ));
+    check_max_cost(s.max_cost_usd)
+}
+
+/// Refuses a budget that is not a finite number of USD, 0 or more: a NaN compares false with
+/// every spend and would turn the cap off.
+fn check_max_cost(max_cost_usd: Option<f64>) -> Result<(), ConfigError> {
+    match max_cost_usd.filter(|m| !m.is_finite() || *m < 0.0) {
+        Some(m) => Err(ConfigError::Invalid(format!(
+            "judge.max_cost_usd (--max-cost) is {m}: it must be a finite number of USD, 0 or more (e.g. 2.5)"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks the selection's halves and judge candidates are at least 1, its α and confidence are

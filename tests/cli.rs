@@ -518,3 +518,71 @@ fn the_table_and_the_pick_count_words_for_the_words_tokenizer() {
     let pick = stdout.lines().find(|l| l.starts_with("pick: ")).unwrap();
     assert!(pick.contains(" words/query, span recall@k "), "{pick}");
 }
+
+#[test]
+fn a_max_cost_that_is_not_a_finite_number_of_usd_or_more_is_a_usage_error() {
+    let range = "must be a finite number of USD, 0 or more (e.g. 2.5)";
+    for value in ["nan", "inf", "-1"] {
+        for command in [
+            vec!["run", "--corpus", "c", "--golden", "g.jsonl"],
+            vec!["judge-check", "--labels", "l.jsonl"],
+            vec!["golden", "draft", "--corpus", "c", "--out", "o.jsonl"],
+        ] {
+            chunksweep()
+                .args(&command)
+                .arg(format!("--max-cost={value}"))
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!(
+                    "invalid value '{value}' for '--max-cost <USD>': {range}"
+                )));
+        }
+    }
+}
+
+#[test]
+fn a_max_cost_of_nan_in_the_config_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[judge]\nmax_cost_usd = nan\n").unwrap();
+    chunksweep()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg("--corpus")
+        .arg(fixture().join("corpus"))
+        .arg("--golden")
+        .arg(fixture().join("golden.jsonl"))
+        .arg("--config")
+        .arg(&config)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid setting: judge.max_cost_usd (--max-cost) is NaN: it must be a finite number of USD, 0 or more (e.g. 2.5)",
+        ));
+}
+
+#[test]
+fn golden_draft_thresholds_outside_their_range_are_usage_errors() {
+    for (flag, value, range) in [
+        ("--max-jaccard", "nan", "must be a number from 0 to 1"),
+        ("--max-cosine", "1.5", "must be a number from 0 to 1"),
+        ("--max-copied-share", "-0.1", "must be a number from 0 to 1"),
+        ("--max-quotes", "0", "must be a whole number, at least 1"),
+        ("--questions", "0", "must be a whole number, at least 1"),
+    ] {
+        let name = match flag {
+            "--max-jaccard" => "J",
+            "--max-cosine" => "C",
+            "--max-copied-share" => "SHARE",
+            _ => "N",
+        };
+        chunksweep()
+            .args(["golden", "draft", "--corpus", "c", "--out", "o.jsonl"])
+            .arg(format!("{flag}={value}"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "invalid value '{value}' for '{flag} <{name}>': {range}"
+            )));
+    }
+}

@@ -134,12 +134,16 @@ async fn scripted_server(responder: Scripted) -> MockServer {
 }
 
 fn draft_command(root: &Path, corpus: &Path, config: &Path) -> std::process::Command {
+    draft_into(root, corpus, config, &root.join("golden.jsonl"))
+}
+
+fn draft_into(root: &Path, corpus: &Path, config: &Path, out: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"));
     cmd.current_dir(root)
         .args(["golden", "draft", "--corpus"])
         .arg(corpus)
         .arg("--out")
-        .arg(root.join("golden.jsonl"))
+        .arg(out)
         .args(["--questions", "4", "--model", "drafter", "--config"])
         .arg(config)
         .env_remove("OPENAI_BASE_URL");
@@ -481,10 +485,15 @@ async fn replying_server(reply: fn(&str, Value) -> Value) -> MockServer {
 }
 
 fn run_failing(cmd: &mut std::process::Command) -> String {
+    run_exiting(1, cmd)
+}
+
+/// The stderr of `cmd`, which must exit with `code`.
+fn run_exiting(code: i32, cmd: &mut std::process::Command) -> String {
     let out = cmd.output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(code),
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
@@ -621,4 +630,78 @@ async fn replies_cut_at_max_tokens_are_reported_as_cut_and_no_usable_reply_fails
             cut.to_string()
         ))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_out_a_folder_or_a_missing_parent_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let server = scripted_server(Scripted::new(usize::MAX, false)).await;
+    let config = write_config(root, &server);
+    let reviewed = "{\"id\": \"q1\", \"reviewed\": true}\n";
+    let existing = root.join("golden.jsonl");
+    std::fs::write(&existing, reviewed).unwrap();
+
+    let err = run_exiting(2, &mut draft_command(root, &corpus, &config));
+    assert!(
+        err.contains(&format!(
+            "--out {} exists: choose another --out or remove it",
+            existing.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), reviewed);
+
+    let folder = root.join("sets");
+    std::fs::create_dir(&folder).unwrap();
+    let err = run_exiting(2, &mut draft_into(root, &corpus, &config, &folder));
+    assert!(
+        err.contains(&format!(
+            "--out {} is a folder: give the golden set's file name (e.g. {})",
+            folder.display(),
+            folder.join("golden.jsonl").display()
+        )),
+        "{err}"
+    );
+
+    let orphan = root.join("no-such-folder").join("golden.jsonl");
+    let err = run_exiting(2, &mut draft_into(root, &corpus, &config, &orphan));
+    assert!(
+        err.contains(&format!(
+            "--out {}: its folder {} does not exist: create it or choose another --out",
+            orphan.display(),
+            root.join("no-such-folder").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_says_the_real_draft_would_be_refused_by_max_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let corpus = write_corpus(root);
+    let server = scripted_server(Scripted::new(usize::MAX, false)).await;
+    let config = write_config(root, &server);
+    let stdout =
+        run_ok(draft_command(root, &corpus, &config).args(["--dry-run", "--max-cost", "1"]));
+    assert!(
+        stdout.contains("dry run: the real run would be refused by --max-cost: --max-cost $1 needs a price for drafter: set input_usd_per_mtok and output_usd_per_mtok in [llm.models.\"drafter\"]"),
+        "{stdout}"
+    );
+    let priced = std::fs::read_to_string(&config).unwrap()
+        + "input_usd_per_mtok = 2.5\noutput_usd_per_mtok = 10.0\n";
+    std::fs::write(&config, priced).unwrap();
+    let stdout =
+        run_ok(draft_command(root, &corpus, &config).args(["--dry-run", "--max-cost", "0.001"]));
+    assert!(
+        stdout.contains("dry run: the real run would be refused by --max-cost: the estimate $0.0194 passes --max-cost $0.001: draft fewer questions (--questions) or raise the budget"),
+        "{stdout}"
+    );
+    let stdout =
+        run_ok(draft_command(root, &corpus, &config).args(["--dry-run", "--max-cost", "1"]));
+    assert!(!stdout.contains("would be refused"), "{stdout}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
 }

@@ -444,3 +444,50 @@ fn browser_opens_a_partly_reviewed_file_at_the_first_item_not_reviewed() {
             .contains("\"reviewed\":false")
     );
 }
+
+#[test]
+fn an_out_that_is_the_golden_set_or_inside_the_corpus_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_page(root, "golden.jsonl", 0);
+    let file = root.join("golden.jsonl");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let corpus = root.join("corpus");
+    let review = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+            .args(["golden", "review"])
+            .arg(&file)
+            .arg("--corpus")
+            .arg(&corpus)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+
+    let same = review(&root.join(".").join("golden.jsonl"));
+    let err = String::from_utf8_lossy(&same.stderr);
+    assert_eq!(same.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {} is the golden set under review: the page would overwrite it; choose another --out (default: review.html beside the golden set)",
+            root.join(".").join("golden.jsonl").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+
+    let document = corpus.join("gate.md");
+    let inside = review(&document);
+    let err = String::from_utf8_lossy(&inside.stderr);
+    assert_eq!(inside.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--out {} is inside the corpus folder {}: the page would overwrite a document or be read as one; choose an --out outside the corpus",
+            document.display(),
+            corpus.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&document).unwrap(), GATE);
+}

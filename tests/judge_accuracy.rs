@@ -1463,3 +1463,34 @@ async fn run_refuses_a_judge_check_folder() {
     );
     assert!(!out.join("manifest.json").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_says_the_real_run_would_be_refused_by_max_cost() {
+    let server = mock(Judge::AlwaysPass).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = run_fixture(dir.path(), &server.uri());
+    let text = run(
+        &cfg,
+        &dir.path().join("run"),
+        &["--dry-run", "--max-cost", "0.001"],
+    );
+    assert!(
+        text.contains("dry run: the real run would be refused by --max-cost: the judge stage is estimated at $0.1776, and $0.0000 is already spent in this folder: more than --max-cost $0.0010; nothing was sent (raise --max-cost, or use fewer candidates or questions)"),
+        "{text}"
+    );
+    let text = run(
+        &cfg,
+        &dir.path().join("run2"),
+        &["--dry-run", "--max-cost", "100"],
+    );
+    assert!(!text.contains("would be refused"), "{text}");
+
+    let cfg = check_config(&server, dir.path(), |t| t);
+    let check = dir.path().join("check");
+    let text = output(judge_check_cmd(&cfg, &check).args(["--dry-run", "--max-cost", "0.001"]));
+    assert!(
+        text.contains("dry run: the real run would be refused by --max-cost: judge-check is estimated at $0.0226: more than --max-cost $0.0010; nothing was sent (raise --max-cost, or judge fewer labelled items)"),
+        "{text}"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}

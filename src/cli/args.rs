@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use chunksweep::check::verdict::GateSettings;
 use chunksweep::config::{
     ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
-    SweepSection,
+    SweepSection, flag_values,
 };
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
@@ -146,7 +146,7 @@ pub struct JudgeCheckArgs {
     pub dry_run: bool,
     /// Refuse before sending anything when the estimate passes this many USD, and start no item
     /// once the spend would pass it.
-    #[arg(long = "max-cost", value_name = "USD")]
+    #[arg(long = "max-cost", value_name = "USD", value_parser = flag_values::max_cost_usd)]
     pub max_cost: Option<f64>,
     /// Send the verdicts through the Batch API ([llm] batch = true): half the price, results
     /// within the completion window; a rerun with the same --out polls the batches submitted.

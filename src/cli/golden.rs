@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
+use chunksweep::config::flag_values;
 use chunksweep::golden::draft::DraftSettings;
 use chunksweep::pipeline::golden_set::{self, DraftOutcome, DraftRequest};
 
@@ -33,7 +34,7 @@ pub struct DraftArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Passages to draft from, one call each: the most questions kept.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = flag_values::at_least_one)]
     pub questions: usize,
     /// Chat model (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
     #[arg(long, value_name = "MODEL")]
@@ -46,28 +47,28 @@ pub struct DraftArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Most quotes per item.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = flag_values::at_least_one)]
     pub max_quotes: usize,
     /// Fewest characters (code points) per quote.
     #[arg(long, value_name = "N", default_value_t = 25)]
     pub min_evidence_chars: usize,
     /// Largest share of a question's word trigrams found in its evidence (0 to 1).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5, value_parser = flag_values::unit_share)]
     pub max_copied_share: f64,
     /// Word Jaccard at which a question is a near-duplicate of one kept before it.
-    #[arg(long, value_name = "J", default_value_t = 0.7)]
+    #[arg(long, value_name = "J", default_value_t = 0.7, value_parser = flag_values::unit_share)]
     pub max_jaccard: f64,
     /// Embedding model for the near-duplicate filter (cosine instead of word Jaccard).
     #[arg(long, value_name = "MODEL")]
     pub embed_model: Option<String>,
     /// Embedding cosine at which a question is a near-duplicate (with --embed-model).
-    #[arg(long, value_name = "C", default_value_t = 0.92)]
+    #[arg(long, value_name = "C", default_value_t = 0.92, value_parser = flag_values::unit_share)]
     pub max_cosine: f64,
     /// Ask the model whether the evidence supports each answer it does not contain verbatim.
     #[arg(long)]
     pub check_answers: bool,
     /// Refuse to start when the estimated cost passes this many USD.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = flag_values::max_cost_usd)]
     pub max_cost: Option<f64>,
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing sent).
     #[arg(long)]
@@ -129,9 +130,11 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             estimate,
             server,
             model,
+            refused,
         } => {
             println!("dry run: {passages} passage(s) from {documents} document(s); nothing sent");
             println!("{}", estimate.summary(&server, &model));
+            super::print::refusal(refused.as_deref());
         }
         DraftOutcome::Drafted {
             drafted,

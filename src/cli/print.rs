@@ -123,6 +123,14 @@ pub fn dry_run(d: &DryRun) {
     if let Some(b) = &d.batch {
         println!("{b}");
     }
+    refusal(d.refused.as_deref());
+}
+
+/// In a dry run, that the real run would be refused by `--max-cost` and why (exit stays 0).
+pub fn refusal(refused: Option<&str>) {
+    if let Some(why) = refused {
+        println!("dry run: the real run would be refused by --max-cost: {why}");
+    }
 }
 
 /// Every problem, then the counts.
@@ -214,6 +222,7 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
             unsent,
             judge_model,
             server,
+            refused,
         } => {
             println!("dry run: {items} labelled item(s)");
             match estimate {
@@ -225,6 +234,7 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
                         .unwrap_or("the caches lack what the grid needs")
                 ),
             }
+            refusal(refused.as_deref());
         }
         JudgeCheckOutcome::Checked {
             table,

@@ -194,7 +194,7 @@ pub struct JudgeSection {
     #[arg(skip)]
     pub concurrency: Option<usize>,
     /// Stop cleanly before the estimate or the spend passes this many USD.
-    #[arg(long = "max-cost", value_name = "USD")]
+    #[arg(long = "max-cost", value_name = "USD", value_parser = super::flag_values::max_cost_usd)]
     pub max_cost_usd: Option<f64>,
     /// Significance level of the paired McNemar tests (default 0.05).
     #[arg(skip)]

@@ -9,6 +9,7 @@
 pub mod chroma;
 pub mod draft;
 pub mod jsonl;
+pub mod out_path;
 mod resolve;
 pub mod section;
 mod types;

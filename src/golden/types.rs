@@ -300,6 +300,10 @@ pub enum GoldenError {
         "golden set {0} holds no question: add one JSON object per line (see README, \"Golden set\")"
     )]
     Empty(PathBuf),
+    /// An output path a golden-set command refuses before any work (`golden draft --out` that
+    /// exists, `golden review --out` over its input): the path and what to do.
+    #[error("{0}")]
+    Out(String),
     /// Some entries have errors: every one is listed, or the first [`GoldenError::LISTED`]
     /// and the count, pointing to `chunksweep validate`.
     #[error("{}", invalid_message(path, *count, listed))]
@@ -342,6 +346,7 @@ impl GoldenError {
             GoldenError::Io { .. }
             | GoldenError::Parse { .. }
             | GoldenError::Empty(_)
+            | GoldenError::Out(_)
             | GoldenError::Invalid { .. } => crate::exit::ExitClass::Usage,
         }
     }

@@ -135,6 +135,37 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// Refuses this estimate under a budget of `max_usd` (`--max-cost`): when it has no price
+    /// (`models` names the models a price may be missing for), or when it plus `spent_usd`
+    /// (already recorded in the run folder) passes the budget. Without a budget, `Ok`.
+    ///
+    /// # Errors
+    /// [`JudgeError::Unpriced`] or [`JudgeError::OverBudget`].
+    pub fn check_budget(
+        &self,
+        max_usd: Option<f64>,
+        spent_usd: f64,
+        models: &str,
+    ) -> Result<(), JudgeError> {
+        let Some(max) = max_usd else {
+            return Ok(());
+        };
+        let Some(estimate) = self.cost_usd else {
+            return Err(JudgeError::Unpriced {
+                max,
+                models: models.to_string(),
+            });
+        };
+        if spent_usd + estimate > max {
+            return Err(JudgeError::OverBudget {
+                estimate,
+                spent: spent_usd,
+                max,
+            });
+        }
+        Ok(())
+    }
+
     /// Adds `more` (calls, tokens, cost; no cost when either has none).
     pub fn add(&mut self, more: &Estimate) {
         self.calls += more.calls;

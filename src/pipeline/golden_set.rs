@@ -50,6 +50,9 @@ pub enum DraftOutcome {
         server: String,
         /// The model.
         model: String,
+        /// With `--max-cost`: why the real run would be refused before any call (the estimate
+        /// passes the budget or has no price).
+        refused: Option<String>,
     },
     /// The set was drafted and written.
     Drafted {
@@ -76,11 +79,13 @@ fn client_configs(config: Option<&Path>) -> Result<(ClientConfig, ConfigFile), E
 /// Runs `golden draft`.
 ///
 /// # Errors
-/// [`Error::Config`] and [`Error::Corpus`] for the inputs; [`Error::Draft`] for the budget, the
-/// client, the calls and the files, and for a run that kept no item (after writing the drafting
-/// CSV: [`Drafted::failure`]).
+/// [`Error::Golden`] for an `out` that exists, is a folder or has no parent folder (refused
+/// first); [`Error::Config`] and [`Error::Corpus`] for the inputs; [`Error::Draft`] for the budget, the client,
+/// the calls and the files, and for a run that kept no item (after writing the drafting CSV:
+/// [`Drafted::failure`]).
 pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Error> {
     let started = Instant::now();
+    crate::golden::out_path::check_new_golden_set(&req.out)?;
     let (llm, file) = client_configs(req.config.as_deref())?;
     let corpus = corpus::load_corpus(&req.corpus)?;
     let mut settings = req.settings.clone();
@@ -93,29 +98,19 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
         let mut docs: Vec<usize> = planned.passages.iter().map(|p| p.doc).collect();
         docs.sort_unstable();
         docs.dedup();
+        let refused = check_budget(req.max_cost_usd, &planned.estimate, &settings.model)
+            .err()
+            .map(|e| e.to_string());
         return Ok(DraftOutcome::DryRun {
             passages: planned.passages.len(),
             documents: docs.len(),
             estimate: planned.estimate,
             server,
+            refused,
             model: settings.model,
         });
     }
-    if let Some(max) = req.max_cost_usd {
-        match planned.estimate.cost_usd {
-            None => {
-                return Err(DraftError::Unpriced {
-                    max,
-                    model: settings.model.clone(),
-                }
-                .into());
-            }
-            Some(c) if c > max => {
-                return Err(DraftError::OverBudget { estimate: c, max }.into());
-            }
-            Some(_) => {}
-        }
-    }
+    check_budget(req.max_cost_usd, &planned.estimate, &settings.model)?;
     let client = LlmClient::new(llm.clone()).map_err(DraftError::from)?;
     let embedder = match &settings.embed_model {
         Some(_) => {
@@ -164,9 +159,11 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
 /// evidence located in the corpus folder `corpus`, to `out`.
 ///
 /// # Errors
+/// [`Error::Golden`] for an `out` that is `file` or inside `corpus` (refused first);
 /// [`Error::Corpus`] and [`Error::Golden`] for the inputs (a malformed line included: a download
 /// would lose it); [`Error::Draft`] ([`DraftError::Write`]) when the page cannot be written.
 pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error> {
+    crate::golden::out_path::check_review_page(file, corpus, out)?;
     let corpus = corpus::load_corpus(corpus)?;
     let (page, counts) = crate::report::golden_review::render(file, &corpus)?;
     std::fs::write(out, page).map_err(|source| DraftError::Write {
@@ -174,4 +171,20 @@ pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error>
         source,
     })?;
     Ok(counts)
+}
+
+/// Refuses a drafting estimate without a price for `model`, or passing `max_usd`, under a budget
+/// (`--max-cost`); without one, `Ok`.
+fn check_budget(max_usd: Option<f64>, estimate: &Estimate, model: &str) -> Result<(), DraftError> {
+    let Some(max) = max_usd else {
+        return Ok(());
+    };
+    match estimate.cost_usd {
+        None => Err(DraftError::Unpriced {
+            max,
+            model: model.to_string(),
+        }),
+        Some(c) if c > max => Err(DraftError::OverBudget { estimate: c, max }),
+        Some(_) => Ok(()),
+    }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::dry_run::check_budget;
 use super::runtime;
 use crate::corpus;
 use crate::error::Error;
@@ -282,6 +283,9 @@ pub enum JudgeCheckOutcome {
         judge_model: String,
         /// The server, credentials redacted.
         server: String,
+        /// With `--max-cost`: why the real check would be refused before sending anything (its
+        /// estimate passes the budget or has no price); `None` without an estimate.
+        refused: Option<String>,
     },
     /// The items were judged.
     Checked {
@@ -559,6 +563,7 @@ pub fn judge_check(
                         unsent: w.summary(),
                         judge_model: plan.judge.judge_model.clone(),
                         server: redact_url(&plan.llm.resolved_base_url()),
+                        refused: None,
                     });
                 }
             }
@@ -587,6 +592,9 @@ pub fn judge_check(
             unsent: None,
             judge_model: settings.judge_model.clone(),
             server,
+            refused: check_budget(&settings, &estimate)
+                .err()
+                .map(|e| e.to_string()),
         });
     }
     llm.validate().map_err(JudgeError::from)?;
@@ -632,24 +640,4 @@ pub fn judge_check(
         min_lower: settings.min_control_tnr,
         dir: run_dir,
     })
-}
-
-/// Refuses a judge-check whose estimate passes `--max-cost`, or that has a budget and no price
-/// for the judge model, before anything is sent (as `run` does; judge-check's folder holds no
-/// earlier spend: its calls.csv is its own).
-fn check_budget(settings: &JudgeSettings, estimate: &Estimate) -> Result<(), JudgeError> {
-    let Some(max) = settings.max_cost_usd else {
-        return Ok(());
-    };
-    let cost = estimate.cost_usd.ok_or_else(|| JudgeError::Unpriced {
-        max,
-        models: settings.judge_model.clone(),
-    })?;
-    if cost > max {
-        return Err(JudgeError::CheckOverBudget {
-            estimate: cost,
-            max,
-        });
-    }
-    Ok(())
 }

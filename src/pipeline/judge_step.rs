@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::batching;
 pub use super::dry_run::DryRun;
+use super::dry_run::run_budget;
 use super::swept::Swept;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
@@ -182,26 +183,11 @@ fn plan(
 /// Refuses a run whose estimate has no price under a budget, or whose estimate plus the spend
 /// already recorded in the folder passes it.
 fn check_budget(settings: &JudgeSettings, est: &Estimate, dir: &Path) -> Result<(), Error> {
-    let Some(max) = settings.max_cost_usd else {
-        return Ok(());
+    let spent = match settings.max_cost_usd {
+        Some(_) => judge::recorded_spend(dir)?,
+        None => 0.0,
     };
-    let Some(c) = est.cost_usd else {
-        return Err(JudgeError::Unpriced {
-            max,
-            models: format!("{} and {}", settings.generator_model, settings.judge_model),
-        }
-        .into());
-    };
-    let spent = judge::recorded_spend(dir)?;
-    if spent + c > max {
-        return Err(JudgeError::OverBudget {
-            estimate: c,
-            spent,
-            max,
-        }
-        .into());
-    }
-    Ok(())
+    Ok(run_budget(settings, est, spent)?)
 }
 
 /// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
@@ -251,6 +237,9 @@ pub async fn judge(
             sweep: swept.prepared.would_send.clone(),
             unswept: None,
             batch,
+            refused: check_budget(settings, &planned.estimate, dir.path())
+                .err()
+                .map(|e| e.to_string()),
         })));
     }
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
