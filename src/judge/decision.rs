@@ -59,6 +59,10 @@ pub struct Decision {
     /// unfinished`, `the judge's accuracy was not measured`, …; see [`Decision::withhold`] and
     /// [`super::gates`]); empty when nothing withholds it.
     pub withheld: Vec<String>,
+    /// True while the last of [`Decision::reasons`] is the sentence saying the judge confirms
+    /// the selection's pick; [`Decision::unconfirm`] and [`Decision::withhold`] remove it.
+    #[serde(skip)]
+    pub confirms_pick: bool,
 }
 
 impl Decision {
@@ -98,10 +102,12 @@ impl Decision {
         self.reasons.push(reason);
     }
 
-    /// Removes the sentence saying the judge confirms the pick.
+    /// Removes the sentence saying the judge confirms the pick (the last reason while
+    /// [`Decision::confirms_pick`] holds: every later reason is pushed after this call).
     fn drop_confirmation(&mut self) {
-        self.reasons
-            .retain(|r| !r.starts_with("The judge confirms"));
+        if std::mem::take(&mut self.confirms_pick) {
+            self.reasons.pop();
+        }
     }
 }
 
@@ -256,12 +262,13 @@ fn reason_against(
 }
 
 /// The closing sentence: the choice against the selection's pick (or the first listed
-/// candidate), and whether it is a larger chunk size at equal recall.
+/// candidate), whether it is a larger chunk size at equal recall, and whether the sentence says
+/// the judge confirms the selection's pick.
 fn closing_reason(
     candidates: &[CandidateInfo],
     chosen: &CandidateInfo,
     pick: Option<&str>,
-) -> (String, bool) {
+) -> (String, bool, bool) {
     let (first, first_name) = match candidates
         .iter()
         .find(|c| Some(c.config_id.as_str()) == pick)
@@ -271,6 +278,9 @@ fn closing_reason(
     };
     let larger_at_equal_recall = chosen.chunk_size > first.chunk_size
         && (chosen.span_recall - first.span_recall).abs() <= EQUAL_RECALL;
+    let confirms = !larger_at_equal_recall
+        && chosen.config_id == first.config_id
+        && Some(first.config_id.as_str()) == pick;
     let reason = if larger_at_equal_recall {
         format!(
             "The judge prefers a larger chunk size than {first_name} ({} vs {}) at equal span recall ({:.3} vs {:.3}): prefer it, and check whether contextual enrichment (prefixing each chunk with its document and section title) gets the same benefit at the smaller size.",
@@ -281,7 +291,7 @@ fn closing_reason(
             "The judge prefers `{}` to {first_name} `{}`.",
             chosen.config_id, first.config_id
         )
-    } else if Some(first.config_id.as_str()) == pick {
+    } else if confirms {
         format!(
             "The judge confirms the selection's pick `{}`.",
             first.config_id
@@ -292,7 +302,7 @@ fn closing_reason(
             first.config_id
         )
     };
-    (reason, larger_at_equal_recall)
+    (reason, larger_at_equal_recall, confirms)
 }
 
 /// Compares every pair of candidates on every criterion of `criteria` (exact McNemar) and
@@ -334,6 +344,7 @@ pub fn decide(
             larger_at_equal_recall: false,
             unconfirmed: Vec::new(),
             withheld: Vec::new(),
+            confirms_pick: false,
         };
     }
     let beats = |x: &str, y: &str| {
@@ -351,7 +362,7 @@ pub fn decide(
         .filter(|o| o.config_id != chosen.config_id)
         .map(|other| reason_against(&comparisons, chosen, other, alpha))
         .collect();
-    let (closing, larger_at_equal_recall) = closing_reason(candidates, chosen, pick);
+    let (closing, larger_at_equal_recall, confirms_pick) = closing_reason(candidates, chosen, pick);
     reasons.push(closing);
     Decision {
         chosen: Some(chosen.config_id.clone()),
@@ -361,6 +372,7 @@ pub fn decide(
         larger_at_equal_recall,
         unconfirmed: Vec::new(),
         withheld: Vec::new(),
+        confirms_pick,
     }
 }
 
@@ -499,6 +511,7 @@ mod tests {
             larger_at_equal_recall: false,
             unconfirmed: vec![],
             withheld: vec![],
+            confirms_pick: true,
         };
         d.unconfirm(&t);
         assert_eq!(d.unconfirmed, vec!["faithfulness".to_string()]);

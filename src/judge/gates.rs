@@ -184,6 +184,7 @@ mod tests {
             larger_at_equal_recall: false,
             unconfirmed: vec![],
             withheld: vec![],
+            confirms_pick: true,
         }
     }
 
