@@ -250,7 +250,7 @@ pub fn decision_sentence(sel: &Selection) -> Prose {
                 if equivalence {
                     "no cheaper configuration is shown to be as good"
                 } else {
-                    "nothing cheaper is as good"
+                    "no cheaper configuration stays on the plateau"
                 }
             ))
             .ticked(&cheaper_evidence(sel))
@@ -350,6 +350,49 @@ pub fn thousands(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::doc::Inline;
+    use crate::select::tests::{Fake, tables};
+    use crate::select::{SelectionSettings, select};
+
+    /// The plain text of `p` (code as its text).
+    fn plain(p: &Prose) -> String {
+        p.0.iter()
+            .map(|i| match i {
+                Inline::Text(s) | Inline::Code(s) => s.clone(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_best_pick_never_says_a_cheaper_configuration_is_as_good() {
+        // fixed-64 finds nothing, fixed-256 everything: the best is the pick under every rule.
+        let (rows, qs) = tables(&[
+            Fake::new("fixed-64", 64, 300.0, vec![0.0; 40], vec![0.1; 40]),
+            Fake::new("fixed-256", 256, 1200.0, vec![1.0; 40], vec![0.1; 40]),
+        ]);
+        for (rule, says) in [
+            (
+                Rule::Equivalence,
+                "no cheaper configuration is shown to be as good",
+            ),
+            (
+                Rule::Paired,
+                "no cheaper configuration stays on the plateau",
+            ),
+            (Rule::Seed, "no cheaper configuration stays on the plateau"),
+        ] {
+            let settings = SelectionSettings {
+                rule,
+                ..SelectionSettings::default()
+            };
+            let sel = select(&rows, &qs, &settings).unwrap();
+            assert_eq!(sel.winner().config_id, "fixed-256");
+            let text = plain(&decision_sentence(&sel));
+            assert!(text.contains(says), "{rule:?}: {text}");
+            assert!(!text.contains("is as good"), "{rule:?}: {text}");
+        }
+    }
 
     #[test]
     fn thousands_are_separated() {

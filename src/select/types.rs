@@ -23,7 +23,7 @@ pub struct SelectionSettings {
     pub alpha: f64,
     /// Non-inferiority margin δ on span recall@k (recall units, > 0): a configuration whose
     /// one-sided (1 − α) lower bound of the mean per-question difference to the best is at least
-    /// −δ is as good as the best ([`crate::stats::non_inferiority`]).
+    /// −δ is non-inferior to the best ([`crate::stats::non_inferiority`]).
     pub delta: f64,
     /// Seed rule only: relative margin tolerance, keep margin ≥ best − tolerance × |best|
     /// (0.03 = 3%).
