@@ -8,11 +8,15 @@
 //! - [`compare`]: the questions paired, and where the evidence of a worse one went;
 //! - [`verdict`]: regression, pass or inconclusive (seed 002: "Chunking changes are exactly the
 //!   kind of thing that should fail CI, not production");
+//! - [`judged`]: with `--judge`, answer quality: the baseline's judged answers against the run
+//!   under test's, a one-sided exact McNemar test per criterion the baseline's planted controls
+//!   trust;
 //! - [`render`]: check.md (short enough for a pull-request comment) and the JUnit XML file;
 //!   check.json is [`Check`] serialised.
 
 pub mod changes;
 pub mod compare;
+pub mod judged;
 pub mod render;
 pub mod verdict;
 
@@ -24,6 +28,7 @@ use crate::fingerprint::Fingerprints;
 use crate::sweep::rows::QuestionRow;
 use changes::{Changes, Side};
 use compare::QuestionPair;
+use judged::JudgeGate;
 use verdict::{GateSettings, Verdict};
 
 /// Errors of the check itself (reading the baseline and sweeping are the pipeline's).
@@ -49,6 +54,16 @@ pub enum CheckError {
     )]
     NoBaselineRows {
         /// The file.
+        path: String,
+        /// The pick's configuration id.
+        config_id: String,
+    },
+    /// `--judge`, but the baseline holds no judged answer for its pick.
+    #[error(
+        "--judge needs the baseline's judged answers, but {path} has no row for {config_id}, the baseline's pick: make the baseline with `chunksweep run` (its judge stage), or check without --judge"
+    )]
+    NoJudgedAnswers {
+        /// judge_questions.csv of the baseline.
         path: String,
         /// The pick's configuration id.
         config_id: String,
@@ -80,6 +95,7 @@ impl CheckError {
         match self {
             CheckError::NoSharedQuestion { .. }
             | CheckError::NoBaselineRows { .. }
+            | CheckError::NoJudgedAnswers { .. }
             | CheckError::NotOneConfiguration(_)
             | CheckError::CutChanged { .. }
             | CheckError::Invalid(_) => ExitClass::Usage,
@@ -115,6 +131,9 @@ pub struct Check {
     pub changes: Changes,
     /// Every question compared, in golden-set order.
     pub questions: Vec<QuestionPair>,
+    /// With `--judge`: answer quality on the questions the baseline judged for its pick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeGate>,
 }
 
 impl Check {
@@ -123,9 +142,28 @@ impl Check {
         self.questions.iter().filter(|q| q.worse())
     }
 
-    /// The process's exit code: 1 when the check fails, else 0.
+    /// Whether the check fails: the retrieval verdict fails, or a criterion the judge gates on
+    /// is a regression.
+    pub fn fails(&self) -> bool {
+        self.verdict.fails || self.judge.as_ref().is_some_and(|j| j.fails)
+    }
+
+    /// Whether the judge left answers under test without a verdict while nothing fails: the
+    /// same command again finishes it.
+    pub fn is_unfinished(&self) -> bool {
+        !self.fails() && self.judge.as_ref().is_some_and(JudgeGate::is_unfinished)
+    }
+
+    /// The process's exit code: 1 when the check fails, 4 when it is unfinished
+    /// ([`ExitClass::Incomplete`]), else 0.
     pub fn exit_code(&self) -> u8 {
-        u8::from(self.verdict.fails)
+        if self.fails() {
+            ExitClass::Failure.code()
+        } else if self.is_unfinished() {
+            ExitClass::Incomplete.code()
+        } else {
+            0
+        }
     }
 }
 
@@ -175,5 +213,6 @@ pub fn check(
         verdict: verdict::decide(&questions, &settings),
         changes,
         questions,
+        judge: None,
     })
 }

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use super::Check;
 use super::changes::{NameChanges, SettingChange};
 use super::compare::{Fate, QuestionPair};
+use super::judged::{JudgeGate, JudgeOutcome, fewest_worse_to_fail};
 use super::verdict::{Outcome, Reason, Verdict};
 
 /// Questions listed by name in check.md before "… and N more" (check.json lists every one).
@@ -98,9 +99,21 @@ pub fn markdown(check: &Check) -> String {
         (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
         (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
     };
+    let title = match &check.judge {
+        Some(j) if j.fails && !v.fails => "❌ regression in answer quality",
+        Some(j) if j.fails => "❌ regression, also in answer quality",
+        _ if check.is_unfinished() => "⏳ unfinished: answers without a verdict (rerun)",
+        _ => title,
+    };
     let _ = writeln!(md, "# chunksweep check: {title}\n");
     let _ = writeln!(md, "**{}**\n", headline(check));
+    if let Some(j) = &check.judge {
+        let _ = writeln!(md, "**{}**\n", judge_headline(j, check.settings.alpha));
+    }
     worse_section(&mut md, check);
+    if let Some(j) = &check.judge {
+        judge_section(&mut md, j, check);
+    }
     changes_section(&mut md, check);
     let s = &check.settings;
     let _ = writeln!(
@@ -135,6 +148,116 @@ fn worse_section(md: &mut String, check: &Check) {
     }
     if worse.len() > LISTED {
         let _ = writeln!(md, "\n… and {} more in check.json.", worse.len() - LISTED);
+    }
+    md.push('\n');
+}
+
+/// The answer-quality gate in one line: `answer quality: …`.
+pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
+    let names = |o: JudgeOutcome| -> Vec<String> {
+        j.criteria
+            .iter()
+            .filter(|c| c.outcome == o)
+            .map(|c| c.criterion.clone())
+            .collect()
+    };
+    let regressions = names(JudgeOutcome::Regression);
+    if !regressions.is_empty() {
+        return format!(
+            "answer quality: regression in {} (significantly more answers failed than before, one-sided exact McNemar p < α = {alpha})",
+            regressions.join(", ")
+        );
+    }
+    if !j.judged {
+        return "answer quality: the judge cannot gate on any criterion (see below); no answer was judged".into();
+    }
+    if j.unfinished > 0 {
+        return format!(
+            "answer quality: unfinished, {} of {} answers under test have no verdict yet; rerun the same command",
+            j.unfinished, j.questions
+        );
+    }
+    let fine = names(JudgeOutcome::NotWorse);
+    let cannot = names(JudgeOutcome::CannotGate);
+    let mut text = format!(
+        "answer quality: not significantly worse on {} (one-sided exact McNemar, α = {alpha}; that is not shown to be as good)",
+        fine.join(", ")
+    );
+    if !cannot.is_empty() {
+        let _ = write!(text, "; the judge cannot gate on {}", cannot.join(", "));
+    }
+    text
+}
+
+fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
+    let ids = &check.changes.chunker;
+    let _ = writeln!(md, "## Answer quality (judge)\n");
+    let _ = writeln!(
+        md,
+        "{} question(s) the baseline judged for `{}`{}, answers by `{}`, verdicts by `{}`. Per criterion, a one-sided exact McNemar test of \"more answers fail now\" at α = {}, on the answers with a pass or fail verdict on both sides; it gates only where the baseline's planted controls show a judge that can tell a failing answer from a passing one.\n",
+        j.questions,
+        ids.baseline,
+        if j.judged {
+            format!(", judged again for `{}`", ids.candidate)
+        } else {
+            String::new()
+        },
+        j.models.0,
+        j.models.1,
+        check.settings.alpha
+    );
+    let _ = writeln!(
+        md,
+        "| criterion | result | passed (baseline → now) | worse | better | McNemar | left out (errors) |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for c in &j.criteria {
+        let result = match c.outcome {
+            JudgeOutcome::Regression => "❌ regression",
+            JudgeOutcome::NotWorse => "not significantly worse",
+            JudgeOutcome::CannotGate => "cannot gate",
+            JudgeOutcome::Unfinished => "unfinished",
+        };
+        let figures = if j.judged {
+            format!(
+                "{}/{n} → {}/{n} | {} | {} | {} | {}",
+                c.baseline_pass,
+                c.candidate_pass,
+                c.worse,
+                c.better,
+                p_text(c.p_value),
+                c.errors,
+                n = c.n
+            )
+        } else {
+            "— | — | — | — | —".into()
+        };
+        let _ = writeln!(md, "| {} | {result} | {figures} |", c.criterion);
+    }
+    md.push('\n');
+    let fewest = fewest_worse_to_fail(check.settings.alpha);
+    let _ = writeln!(
+        md,
+        "- At α = {} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good.",
+        check.settings.alpha
+    );
+    for c in &j.criteria {
+        if let Some(why) = &c.cannot_gate {
+            let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
+        } else if j.judged && (c.n as u64) < fewest {
+            let _ = writeln!(
+                md,
+                "- `{}`: only {} paired answer(s), too few for this test to show a regression.",
+                c.criterion, c.n
+            );
+        }
+    }
+    if j.unfinished > 0 {
+        let _ = writeln!(
+            md,
+            "- {} of {} answers under test have no verdict yet (a timeout, a server error, the budget): rerun the same command to finish them.",
+            j.unfinished, j.questions
+        );
     }
     md.push('\n');
 }
@@ -237,42 +360,57 @@ fn names(n: &NameChanges, changed: &str) -> String {
     .join("; ")
 }
 
-/// The JUnit XML file: one test suite `chunksweep check` with one test case, `gate`, failed when
-/// the check fails, its message the verdict line and its output check.md.
+/// The JUnit XML file: one test suite `chunksweep check` with a test case per gate (`retrieval`,
+/// and `answer quality` with `--judge`), each failed when its gate fails, its message the gate's
+/// line; the retrieval case's output is check.md.
 pub fn junit(check: &Check) -> String {
-    let failed = check.verdict.fails;
+    let name = format!(
+        "{} vs {} at {}",
+        check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut
+    );
+    let mut cases = vec![(
+        format!("retrieval: {name}"),
+        check.verdict.fails,
+        headline(check),
+    )];
+    if let Some(j) = &check.judge {
+        cases.push((
+            format!("answer quality: {name}"),
+            j.fails,
+            judge_headline(j, check.settings.alpha),
+        ));
+    }
+    let failures = cases.iter().filter(|c| c.1).count();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
-        "<testsuites name=\"chunksweep check\" tests=\"1\" failures=\"{}\">",
-        u8::from(failed)
+        "<testsuites name=\"chunksweep check\" tests=\"{}\" failures=\"{failures}\">",
+        cases.len()
     );
     let _ = writeln!(
         xml,
-        "  <testsuite name=\"chunksweep check\" tests=\"1\" failures=\"{}\">",
-        u8::from(failed)
+        "  <testsuite name=\"chunksweep check\" tests=\"{}\" failures=\"{failures}\">",
+        cases.len()
     );
-    let _ = writeln!(
-        xml,
-        "    <testcase classname=\"chunksweep.check\" name=\"{}\">",
-        escape(&format!(
-            "{} vs {} at {}",
-            check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut
-        ))
-    );
-    if failed {
+    for (i, (case, failed, line)) in cases.iter().enumerate() {
         let _ = writeln!(
             xml,
-            "      <failure message=\"{}\"/>",
-            escape(&headline(check))
+            "    <testcase classname=\"chunksweep.check\" name=\"{}\">",
+            escape(case)
         );
+        if *failed {
+            let _ = writeln!(xml, "      <failure message=\"{}\"/>", escape(line));
+        }
+        if i == 0 {
+            let _ = writeln!(
+                xml,
+                "      <system-out>{}</system-out>",
+                escape(&markdown(check))
+            );
+        }
+        xml.push_str("    </testcase>\n");
     }
-    let _ = writeln!(
-        xml,
-        "      <system-out>{}</system-out>",
-        escape(&markdown(check))
-    );
-    xml.push_str("    </testcase>\n  </testsuite>\n</testsuites>\n");
+    xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
 }
 

@@ -84,6 +84,13 @@ pub struct CheckArgs {
     /// Exit 1 when neither test can tell (default: pass with a warning).
     #[arg(long)]
     pub fail_on_inconclusive: bool,
+    /// Gate on answer quality too: judge the baseline's judged questions again for the chunker
+    /// under test (needs a `run` baseline and its server; cached calls are reused).
+    #[arg(long)]
+    pub judge: bool,
+    /// With --judge: stop cleanly before the estimate or the spend passes this many USD.
+    #[arg(long = "max-cost", value_name = "USD", value_parser = chunksweep::config::flag_values::max_cost_usd, requires = "judge")]
+    pub max_cost: Option<f64>,
     /// Run folder of the chunker under test (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -96,11 +103,15 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
-    /// The inputs, `out` and the `[sweep]` flags as a layer over the config file.
+    /// The inputs, `out`, the `[sweep]` flags and `--max-cost` as a layer over the config file.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
             out: self.out.clone(),
             sweep: self.sweep.clone(),
+            judge: JudgeSection {
+                max_cost_usd: self.max_cost,
+                ..JudgeSection::default()
+            },
             ..self.input.layer()
         }
     }

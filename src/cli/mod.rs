@@ -126,6 +126,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         config: args.input.config.clone(),
         flags: args.layer(),
         settings: args.gate(),
+        judge: args.judge,
         junit: args.junit.clone(),
     };
     let progress = Progress::new(args.quiet);
@@ -143,6 +144,19 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         eprintln!(
             "warning: the check is inconclusive (see check.md); it passes unless --fail-on-inconclusive"
         );
+    }
+    if let Some(j) = &out.check.judge {
+        for c in &j.criteria {
+            if let Some(why) = &c.cannot_gate {
+                eprintln!("warning: the judge cannot gate on {}: {why}", c.criterion);
+            }
+        }
+        if out.check.is_unfinished() {
+            eprintln!(
+                "{} of {} answers under test have no verdict yet: rerun the same command to finish them (exit 4)",
+                j.unfinished, j.questions
+            );
+        }
     }
     Ok(ExitCode::from(out.check.exit_code()))
 }

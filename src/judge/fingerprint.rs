@@ -68,6 +68,31 @@ impl Fingerprint {
         }
     }
 
+    /// What differs between `self` and `other`, as the settings' names (`generator_model`,
+    /// `judge_model`, `judge mode`, `prompts`, or `max_tokens, temperature or seed`); empty when
+    /// nothing does.
+    pub fn differences(&self, other: &Fingerprint) -> Vec<&'static str> {
+        if self == other {
+            return Vec::new();
+        }
+        let mut what = Vec::new();
+        if self.generator_model != other.generator_model {
+            what.push("generator_model");
+        }
+        if self.judge_model != other.judge_model {
+            what.push("judge_model");
+        }
+        if self.mode != other.mode {
+            what.push("judge mode");
+        } else if self.prompts != other.prompts {
+            what.push("prompts");
+        }
+        if what.is_empty() {
+            what.push("max_tokens, temperature or seed");
+        }
+        what
+    }
+
     /// Checks `dir/judge_settings.json` against `self` when the folder already has judge rows,
     /// then writes `self` there.
     ///
@@ -84,24 +109,9 @@ impl Fingerprint {
             && let Ok(old) = serde_json::from_str::<Fingerprint>(&text)
             && old != *self
         {
-            let mut what = Vec::new();
-            if old.generator_model != self.generator_model {
-                what.push("generator_model");
-            }
-            if old.judge_model != self.judge_model {
-                what.push("judge_model");
-            }
-            if old.mode != self.mode {
-                what.push("judge mode");
-            } else if old.prompts != self.prompts {
-                what.push("prompts");
-            }
-            if what.is_empty() {
-                what.push("max_tokens, temperature or seed");
-            }
             return Err(JudgeError::SettingsChanged {
                 dir: dir.to_path_buf(),
-                what: what.join(", "),
+                what: old.differences(self).join(", "),
             });
         }
         let text = serde_json::to_string_pretty(self).expect("fingerprint serialises");

@@ -9,6 +9,11 @@
 //! embedding and context settings, the LLM client) is the baseline's as recorded, unless the
 //! config file or the flags say otherwise; the corpus and the golden set too, unless
 //! `--corpus`/`--golden` (or the config file) name today's.
+//!
+//! With `--judge`, the baseline's judged questions are judged again for the chunker under test
+//! ([`super::check_judge`]) with the baseline's recorded `[judge]` settings (the config file's
+//! `[judge]`, then `--max-cost`, over them) and its `[llm]` client (the config file's, when it
+//! has one), and gated per criterion ([`crate::check::judged`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -17,6 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::check_judge::{self, BaselineJudge};
 use super::{record, runtime, swept};
 use crate::check::render::{junit, markdown};
 use crate::check::verdict::GateSettings;
@@ -28,13 +34,14 @@ use crate::error::Error;
 use crate::events::Events;
 use crate::files;
 use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
+use crate::judge::JudgeSettings;
 use crate::metrics::Cut;
-use crate::plan::Plan;
+use crate::plan::{Plan, validate_judge};
 use crate::report::ReportError;
 use crate::report::read::{ReadError, read_rows};
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::rows::{QuestionRow, SweepRow};
-use record::RunRecord;
+use record::{JudgeRecord, RunRecord};
 
 /// What `check` is asked.
 #[derive(Debug, Clone)]
@@ -44,8 +51,11 @@ pub struct CheckRequest {
     /// A config file: its inputs, `out`, `[sweep]`, `[embed]`, `[context]` and `[llm]`
     /// sections are laid over the baseline's recorded settings.
     pub config: Option<PathBuf>,
-    /// The flags: `corpus`, `golden`, `golden_format`, `out` and the `[sweep]` section's.
+    /// The flags: `corpus`, `golden`, `golden_format`, `out`, the `[sweep]` section's and
+    /// `[judge] max_cost_usd`.
     pub flags: ConfigFile,
+    /// `--judge`: gate on answer quality too.
+    pub judge: bool,
     /// The gate's settings.
     pub settings: GateSettings,
     /// Where to write the JUnit XML file, if anywhere.
@@ -114,8 +124,10 @@ impl Baseline {
 /// # Errors
 /// [`Error::Read`] (exit 2) for a baseline that cannot be read: no manifest.json, a manifest
 /// without its settings, no sweep_questions.csv; [`CheckError`] (exit 2) for flags that give
-/// other than one configuration or another cut, or no shared question; the sweep's errors for
-/// today's inputs; [`ReportError`] for a file that cannot be written.
+/// other than one configuration or another cut, no shared question, or `--judge` with a
+/// baseline that judged nothing for its pick; the sweep's errors for today's inputs; with
+/// `--judge`, the judge stage's errors ([`crate::judge::JudgeError`]); [`ReportError`] for a
+/// file that cannot be written.
 pub fn check(
     request: &CheckRequest,
     command: &[String],
@@ -125,6 +137,14 @@ pub fn check(
     let started_at = jiff::Timestamp::now();
     request.settings.validate().map_err(CheckError::Invalid)?;
     let baseline = Baseline::open(&request.baseline)?;
+    let baseline_judge = match request.judge {
+        true => Some(BaselineJudge::open(
+            &request.baseline,
+            &baseline.pick.id(),
+            &baseline.record.plan.judge,
+        )?),
+        false => None,
+    };
     let plan = candidate_plan(&baseline, request)?;
     let rt = runtime()?;
     let (swept, mut dir) = swept::load_and_sweep(&plan, &rt, events)?;
@@ -150,7 +170,7 @@ pub fn check(
     let baseline_id = baseline.pick.id();
     let candidate_id = candidate.id();
     let label = request.baseline.display().to_string();
-    let check = check::check(
+    let mut check = check::check(
         &label,
         &cut.tag(),
         (
@@ -168,6 +188,23 @@ pub fn check(
         &now,
         request.settings,
     )?;
+    let judged = match &baseline_judge {
+        Some(b) => {
+            let shared = check.changes.shared.clone();
+            let judged = rt.block_on(check_judge::judge(
+                &plan,
+                &swept,
+                (&candidate, &shared),
+                b,
+                request.settings.alpha,
+                &mut dir,
+                events,
+            ))?;
+            check.judge = Some(judged.gate.clone());
+            Some(judged)
+        }
+        None => None,
+    };
     let markdown = markdown(&check);
     dir.write_text(files::CHECK_MD, &markdown)?;
     dir.write_json(files::CHECK_JSON, &check)?;
@@ -178,6 +215,7 @@ pub fn check(
         })?;
     }
     let wall_s = started.elapsed().as_secs_f64();
+    let candidates = [candidate_id];
     record::write_manifest(
         &mut dir,
         &plan,
@@ -185,7 +223,13 @@ pub fn check(
         (started_at, wall_s),
         &swept,
         &candidate,
-        None,
+        judged.as_ref().and_then(|j| {
+            Some(JudgeRecord {
+                candidates: &candidates,
+                prompt_sha256: j.prompt_sha256.as_ref()?,
+                server: &j.server,
+            })
+        }),
     )?;
     Ok(Checked {
         check,
@@ -244,7 +288,20 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         llm: file.llm.clone().or(Some(recorded.llm.clone())),
         ..ConfigFile::default()
     };
-    let plan = Plan::resolve(under, layer, RunOptions::default(), jiff::Timestamp::now())?;
+    let judge: JudgeSettings = layered("judge", &recorded.judge, &file.judge, &flags.judge)?;
+    let under = ConfigFile {
+        judge: file.judge.clone(),
+        ..under
+    };
+    let layer = ConfigFile {
+        judge: flags.judge.clone(),
+        ..layer
+    };
+    // resolved over the defaults first, so that the file's and the flags' values are checked
+    // (a NaN budget among them) before the baseline's settings are laid under them
+    let mut plan = Plan::resolve(under, layer, RunOptions::default(), jiff::Timestamp::now())?;
+    validate_judge(&judge)?;
+    plan.judge = judge;
     if plan.configs.len() != 1 {
         let ids = plan.configs.iter().map(|c| c.id()).collect();
         return Err(CheckError::NotOneConfiguration(ids).into());

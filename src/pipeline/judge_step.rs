@@ -182,7 +182,11 @@ fn plan(
 
 /// Refuses a run whose estimate has no price under a budget, or whose estimate plus the spend
 /// already recorded in the folder passes it.
-fn check_budget(settings: &JudgeSettings, est: &Estimate, dir: &Path) -> Result<(), Error> {
+pub(super) fn check_budget(
+    settings: &JudgeSettings,
+    est: &Estimate,
+    dir: &Path,
+) -> Result<(), Error> {
     let spent = match settings.max_cost_usd {
         Some(_) => judge::recorded_spend(dir)?,
         None => 0.0,

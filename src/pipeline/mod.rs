@@ -14,6 +14,7 @@
 
 mod batching;
 pub mod check;
+mod check_judge;
 pub mod decide;
 pub mod dry_run;
 pub mod golden_set;
