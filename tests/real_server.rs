@@ -143,3 +143,100 @@ fn run_against_local_llama_cpp_server() {
         answers(&judged)
     );
 }
+
+#[test]
+#[ignore = "needs the local model servers: scripts/local-models.sh start, then --ignored"]
+fn check_judge_against_local_llama_cpp_server() {
+    let env = servers().expect(
+        "no local model server is running: start them with `scripts/local-models.sh start` \
+         (the first time installs them: downloads, about a minute), then run this test again",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("datasets");
+    let config = dir.path().join("real.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 160\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
+            fixture.join("handbook"),
+            fixture.join("handbook-golden.jsonl"),
+            dir.path().join("cache.sqlite"),
+        ),
+    )
+    .unwrap();
+    let base = dir.path().join("base");
+    run(&env, &config, &base);
+    // SmolLM2-135M cannot tell a planted failure apart (results/examples/handbook-judged), so
+    // against its own thresholds it could gate on nothing and `check --judge` would send
+    // nothing. The baseline's recorded thresholds are lowered here so that it gates: this test
+    // is of the calls, the files and the figures, not of the judge.
+    let manifest = base.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["config"]["judge"]["min_control_tnr"] = 0.0.into();
+    m["config"]["judge"]["min_repeat_kappa"] = (-1.0).into();
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+
+    let out = dir.path().join("check");
+    let check = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+            .args(["check", "--quiet", "--judge", "--sizes", "32", "--baseline"])
+            .arg(&base)
+            .arg("--out")
+            .arg(&out)
+            .env_remove("OPENAI_API_KEY")
+            .envs(&env)
+            .output()
+            .unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap())
+                .unwrap();
+        (o, json)
+    };
+    let (o, json) = check();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let judge = &json["judge"];
+    let fails = json["verdict"]["fails"] == true || judge["fails"] == true;
+    assert_eq!(o.status.code(), Some(i32::from(fails)), "{text}");
+    assert_eq!(judge["questions"], 2, "{judge}");
+    assert_eq!(judge["unfinished"], 0, "{judge}");
+    let rows = read_csv(&out.join("judge_questions.csv"));
+    assert_eq!(
+        rows.len(),
+        2,
+        "both questions judged for markdown at 32 tokens"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r["config_id"] == "markdown-32-o5-none-bm25-k2"),
+        "{rows:?}"
+    );
+    for c in judge["criteria"].as_array().unwrap() {
+        // two paired answers can never show a regression (five would be needed at α = 0.05)
+        assert_ne!(c["outcome"], "regression", "{c}");
+        let (n, errors) = (c["n"].as_u64().unwrap(), c["errors"].as_u64().unwrap());
+        assert!(n + errors <= 2, "{c}");
+        let worse = c["worse"].as_u64().unwrap();
+        let better = c["better"].as_u64().unwrap();
+        assert!(worse + better <= n, "{c}");
+        if c["cannot_gate"].is_null() {
+            assert_eq!(c["outcome"], "not_worse", "{c}");
+        }
+    }
+    let calls = read_csv(&out.join("calls.csv"));
+    let generated = calls.iter().filter(|c| c["stage"] == "generate").count();
+    assert_eq!(generated, 2, "{calls:?}");
+    let md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    assert!(md.contains("## Answer quality (judge)"), "{md}");
+
+    // The same command again: every question is finished, nothing is sent, same figures.
+    let before = read_csv(&out.join("calls.csv")).len();
+    let (o, again) = check();
+    assert_eq!(o.status.code(), Some(i32::from(fails)));
+    assert_eq!(again["judge"], json["judge"]);
+    assert_eq!(read_csv(&out.join("calls.csv")).len(), before);
+}
