@@ -747,9 +747,9 @@ async fn check_judge_against_a_trusted_baseline() {
     let md = std::fs::read_to_string(out.join("check.md")).unwrap();
     let section = judge_section(&md);
     for row in [
-        "| faithfulness | not significantly worse | 40/40 → 40/40 | 0 | 0 | p = 1.000 | 0 |",
-        "| relevancy | ❌ regression | 34/40 → 6/40 | 28 | 0 | p < 0.001 | 0 |",
-        "| correctness | ❌ regression | 29/40 → 5/40 | 24 | 0 | p < 0.001 | 0 |",
+        "| faithfulness | not significantly worse | 40/40 → 40/40 | 0 | 0 | p = 1.000 | 0 | 0 → 0 |",
+        "| relevancy | ❌ regression | 34/40 → 6/40 | 28 | 0 | p < 0.001 | 0 | 0 → 0 |",
+        "| correctness | ❌ regression | 29/40 → 5/40 | 24 | 0 | p < 0.001 | 0 | 0 → 0 |",
     ] {
         assert!(section.contains(row), "{row}\n{section}");
     }

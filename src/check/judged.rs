@@ -65,6 +65,11 @@ pub struct CriterionGate {
     pub p_value: f64,
     /// Questions left out because either verdict was an error.
     pub errors: usize,
+    /// Of the questions compared, error verdicts in the baseline (an answer the server did not
+    /// give, a verdict that could not be read).
+    pub baseline_errors: usize,
+    /// … and under test.
+    pub candidate_errors: usize,
 }
 
 /// The answer-quality gate (check.json's `judge`).
@@ -178,12 +183,14 @@ pub fn gate(
         .iter()
         .map(|(criterion, why)| {
             let mut pairs = Vec::new();
-            let mut errors = 0;
+            let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
             for q in questions {
                 let (Some(b), Some(c)) = (before.get(q), now.get(q)) else {
                     continue;
                 };
                 let (vb, vc) = (b.verdict(criterion), c.verdict(criterion));
+                baseline_errors += usize::from(vb == Verdict::Error);
+                candidate_errors += usize::from(vc == Verdict::Error);
                 if vb == Verdict::Error || vc == Verdict::Error {
                     errors += 1;
                     continue;
@@ -220,6 +227,8 @@ pub fn gate(
                 better,
                 p_value,
                 errors,
+                baseline_errors,
+                candidate_errors,
             }
         })
         .collect();
@@ -294,6 +303,7 @@ mod tests {
             (r.outcome, r.n, r.worse, r.errors),
             (JudgeOutcome::NotWorse, 9, 1, 1)
         );
+        assert_eq!((r.baseline_errors, r.candidate_errors), (0, 1));
         assert!((r.p_value - 0.5).abs() < 1e-12);
         assert!(g.fails && !g.is_unfinished());
     }

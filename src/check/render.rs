@@ -177,10 +177,25 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             j.unfinished, j.questions
         );
     }
-    let fine = names(JudgeOutcome::NotWorse);
+    let fewest = fewest_worse_to_fail(alpha);
+    let fine: Vec<String> = j
+        .criteria
+        .iter()
+        .filter(|c| c.outcome == JudgeOutcome::NotWorse)
+        .map(|c| {
+            let mut note = format!("{} paired answer(s)", c.n);
+            if (c.n as u64) < fewest {
+                note.push_str(", too few to show a regression");
+            }
+            if c.errors > 0 {
+                let _ = write!(note, "; {} left out for error verdicts", c.errors);
+            }
+            format!("{} ({note})", c.criterion)
+        })
+        .collect();
     let cannot = names(JudgeOutcome::CannotGate);
     let mut text = format!(
-        "answer quality: not significantly worse on {} (one-sided exact McNemar, α = {alpha}; that is not shown to be as good)",
+        "answer quality: not significantly worse on {} (one-sided exact McNemar, α = {alpha}; not shown to be as good)",
         fine.join(", ")
     );
     if !cannot.is_empty() {
@@ -208,9 +223,9 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
     );
     let _ = writeln!(
         md,
-        "| criterion | result | passed (baseline → now) | worse | better | McNemar | left out (errors) |"
+        "| criterion | result | passed (baseline → now) | worse | better | McNemar | left out | error verdicts (baseline → now) |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for c in &j.criteria {
         let result = match c.outcome {
             JudgeOutcome::Regression => "❌ regression",
@@ -220,27 +235,31 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         };
         let figures = if j.judged {
             format!(
-                "{}/{n} → {}/{n} | {} | {} | {} | {}",
+                "{}/{n} → {}/{n} | {} | {} | {} | {} | {} → {}",
                 c.baseline_pass,
                 c.candidate_pass,
                 c.worse,
                 c.better,
                 p_text(c.p_value),
                 c.errors,
+                c.baseline_errors,
+                c.candidate_errors,
                 n = c.n
             )
         } else {
-            "— | — | — | — | —".into()
+            "— | — | — | — | — | —".into()
         };
         let _ = writeln!(md, "| {} | {result} | {figures} |", c.criterion);
     }
     md.push('\n');
     let fewest = fewest_worse_to_fail(check.settings.alpha);
-    let _ = writeln!(
-        md,
-        "- At α = {} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good.",
-        check.settings.alpha
-    );
+    if j.judged {
+        let _ = writeln!(
+            md,
+            "- At α = {} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good.",
+            check.settings.alpha
+        );
+    }
     for c in &j.criteria {
         if let Some(why) = &c.cannot_gate {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
@@ -249,6 +268,13 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
                 md,
                 "- `{}`: only {} paired answer(s), too few for this test to show a regression.",
                 c.criterion, c.n
+            );
+        }
+        if c.candidate_errors > c.baseline_errors {
+            let _ = writeln!(
+                md,
+                "- `{}`: more error verdicts now ({}) than in the baseline ({}): answers the server did not give (cut at the token cap, empty) or verdicts that could not be read; they are in no figure above (see judge_questions.csv).",
+                c.criterion, c.candidate_errors, c.baseline_errors
             );
         }
     }
