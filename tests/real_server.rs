@@ -212,7 +212,7 @@ fn check_judge_against_local_llama_cpp_server() {
     );
     assert!(
         rows.iter()
-            .all(|r| r["config_id"] == "markdown-32-o5-none-bm25-k2"),
+            .all(|r| r["config_id"] == "markdown-32-o4-none-bm25-k2"),
         "{rows:?}"
     );
     for c in judge["criteria"].as_array().unwrap() {
