@@ -74,6 +74,31 @@ impl BaselineJudge {
             settings: settings.clone(),
         })
     }
+
+    /// Per criterion, `None` when its verdicts can gate, else why not
+    /// ([`judged::standing`]): what its planted controls say of the judge they measured, and
+    /// whether the judge `now` is that judge.
+    fn standing(&self, now: &Fingerprint) -> Vec<(String, Option<String>)> {
+        let changed = match &self.fingerprint {
+            Some(before) => {
+                let what = before.differences(now);
+                (!what.is_empty()).then(|| format!("{} changed", what.join(", ")))
+            }
+            None => Some(format!("the baseline has no {}", files::JUDGE_SETTINGS)),
+        };
+        let measured = trust(
+            &self.checks,
+            &self.criteria,
+            self.settings.min_control_tnr,
+            self.settings.min_repeat_kappa,
+        );
+        judged::standing(
+            &self.criteria,
+            &measured,
+            self.settings.controls,
+            changed.as_deref(),
+        )
+    }
 }
 
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
@@ -108,25 +133,7 @@ pub(super) async fn judge(
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
     let now = Fingerprint::new(settings, &prompts);
-    let changed = match &baseline.fingerprint {
-        Some(before) => {
-            let what = before.differences(&now);
-            (!what.is_empty()).then(|| format!("{} changed", what.join(", ")))
-        }
-        None => Some(format!("the baseline has no {}", files::JUDGE_SETTINGS)),
-    };
-    let measured = trust(
-        &baseline.checks,
-        &baseline.criteria,
-        baseline.settings.min_control_tnr,
-        baseline.settings.min_repeat_kappa,
-    );
-    let standing = judged::standing(
-        &baseline.criteria,
-        &measured,
-        baseline.settings.controls,
-        changed.as_deref(),
-    );
+    let standing = baseline.standing(&now);
     let judged_ids: HashSet<&str> = baseline
         .rows
         .iter()
