@@ -650,6 +650,14 @@ async fn check_judge_against_a_trusted_baseline() {
     }
     assert_eq!(json["judge"]["fails"], false);
     assert_eq!(json["judge"]["unfinished"], 0);
+    assert_eq!(
+        (
+            &json["judge"]["generator_model"],
+            &json["judge"]["judge_model"]
+        ),
+        (&json!("gen"), &json!("judge"))
+    );
+    assert_eq!(json["judge"]["questions"], 40);
     let md = std::fs::read_to_string(out.join("check.md")).unwrap();
     for c in CRITERIA {
         assert!(judge_section(&md).contains(c), "{md}");

@@ -75,9 +75,10 @@ pub struct CriterionGate {
 /// The answer-quality gate (check.json's `judge`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JudgeGate {
-    /// The models of the baseline's judge stage (those its controls measured): generator, then
-    /// judge.
-    pub models: (String, String),
+    /// The baseline's generator model (its judge stage's, which its controls measured).
+    pub generator_model: String,
+    /// The baseline's judge model.
+    pub judge_model: String,
     /// Questions compared: shared unchanged with the baseline and judged there for its pick.
     pub questions: usize,
     /// Of those, answers under test without a verdict row yet (0 when nothing was asked
@@ -233,7 +234,8 @@ pub fn gate(
         })
         .collect();
     JudgeGate {
-        models,
+        generator_model: models.0,
+        judge_model: models.1,
         questions: questions.len(),
         unfinished,
         judged,

@@ -217,8 +217,8 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         } else {
             String::new()
         },
-        j.models.0,
-        j.models.1,
+        j.generator_model,
+        j.judge_model,
         check.settings.alpha
     );
     let _ = writeln!(
