@@ -120,6 +120,27 @@ fn the_unchanged_chunker_passes() {
     assert_eq!(now["fingerprints"]["chunker"]["config_id"], PICK);
 }
 
+/// The README's CI job, as this repository runs it: the committed baseline (ci/chunk-baseline)
+/// against the shipped chunker (ci/chunker.toml), warning-free. A baseline the current manifest
+/// schema cannot read fails here first, not in a user's pull request.
+#[test]
+fn the_committed_ci_baseline_passes_against_the_shipped_chunker() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr, json) = check(
+        &root().join("ci/chunk-baseline"),
+        &dir.path().join("now"),
+        &["--config", "ci/chunker.toml"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(stderr, "", "no warning reading the committed baseline");
+    assert!(
+        stdout.contains("- Chunker: unchanged.\n- Corpus: unchanged.\n- Questions: unchanged."),
+        "{stdout}"
+    );
+    assert_eq!(json["verdict"]["outcome"], "pass");
+    assert_eq!(json["verdict"]["n"], 40);
+}
+
 #[test]
 fn fixed_32_against_a_markdown_256_baseline_is_a_regression_naming_the_questions() {
     let (dir, base) = baseline_in_temp();
