@@ -47,6 +47,9 @@ pub const JUDGE_SETTINGS: &str = "judge_settings.json";
 pub const BATCHES: &str = "batches.json";
 /// Where batches.json is written before it is renamed into place.
 pub const BATCHES_TMP: &str = "batches.json.tmp";
+/// `check --judge`: the fingerprints of the inputs (chunker, documents, questions) its judged
+/// answers were made from; a rerun into the folder resumes only from answers of the same inputs.
+pub const JUDGE_INPUTS: &str = "judge_inputs.json";
 /// `check`: the verdict, the questions that got worse and what changed since the baseline.
 pub const CHECK_MD: &str = "check.md";
 /// `check`: everything check.md says, with every question compared.
@@ -81,6 +84,7 @@ pub const RUN_FILES: &[&str] = &[
     BATCHES_TMP,
     CHECK_MD,
     CHECK_JSON,
+    JUDGE_INPUTS,
     LOCK,
 ];
 

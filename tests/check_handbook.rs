@@ -190,7 +190,9 @@ fn fixed_32_against_a_markdown_256_baseline_is_a_regression_naming_the_questions
     assert_eq!(worse.len(), 29);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
-        xml.contains("<testsuites name=\"chunksweep check\" tests=\"1\" failures=\"1\">"),
+        xml.contains(
+            "<testsuites name=\"chunksweep check\" tests=\"1\" failures=\"1\" skipped=\"0\">"
+        ),
         "{xml}"
     );
     assert!(

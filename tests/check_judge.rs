@@ -770,6 +770,52 @@ async fn check_judge_against_a_trusted_baseline() {
         junit.contains("tests=\"2\" failures=\"2\"") && junit.contains("name=\"answer quality: "),
         "{junit}"
     );
+
+    // a rerun into that folder with another chunker would resume from answers to other
+    // contexts: refused before anything is sent
+    let sent = requests(&good).await;
+    let (code, stdout, stderr, _) = check(
+        &base,
+        &out,
+        &["--strategies", "fixed", "--sizes", "64", "--judge"],
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("holds judged answers made from other inputs (the chunker differs)"),
+        "{stderr}"
+    );
+    assert_eq!(requests(&good).await, sent);
+
+    // --out at the baseline itself: refused, the baseline untouched
+    let before = std::fs::read(base.join("sweep_questions.csv")).unwrap();
+    let (code, _, stderr, _) = check(&base, &base, &["--sizes", "512", "--judge"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is the baseline folder"), "{stderr}");
+    assert_eq!(
+        std::fs::read(base.join("sweep_questions.csv")).unwrap(),
+        before
+    );
+
+    // a damaged judge file of the baseline is a baseline that cannot be read: exit 2, not 1
+    let damaged = dir.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    for e in std::fs::read_dir(&base).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), damaged.join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::write(
+        damaged.join("judge_checks.csv"),
+        "kind,criterion\n\"unclosed\n",
+    )
+    .unwrap();
+    let (code, _, stderr, _) = check(&damaged, &dir.path().join("d"), &["--judge"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the baseline's judge stage cannot be read"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -37,8 +37,11 @@ pub enum JudgeOutcome {
     NotWorse,
     /// The judge's verdicts on this criterion cannot gate (see [`CriterionGate::cannot_gate`]).
     CannotGate,
-    /// Some answers under test have no verdict yet.
+    /// Answers under test still without a verdict decide it: rerun the same command.
     Unfinished,
+    /// Error verdicts decide it: with them all against the change it would be a regression,
+    /// with them all for it, not. Passes with a warning unless `--fail-on-inconclusive`.
+    Inconclusive,
 }
 
 /// One criterion of the answer-quality gate.
@@ -60,10 +63,15 @@ pub struct CriterionGate {
     pub worse: u64,
     /// Answers that failed in the baseline and passed under test.
     pub better: u64,
-    /// One-sided exact McNemar p-value of "worse": `P(X ≥ worse)`, `X ~ Binomial(worse +
-    /// better, ½)`; 1 when no answer changed.
+    /// One-sided exact McNemar p-value of "worse" on the `n` pairs: `P(X ≥ worse)`, `X ~
+    /// Binomial(worse + better, ½)`; 1 when no answer changed.
     pub p_value: f64,
-    /// Questions left out because either verdict was an error.
+    /// Pairs in no count: an error verdict on either side, or no verdict yet under test.
+    pub unknown: usize,
+    /// The p-value with every unknown pair counted against the change (passed in the baseline,
+    /// failed now): the outcome is "not worse" only if this one does not reject.
+    pub p_value_if_unknown_worse: f64,
+    /// Pairs with an error verdict on either side.
     pub errors: usize,
     /// Of the questions compared, error verdicts in the baseline (an answer the server did not
     /// give, a verdict that could not be read).
@@ -88,7 +96,8 @@ pub struct JudgeGate {
     pub judged: bool,
     /// Per criterion, in the baseline's order.
     pub criteria: Vec<CriterionGate>,
-    /// Whether a criterion is a regression.
+    /// Whether a criterion is a regression, or, with `--fail-on-inconclusive`, one is
+    /// inconclusive or none can gate.
     pub fails: bool,
 }
 
@@ -158,16 +167,51 @@ pub fn standing(
         .collect()
 }
 
+/// How the gate is asked: the one-sided level α, whether an inconclusive criterion (or a judge
+/// that can gate on none) fails the check, and whether the run under test was judged at all
+/// (when it was not, every criterion is `cannot_gate`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Asked {
+    /// One-sided significance level, in (0, 1).
+    pub alpha: f64,
+    /// `--fail-on-inconclusive`.
+    pub fail_on_inconclusive: bool,
+    /// Whether the answers under test were asked for.
+    pub judged: bool,
+}
+
+/// The McNemar test of one criterion with every unknown pair (an error verdict on either side,
+/// an answer under test not yet judged) set one way: `(worse, better, p)`.
+fn test_with_unknowns(
+    known: &[(bool, bool)],
+    unknown: &[(Option<bool>, Option<bool>)],
+    for_candidate: bool,
+) -> OneSidedSign {
+    let score = |p: bool| if p { 1.0 } else { 0.0 };
+    let pairs = known.iter().copied().chain(unknown.iter().map(|&(b, c)| {
+        // in the candidate's favour: what is unknown failed in the baseline and passed now
+        (b.unwrap_or(!for_candidate), c.unwrap_or(for_candidate))
+    }));
+    let (first, second): (Vec<f64>, Vec<f64>) = pairs.map(|(x, y)| (score(x), score(y))).unzip();
+    sign_test_worse(&first, &second)
+}
+
 /// The gate on `questions` (ids, golden-set order) from the baseline's rows for its pick and the
-/// run under test's rows (each one configuration), per criterion of `standing`, at one-sided
-/// level `alpha`; `judged` says whether the run under test was asked (when it was not, every
-/// criterion is `cannot_gate`). `models` are the baseline's generator and judge.
+/// run under test's rows (each one configuration), per criterion of `standing`; `models` are the
+/// baseline's generator and judge.
+///
+/// A pair with an error verdict on either side, or whose answer under test has no row yet, is
+/// *unknown*: it is in no count, and the outcome holds only if it holds however the unknown
+/// pairs turn out. A regression is declared when the test rejects even with every unknown pair
+/// in the candidate's favour; "not worse" when it does not reject even with every unknown pair
+/// against it; otherwise the criterion is unfinished (answers still to judge) or inconclusive
+/// (the error verdicts decide it).
 pub fn gate(
     standing: &[(String, Option<String>)],
     questions: &[String],
     (baseline, candidate): (&[JudgeQuestionRow], &[JudgeQuestionRow]),
-    alpha: f64,
-    (models, judged): ((String, String), bool),
+    models: (String, String),
+    asked: Asked,
 ) -> JudgeGate {
     let by_id = |rows: &[JudgeQuestionRow]| -> HashMap<String, JudgeQuestionRow> {
         rows.iter()
@@ -175,73 +219,83 @@ pub fn gate(
             .collect()
     };
     let (before, now) = (by_id(baseline), by_id(candidate));
-    let unfinished = if judged {
+    let unfinished = if asked.judged {
         questions.iter().filter(|q| !now.contains_key(*q)).count()
     } else {
         0
     };
+    let regression = |t: &OneSidedSign| t.reference_better >= 2 && t.p_value < asked.alpha;
     let criteria: Vec<CriterionGate> = standing
         .iter()
         .map(|(criterion, why)| {
-            let mut pairs = Vec::new();
+            let (mut known, mut unknown) = (Vec::new(), Vec::new());
             let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
+            let mut pending = 0;
             for q in questions {
-                let (Some(b), Some(c)) = (before.get(q), now.get(q)) else {
-                    continue;
-                };
-                let (vb, vc) = (b.verdict(criterion), c.verdict(criterion));
-                baseline_errors += usize::from(vb == Verdict::Error);
-                candidate_errors += usize::from(vc == Verdict::Error);
-                if vb == Verdict::Error || vc == Verdict::Error {
-                    errors += 1;
+                let Some(b) = before.get(q) else { continue };
+                let vb = b.verdict(criterion);
+                if vb == Verdict::NotApplicable {
                     continue;
                 }
-                if let (Some(x), Some(y)) = (vb.outcome(), vc.outcome()) {
-                    pairs.push((x, y));
+                let vc = now.get(q).map(|c| c.verdict(criterion));
+                pending += usize::from(vc.is_none());
+                baseline_errors += usize::from(vb == Verdict::Error);
+                candidate_errors += usize::from(vc == Some(Verdict::Error));
+                if vb == Verdict::Error || vc == Some(Verdict::Error) {
+                    errors += 1;
+                }
+                match (vb.outcome(), vc.and_then(Verdict::outcome)) {
+                    (Some(x), Some(y)) => known.push((x, y)),
+                    _ if vc == Some(Verdict::NotApplicable) => {}
+                    (x, y) => unknown.push((x, y)),
                 }
             }
-            let score = |p: bool| if p { 1.0 } else { 0.0 };
-            let first: Vec<f64> = pairs.iter().map(|&(x, _)| score(x)).collect();
-            let second: Vec<f64> = pairs.iter().map(|&(_, y)| score(y)).collect();
-            let OneSidedSign {
-                reference_better: worse,
-                candidate_better: better,
-                p_value,
-            } = sign_test_worse(&first, &second);
-            let outcome = if why.is_some() || !judged {
+            let t = test_with_unknowns(&known, &[], true);
+            let best = test_with_unknowns(&known, &unknown, true);
+            let worst = test_with_unknowns(&known, &unknown, false);
+            let outcome = if why.is_some() || !asked.judged {
                 JudgeOutcome::CannotGate
-            } else if worse >= 2 && p_value < alpha {
+            } else if regression(&best) {
                 JudgeOutcome::Regression
-            } else if unfinished > 0 {
+            } else if !regression(&worst) {
+                JudgeOutcome::NotWorse
+            } else if pending > 0 {
                 JudgeOutcome::Unfinished
             } else {
-                JudgeOutcome::NotWorse
+                JudgeOutcome::Inconclusive
             };
             CriterionGate {
                 criterion: criterion.clone(),
                 outcome,
                 cannot_gate: why.clone(),
-                n: pairs.len(),
-                baseline_pass: pairs.iter().filter(|p| p.0).count(),
-                candidate_pass: pairs.iter().filter(|p| p.1).count(),
-                worse,
-                better,
-                p_value,
+                n: known.len(),
+                baseline_pass: known.iter().filter(|p| p.0).count(),
+                candidate_pass: known.iter().filter(|p| p.1).count(),
+                worse: t.reference_better,
+                better: t.candidate_better,
+                p_value: t.p_value,
+                unknown: unknown.len(),
+                p_value_if_unknown_worse: worst.p_value,
                 errors,
                 baseline_errors,
                 candidate_errors,
             }
         })
         .collect();
+    let inconclusive = criteria
+        .iter()
+        .any(|c| c.outcome == JudgeOutcome::Inconclusive)
+        || criteria.iter().all(|c| c.cannot_gate.is_some());
     JudgeGate {
         generator_model: models.0,
         judge_model: models.1,
         questions: questions.len(),
         unfinished,
-        judged,
+        judged: asked.judged,
         fails: criteria
             .iter()
-            .any(|c| c.outcome == JudgeOutcome::Regression),
+            .any(|c| c.outcome == JudgeOutcome::Regression)
+            || (asked.fail_on_inconclusive && inconclusive),
         criteria,
     }
 }
@@ -270,6 +324,14 @@ mod tests {
         ("gen".into(), "judge".into())
     }
 
+    fn asked() -> Asked {
+        Asked {
+            alpha: 0.05,
+            fail_on_inconclusive: false,
+            judged: true,
+        }
+    }
+
     #[test]
     fn six_answers_lost_are_a_regression_and_one_is_not() {
         let baseline: Vec<_> = (0..10).map(|q| row(q, "pass", "pass")).collect();
@@ -290,8 +352,8 @@ mod tests {
             &trusted(),
             &ids(10),
             (&baseline, &candidate),
-            0.05,
-            (models(), true),
+            models(),
+            asked(),
         );
         let f = &g.criteria[0];
         assert_eq!(
@@ -329,8 +391,8 @@ mod tests {
             &trusted(),
             &ids(8),
             (&baseline, &candidate),
-            0.05,
-            (models(), true),
+            models(),
+            asked(),
         );
         assert_eq!(g.criteria[0].outcome, JudgeOutcome::NotWorse);
         assert!((g.criteria[0].p_value - 0.0625).abs() < 1e-12);
@@ -352,15 +414,108 @@ mod tests {
             &standing,
             &ids(10),
             (&baseline, &candidate),
-            0.05,
-            (models(), true),
+            models(),
+            asked(),
         );
         assert_eq!(g.unfinished, 2);
         assert_eq!(g.criteria[0].outcome, JudgeOutcome::CannotGate);
         assert_eq!(g.criteria[0].worse, 6);
-        assert_eq!(g.criteria[1].outcome, JudgeOutcome::Unfinished);
+        // relevancy: 8 pairs alike; even if both answers still to judge fail (2 worse, p =
+        // 0.25) it is not a regression, so it is not worse whatever they say
+        assert_eq!(g.criteria[1].outcome, JudgeOutcome::NotWorse);
+        assert_eq!((g.criteria[1].n, g.criteria[1].unknown), (8, 2));
+        assert!((g.criteria[1].p_value_if_unknown_worse - 0.25).abs() < 1e-12);
         assert!(!g.fails && g.is_unfinished());
         assert_eq!(g.gating().count(), 1);
+    }
+
+    #[test]
+    fn a_regression_is_declared_only_when_no_pending_answer_could_undo_it() {
+        // faithfulness: q0..q4 lost (5 worse); q5 failed in the baseline and is not judged yet.
+        // If it passes now: 5 worse, 1 better, p = 7/64 = 0.109; if it fails: p = 1/32 = 0.031.
+        let baseline: Vec<_> = (0..8)
+            .map(|q| row(q, if q == 5 { "fail" } else { "pass" }, "pass"))
+            .collect();
+        let candidate: Vec<_> = (0..8)
+            .filter(|&q| q != 5)
+            .map(|q| row(q, if q < 5 { "fail" } else { "pass" }, "pass"))
+            .collect();
+        let g = gate(
+            &trusted(),
+            &ids(8),
+            (&baseline, &candidate),
+            models(),
+            asked(),
+        );
+        let f = &g.criteria[0];
+        assert_eq!(
+            (f.outcome, f.worse, f.unknown),
+            (JudgeOutcome::Unfinished, 5, 1)
+        );
+        assert!((f.p_value - 1.0 / 32.0).abs() < 1e-12);
+        assert!(!g.fails && g.is_unfinished());
+        // the same with q5 passing in the baseline: it cannot undo five losses (best case a tie)
+        let baseline: Vec<_> = (0..8).map(|q| row(q, "pass", "pass")).collect();
+        let g = gate(
+            &trusted(),
+            &ids(8),
+            (&baseline, &candidate),
+            models(),
+            asked(),
+        );
+        assert_eq!(g.criteria[0].outcome, JudgeOutcome::Regression);
+        assert!(g.fails);
+    }
+
+    #[test]
+    fn unreadable_verdicts_under_test_are_inconclusive_never_a_pass() {
+        // every verdict under test is an error: no pair is known; with them all against the
+        // change 8 answers were lost (p = 1/256), with them all for it none: error verdicts
+        // decide it
+        let baseline: Vec<_> = (0..8).map(|q| row(q, "pass", "pass")).collect();
+        let candidate: Vec<_> = (0..8).map(|q| row(q, "error", "error")).collect();
+        let g = gate(
+            &trusted(),
+            &ids(8),
+            (&baseline, &candidate),
+            models(),
+            asked(),
+        );
+        let f = &g.criteria[0];
+        assert_eq!(
+            (f.outcome, f.n, f.unknown, f.errors, f.candidate_errors),
+            (JudgeOutcome::Inconclusive, 0, 8, 8, 8)
+        );
+        assert!((f.p_value_if_unknown_worse - 1.0 / 256.0).abs() < 1e-12);
+        assert!(!g.fails && !g.is_unfinished());
+        let strict = Asked {
+            fail_on_inconclusive: true,
+            ..asked()
+        };
+        assert!(
+            gate(
+                &trusted(),
+                &ids(8),
+                (&baseline, &candidate),
+                models(),
+                strict
+            )
+            .fails
+        );
+        // and a judge that can gate on nothing fails under --fail-on-inconclusive too
+        let none = vec![("faithfulness".to_string(), Some("controls off".to_string()))];
+        let g = gate(
+            &none,
+            &ids(8),
+            (&baseline, &[]),
+            models(),
+            Asked {
+                judged: false,
+                ..strict
+            },
+        );
+        assert!(g.fails);
+        assert_eq!(g.criteria[0].outcome, JudgeOutcome::CannotGate);
     }
 
     #[test]

@@ -11,12 +11,14 @@
 //! - [`judged`]: with `--judge`, answer quality: the baseline's judged answers against the run
 //!   under test's, a one-sided exact McNemar test per criterion the baseline's planted controls
 //!   trust;
-//! - [`render`]: check.md (short enough for a pull-request comment) and the JUnit XML file;
+//! - [`render`]: check.md (short enough for a pull-request comment); [`junit`]: the JUnit XML
+//!   file;
 //!   check.json is [`Check`] serialised.
 
 pub mod changes;
 pub mod compare;
 pub mod judged;
+pub mod junit;
 pub mod render;
 pub mod verdict;
 
@@ -60,14 +62,34 @@ pub enum CheckError {
     },
     /// `--judge`, but the baseline holds no judged answer for its pick.
     #[error(
-        "--judge needs the baseline's judged answers, but {path} has no row for {config_id}, the baseline's pick: make the baseline with `chunksweep run` (its judge stage), or check without --judge"
+        "--judge needs the baseline's judged answers, but {path} {what}: make the baseline with `chunksweep run` (its judge stage), or check without --judge"
     )]
     NoJudgedAnswers {
         /// judge_questions.csv of the baseline.
         path: String,
-        /// The pick's configuration id.
-        config_id: String,
+        /// What is wrong with it: `does not exist`, `has no row for <id>, the baseline's pick`.
+        what: String,
     },
+    /// `--judge`: the baseline's judge files cannot be read.
+    #[error(
+        "the baseline's judge stage cannot be read: {0}; restore the folder (or make it again with `chunksweep run`), or check without --judge"
+    )]
+    DamagedBaselineJudge(String),
+    /// `--judge`: the run folder under test holds judged answers of other inputs.
+    #[error(
+        "{dir} holds judged answers made from other inputs ({what}): resuming from them would compare answers to other contexts; give a new --out"
+    )]
+    OtherJudgedInputs {
+        /// The run folder under test.
+        dir: String,
+        /// What differs, or that the folder does not say.
+        what: String,
+    },
+    /// `--out` is the baseline folder.
+    #[error(
+        "--out {0} is the baseline folder: the check would overwrite the baseline it compares with; give another --out"
+    )]
+    OutIsBaseline(String),
     /// The flags and config file give more than one configuration (or none).
     #[error(
         "check tests one chunker, but the flags and config file give {}: narrow them to one (for example --strategies fixed --sizes 32), or give none to test the baseline's pick",
@@ -96,6 +118,9 @@ impl CheckError {
             CheckError::NoSharedQuestion { .. }
             | CheckError::NoBaselineRows { .. }
             | CheckError::NoJudgedAnswers { .. }
+            | CheckError::DamagedBaselineJudge(_)
+            | CheckError::OtherJudgedInputs { .. }
+            | CheckError::OutIsBaseline(_)
             | CheckError::NotOneConfiguration(_)
             | CheckError::CutChanged { .. }
             | CheckError::Invalid(_) => ExitClass::Usage,

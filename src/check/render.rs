@@ -1,4 +1,4 @@
-//! check.md and the JUnit XML file of a [`Check`]. check.md is meant for a pull-request
+//! check.md of a [`Check`], meant for a pull-request
 //! comment: the verdict first, then the questions that got worse (each with where its evidence
 //! went), then what changed since the baseline, in a few dozen lines.
 
@@ -99,10 +99,16 @@ pub fn markdown(check: &Check) -> String {
         (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
         (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
     };
+    let judge_inconclusive = check.judge.as_ref().is_some_and(|j| {
+        j.criteria
+            .iter()
+            .any(|c| c.outcome == JudgeOutcome::Inconclusive)
+    });
     let title = match &check.judge {
-        Some(j) if j.fails && !v.fails => "❌ regression in answer quality",
-        Some(j) if j.fails => "❌ regression, also in answer quality",
+        Some(j) if j.fails && !v.fails => "❌ answer quality (judge)",
+        Some(j) if j.fails => "❌ regression, and answer quality (judge)",
         _ if check.is_unfinished() => "⏳ unfinished: answers without a verdict (rerun)",
+        _ if judge_inconclusive && !v.fails => "⚠️ pass, answer quality inconclusive",
         _ => title,
     };
     let _ = writeln!(md, "# chunksweep check: {title}\n");
@@ -161,23 +167,32 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             .map(|c| c.criterion.clone())
             .collect()
     };
-    let regressions = names(JudgeOutcome::Regression);
-    if !regressions.is_empty() {
-        return format!(
-            "answer quality: regression in {} (significantly more answers failed than before, one-sided exact McNemar p < α = {alpha})",
-            regressions.join(", ")
-        );
-    }
     if !j.judged {
         return "answer quality: the judge cannot gate on any criterion (see below); no answer was judged".into();
     }
-    if j.unfinished > 0 {
-        return format!(
-            "answer quality: unfinished, {} of {} answers under test have no verdict yet; rerun the same command",
-            j.unfinished, j.questions
-        );
-    }
     let fewest = fewest_worse_to_fail(alpha);
+    let mut parts = Vec::new();
+    let regressions = names(JudgeOutcome::Regression);
+    if !regressions.is_empty() {
+        parts.push(format!(
+            "regression in {} (significantly more answers failed than before, one-sided exact McNemar p < α = {alpha}, however the answers in no count turn out)",
+            regressions.join(", ")
+        ));
+    }
+    let inconclusive = names(JudgeOutcome::Inconclusive);
+    if !inconclusive.is_empty() {
+        parts.push(format!(
+            "inconclusive on {}: the error verdicts decide it",
+            inconclusive.join(", ")
+        ));
+    }
+    let unfinished = names(JudgeOutcome::Unfinished);
+    if !unfinished.is_empty() {
+        parts.push(format!(
+            "unfinished on {}: answers still to judge decide it",
+            unfinished.join(", ")
+        ));
+    }
     let fine: Vec<String> = j
         .criteria
         .iter()
@@ -187,29 +202,38 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             if (c.n as u64) < fewest {
                 note.push_str(", too few to show a regression");
             }
-            if c.errors > 0 {
-                let _ = write!(note, "; {} left out for error verdicts", c.errors);
+            if c.unknown > 0 {
+                let _ = write!(note, "; {} in no count", c.unknown);
             }
             format!("{} ({note})", c.criterion)
         })
         .collect();
-    let cannot = names(JudgeOutcome::CannotGate);
-    let mut text = format!(
-        "answer quality: not significantly worse on {} (one-sided exact McNemar, α = {alpha}; not shown to be as good)",
-        fine.join(", ")
-    );
-    if !cannot.is_empty() {
-        let _ = write!(text, "; the judge cannot gate on {}", cannot.join(", "));
+    if !fine.is_empty() {
+        parts.push(format!(
+            "not significantly worse on {} (one-sided exact McNemar, α = {alpha}; not shown to be as good)",
+            fine.join(", ")
+        ));
     }
-    text
+    let cannot = names(JudgeOutcome::CannotGate);
+    if !cannot.is_empty() {
+        parts.push(format!("the judge cannot gate on {}", cannot.join(", ")));
+    }
+    if j.unfinished > 0 {
+        parts.push(format!(
+            "{} of {} answers under test have no verdict yet: rerun the same command",
+            j.unfinished, j.questions
+        ));
+    }
+    format!("answer quality: {}", parts.join("; "))
 }
 
 fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
     let ids = &check.changes.chunker;
+    let alpha = check.settings.alpha;
     let _ = writeln!(md, "## Answer quality (judge)\n");
     let _ = writeln!(
         md,
-        "{} question(s) the baseline judged for `{}`{}, answers by `{}`, verdicts by `{}`. Per criterion, a one-sided exact McNemar test of \"more answers fail now\" at α = {}, on the answers with a pass or fail verdict on both sides; it gates only where the baseline's planted controls show a judge that can tell a failing answer from a passing one.\n",
+        "The baseline judged {} question(s) for `{}` that both runs still share unchanged{}; answers by `{}`, verdicts by `{}`. Per criterion, a one-sided exact McNemar test of \"more answers fail now\" at α = {alpha} on the answers with a pass or fail verdict on both sides; it gates only where the baseline's planted controls show a judge that can tell a failing answer from a passing one. Pairs with an error verdict, or not judged yet, are in no count: a regression is declared only if it holds however they turn out, \"not significantly worse\" only if it holds with all of them against the change.\n",
         j.questions,
         ids.baseline,
         if j.judged {
@@ -219,11 +243,10 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         },
         j.generator_model,
         j.judge_model,
-        check.settings.alpha
     );
     let _ = writeln!(
         md,
-        "| criterion | result | passed (baseline → now) | worse | better | McNemar | left out | error verdicts (baseline → now) |"
+        "| criterion | result | passed (baseline → now) | worse | better | McNemar | in no count | error verdicts (baseline → now) |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for c in &j.criteria {
@@ -232,6 +255,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
             JudgeOutcome::NotWorse => "not significantly worse",
             JudgeOutcome::CannotGate => "cannot gate",
             JudgeOutcome::Unfinished => "unfinished",
+            JudgeOutcome::Inconclusive => "⚠️ inconclusive",
         };
         let figures = if j.judged {
             format!(
@@ -241,7 +265,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
                 c.worse,
                 c.better,
                 p_text(c.p_value),
-                c.errors,
+                c.unknown,
                 c.baseline_errors,
                 c.candidate_errors,
                 n = c.n
@@ -252,28 +276,38 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         let _ = writeln!(md, "| {} | {result} | {figures} |", c.criterion);
     }
     md.push('\n');
-    let fewest = fewest_worse_to_fail(check.settings.alpha);
+    let fewest = fewest_worse_to_fail(alpha);
     if j.judged {
         let _ = writeln!(
             md,
-            "- At α = {} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good.",
-            check.settings.alpha
+            "- At α = {alpha} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good."
         );
     }
     for c in &j.criteria {
         if let Some(why) = &c.cannot_gate {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
-        } else if j.judged && (c.n as u64) < fewest {
+            continue;
+        }
+        if j.judged && (c.n as u64) < fewest {
             let _ = writeln!(
                 md,
                 "- `{}`: only {} paired answer(s), too few for this test to show a regression.",
                 c.criterion, c.n
             );
         }
+        if c.unknown > 0 {
+            let _ = writeln!(
+                md,
+                "- `{}`: {} pair(s) in no count; with all of them counted against the change the test gives {}.",
+                c.criterion,
+                c.unknown,
+                p_text(c.p_value_if_unknown_worse)
+            );
+        }
         if c.candidate_errors > c.baseline_errors {
             let _ = writeln!(
                 md,
-                "- `{}`: more error verdicts now ({}) than in the baseline ({}): answers the server did not give (cut at the token cap, empty) or verdicts that could not be read; they are in no figure above (see judge_questions.csv).",
+                "- `{}`: more error verdicts now ({}) than in the baseline ({}): answers the server did not give (cut at the token cap, empty) or verdicts that could not be read (see judge_questions.csv).",
                 c.criterion, c.candidate_errors, c.baseline_errors
             );
         }
@@ -386,76 +420,6 @@ fn names(n: &NameChanges, changed: &str) -> String {
     .join("; ")
 }
 
-/// The JUnit XML file: one test suite `chunksweep check` with a test case per gate (`retrieval`,
-/// and `answer quality` with `--judge`), each failed when its gate fails, its message the gate's
-/// line; the retrieval case's output is check.md.
-pub fn junit(check: &Check) -> String {
-    let name = format!(
-        "{} vs {} at {}",
-        check.changes.chunker.candidate, check.changes.chunker.baseline, check.cut
-    );
-    let mut cases = vec![(
-        format!("retrieval: {name}"),
-        check.verdict.fails,
-        headline(check),
-    )];
-    if let Some(j) = &check.judge {
-        cases.push((
-            format!("answer quality: {name}"),
-            j.fails,
-            judge_headline(j, check.settings.alpha),
-        ));
-    }
-    let failures = cases.iter().filter(|c| c.1).count();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        xml,
-        "<testsuites name=\"chunksweep check\" tests=\"{}\" failures=\"{failures}\">",
-        cases.len()
-    );
-    let _ = writeln!(
-        xml,
-        "  <testsuite name=\"chunksweep check\" tests=\"{}\" failures=\"{failures}\">",
-        cases.len()
-    );
-    for (i, (case, failed, line)) in cases.iter().enumerate() {
-        let _ = writeln!(
-            xml,
-            "    <testcase classname=\"chunksweep.check\" name=\"{}\">",
-            escape(case)
-        );
-        if *failed {
-            let _ = writeln!(xml, "      <failure message=\"{}\"/>", escape(line));
-        }
-        if i == 0 {
-            let _ = writeln!(
-                xml,
-                "      <system-out>{}</system-out>",
-                escape(&markdown(check))
-            );
-        }
-        xml.push_str("    </testcase>\n");
-    }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
-    xml
-}
-
-/// `text` with XML's five special characters escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn f2(x: f64) -> String {
     format!("{x:.2}")
 }
@@ -485,18 +449,5 @@ fn p_text(p: f64) -> String {
         "p < 0.001".into()
     } else {
         format!("p = {p:.3}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xml_special_characters_are_escaped() {
-        assert_eq!(
-            escape("a<b & \"c\" 'd'>"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
-        );
     }
 }

@@ -54,9 +54,10 @@ pub enum Command {
     Golden(super::golden::GoldenCommand),
     /// Gate a chunking change in CI: sweep one chunker (the baseline's pick, or the one the
     /// flags give) on today's corpus and golden set at the baseline's cut, compare it question
-    /// by question with the baseline run, and exit 1 on a regression (check.md, check.json).
+    /// by question with the baseline run, and exit 1 on a regression (check.md, check.json);
+    /// with --judge, answer quality too.
     #[command(
-        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv), flags that give other than one chunker or another cut, or no question shared unchanged."
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; 4 with --judge, answers under test still without a verdict (rerun the same command)."
     )]
     Check(Box<CheckArgs>),
 }
@@ -94,7 +95,8 @@ pub struct CheckArgs {
     /// Run folder of the chunker under test (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also write a JUnit XML file (one test case: the gate).
+    /// Also write a JUnit XML file (one test case per gate: retrieval, and answer quality with
+    /// --judge).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// No progress bar; check.md is still printed.

@@ -150,6 +150,12 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
             if let Some(why) = &c.cannot_gate {
                 eprintln!("warning: the judge cannot gate on {}: {why}", c.criterion);
             }
+            if c.outcome == chunksweep::check::judged::JudgeOutcome::Inconclusive {
+                eprintln!(
+                    "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); it passes unless --fail-on-inconclusive",
+                    c.criterion, c.errors
+                );
+            }
         }
         if out.check.is_unfinished() {
             eprintln!(

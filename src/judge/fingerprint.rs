@@ -68,27 +68,66 @@ impl Fingerprint {
         }
     }
 
-    /// What differs between `self` and `other`, as the settings' names (`generator_model`,
-    /// `judge_model`, `judge mode`, `prompts`, or `max_tokens, temperature or seed`); empty when
-    /// nothing does.
-    pub fn differences(&self, other: &Fingerprint) -> Vec<&'static str> {
-        if self == other {
-            return Vec::new();
-        }
+    /// What differs between `self` (before) and `other` (now), each as `name before → now`
+    /// (`judge_model gpt-4o-mini → gpt-4o`; the prompts as the template files that differ);
+    /// empty when nothing does.
+    pub fn differences(&self, other: &Fingerprint) -> Vec<String> {
         let mut what = Vec::new();
-        if self.generator_model != other.generator_model {
-            what.push("generator_model");
-        }
-        if self.judge_model != other.judge_model {
-            what.push("judge_model");
-        }
-        if self.mode != other.mode {
-            what.push("judge mode");
-        } else if self.prompts != other.prompts {
-            what.push("prompts");
-        }
-        if what.is_empty() {
-            what.push("max_tokens, temperature or seed");
+        let mut differ = |name: &str, a: String, b: String| {
+            if a != b {
+                what.push(format!("{name} {a} → {b}"));
+            }
+        };
+        differ(
+            "generator_model",
+            self.generator_model.clone(),
+            other.generator_model.clone(),
+        );
+        differ(
+            "judge_model",
+            self.judge_model.clone(),
+            other.judge_model.clone(),
+        );
+        differ(
+            "max_tokens",
+            self.max_tokens.to_string(),
+            other.max_tokens.to_string(),
+        );
+        differ(
+            "judge_max_tokens",
+            self.judge_max_tokens.to_string(),
+            other.judge_max_tokens.to_string(),
+        );
+        differ(
+            "temperature",
+            self.temperature.to_string(),
+            other.temperature.to_string(),
+        );
+        differ(
+            "seed",
+            format!("{:?}", self.seed),
+            format!("{:?}", other.seed),
+        );
+        differ(
+            "judge mode",
+            self.mode.name().into(),
+            other.mode.name().into(),
+        );
+        let files: Vec<&str> = self
+            .prompts
+            .iter()
+            .filter(|(f, h)| other.prompts.get(*f) != Some(h))
+            .map(|(f, _)| f.as_str())
+            .chain(
+                other
+                    .prompts
+                    .keys()
+                    .filter(|f| !self.prompts.contains_key(*f))
+                    .map(String::as_str),
+            )
+            .collect();
+        if !files.is_empty() {
+            what.push(format!("prompts {} changed", files.join(", ")));
         }
         what
     }

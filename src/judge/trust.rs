@@ -74,9 +74,13 @@ pub fn trust(
             let repeat = Agreement::of(&pairs(&repeat_rows));
             let mut doubts = Vec::new();
             if !controls_rows.is_empty() && controls.tnr.is_none() {
-                doubts.push(format!(
-                    "no planted failure got a pass or fail verdict ({control_errors} control verdict(s) were errors), so whether it can tell a failing answer from a passing one was not measured"
-                ));
+                doubts.push(if control_errors > 0 {
+                    format!(
+                        "no planted failure got a pass or fail verdict ({control_errors} control verdict(s) were errors), so whether it can tell a failing answer from a passing one was not measured"
+                    )
+                } else {
+                    "no planted failure was asked of it (only planted passes), so whether it can tell a failing answer from a passing one was not measured".to_string()
+                });
             }
             if let Some(t) = controls.tnr
                 && t.interval.lo < min_control_tnr

@@ -24,7 +24,8 @@ use serde_json::Value;
 
 use super::check_judge::{self, BaselineJudge};
 use super::{record, runtime, swept};
-use crate::check::render::{junit, markdown};
+use crate::check::junit::junit;
+use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
 use crate::check::{self, Check, CheckError, Run};
 use crate::config::{
@@ -39,6 +40,7 @@ use crate::metrics::Cut;
 use crate::plan::{Plan, validate_judge};
 use crate::report::ReportError;
 use crate::report::read::{ReadError, read_rows};
+use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 use record::{JudgeRecord, RunRecord};
@@ -141,11 +143,16 @@ pub fn check(
         true => Some(BaselineJudge::open(
             &request.baseline,
             &baseline.pick.id(),
-            &baseline.record.plan.judge,
+            &baseline.record.plan,
         )?),
         false => None,
     };
     let plan = candidate_plan(&baseline, request)?;
+    if let (Ok(out), Ok(base)) = (plan.run_dir.canonicalize(), request.baseline.canonicalize())
+        && out == base
+    {
+        return Err(CheckError::OutIsBaseline(plan.run_dir.display().to_string()).into());
+    }
     let rt = runtime()?;
     let (swept, mut dir) = swept::load_and_sweep(&plan, &rt, events)?;
     let outcome = &swept.outcomes[0];
@@ -188,6 +195,22 @@ pub fn check(
         &now,
         request.settings,
     )?;
+    // the retrieval verdict is written first: a judge stage that stops with an error (a refused
+    // key, the budget) leaves it, and says so in check.md
+    write_check(&mut dir, &check, request.junit.as_deref(), None)?;
+    let candidates = [candidate_id.clone()];
+    let manifest = |dir: &mut RunDir, judged: Option<JudgeRecord<'_>>| {
+        let wall_s = started.elapsed().as_secs_f64();
+        record::write_manifest(
+            dir,
+            &plan,
+            command,
+            (started_at, wall_s),
+            &swept,
+            &candidate,
+            judged,
+        )
+    };
     let judged = match &baseline_judge {
         Some(b) => {
             let shared = check.changes.shared.clone();
@@ -195,34 +218,28 @@ pub fn check(
                 &plan,
                 &swept,
                 (&candidate, &shared),
-                b,
-                request.settings.alpha,
+                (b, &now),
+                &request.settings,
                 &mut dir,
                 events,
-            ))?;
+            ));
+            let judged = match judged {
+                Ok(j) => j,
+                Err(e) => {
+                    let note = format!("**answer quality: not judged: {e}**");
+                    write_check(&mut dir, &check, request.junit.as_deref(), Some(&note))?;
+                    manifest(&mut dir, None)?;
+                    return Err(e);
+                }
+            };
             check.judge = Some(judged.gate.clone());
+            write_check(&mut dir, &check, request.junit.as_deref(), None)?;
             Some(judged)
         }
         None => None,
     };
-    let markdown = markdown(&check);
-    dir.write_text(files::CHECK_MD, &markdown)?;
-    dir.write_json(files::CHECK_JSON, &check)?;
-    if let Some(path) = &request.junit {
-        std::fs::write(path, junit(&check)).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    let wall_s = started.elapsed().as_secs_f64();
-    let candidates = [candidate_id];
-    record::write_manifest(
+    manifest(
         &mut dir,
-        &plan,
-        command,
-        (started_at, wall_s),
-        &swept,
-        &candidate,
         judged.as_ref().and_then(|j| {
             Some(JudgeRecord {
                 candidates: &candidates,
@@ -231,12 +248,37 @@ pub fn check(
             })
         }),
     )?;
+    let markdown = markdown(&check);
     Ok(Checked {
         check,
         markdown,
         run_dir: plan.run_dir.clone(),
         warnings: baseline.record.warnings,
     })
+}
+
+/// Writes check.md (with `note` after it, when given), check.json and, when asked, the JUnit
+/// file at `junit`.
+fn write_check(
+    dir: &mut RunDir,
+    check: &Check,
+    junit_path: Option<&Path>,
+    note: Option<&str>,
+) -> Result<(), Error> {
+    let mut md = markdown(check);
+    if let Some(note) = note {
+        md.push_str(note);
+        md.push('\n');
+    }
+    dir.write_text(files::CHECK_MD, &md)?;
+    dir.write_json(files::CHECK_JSON, check)?;
+    if let Some(path) = junit_path {
+        std::fs::write(path, junit(check)).map_err(|source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// The plan of the run under test: the baseline's recorded plan with its grid narrowed to its

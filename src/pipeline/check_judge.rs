@@ -16,18 +16,20 @@ use super::batching;
 use super::judge_step::check_budget;
 use super::swept::Swept;
 use crate::check::CheckError;
-use crate::check::judged::{self, JudgeGate};
+use crate::check::judged::{self, Asked, JudgeGate};
+use crate::check::verdict::GateSettings;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
+use crate::fingerprint::Fingerprints;
 use crate::golden::GoldenSet;
 use crate::judge::check::{CheckRow, load_checks};
 use crate::judge::trust::trust;
 use crate::judge::{
     self, Fingerprint, Finished, JudgeError, JudgeQuestionRow, JudgeSettings, PromptSet, Setup,
 };
-use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
+use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
@@ -40,6 +42,16 @@ pub(super) struct BaselineJudge {
     checks: Vec<CheckRow>,
     fingerprint: Option<Fingerprint>,
     settings: JudgeSettings,
+    /// The server its judge stage called (credentials redacted), from its manifest's
+    /// `config.judged.server`, and the `[llm] json_mode` it asked verdicts with.
+    client: (Option<String>, String),
+}
+
+/// The judge a check asks: its fingerprint, the server it calls (redacted) and the json_mode.
+pub(super) struct JudgeNow<'a> {
+    fingerprint: &'a Fingerprint,
+    server: &'a str,
+    json_mode: String,
 }
 
 impl BaselineJudge {
@@ -49,40 +61,85 @@ impl BaselineJudge {
     /// # Errors
     /// [`CheckError::NoJudgedAnswers`] (exit 2) when judge_questions.csv is missing or has no
     /// row of the pick; [`JudgeError`] for files that cannot be read.
-    pub(super) fn open(
-        dir: &Path,
-        pick_id: &str,
-        settings: &JudgeSettings,
-    ) -> Result<BaselineJudge, Error> {
-        let Finished { criteria, rows } = judge::load_finished(dir)?;
+    pub(super) fn open(dir: &Path, pick_id: &str, recorded: &Plan) -> Result<BaselineJudge, Error> {
+        let damaged = |e: JudgeError| CheckError::DamagedBaselineJudge(e.to_string());
+        let path = dir.join(files::JUDGE_QUESTIONS);
+        let Finished { criteria, rows } = judge::load_finished(dir).map_err(damaged)?;
         let rows: Vec<JudgeQuestionRow> = rows
             .into_iter()
             .filter(|r| r.config_id == pick_id)
             .collect();
         if rows.is_empty() {
             return Err(CheckError::NoJudgedAnswers {
-                path: dir.join(files::JUDGE_QUESTIONS).display().to_string(),
-                config_id: pick_id.to_string(),
+                what: if path.exists() {
+                    format!("has no row for {pick_id}, the baseline's pick")
+                } else {
+                    "does not exist".into()
+                },
+                path: path.display().to_string(),
             }
             .into());
         }
+        let mut seen = HashSet::new();
+        if let Some(twice) = rows.iter().find(|r| !seen.insert(&r.question_id)) {
+            return Err(CheckError::DamagedBaselineJudge(format!(
+                "{} has two rows for {pick_id} × {}",
+                path.display(),
+                twice.question_id
+            ))
+            .into());
+        }
+        let server = std::fs::read_to_string(dir.join(files::MANIFEST))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|m| m["config"]["judged"]["server"].as_str().map(str::to_string));
         Ok(BaselineJudge {
             criteria,
             rows,
-            checks: load_checks(dir)?,
-            fingerprint: Fingerprint::load(dir)?,
-            settings: settings.clone(),
+            checks: load_checks(dir).map_err(damaged)?,
+            fingerprint: Fingerprint::load(dir).map_err(damaged)?,
+            settings: recorded.judge.clone(),
+            client: (server, json_mode(&recorded.llm)),
         })
+    }
+
+    /// The questions of `shared` (golden-set order) it judged for its pick.
+    fn judged_among(&self, shared: &[String]) -> Vec<String> {
+        let judged: HashSet<&str> = self.rows.iter().map(|r| r.question_id.as_str()).collect();
+        shared
+            .iter()
+            .filter(|q| judged.contains(q.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// Its generator and judge models (from its judge_settings.json; `settings`' without one).
+    fn models(&self, settings: &JudgeSettings) -> (String, String) {
+        match &self.fingerprint {
+            Some(f) => (f.generator_model.clone(), f.judge_model.clone()),
+            None => (
+                settings.generator_model.clone(),
+                settings.judge_model.clone(),
+            ),
+        }
     }
 
     /// Per criterion, `None` when its verdicts can gate, else why not
     /// ([`judged::standing`]): what its planted controls say of the judge they measured, and
     /// whether the judge `now` is that judge.
-    fn standing(&self, now: &Fingerprint) -> Vec<(String, Option<String>)> {
+    fn standing(&self, now: &JudgeNow<'_>) -> Vec<(String, Option<String>)> {
         let changed = match &self.fingerprint {
             Some(before) => {
-                let what = before.differences(now);
-                (!what.is_empty()).then(|| format!("{} changed", what.join(", ")))
+                let mut what = before.differences(now.fingerprint);
+                if let Some(server) = &self.client.0
+                    && server != now.server
+                {
+                    what.push(format!("server {server} → {}", now.server));
+                }
+                if self.client.1 != now.json_mode {
+                    what.push(format!("json_mode {} → {}", self.client.1, now.json_mode));
+                }
+                (!what.is_empty()).then(|| what.join("; "))
             }
             None => Some(format!("the baseline has no {}", files::JUDGE_SETTINGS)),
         };
@@ -99,6 +156,45 @@ impl BaselineJudge {
             changed.as_deref(),
         )
     }
+}
+
+/// The `[llm] json_mode` of `llm`, as a word.
+fn json_mode(llm: &ClientConfig) -> String {
+    serde_json::to_value(llm.json_mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Refuses a run folder whose judged answers (`has_rows`) were made from other inputs than
+/// `inputs` (or whose judge_inputs.json is missing, so that it cannot tell), then records
+/// `inputs` there.
+///
+/// # Errors
+/// [`CheckError::OtherJudgedInputs`] (exit 2); [`ReportError`] when the file cannot be written.
+fn same_inputs(dir: &mut RunDir, has_rows: bool, inputs: &Fingerprints) -> Result<(), Error> {
+    let path = dir.path().join(files::JUDGE_INPUTS);
+    if has_rows {
+        let before: Option<Fingerprints> = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let what = match before {
+            None => Some(format!("it has no readable {}", files::JUDGE_INPUTS)),
+            Some(b) if b.chunker != inputs.chunker => Some("the chunker differs".into()),
+            Some(b) if b.corpus != inputs.corpus => Some("documents differ".into()),
+            Some(b) if b.golden != inputs.golden => Some("questions differ".into()),
+            Some(_) => None,
+        };
+        if let Some(what) = what {
+            return Err(CheckError::OtherJudgedInputs {
+                dir: dir.path().display().to_string(),
+                what,
+            }
+            .into());
+        }
+    }
+    dir.write_json(files::JUDGE_INPUTS, inputs)?;
+    Ok(())
 }
 
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
@@ -123,8 +219,8 @@ pub(super) async fn judge(
     plan: &Plan,
     swept: &Swept,
     (candidate, shared): (&ConfigCut, &[String]),
-    baseline: &BaselineJudge,
-    alpha: f64,
+    (baseline, inputs): (&BaselineJudge, &Fingerprints),
+    gate_settings: &GateSettings,
     dir: &mut RunDir,
     events: Events<'_>,
 ) -> Result<Judged, Error> {
@@ -133,27 +229,26 @@ pub(super) async fn judge(
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
     let now = Fingerprint::new(settings, &prompts);
-    let standing = baseline.standing(&now);
-    let judged_ids: HashSet<&str> = baseline
-        .rows
-        .iter()
-        .map(|r| r.question_id.as_str())
-        .collect();
-    let questions: Vec<String> = shared
-        .iter()
-        .filter(|q| judged_ids.contains(q.as_str()))
-        .cloned()
-        .collect();
-    let models = baseline.fingerprint.as_ref().map_or_else(
-        || {
-            (
-                settings.generator_model.clone(),
-                settings.judge_model.clone(),
-            )
-        },
-        |f| (f.generator_model.clone(), f.judge_model.clone()),
-    );
-    if standing.iter().all(|(_, why)| why.is_some()) || questions.is_empty() {
+    let mut standing = baseline.standing(&JudgeNow {
+        fingerprint: &now,
+        server: &server,
+        json_mode: json_mode(&plan.llm),
+    });
+    let questions = baseline.judged_among(shared);
+    let models = baseline.models(settings);
+    if questions.is_empty() {
+        for (_, why) in &mut standing {
+            why.get_or_insert_with(|| {
+                "none of the questions the baseline judged for its pick is still shared unchanged (each was edited or removed since)".into()
+            });
+        }
+    }
+    let asked = |judged| Asked {
+        alpha: gate_settings.alpha,
+        fail_on_inconclusive: gate_settings.fail_on_inconclusive,
+        judged,
+    };
+    if standing.iter().all(|(_, why)| why.is_some()) {
         events(RunEvent::Note(
             "the judge cannot gate on any criterion (see check.md): nothing is sent".into(),
         ));
@@ -162,20 +257,20 @@ pub(super) async fn judge(
                 &standing,
                 &questions,
                 (&baseline.rows, &[]),
-                alpha,
-                (models, false),
+                models,
+                asked(false),
             ),
             prompt_sha256: None,
             server,
         });
     }
-    let asked: HashSet<&str> = questions.iter().map(String::as_str).collect();
+    let wanted: HashSet<&str> = questions.iter().map(String::as_str).collect();
     let subset = GoldenSet {
         questions: swept
             .golden
             .questions
             .iter()
-            .filter(|q| asked.contains(q.id.as_str()))
+            .filter(|q| wanted.contains(q.id.as_str()))
             .cloned()
             .collect(),
         ..swept.golden.clone()
@@ -188,6 +283,7 @@ pub(super) async fn judge(
         &swept.context,
     )?;
     let done = judge::load_finished(dir.path())?;
+    same_inputs(dir, !done.rows.is_empty(), inputs)?;
     let finished: HashSet<(&str, &str)> = done
         .rows
         .iter()
@@ -246,8 +342,8 @@ pub(super) async fn judge(
             &standing,
             &questions,
             (&baseline.rows, &run.rows),
-            alpha,
-            (models, true),
+            models,
+            asked(true),
         ),
         prompt_sha256,
         server,
