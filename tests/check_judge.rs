@@ -774,6 +774,7 @@ async fn check_judge_against_a_trusted_baseline() {
     // a rerun into that folder with another chunker would resume from answers to other
     // contexts: refused before anything is sent
     let sent = requests(&good).await;
+    let md_before = std::fs::read(out.join("check.md")).unwrap();
     let (code, stdout, stderr, _) = check(
         &base,
         &out,
@@ -785,6 +786,54 @@ async fn check_judge_against_a_trusted_baseline() {
         "{stderr}"
     );
     assert_eq!(requests(&good).await, sent);
+    assert_eq!(
+        std::fs::read(out.join("check.md")).unwrap(),
+        md_before,
+        "refused before anything is written"
+    );
+
+    // a judge stage that stops (here: the estimate passes --max-cost 0) leaves the retrieval
+    // verdict in check.md, says the answers were not judged, and fails the JUnit case
+    let stopped = dir.path().join("stopped");
+    let junit_path = dir.path().join("stopped-junit.xml");
+    let (code, stdout, stderr, json) = check(
+        &base,
+        &stopped,
+        &[
+            "--sizes",
+            "128",
+            "--judge",
+            "--max-cost",
+            "0",
+            "--junit",
+            junit_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(requests(&good).await, sent, "nothing sent");
+    let md = std::fs::read_to_string(stopped.join("check.md")).unwrap();
+    assert!(
+        md.starts_with("# chunksweep check: retrieval ")
+            && md
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("· answer quality ⛔ not judged (the judge stage stopped)"),
+        "{md}"
+    );
+    assert!(md.contains("**answer quality: not judged: "), "{md}");
+    assert!(
+        json["judge_error"].as_str().unwrap().contains("max-cost"),
+        "{json}"
+    );
+    assert_eq!(json["verdict"]["n"], 40);
+    let junit = std::fs::read_to_string(&junit_path).unwrap();
+    // markdown at 128 tokens is also a retrieval regression (0.675 vs 0.850): both cases fail
+    assert!(junit.contains("tests=\"2\" failures=\"2\""), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"answer quality: not judged: "),
+        "{junit}"
+    );
 
     // --out at the baseline itself: refused, the baseline untouched
     let before = std::fs::read(base.join("sweep_questions.csv")).unwrap();

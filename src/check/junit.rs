@@ -42,6 +42,13 @@ pub fn junit(check: &Check) -> String {
         Case::of(check.verdict.fails, false),
         headline(check),
     )];
+    if let Some(e) = &check.judge_error {
+        cases.push((
+            format!("answer quality: {name}"),
+            Case::Failed,
+            format!("answer quality: not judged: {e}"),
+        ));
+    }
     if let Some(j) = &check.judge {
         // skipped: the gate decided nothing (cannot gate, unfinished, inconclusive)
         let undecided = !j.judged

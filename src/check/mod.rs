@@ -159,6 +159,10 @@ pub struct Check {
     /// With `--judge`: answer quality on the questions the baseline judged for its pick.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeGate>,
+    /// With `--judge`: why the judge stage stopped before the gate could be asked (a refused
+    /// key, the budget); the command then exits with that error's class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_error: Option<String>,
 }
 
 impl Check {
@@ -239,5 +243,6 @@ pub fn check(
         changes,
         questions,
         judge: None,
+        judge_error: None,
     })
 }

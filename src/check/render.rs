@@ -99,20 +99,26 @@ pub fn markdown(check: &Check) -> String {
         (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
         (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
     };
-    let judge_inconclusive = check.judge.as_ref().is_some_and(|j| {
-        j.criteria
-            .iter()
-            .any(|c| c.outcome == JudgeOutcome::Inconclusive)
-    });
-    let title = match &check.judge {
-        Some(j) if j.fails && !v.fails => "❌ answer quality (judge)",
-        Some(j) if j.fails => "❌ regression, and answer quality (judge)",
-        _ if check.is_unfinished() => "⏳ unfinished: answers without a verdict (rerun)",
-        _ if judge_inconclusive && !v.fails => "⚠️ pass, answer quality inconclusive",
-        _ => title,
+    let answers = match (&check.judge, &check.judge_error) {
+        (_, Some(_)) => Some("⛔ not judged (the judge stage stopped)"),
+        (Some(j), None) => Some(judge_title(j)),
+        (None, None) => None,
     };
-    let _ = writeln!(md, "# chunksweep check: {title}\n");
+    match answers {
+        Some(a) => {
+            let _ = writeln!(
+                md,
+                "# chunksweep check: retrieval {title} · answer quality {a}\n"
+            );
+        }
+        None => {
+            let _ = writeln!(md, "# chunksweep check: {title}\n");
+        }
+    }
     let _ = writeln!(md, "**{}**\n", headline(check));
+    if let Some(e) = &check.judge_error {
+        let _ = writeln!(md, "**answer quality: not judged: {e}**\n");
+    }
     if let Some(j) = &check.judge {
         let _ = writeln!(md, "**{}**\n", judge_headline(j, check.settings.alpha));
     }
@@ -158,6 +164,24 @@ fn worse_section(md: &mut String, check: &Check) {
     md.push('\n');
 }
 
+/// The answer-quality gate in a few words, for check.md's title.
+fn judge_title(j: &JudgeGate) -> &'static str {
+    let any = |o: JudgeOutcome| j.criteria.iter().any(|c| c.outcome == o);
+    if j.fails && any(JudgeOutcome::Regression) {
+        "❌ regression"
+    } else if j.fails {
+        "❌ not gated or inconclusive (--fail-on-inconclusive)"
+    } else if j.unfinished > 0 {
+        "⏳ unfinished (rerun)"
+    } else if !j.judged {
+        "⚠️ not gated: the judge cannot gate"
+    } else if any(JudgeOutcome::Inconclusive) {
+        "⚠️ inconclusive"
+    } else {
+        "✅ not significantly worse"
+    }
+}
+
 /// The answer-quality gate in one line: `answer quality: …`.
 pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
     let names = |o: JudgeOutcome| -> Vec<String> {
@@ -199,8 +223,12 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
         .filter(|c| c.outcome == JudgeOutcome::NotWorse)
         .map(|c| {
             let mut note = format!("{} paired answer(s)", c.n);
-            if (c.n as u64) < fewest {
-                note.push_str(", too few to show a regression");
+            if (c.baseline_pass as u64) < fewest {
+                let _ = write!(
+                    note,
+                    ", {} passed in the baseline: too few to show a regression",
+                    c.baseline_pass
+                );
             }
             if c.unknown > 0 {
                 let _ = write!(note, "; {} in no count", c.unknown);
@@ -280,7 +308,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
     if j.judged {
         let _ = writeln!(
             md,
-            "- At α = {alpha} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer paired answers cannot show a regression, and \"not significantly worse\" does not show that answers are as good."
+            "- At α = {alpha} the test can fail only when at least {fewest} answers went from pass to fail with none back: a criterion with fewer answers that passed in the baseline cannot show a regression, and \"not significantly worse\" does not show that answers are as good."
         );
     }
     for c in &j.criteria {
@@ -288,11 +316,18 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
             continue;
         }
-        if j.judged && (c.n as u64) < fewest {
+        if j.judged && (c.baseline_pass as u64) < fewest {
             let _ = writeln!(
                 md,
-                "- `{}`: only {} paired answer(s), too few for this test to show a regression.",
-                c.criterion, c.n
+                "- `{}`: only {} paired answer(s) passed in the baseline, too few for this test to show a regression.",
+                c.criterion, c.baseline_pass
+            );
+        }
+        if c.outcome == JudgeOutcome::Inconclusive && c.baseline_errors > 0 {
+            let _ = writeln!(
+                md,
+                "- `{}`: {} of the error verdicts that decide it are the baseline's own; only a baseline made again settles those (see \"Refreshing the baseline\" in the README).",
+                c.criterion, c.baseline_errors
             );
         }
         if c.unknown > 0 {

@@ -57,7 +57,7 @@ pub enum Command {
     /// by question with the baseline run, and exit 1 on a regression (check.md, check.json);
     /// with --judge, answer quality too.
     #[command(
-        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; 4 with --judge, answers under test still without a verdict (rerun the same command)."
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key, a --max-cost the estimate passes, or an --out holding judged answers of other inputs (check.md then holds the retrieval verdict); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
     )]
     Check(Box<CheckArgs>),
 }
@@ -89,7 +89,8 @@ pub struct CheckArgs {
     /// under test (needs a `run` baseline and its server; cached calls are reused).
     #[arg(long)]
     pub judge: bool,
-    /// With --judge: stop cleanly before the estimate or the spend passes this many USD.
+    /// With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting
+    /// answers once the spend would.
     #[arg(long = "max-cost", value_name = "USD", value_parser = chunksweep::config::flag_values::max_cost_usd, requires = "judge")]
     pub max_cost: Option<f64>,
     /// Run folder of the chunker under test (default results/<run-id>).

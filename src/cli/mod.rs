@@ -138,11 +138,14 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     print!("{}", out.markdown);
     println!("check.md and check.json in {}", out.run_dir.display());
-    if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive
-        && !out.check.verdict.fails
-    {
+    if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive {
         eprintln!(
-            "warning: the check is inconclusive (see check.md); it passes unless --fail-on-inconclusive"
+            "warning: the retrieval check is inconclusive (see check.md); {}",
+            if out.check.verdict.fails {
+                "it fails the check (--fail-on-inconclusive)"
+            } else {
+                "it fails the check only with --fail-on-inconclusive"
+            }
         );
     }
     if let Some(j) = &out.check.judge {
@@ -152,10 +155,22 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
             }
             if c.outcome == chunksweep::check::judged::JudgeOutcome::Inconclusive {
                 eprintln!(
-                    "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); it passes unless --fail-on-inconclusive",
+                    "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); it fails the check only with --fail-on-inconclusive",
                     c.criterion, c.errors
                 );
             }
+        }
+        let regressions: Vec<&str> = j
+            .criteria
+            .iter()
+            .filter(|c| c.outcome == chunksweep::check::judged::JudgeOutcome::Regression)
+            .map(|c| c.criterion.as_str())
+            .collect();
+        if !regressions.is_empty() {
+            eprintln!(
+                "answer quality regression on {} (see check.md): the check fails",
+                regressions.join(", ")
+            );
         }
         if out.check.is_unfinished() {
             eprintln!(

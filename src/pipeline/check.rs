@@ -154,26 +154,30 @@ pub fn check(
         return Err(CheckError::OutIsBaseline(plan.run_dir.display().to_string()).into());
     }
     let rt = runtime()?;
-    let (swept, mut dir) = swept::load_and_sweep(&plan, &rt, events)?;
-    let outcome = &swept.outcomes[0];
     let cut = baseline.pick.cut;
     let candidate = ConfigCut {
-        config: outcome.config.clone(),
+        config: plan.configs[0].clone(),
         cut,
     };
-    let rows = &outcome
-        .cuts
-        .iter()
-        .find(|c| c.cut == cut)
-        .expect("the plan holds the baseline's cut")
-        .questions;
+    let loaded = swept::load(&plan, events)?;
     let chunker = Chunker::new(
         &candidate,
         &plan.sweep,
         plan.embed.as_ref(),
         &built_libraries(),
     );
-    let now = Fingerprints::new(chunker, &swept.corpus, &swept.golden);
+    let now = Fingerprints::new(chunker, &loaded.corpus, &loaded.golden);
+    if request.judge {
+        // before anything is written: a folder of answers to other inputs is refused untouched
+        check_judge::check_inputs(&plan.run_dir, &now)?;
+    }
+    let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
+    let rows = &swept.outcomes[0]
+        .cuts
+        .iter()
+        .find(|c| c.cut == cut)
+        .expect("the plan holds the baseline's cut")
+        .questions;
     let baseline_id = baseline.pick.id();
     let candidate_id = candidate.id();
     let label = request.baseline.display().to_string();
@@ -197,7 +201,7 @@ pub fn check(
     )?;
     // the retrieval verdict is written first: a judge stage that stops with an error (a refused
     // key, the budget) leaves it, and says so in check.md
-    write_check(&mut dir, &check, request.junit.as_deref(), None)?;
+    write_check(&mut dir, &check, request.junit.as_deref())?;
     let candidates = [candidate_id.clone()];
     let manifest = |dir: &mut RunDir, judged: Option<JudgeRecord<'_>>| {
         let wall_s = started.elapsed().as_secs_f64();
@@ -226,14 +230,14 @@ pub fn check(
             let judged = match judged {
                 Ok(j) => j,
                 Err(e) => {
-                    let note = format!("**answer quality: not judged: {e}**");
-                    write_check(&mut dir, &check, request.junit.as_deref(), Some(&note))?;
+                    check.judge_error = Some(e.to_string());
+                    write_check(&mut dir, &check, request.junit.as_deref())?;
                     manifest(&mut dir, None)?;
                     return Err(e);
                 }
             };
             check.judge = Some(judged.gate.clone());
-            write_check(&mut dir, &check, request.junit.as_deref(), None)?;
+            write_check(&mut dir, &check, request.junit.as_deref())?;
             Some(judged)
         }
         None => None,
@@ -257,20 +261,9 @@ pub fn check(
     })
 }
 
-/// Writes check.md (with `note` after it, when given), check.json and, when asked, the JUnit
-/// file at `junit`.
-fn write_check(
-    dir: &mut RunDir,
-    check: &Check,
-    junit_path: Option<&Path>,
-    note: Option<&str>,
-) -> Result<(), Error> {
-    let mut md = markdown(check);
-    if let Some(note) = note {
-        md.push_str(note);
-        md.push('\n');
-    }
-    dir.write_text(files::CHECK_MD, &md)?;
+/// Writes check.md, check.json and, when asked, the JUnit file at `junit_path`.
+fn write_check(dir: &mut RunDir, check: &Check, junit_path: Option<&Path>) -> Result<(), Error> {
+    dir.write_text(files::CHECK_MD, &markdown(check))?;
     dir.write_json(files::CHECK_JSON, check)?;
     if let Some(path) = junit_path {
         std::fs::write(path, junit(check)).map_err(|source| ReportError::Io {

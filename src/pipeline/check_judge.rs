@@ -131,10 +131,15 @@ impl BaselineJudge {
         let changed = match &self.fingerprint {
             Some(before) => {
                 let mut what = before.differences(now.fingerprint);
-                if let Some(server) = &self.client.0
-                    && server != now.server
-                {
-                    what.push(format!("server {server} → {}", now.server));
+                match &self.client.0 {
+                    Some(server) if server != now.server => {
+                        what.push(format!("server {server} → {}", now.server));
+                    }
+                    Some(_) => {}
+                    None => what.push(format!(
+                        "its manifest does not record the server its judge stage called (written by an older chunksweep), now {}",
+                        now.server
+                    )),
                 }
                 if self.client.1 != now.json_mode {
                     what.push(format!("json_mode {} → {}", self.client.1, now.json_mode));
@@ -166,35 +171,35 @@ fn json_mode(llm: &ClientConfig) -> String {
         .unwrap_or_default()
 }
 
-/// Refuses a run folder whose judged answers (`has_rows`) were made from other inputs than
-/// `inputs` (or whose judge_inputs.json is missing, so that it cannot tell), then records
-/// `inputs` there.
+/// Refuses the run folder `dir` when it holds judged answers made from other inputs than
+/// `inputs` (or its judge_inputs.json is missing, so that it cannot tell): resuming from them
+/// would compare answers to other contexts. Called before anything is written.
 ///
 /// # Errors
-/// [`CheckError::OtherJudgedInputs`] (exit 2); [`ReportError`] when the file cannot be written.
-fn same_inputs(dir: &mut RunDir, has_rows: bool, inputs: &Fingerprints) -> Result<(), Error> {
-    let path = dir.path().join(files::JUDGE_INPUTS);
-    if has_rows {
-        let before: Option<Fingerprints> = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let what = match before {
-            None => Some(format!("it has no readable {}", files::JUDGE_INPUTS)),
-            Some(b) if b.chunker != inputs.chunker => Some("the chunker differs".into()),
-            Some(b) if b.corpus != inputs.corpus => Some("documents differ".into()),
-            Some(b) if b.golden != inputs.golden => Some("questions differ".into()),
-            Some(_) => None,
-        };
-        if let Some(what) = what {
-            return Err(CheckError::OtherJudgedInputs {
-                dir: dir.path().display().to_string(),
-                what,
-            }
-            .into());
-        }
+/// [`CheckError::OtherJudgedInputs`] (exit 2); [`JudgeError`] when judge_questions.csv cannot
+/// be read.
+pub(super) fn check_inputs(dir: &Path, inputs: &Fingerprints) -> Result<(), Error> {
+    if judge::load_finished(dir)?.rows.is_empty() {
+        return Ok(());
     }
-    dir.write_json(files::JUDGE_INPUTS, inputs)?;
-    Ok(())
+    let before: Option<Fingerprints> = std::fs::read_to_string(dir.join(files::JUDGE_INPUTS))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let what = match before {
+        None => Some(format!("it has no readable {}", files::JUDGE_INPUTS)),
+        Some(b) if b.chunker != inputs.chunker => Some("the chunker differs".into()),
+        Some(b) if b.corpus != inputs.corpus => Some("documents differ".into()),
+        Some(b) if b.golden != inputs.golden => Some("questions differ".into()),
+        Some(_) => None,
+    };
+    match what {
+        Some(what) => Err(CheckError::OtherJudgedInputs {
+            dir: dir.display().to_string(),
+            what,
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
@@ -283,7 +288,7 @@ pub(super) async fn judge(
         &swept.context,
     )?;
     let done = judge::load_finished(dir.path())?;
-    same_inputs(dir, !done.rows.is_empty(), inputs)?;
+    dir.write_json(files::JUDGE_INPUTS, inputs)?;
     let finished: HashSet<(&str, &str)> = done
         .rows
         .iter()

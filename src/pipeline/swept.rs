@@ -81,9 +81,9 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 /// The inputs of a sweep, loaded and tokenized.
-struct Loaded {
-    corpus: Corpus,
-    golden: GoldenSet,
+pub(super) struct Loaded {
+    pub(super) corpus: Corpus,
+    pub(super) golden: GoldenSet,
     tokens: CorpusTokens,
     phases: PhaseTimes,
 }
@@ -101,7 +101,7 @@ pub struct Unsent {
 
 /// Loads and tokenizes the inputs of `plan` (after checking its `--out`), warning about
 /// duplicate documents.
-fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
+pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     RunDir::check_out(&plan.run_dir, files::RUN_OUTPUTS)?;
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
@@ -165,7 +165,20 @@ pub(super) fn load_and_sweep(
     rt: &tokio::runtime::Runtime,
     events: Events<'_>,
 ) -> Result<(Swept, RunDir), Error> {
-    let loaded = load(plan, events)?;
+    sweep_loaded(plan, load(plan, events)?, rt, events)
+}
+
+/// [`load_and_sweep`] on inputs already loaded ([`load`]): `check --judge` looks at them
+/// before anything is written.
+///
+/// # Errors
+/// As [`load_and_sweep`].
+pub(super) fn sweep_loaded(
+    plan: &Plan,
+    loaded: Loaded,
+    rt: &tokio::runtime::Runtime,
+    events: Events<'_>,
+) -> Result<(Swept, RunDir), Error> {
     // The run folder is created (and locked) only once the inputs are known to be good, so bad
     // input leaves no empty folder behind.
     let dir = RunDir::create(&plan.run_dir)?;
