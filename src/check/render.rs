@@ -223,7 +223,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
         .filter(|c| c.outcome == JudgeOutcome::NotWorse)
         .map(|c| {
             let mut note = format!("{} paired answer(s)", c.n);
-            if (c.baseline_pass as u64) < fewest {
+            if ((c.baseline_pass + c.unknown) as u64) < fewest {
                 let _ = write!(
                     note,
                     ", {} passed in the baseline: too few to show a regression",
@@ -316,7 +316,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
             continue;
         }
-        if j.judged && (c.baseline_pass as u64) < fewest {
+        if j.judged && ((c.baseline_pass + c.unknown) as u64) < fewest {
             let _ = writeln!(
                 md,
                 "- `{}`: only {} paired answer(s) passed in the baseline, too few for this test to show a regression.",
@@ -484,5 +484,54 @@ fn p_text(p: f64) -> String {
         "p < 0.001".into()
     } else {
         format!("p = {p:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::judged::CriterionGate;
+
+    fn gate(baseline_pass: usize, unknown: usize) -> JudgeGate {
+        JudgeGate {
+            generator_model: "gen".into(),
+            judge_model: "judge".into(),
+            questions: baseline_pass + unknown,
+            unfinished: 0,
+            judged: true,
+            criteria: vec![CriterionGate {
+                criterion: "faithfulness".into(),
+                outcome: JudgeOutcome::NotWorse,
+                cannot_gate: None,
+                n: baseline_pass,
+                baseline_pass,
+                candidate_pass: baseline_pass,
+                worse: 0,
+                better: 0,
+                p_value: 1.0,
+                unknown,
+                p_value_if_unknown_worse: 1.0,
+                errors: unknown,
+                baseline_errors: 0,
+                candidate_errors: unknown,
+            }],
+            fails: false,
+        }
+    }
+
+    #[test]
+    fn too_few_counts_the_answers_that_could_go_from_pass_to_fail() {
+        // 2 baseline passes and 2 pairs in no count: at most 4 answers could be lost, under
+        // the 5 that α = 0.05 needs; with 6 in no count, 8 could be
+        let few = judge_headline(&gate(2, 2), 0.05);
+        assert!(
+            few.contains(
+                "faithfulness (2 paired answer(s), 2 passed in the baseline: too few to show a regression; 2 in no count)"
+            ),
+            "{few}"
+        );
+        let enough = judge_headline(&gate(2, 6), 0.05);
+        assert!(!enough.contains("too few"), "{enough}");
+        assert!(enough.contains("not shown to be as good"), "{enough}");
     }
 }
