@@ -11,7 +11,7 @@
 //! `--corpus`/`--golden` (or the config file) name today's.
 //!
 //! With `--judge`, the baseline's judged questions are judged again for the chunker under test
-//! ([`super::check_judge`]) with the baseline's recorded `[judge]` settings (the config file's
+//! (`pipeline/check_judge.rs`) with the baseline's recorded `[judge]` settings (the config file's
 //! `[judge]`, then `--max-cost`, over them) and its `[llm]` client (the config file's, when it
 //! has one), and gated per criterion ([`crate::check::judged`]).
 

@@ -1,12 +1,15 @@
 //! `check --judge`: the baseline's judged answers for its pick (judge_questions.csv), what its
 //! planted controls (judge_checks.csv) say of its judge, and the same questions judged again for
 //! the chunker under test through the same client and cache, into the check's run folder
-//! (judge_questions.csv, calls.csv, judge_settings.json: resumable as `run` is). The gate itself
-//! is [`crate::check::judged`].
+//! (judge_questions.csv, calls.csv, judge_settings.json: resumable as `run` is; and
+//! judge_inputs.json, the fingerprints of the inputs those answers were made from, so that a
+//! rerun never resumes from answers to other contexts: [`check_inputs`]). The gate itself is
+//! [`crate::check::judged`].
 //!
 //! Nothing is sent when no criterion can gate: the judge is not the one the baseline's controls
-//! measured (other models, prompts, caps, seed or mode), the controls were off, or they showed
-//! a judge that cannot tell a failing answer from a passing one.
+//! measured (other models, prompts, caps, seed or mode, another server or json_mode), the
+//! controls were off, or they showed a judge that cannot tell a failing answer from a passing
+//! one.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
