@@ -835,6 +835,15 @@ async fn check_judge_against_a_trusted_baseline() {
         "{junit}"
     );
 
+    // a check without --judge into a folder of judged answers would leave them beside results
+    // they do not belong to: refused
+    let (code, _, stderr, _) = check(&base, &dir.path().join("same"), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("holds judged answers (judge_questions.csv)"),
+        "{stderr}"
+    );
+
     // --out at the baseline itself: refused, the baseline untouched
     let before = std::fs::read(base.join("sweep_questions.csv")).unwrap();
     let (code, _, stderr, _) = check(&base, &base, &["--sizes", "512", "--judge"]);

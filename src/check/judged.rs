@@ -73,6 +73,10 @@ pub struct CriterionGate {
     pub p_value_if_unknown_worse: f64,
     /// Pairs with an error verdict on either side.
     pub errors: usize,
+    /// The most answers that could have gone from pass to fail: those that passed in the
+    /// baseline, and the pairs in no count that may have passed there and do not pass now.
+    /// Under [`fewest_worse_to_fail`] the test could not have shown a regression.
+    pub at_most_worse: usize,
     /// Of the questions compared, error verdicts in the baseline (an answer the server did not
     /// give, a verdict that could not be read).
     pub baseline_errors: usize,
@@ -271,6 +275,11 @@ pub fn gate(
                 p_value: t.p_value,
                 unknown: unknown.len(),
                 p_value_if_unknown_worse: worst.p_value,
+                at_most_worse: known.iter().filter(|p| p.0).count()
+                    + unknown
+                        .iter()
+                        .filter(|(b, c)| *b != Some(false) && *c != Some(true))
+                        .count(),
                 errors,
                 baseline_errors,
                 candidate_errors,
@@ -482,6 +491,7 @@ mod tests {
             (JudgeOutcome::Inconclusive, 0, 8, 8, 8)
         );
         assert!((f.p_value_if_unknown_worse - 1.0 / 256.0).abs() < 1e-12);
+        assert_eq!(f.at_most_worse, 8);
         assert!(!g.fails && !g.is_unfinished());
         let strict = Asked {
             fail_on_inconclusive: true,

@@ -85,6 +85,11 @@ pub enum CheckError {
         /// What differs, or that the folder does not say.
         what: String,
     },
+    /// A check without `--judge` into a folder that holds judged answers.
+    #[error(
+        "{0} holds judged answers (judge_questions.csv) that a check without --judge would leave beside results they do not belong to; give a new --out"
+    )]
+    JudgedFolder(String),
     /// `--out` is the baseline folder.
     #[error(
         "--out {0} is the baseline folder: the check would overwrite the baseline it compares with; give another --out"
@@ -121,6 +126,7 @@ impl CheckError {
             | CheckError::DamagedBaselineJudge(_)
             | CheckError::OtherJudgedInputs { .. }
             | CheckError::OutIsBaseline(_)
+            | CheckError::JudgedFolder(_)
             | CheckError::NotOneConfiguration(_)
             | CheckError::CutChanged { .. }
             | CheckError::Invalid(_) => ExitClass::Usage,

@@ -169,8 +169,10 @@ fn judge_title(j: &JudgeGate) -> &'static str {
     let any = |o: JudgeOutcome| j.criteria.iter().any(|c| c.outcome == o);
     if j.fails && any(JudgeOutcome::Regression) {
         "❌ regression"
+    } else if j.fails && !j.judged {
+        "❌ not gated: the judge cannot gate (--fail-on-inconclusive)"
     } else if j.fails {
-        "❌ not gated or inconclusive (--fail-on-inconclusive)"
+        "❌ inconclusive (--fail-on-inconclusive)"
     } else if j.unfinished > 0 {
         "⏳ unfinished (rerun)"
     } else if !j.judged {
@@ -192,7 +194,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             .collect()
     };
     if !j.judged {
-        return "answer quality: the judge cannot gate on any criterion (see below); no answer was judged".into();
+        return "answer quality: the judge cannot gate on any criterion (see check.md's answer-quality section); no answer was judged".into();
     }
     let fewest = fewest_worse_to_fail(alpha);
     let mut parts = Vec::new();
@@ -223,11 +225,11 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
         .filter(|c| c.outcome == JudgeOutcome::NotWorse)
         .map(|c| {
             let mut note = format!("{} paired answer(s)", c.n);
-            if ((c.baseline_pass + c.unknown) as u64) < fewest {
+            if (c.at_most_worse as u64) < fewest {
                 let _ = write!(
                     note,
-                    ", {} passed in the baseline: too few to show a regression",
-                    c.baseline_pass
+                    ", at most {} could have gone from pass to fail: too few to show a regression",
+                    c.at_most_worse
                 );
             }
             if c.unknown > 0 {
@@ -316,17 +318,17 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
             continue;
         }
-        if j.judged && ((c.baseline_pass + c.unknown) as u64) < fewest {
+        if j.judged && (c.at_most_worse as u64) < fewest {
             let _ = writeln!(
                 md,
-                "- `{}`: only {} paired answer(s) passed in the baseline, too few for this test to show a regression.",
-                c.criterion, c.baseline_pass
+                "- `{}`: at most {} answer(s) could have gone from pass to fail (passed in the baseline, or in no count and not passing now), too few for this test to show a regression.",
+                c.criterion, c.at_most_worse
             );
         }
         if c.outcome == JudgeOutcome::Inconclusive && c.baseline_errors > 0 {
             let _ = writeln!(
                 md,
-                "- `{}`: {} of the error verdicts that decide it are the baseline's own; only a baseline made again settles those (see \"Refreshing the baseline\" in the README).",
+                "- `{}`: the baseline's own error verdicts ({}) are among those that decide it: a rerun settles only the answers under test, a baseline made again its own (see \"Refreshing the baseline\" in the README).",
                 c.criterion, c.baseline_errors
             );
         }
@@ -514,6 +516,7 @@ mod tests {
                 errors: unknown,
                 baseline_errors: 0,
                 candidate_errors: unknown,
+                at_most_worse: baseline_pass + unknown,
             }],
             fails: false,
         }
@@ -526,7 +529,7 @@ mod tests {
         let few = judge_headline(&gate(2, 2), 0.05);
         assert!(
             few.contains(
-                "faithfulness (2 paired answer(s), 2 passed in the baseline: too few to show a regression; 2 in no count)"
+                "faithfulness (2 paired answer(s), at most 4 could have gone from pass to fail: too few to show a regression; 2 in no count)"
             ),
             "{few}"
         );

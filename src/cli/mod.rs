@@ -155,10 +155,21 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
             }
             if c.outcome == chunksweep::check::judged::JudgeOutcome::Inconclusive {
                 eprintln!(
-                    "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); it fails the check only with --fail-on-inconclusive",
-                    c.criterion, c.errors
+                    "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); {}",
+                    c.criterion,
+                    c.errors,
+                    if out.check.settings.fail_on_inconclusive {
+                        "it fails the check (--fail-on-inconclusive)"
+                    } else {
+                        "it fails the check only with --fail-on-inconclusive"
+                    }
                 );
             }
+        }
+        if !j.judged && out.check.settings.fail_on_inconclusive {
+            eprintln!(
+                "the judge can gate on no criterion: the check fails (--fail-on-inconclusive)"
+            );
         }
         let regressions: Vec<&str> = j
             .criteria

@@ -167,9 +167,12 @@ pub fn check(
         &built_libraries(),
     );
     let now = Fingerprints::new(chunker, &loaded.corpus, &loaded.golden);
+    // before anything is written: a folder of answers to other inputs (or, without --judge, of
+    // any judged answers) is refused untouched
     if request.judge {
-        // before anything is written: a folder of answers to other inputs is refused untouched
         check_judge::check_inputs(&plan.run_dir, &now)?;
+    } else {
+        check_judge::refuse_judged(&plan.run_dir)?;
     }
     let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
     let rows = &swept.outcomes[0]

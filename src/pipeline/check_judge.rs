@@ -205,6 +205,21 @@ pub(super) fn check_inputs(dir: &Path, inputs: &Fingerprints) -> Result<(), Erro
     }
 }
 
+/// Refuses the run folder `dir` of a check without `--judge` when it holds judged answers (of
+/// an earlier `check --judge` or a `run`): they would stay beside results they do not belong
+/// to. Called before anything is written.
+///
+/// # Errors
+/// [`CheckError::JudgedFolder`] (exit 2); [`JudgeError`] when judge_questions.csv cannot be
+/// read.
+pub(super) fn refuse_judged(dir: &Path) -> Result<(), Error> {
+    if judge::load_finished(dir)?.rows.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckError::JudgedFolder(dir.display().to_string()).into())
+    }
+}
+
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
 pub(super) struct Judged {
     /// The answer-quality gate.
