@@ -5,23 +5,16 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 use chunksweep::fingerprint::ChunkerFingerprint;
 use chunksweep::sweep::rows::QuestionRow;
 
+mod check_support;
+
+use check_support::{check, chunksweep, root};
+
 const PICK: &str = "markdown-256-o38-none-bm25-k3";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn chunksweep() -> Command {
-    let mut cmd = Command::cargo_bin("chunksweep").unwrap();
-    cmd.current_dir(root());
-    cmd
-}
 
 /// Sweeps the handbook with markdown at 256 tokens, k = 3, into `out`.
 fn baseline(out: &Path) {
@@ -41,29 +34,6 @@ fn baseline(out: &Path) {
         .arg(out)
         .assert()
         .success();
-}
-
-/// `check --baseline BASE --out OUT` with `flags`: (exit code, stdout, stderr, check.json).
-fn check(base: &Path, out: &Path, flags: &[&str]) -> (i32, String, String, Value) {
-    let o = chunksweep()
-        .arg("check")
-        .arg("--baseline")
-        .arg(base)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        .args(flags)
-        .output()
-        .unwrap();
-    let json = std::fs::read_to_string(out.join("check.json"))
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (
-        o.status.code().unwrap(),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-        json,
-    )
 }
 
 fn strings(v: &Value) -> Vec<&str> {

@@ -42,14 +42,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+mod check_support;
 mod csv_support;
 mod llm_support;
 
+use check_support::{check, chunksweep, root};
 use csv_support::{Rows, read_csv};
 use llm_support::{between, chat_body, prompt_text};
 
@@ -64,10 +65,6 @@ const FUNCTION_WORDS: [&str; 24] = [
 ];
 /// The built-in criteria, in report order.
 const CRITERIA: [&str; 3] = ["faithfulness", "relevancy", "correctness"];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Lower case, white space collapsed to single spaces.
 fn normal(s: &str) -> String {
@@ -353,12 +350,6 @@ concurrency = 8
     path
 }
 
-fn chunksweep() -> Command {
-    let mut cmd = Command::cargo_bin("chunksweep").unwrap();
-    cmd.current_dir(root()).env_remove("OPENAI_BASE_URL");
-    cmd
-}
-
 /// `chunksweep run` of the handbook (markdown at 256 tokens, k = 3) with the config `cfg` into
 /// `dir/name`; asserts exit 0 and returns the folder.
 fn run_baseline(cfg: &Path, dir: &Path, name: &str) -> PathBuf {
@@ -528,30 +519,6 @@ async fn a_good_judge_is_trusted_on_every_criterion_and_an_always_pass_judge_on_
 const FIXED_32: &str = "fixed-32-o4-none-bm25-k3";
 /// A changed chunker that keeps the baseline's span recall (0.850): markdown at 512 tokens.
 const MARKDOWN_512: &str = "markdown-512-o76-none-bm25-k3";
-
-/// `check --baseline BASE --out OUT --quiet` with `flags`: (exit code, stdout, stderr,
-/// check.json or null).
-fn check(base: &Path, out: &Path, flags: &[&str]) -> (i32, String, String, Value) {
-    let o = chunksweep()
-        .arg("check")
-        .arg("--baseline")
-        .arg(base)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        .args(flags)
-        .output()
-        .unwrap();
-    let json = std::fs::read_to_string(out.join("check.json"))
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (
-        o.status.code().unwrap(),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-        json,
-    )
-}
 
 /// check.json's judge entry of `criterion`.
 fn criterion<'a>(json: &'a Value, criterion: &str) -> &'a Value {

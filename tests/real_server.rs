@@ -31,6 +31,32 @@ fn servers() -> Option<HashMap<String, String>> {
     })
 }
 
+/// The servers' environment, or a panic saying how to start them.
+fn servers_or_panic() -> HashMap<String, String> {
+    servers().expect(
+        "no local model server is running: start them with `scripts/local-models.sh start` \
+         (the first time installs them: downloads, about a minute), then run this test again",
+    )
+}
+
+/// Writes `dir/real.toml`: the handbook, markdown at 64 tokens, k = 2, one candidate, two judged
+/// questions (short prompts: a handful of calls to a 135M model), the cache in `dir`.
+fn handbook_config(dir: &Path) -> PathBuf {
+    let fixture = root().join("datasets");
+    let config = dir.join("real.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 160\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
+            fixture.join("handbook"),
+            fixture.join("handbook-golden.jsonl"),
+            dir.join("cache.sqlite"),
+        ),
+    )
+    .unwrap();
+    config
+}
+
 fn run(env: &HashMap<String, String>, config: &Path, out: &Path) {
     let status = Command::new(env!("CARGO_BIN_EXE_chunksweep"))
         .args(["run", "--quiet", "--config"])
@@ -47,25 +73,11 @@ fn run(env: &HashMap<String, String>, config: &Path, out: &Path) {
 #[test]
 #[ignore = "needs the local model servers: scripts/local-models.sh start, then --ignored"]
 fn run_against_local_llama_cpp_server() {
-    let env = servers().expect(
-        "no local model server is running: start them with `scripts/local-models.sh start` \
-         (the first time installs them: downloads, about a minute), then run this test again",
-    );
+    let env = servers_or_panic();
     let dir = tempfile::tempdir().unwrap();
-    let fixture = root().join("datasets");
-    let config = dir.path().join("real.toml");
     // Two questions, one candidate, short prompts: a handful of calls to a 135M model. The
     // answer's cap leaves room for a whole answer: one cut at the cap is a generation error.
-    std::fs::write(
-        &config,
-        format!(
-            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 160\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
-            fixture.join("handbook"),
-            fixture.join("handbook-golden.jsonl"),
-            dir.path().join("cache.sqlite"),
-        ),
-    )
-    .unwrap();
+    let config = handbook_config(dir.path());
     let out = dir.path().join("run");
     run(&env, &config, &out);
 
@@ -147,23 +159,9 @@ fn run_against_local_llama_cpp_server() {
 #[test]
 #[ignore = "needs the local model servers: scripts/local-models.sh start, then --ignored"]
 fn check_judge_against_local_llama_cpp_server() {
-    let env = servers().expect(
-        "no local model server is running: start them with `scripts/local-models.sh start` \
-         (the first time installs them: downloads, about a minute), then run this test again",
-    );
+    let env = servers_or_panic();
     let dir = tempfile::tempdir().unwrap();
-    let fixture = root().join("datasets");
-    let config = dir.path().join("real.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "corpus = {:?}\ngolden = {:?}\n\n[sweep]\nstrategies = [\"markdown\"]\nsizes = [64]\ntop_k = 2\n\n[judge]\ncandidates = 1\nmax_questions = 2\nmax_tokens = 160\njudge_max_tokens = 48\nconcurrency = 1\n\n[llm]\ncache_path = {:?}\n",
-            fixture.join("handbook"),
-            fixture.join("handbook-golden.jsonl"),
-            dir.path().join("cache.sqlite"),
-        ),
-    )
-    .unwrap();
+    let config = handbook_config(dir.path());
     let base = dir.path().join("base");
     run(&env, &config, &base);
     // SmolLM2-135M cannot tell a planted failure apart (results/examples/handbook-judged), so

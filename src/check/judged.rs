@@ -179,6 +179,11 @@ pub struct Asked {
     pub judged: bool,
 }
 
+/// `rows` by question id.
+fn by_question(rows: &[JudgeQuestionRow]) -> HashMap<&str, &JudgeQuestionRow> {
+    rows.iter().map(|r| (r.question_id.as_str(), r)).collect()
+}
+
 /// The McNemar test of one criterion with every unknown pair (an error verdict on either side,
 /// an answer under test not yet judged) set one way: `(worse, better, p)`.
 fn test_with_unknowns(
@@ -212,14 +217,11 @@ pub fn gate(
     models: (String, String),
     asked: Asked,
 ) -> JudgeGate {
-    let by_id = |rows: &[JudgeQuestionRow]| -> HashMap<String, JudgeQuestionRow> {
-        rows.iter()
-            .map(|r| (r.question_id.clone(), r.clone()))
-            .collect()
-    };
-    let (before, now) = (by_id(baseline), by_id(candidate));
+    let (before_at, now_at) = (by_question(baseline), by_question(candidate));
+    let before = |q: &str| before_at.get(q).copied();
+    let now = |q: &str| now_at.get(q).copied();
     let unfinished = if asked.judged {
-        questions.iter().filter(|q| !now.contains_key(*q)).count()
+        questions.iter().filter(|q| now(q).is_none()).count()
     } else {
         0
     };
@@ -231,12 +233,12 @@ pub fn gate(
             let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
             let mut pending = 0;
             for q in questions {
-                let Some(b) = before.get(q) else { continue };
+                let Some(b) = before(q) else { continue };
                 let vb = b.verdict(criterion);
                 if vb == Verdict::NotApplicable {
                     continue;
                 }
-                let vc = now.get(q).map(|c| c.verdict(criterion));
+                let vc = now(q).map(|c| c.verdict(criterion));
                 pending += usize::from(vc.is_none());
                 baseline_errors += usize::from(vb == Verdict::Error);
                 candidate_errors += usize::from(vc == Some(Verdict::Error));
@@ -328,6 +330,21 @@ mod tests {
         ("gen".into(), "judge".into())
     }
 
+    /// The gate on questions q0..q`n` with both criteria trusted, at α = 0.05.
+    fn trusted_gate(
+        n: usize,
+        baseline: &[JudgeQuestionRow],
+        candidate: &[JudgeQuestionRow],
+    ) -> JudgeGate {
+        gate(
+            &trusted(),
+            &ids(n),
+            (baseline, candidate),
+            models(),
+            asked(),
+        )
+    }
+
     fn asked() -> Asked {
         Asked {
             alpha: 0.05,
@@ -352,13 +369,7 @@ mod tests {
                 row(q, f, r)
             })
             .collect();
-        let g = gate(
-            &trusted(),
-            &ids(10),
-            (&baseline, &candidate),
-            models(),
-            asked(),
-        );
+        let g = trusted_gate(10, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
             (f.outcome, f.n, f.worse, f.better),
@@ -391,13 +402,7 @@ mod tests {
         let candidate: Vec<_> = (0..8)
             .map(|q| row(q, if q < 4 { "fail" } else { "pass" }, "pass"))
             .collect();
-        let g = gate(
-            &trusted(),
-            &ids(8),
-            (&baseline, &candidate),
-            models(),
-            asked(),
-        );
+        let g = trusted_gate(8, &baseline, &candidate);
         assert_eq!(g.criteria[0].outcome, JudgeOutcome::NotWorse);
         assert!((g.criteria[0].p_value - 0.0625).abs() < 1e-12);
         assert!(!g.fails);
@@ -444,13 +449,7 @@ mod tests {
             .filter(|&q| q != 5)
             .map(|q| row(q, if q < 5 { "fail" } else { "pass" }, "pass"))
             .collect();
-        let g = gate(
-            &trusted(),
-            &ids(8),
-            (&baseline, &candidate),
-            models(),
-            asked(),
-        );
+        let g = trusted_gate(8, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
             (f.outcome, f.worse, f.unknown),
@@ -460,13 +459,7 @@ mod tests {
         assert!(!g.fails && g.is_unfinished());
         // the same with q5 passing in the baseline: it cannot undo five losses (best case a tie)
         let baseline: Vec<_> = (0..8).map(|q| row(q, "pass", "pass")).collect();
-        let g = gate(
-            &trusted(),
-            &ids(8),
-            (&baseline, &candidate),
-            models(),
-            asked(),
-        );
+        let g = trusted_gate(8, &baseline, &candidate);
         assert_eq!(g.criteria[0].outcome, JudgeOutcome::Regression);
         assert!(g.fails);
     }
@@ -478,13 +471,7 @@ mod tests {
         // decide it
         let baseline: Vec<_> = (0..8).map(|q| row(q, "pass", "pass")).collect();
         let candidate: Vec<_> = (0..8).map(|q| row(q, "error", "error")).collect();
-        let g = gate(
-            &trusted(),
-            &ids(8),
-            (&baseline, &candidate),
-            models(),
-            asked(),
-        );
+        let g = trusted_gate(8, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
             (f.outcome, f.n, f.unknown, f.errors, f.candidate_errors),

@@ -474,6 +474,18 @@ pub struct Setup<'a> {
     pub done: Finished,
 }
 
+/// The indices of the `jobs` (candidate × question) without a row in `done`, in order.
+pub fn pending(jobs: &[Job], done: &Finished) -> Vec<usize> {
+    let keys: HashSet<(&str, &str)> = done
+        .rows
+        .iter()
+        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
+        .collect();
+    (0..jobs.len())
+        .filter(|&i| !keys.contains(&(jobs[i].config_id.as_str(), jobs[i].question_id.as_str())))
+        .collect()
+}
+
 /// Runs every job not yet in `dir/judge_questions.csv` (`setup.done`) through the job loop
 /// ([`super::work`]): at most `settings.concurrency` questions at a time, each finished row
 /// appended (flushed) and every call written to `dir/calls.csv` as it ends (see [`CallLog`]).
@@ -505,16 +517,7 @@ pub async fn run_judge(
     } = setup;
     let criteria = criteria::names(&settings.criteria);
     let resumed = done.rows.len();
-    let done_keys: HashSet<(&str, &str)> = done
-        .rows
-        .iter()
-        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
-        .collect();
-    let todo: Vec<usize> = (0..jobs.len())
-        .filter(|&i| {
-            !done_keys.contains(&(jobs[i].config_id.as_str(), jobs[i].question_id.as_str()))
-        })
-        .collect();
+    let todo = pending(jobs, &done);
     let mut rows_out = Appender::open(
         &questions_path(dir),
         Some(JudgeQuestionRow::header(&criteria)),

@@ -307,15 +307,9 @@ pub(super) async fn judge(
     )?;
     let done = judge::load_finished(dir.path())?;
     dir.write_json(files::JUDGE_INPUTS, inputs)?;
-    let finished: HashSet<(&str, &str)> = done
-        .rows
-        .iter()
-        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
-        .collect();
-    let todo: Vec<judge::Job> = jobs
-        .iter()
-        .filter(|j| !finished.contains(&(j.config_id.as_str(), j.question_id.as_str())))
-        .cloned()
+    let todo: Vec<judge::Job> = judge::pending(&jobs, &done)
+        .into_iter()
+        .map(|i| jobs[i].clone())
         .collect();
     let estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
     let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;

@@ -151,15 +151,9 @@ fn plan(
         &swept.context,
     )?;
     let done = judge::load_finished(dir.path())?;
-    let keys: HashSet<(&str, &str)> = done
-        .rows
-        .iter()
-        .map(|r| (r.config_id.as_str(), r.question_id.as_str()))
-        .collect();
-    let todo: Vec<Job> = jobs
-        .iter()
-        .filter(|j| !keys.contains(&(j.config_id.as_str(), j.question_id.as_str())))
-        .cloned()
+    let todo: Vec<Job> = judge::pending(&jobs, &done)
+        .into_iter()
+        .map(|i| jobs[i].clone())
         .collect();
     let mut estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
     let checks = check_items(
