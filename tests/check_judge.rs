@@ -52,7 +52,7 @@ mod llm_support;
 
 use check_support::{check, chunksweep, root};
 use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, prompt_text};
+use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
 
 /// The baseline's pick.
 const PICK: &str = "markdown-256-o38-none-bm25-k3";
@@ -317,24 +317,7 @@ fn config(dir: &Path, base: &str, judge_extra: &str) -> PathBuf {
     let cfg = format!(
         r#"corpus = "{corpus}"
 golden = "{golden}"
-
-[llm]
-base_url = "{base}/v1"
-api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
-cache_path = "{cache}"
-
-[llm.retry]
-base_delay_ms = 5
-max_delay_s = 0.05
-
-[llm.defaults]
-rpm = 0
-max_in_flight = 8
-timeout_s = 300.0
-max_attempts = 3
-input_usd_per_mtok = 2.5
-output_usd_per_mtok = 10.0
-
+{llm}
 [judge]
 generator_model = "gen"
 judge_model = "judge"
@@ -343,7 +326,12 @@ concurrency = 8
 "#,
         corpus = root.join("datasets/handbook").display(),
         golden = root.join("datasets/handbook-golden.jsonl").display(),
-        cache = dir.join("cache.sqlite").display(),
+        llm = mock_llm_toml(
+            &format!("{base}/v1"),
+            &dir.join("cache.sqlite").display().to_string(),
+            300.0,
+            3
+        ),
     );
     let path = dir.join("config.toml");
     std::fs::write(&path, cfg).unwrap();

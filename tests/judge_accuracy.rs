@@ -12,7 +12,7 @@ mod csv_support;
 mod llm_support;
 
 use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, prompt_text};
+use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -185,30 +185,18 @@ fn bin() -> PathBuf {
 /// The [llm] and [judge] sections for the mock at `base`.
 fn llm_config(base: &str, dir: &Path) -> String {
     format!(
-        r#"
-[llm]
-base_url = "{base}/v1"
-api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
-cache_path = "{}"
-
-[llm.retry]
-base_delay_ms = 5
-max_delay_s = 0.05
-
-[llm.defaults]
-rpm = 0
-max_in_flight = 8
-timeout_s = 300.0
-max_attempts = 4
-input_usd_per_mtok = 2.5
-output_usd_per_mtok = 10.0
-
+        r#"{}
 [judge]
 generator_model = "gen"
 judge_model = "judge"
 concurrency = 4
 "#,
-        dir.join("cache.sqlite").display()
+        mock_llm_toml(
+            &format!("{base}/v1"),
+            &dir.join("cache.sqlite").display().to_string(),
+            300.0,
+            4
+        )
     )
 }
 

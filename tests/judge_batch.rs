@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use batch_support::{BatchServer, Fault};
 use csv_support::{Rows, read_csv};
-use llm_support::between;
+use llm_support::{between, mock_llm_toml};
 use serde_json::{Value, json};
 
 const SMALL: &str = "words-8-o0-none-bm25-k2";
@@ -132,27 +132,10 @@ sizes = [8, 32]
 overlap = 0
 top_k = 2
 tokenizer = "words"
-
-[llm]
-base_url = "{url}"
-api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
-cache_path = "cache.sqlite"
-
+{llm}
 [llm.batch]
 enabled = false
 poll_s = 0.02
-
-[llm.retry]
-base_delay_ms = 5
-max_delay_s = 0.05
-
-[llm.defaults]
-rpm = 0
-max_in_flight = 8
-timeout_s = 10.0
-max_attempts = 3
-input_usd_per_mtok = 2.5
-output_usd_per_mtok = 10.0
 
 [judge]
 generator_model = "gen"
@@ -160,7 +143,8 @@ judge_model = "judge"
 concurrency = 4
 prompts = "{}"
 "#,
-        prompts.display()
+        prompts.display(),
+        llm = mock_llm_toml(url, "cache.sqlite", 10.0, 3),
     );
     let path = dir.join("config.toml");
     std::fs::write(&path, cfg).unwrap();

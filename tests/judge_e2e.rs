@@ -10,7 +10,7 @@ mod csv_support;
 mod llm_support;
 
 use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, prompt_text};
+use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -161,24 +161,7 @@ sizes = [8, 32]
 overlap = 0
 top_k = 2
 tokenizer = "words"
-
-[llm]
-base_url = "{base}/v1"
-api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
-cache_path = "cache.sqlite"
-
-[llm.retry]
-base_delay_ms = 5
-max_delay_s = 0.05
-
-[llm.defaults]
-rpm = 0
-max_in_flight = 8
-timeout_s = 300.0
-max_attempts = 40
-input_usd_per_mtok = 2.5
-output_usd_per_mtok = 10.0
-
+{llm}
 [judge]
 generator_model = "gen"
 judge_model = "judge"
@@ -189,7 +172,8 @@ controls = false
 repeat_fraction = 0
 prompts = "{}"
 "#,
-        prompts.display()
+        prompts.display(),
+        llm = mock_llm_toml(&format!("{base}/v1"), "cache.sqlite", 300.0, 40),
     );
     let path = dir.join("config.toml");
     std::fs::write(&path, cfg).unwrap();

@@ -198,3 +198,35 @@ async fn read_request(sock: &mut tokio::net::TcpStream) {
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
+
+/// The `[llm]` section of a config file for a mock server at `base_url` (with `/v1`): no API
+/// key, the response cache at `cache_path`, fast retries, no pacing, 8 requests in flight,
+/// `timeout_s` per request, `max_attempts`, and prices (2.5 and 10 USD per million input and
+/// output tokens) so that costs are computed.
+pub fn mock_llm_toml(
+    base_url: &str,
+    cache_path: &str,
+    timeout_s: f64,
+    max_attempts: u32,
+) -> String {
+    format!(
+        r#"
+[llm]
+base_url = "{base_url}"
+api_key_env = "CHUNKSWEEP_TEST_NO_SUCH_KEY"
+cache_path = "{cache_path}"
+
+[llm.retry]
+base_delay_ms = 5
+max_delay_s = 0.05
+
+[llm.defaults]
+rpm = 0
+max_in_flight = 8
+timeout_s = {timeout_s:?}
+max_attempts = {max_attempts}
+input_usd_per_mtok = 2.5
+output_usd_per_mtok = 10.0
+"#
+    )
+}
