@@ -149,6 +149,11 @@ pub struct ConfigFile {
     /// Context generation for `llm_context` prefixes.
     #[serde(default)]
     pub context: ContextSection,
+    /// External chunkers (`[[chunkers]]`), swept as strategies by name (docs/chunkers.md).
+    #[serde(default)]
+    pub chunkers: Vec<crate::chunking::external::ChunkerSpec>,
+    /// A folder of precomputed chunks files (docs/chunkers.md).
+    pub chunks: Option<PathBuf>,
 }
 
 impl ConfigFile {
@@ -184,6 +189,7 @@ impl ConfigFile {
             &mut file.judge.prompts_dir,
             &mut file.context.prompt,
             &mut file.embed.cache_path,
+            &mut file.chunks,
         ]
         .into_iter()
         .flatten()
@@ -192,6 +198,10 @@ impl ConfigFile {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
+        }
+        // a chunker runs in the config file's folder
+        for chunker in &mut file.chunkers {
+            chunker.dir = base.to_path_buf();
         }
         Ok(file)
     }

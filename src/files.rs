@@ -38,6 +38,9 @@ pub const EMBED_CALLS: &str = "embed_calls.csv";
 pub const EMBEDDINGS: &str = "embeddings.json";
 /// Every call that wrote an `llm_context` prefix.
 pub const CONTEXT_CALLS: &str = "context_calls.csv";
+/// Per external configuration: its chunker and versions, and how its chunks were placed in their
+/// documents (docs/chunkers.md).
+pub const CHUNKERS: &str = "chunkers.csv";
 /// `chunks/<config_id>.jsonl` with `--dump-chunks`.
 pub const CHUNKS_DIR: &str = "chunks";
 /// The judge stage's settings (models, caps, prompt hashes) that the journal was made with.
@@ -78,6 +81,7 @@ pub const RUN_FILES: &[&str] = &[
     EMBED_CALLS,
     EMBEDDINGS,
     CONTEXT_CALLS,
+    CHUNKERS,
     CHUNKS_DIR,
     JUDGE_SETTINGS,
     BATCHES,

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::chunking::external::{Identity, SizeUnit};
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{Strategy, size_unit};
 use crate::corpus::Corpus;
@@ -42,7 +43,8 @@ pub fn built_libraries() -> BTreeMap<String, String> {
 /// a configuration of this strategy and tokenizer: pulldown-cmark (document structure and
 /// heading paths) and unicode-segmentation (sentences, BM25's terms) always; bpe-openai and bpe
 /// for a BPE tokenizer; text-splitter and icu_segmenter (its sentence boundaries) for every
-/// strategy but the `fixed` and `words` windows; rust-stemmers when BM25 stems.
+/// built-in strategy but the `fixed` and `words` windows; rust-stemmers when BM25 stems. An
+/// external chunker's own versions are in [`Chunker::external`].
 pub fn libraries_for(
     strategy: Strategy,
     tokenizer: TokenizerKind,
@@ -53,7 +55,10 @@ pub fn libraries_for(
     if tokenizer != TokenizerKind::Words {
         names.extend(["bpe-openai", "bpe"]);
     }
-    if !matches!(strategy, Strategy::Fixed | Strategy::Words) {
+    if !matches!(
+        strategy,
+        Strategy::Fixed | Strategy::Words | Strategy::External(_)
+    ) {
         names.extend(["text-splitter", "icu_segmenter"]);
     }
     if bm25.stem {
@@ -102,6 +107,9 @@ pub struct Chunker {
     /// retriever or the `semantic` strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_model: Option<String>,
+    /// An external chunker's command, hashed files and reported versions (docs/chunkers.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<Identity>,
     /// chunksweep's version.
     pub chunksweep: String,
     /// The splitting and tokenizing libraries this chunker uses, with their versions
@@ -112,12 +120,14 @@ pub struct Chunker {
 impl Chunker {
     /// The chunker of `config` in a sweep of `spec` (its tokenizer, hybrid and semantic
     /// settings) with `embed` (when the sweep embeds), with the library versions taken from
-    /// `libraries` ([`built_libraries`] for this binary).
+    /// `libraries` ([`built_libraries`] for this binary), and for an external strategy the
+    /// identity of the chunker that made its chunks (`external`).
     pub fn new(
         config: &ConfigCut,
         spec: &SweepSpec,
         embed: Option<&EmbedSettings>,
         libraries: &BTreeMap<String, String>,
+        external: Option<&Identity>,
     ) -> Chunker {
         let c = &config.config;
         let strategy = c.params.strategy;
@@ -128,7 +138,10 @@ impl Chunker {
             strategy: strategy.name().to_string(),
             chunk_size: c.params.chunk_size,
             chunk_overlap: c.params.chunk_overlap,
-            size_unit: size_unit(strategy.name(), spec.tokenizer.name()).to_string(),
+            size_unit: match external.map(|e| e.unit) {
+                Some(SizeUnit::Characters) => SizeUnit::Characters.name().to_string(),
+                _ => size_unit(strategy.name(), spec.tokenizer.name()).to_string(),
+            },
             tokenizer: spec.tokenizer.name().to_string(),
             prefix: c.prefix.name().to_string(),
             retriever: c.retriever.name().to_string(),
@@ -140,6 +153,7 @@ impl Chunker {
                 Some(q) if q != &e.model => format!("{} / {q}", e.model),
                 _ => e.model.clone(),
             }),
+            external: external.cloned(),
             chunksweep: env!("CARGO_PKG_VERSION").to_string(),
             libraries: libraries_for(strategy, spec.tokenizer, &c.bm25, libraries),
         }
@@ -274,7 +288,7 @@ mod tests {
     fn a_setting_or_a_splitting_library_changes_the_hash_and_nothing_else_does() {
         let spec = SweepSpec::default();
         let fp = |c: &ConfigCut, libs: &BTreeMap<String, String>| {
-            ChunkerFingerprint::new(Chunker::new(c, &spec, None, libs)).sha256
+            ChunkerFingerprint::new(Chunker::new(c, &spec, None, libs, None)).sha256
         };
         let base = fp(&cut(Strategy::Markdown, 256), &libraries("0.33.1"));
         assert_eq!(
@@ -292,7 +306,13 @@ mod tests {
         // the fixed windows do not use text-splitter: its version is not part of them
         let fixed = fp(&cut(Strategy::Fixed, 32), &libraries("0.33.1"));
         assert_eq!(fixed, fp(&cut(Strategy::Fixed, 32), &libraries("0.34.0")));
-        let chunker = Chunker::new(&cut(Strategy::Fixed, 32), &spec, None, &libraries("0"));
+        let chunker = Chunker::new(
+            &cut(Strategy::Fixed, 32),
+            &spec,
+            None,
+            &libraries("0"),
+            None,
+        );
         assert!(!chunker.libraries.contains_key("text-splitter"));
         assert_eq!(chunker.config_id, "fixed-32-o4-none-bm25-k3");
         assert_eq!((chunker.chunk_overlap, chunker.cut.as_str()), (4, "k3"));

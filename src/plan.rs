@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::chunking::enrich::Prefix;
+use crate::chunking::external::ChunkerSpec;
+use crate::chunking::external::precomputed::ChunksFile;
 use crate::config::{ComparePrefix, ConfigError, ConfigFile, RunOptions, merge};
 use crate::error::Error;
 use crate::golden::GoldenFormat;
@@ -41,6 +43,17 @@ pub struct Plan {
     /// is read at every cut of `sweep.cuts()`.
     #[serde(skip)]
     pub configs: Vec<ConfigSpec>,
+    /// The external chunkers declared for this command by its config file and flags
+    /// (docs/chunkers.md). Recorded in the manifest for the reader, never read back: a run's
+    /// record cannot make a later command run a chunker.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub chunkers: Vec<ChunkerSpec>,
+    /// The folder of precomputed chunks files given (`--chunks`), recorded likewise.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub chunks_dir: Option<PathBuf>,
+    /// The precomputed chunks files the grid sweeps.
+    #[serde(skip)]
+    pub chunk_files: Vec<ChunksFile>,
     /// Whether chunks/<config_id>.jsonl are written.
     pub dump_chunks: bool,
     /// Embedding settings, when the grid needs embeddings (absent otherwise).
@@ -102,7 +115,8 @@ impl Plan {
             ..merge("selection", &file.selection, &flags.selection)?
         };
         validate_selection(&selection)?;
-        let sweep: SweepSpec = merge("sweep", &file.sweep, &flags.sweep)?;
+        let mut sweep: SweepSpec = merge("sweep", &file.sweep, &flags.sweep)?;
+        let declared = external::declared(&file, &flags, &mut sweep)?;
         let configs = expand(&sweep)?;
         let prepared = prepared_configs(
             &configs,
@@ -157,6 +171,9 @@ impl Plan {
             run_dir,
             sweep,
             configs,
+            chunkers: declared.chunkers,
+            chunks_dir: declared.dir,
+            chunk_files: declared.files,
             dump_chunks: flags
                 .sweep
                 .dump_chunks
@@ -397,5 +414,6 @@ fn new_run_dir(root: &Path, at: jiff::Timestamp) -> PathBuf {
     dir
 }
 
+mod external;
 #[cfg(test)]
 mod tests;

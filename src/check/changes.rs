@@ -212,6 +212,7 @@ const ORDER: &[&str] = &[
     "hybrid",
     "semantic",
     "embed_model",
+    "external",
     "chunksweep",
     "libraries",
 ];

@@ -422,9 +422,19 @@ fn changes_section(md: &mut String, check: &Check) {
     );
 }
 
+/// One setting change in words: `chunk_size 256 → 128`; for an external chunker
+/// `script x.py changed` and `langchain-text-splitters 0.3.8 → 0.3.9`.
 fn setting(s: &SettingChange) -> String {
     let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "not used".into());
-    format!("{} {} → {}", s.name, v(&s.before), v(&s.after))
+    if let Some(file) = s.name.strip_prefix("external.files.") {
+        return match (&s.before, &s.after) {
+            (Some(_), Some(_)) => format!("script {file} changed"),
+            (None, _) => format!("script {file} now hashed (not in the baseline's command)"),
+            (_, None) => format!("script {file} no longer in the command"),
+        };
+    }
+    let name = s.name.strip_prefix("external.versions.").unwrap_or(&s.name);
+    format!("{name} {} → {}", v(&s.before), v(&s.after))
 }
 
 /// `unchanged`, or `changed: a.md, b.md; added: c.md; removed: d.md` (the first [`LISTED`]

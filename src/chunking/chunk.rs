@@ -8,15 +8,17 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use super::external::name::ExternalName;
 use crate::corpus::Corpus;
 use crate::tokenize::TokenizerKind;
 
 /// What goes between a prefix and the chunk's text.
 pub const PREFIX_SEPARATOR: &str = "\n\n";
 
-/// A chunking strategy.
+/// A chunking strategy: one of chunksweep's own, or an external chunker declared for the run
+/// ([`super::external`]). Written as its name in config files, CSVs and manifests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String", into = "String")]
 pub enum Strategy {
     /// Fixed windows of `chunk_size` tokens.
     Fixed,
@@ -34,11 +36,14 @@ pub enum Strategy {
     /// Boundaries where consecutive sentence embeddings are far apart, capped at `chunk_size`
     /// (needs sentence embeddings; see [`semantic`]).
     Semantic,
+    /// The user's own chunker, by the name it was declared under (`[[chunkers]]`,
+    /// `--chunker`, or a precomputed chunks file).
+    External(ExternalName),
 }
 
 impl Strategy {
-    /// Every strategy, in the order used for reports.
-    pub const ALL: [Strategy; 6] = [
+    /// Every built-in strategy, in the order used for reports.
+    pub const BUILT_IN: [Strategy; 6] = [
         Strategy::Fixed,
         Strategy::Words,
         Strategy::Recursive,
@@ -56,13 +61,33 @@ impl Strategy {
             Strategy::Markdown => "markdown",
             Strategy::Sentence => "sentence",
             Strategy::Semantic => "semantic",
+            Strategy::External(name) => name.as_str(),
         }
+    }
+
+    /// Whether it is the user's own chunker.
+    pub fn is_external(self) -> bool {
+        matches!(self, Strategy::External(_))
     }
 }
 
-/// The unit `chunk_size` and `chunk_overlap` are counted in for a strategy named `strategy` under
-/// the tokenizer named `tokenizer` (as in sweep.csv): `"words"` for the `words` strategy or the
-/// `words` tokenizer, else `"tokens"`. Cost columns are always in the tokenizer's unit.
+impl From<Strategy> for String {
+    fn from(s: Strategy) -> String {
+        s.name().to_string()
+    }
+}
+
+impl TryFrom<String> for Strategy {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+/// The unit `chunk_size` and `chunk_overlap` are counted in for a built-in strategy named
+/// `strategy` under the tokenizer named `tokenizer` (as in sweep.csv): `"words"` for the `words`
+/// strategy or the `words` tokenizer, else `"tokens"`. An external chunker declares its own
+/// (sweep.csv's `size_unit`). Cost columns are always in the tokenizer's unit.
 pub fn size_unit(strategy: &str, tokenizer: &str) -> &'static str {
     if strategy == Strategy::Words.name() || tokenizer == TokenizerKind::Words.name() {
         "words"
@@ -79,13 +104,15 @@ impl fmt::Display for Strategy {
 
 impl FromStr for Strategy {
     type Err = String;
+    /// A built-in strategy by its name, else an external chunker's name (whether one of that
+    /// name is declared is checked with the plan).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strategy::ALL
-            .into_iter()
-            .find(|st| st.name() == s)
-            .ok_or_else(|| {
-                format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence or semantic")
-            })
+        if let Some(built_in) = Strategy::BUILT_IN.into_iter().find(|st| st.name() == s) {
+            return Ok(built_in);
+        }
+        ExternalName::new(s).map(Strategy::External).map_err(|_| {
+            format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence, semantic, or the name of a chunker declared with [[chunkers]] or --chunker")
+        })
     }
 }
 
@@ -118,6 +145,12 @@ pub enum ChunkError {
         /// chunk_overlap.
         overlap: usize,
     },
+    /// An external configuration whose chunks the prepare step did not make.
+    #[error("no chunks of the external configuration {config}: its chunker did not run")]
+    MissingExternal {
+        /// `<name>-<chunk_size>-o<chunk_overlap>`.
+        config: String,
+    },
     /// Semantic chunking met a sentence with no embedding.
     #[error(
         "semantic chunking: no embedding for the sentence {preview:?} (embed the sentences first)"
@@ -136,7 +169,9 @@ impl ChunkError {
             ChunkError::ZeroSize | ChunkError::OverlapTooLarge { .. } => {
                 crate::exit::ExitClass::Usage
             }
-            ChunkError::MissingSentenceEmbedding { .. } => crate::exit::ExitClass::Failure,
+            ChunkError::MissingSentenceEmbedding { .. } | ChunkError::MissingExternal { .. } => {
+                crate::exit::ExitClass::Failure
+            }
         }
     }
 }
@@ -181,19 +216,20 @@ pub struct Chunk {
     /// Tokens (in the counter's unit) of the chunk's own text encoded alone, prefix excluded.
     pub tokens: usize,
     /// Contextual prefix put before the text when indexing and generating (empty for none; see
-    /// [`enrich`]): the configuration's prefix, then the carried [`Chunk::table_header`]. It
-    /// never changes the ranges above.
+    /// [`enrich`]): the configuration's prefix, then the [`Chunk::carried`] text. It never
+    /// changes the ranges above.
     pub prefix: String,
     /// Tokens the prefix adds, separator included (0 without a prefix).
     pub prefix_tokens: usize,
-    /// The header and delimiter rows of the Markdown table whose body the chunk starts in
-    /// (`markdown` strategy only; empty otherwise), carried in [`Chunk::prefix`].
-    pub table_header: String,
-    /// Tokens the carried [`Chunk::table_header`] adds, separator included (0 without one).
-    /// Not in [`Chunk::tokens`]: the size bound is on the chunk's own text, and a piece whose
-    /// own text plus carried header is over `chunk_size` counts in `n_oversize`
-    /// ([`super::oversize`]).
-    pub table_header_tokens: usize,
+    /// Text the chunk carries that is not its own, kept in [`Chunk::prefix`]: for `markdown`,
+    /// the header and delimiter rows of the Markdown table whose body the chunk starts in; for
+    /// an external chunker, the text it put before the document's text (a title it prepends).
+    /// Empty for none. Never part of evidence coverage.
+    pub carried: String,
+    /// Tokens the [`Chunk::carried`] text adds, separator included (0 without one). Not in
+    /// [`Chunk::tokens`]: the size bound is on the chunk's own text, and a piece whose own text
+    /// plus carried text is over `chunk_size` counts in `n_oversize` ([`super::oversize`]).
+    pub carried_tokens: usize,
 }
 
 impl Chunk {

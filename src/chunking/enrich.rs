@@ -201,7 +201,7 @@ pub fn prefix_text(
 
 /// Sets [`Chunk::prefix`] and [`Chunk::prefix_tokens`] (counted with `counter`, separator
 /// included) on every chunk for `prefix`: the prefix text, then the chunk's carried
-/// [`Chunk::table_header`], joined by [`PREFIX_SEPARATOR`]. Ranges are not touched.
+/// [`Chunk::carried`], joined by [`PREFIX_SEPARATOR`]. Ranges are not touched.
 ///
 /// # Errors
 /// [`EnrichError::MissingContext`] for an `llm_context` chunk absent from `contexts`.
@@ -221,10 +221,10 @@ pub fn enrich(
             .entry(chunk.doc)
             .or_insert_with(|| doc_title(&corpus.docs[chunk.doc]));
         let text = prefix_text(prefix, corpus, title, chunk, contexts)?;
-        let text = match (text.is_empty(), chunk.table_header.is_empty()) {
+        let text = match (text.is_empty(), chunk.carried.is_empty()) {
             (_, true) => text,
-            (true, false) => chunk.table_header.clone(),
-            (false, false) => format!("{text}{PREFIX_SEPARATOR}{}", chunk.table_header),
+            (true, false) => chunk.carried.clone(),
+            (false, false) => format!("{text}{PREFIX_SEPARATOR}{}", chunk.carried),
         };
         chunk.prefix_tokens = prefix_tokens(&text, counter);
         chunk.prefix = text;

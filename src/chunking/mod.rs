@@ -10,6 +10,7 @@
 //! | `markdown`  | a chunk per heading section (Markdown or reST by file type), split inside by text-splitter's Markdown levels (plain paragraphs for `.rst`/`.txt`) | [`markdown`] |
 //! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
 //! | `semantic`  | sentence-embedding distance above a percentile, capped at `chunk_size` | [`semantic`] |
+//! | an external chunker | the user's chunker, run by the prepare step and placed in the document | [`external`] |
 //!
 //! The values they share (strategy, parameters, errors, the chunk) are in [`chunk`]. Every
 //! chunk is held to its size by its own token count ([`bound`], [`windows`]); the
@@ -19,6 +20,7 @@
 pub mod bound;
 pub mod chunk;
 pub mod enrich;
+pub mod external;
 pub mod headings;
 pub mod markdown;
 pub mod recursive;
@@ -79,7 +81,21 @@ pub fn chunk_document(
     let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
     let exact = SliceCounter::new(text, stream, counter);
     let (size, overlap) = (params.chunk_size, params.chunk_overlap);
-    let sized = match params.strategy {
+    // an external chunker's chunks, placed by the prepare step
+    let placed = match params.strategy {
+        Strategy::External(_) => {
+            let missing = || ChunkError::MissingExternal {
+                config: external::config_label(params),
+            };
+            let config = ctx
+                .external
+                .and_then(|e| e.get(params))
+                .ok_or_else(missing)?;
+            Some(&config.docs[doc_index])
+        }
+        _ => None,
+    };
+    let sized: Sized = match params.strategy {
         Strategy::Fixed => {
             windows::split(text, &windows::stream_units(stream), size, overlap, exact)
         }
@@ -119,6 +135,17 @@ pub fn chunk_document(
             let ranges = semantic::split(text, params, sizer, vectors, &ctx.semantic)?;
             bound::fit(text, ranges, params, exact)
         }
+        Strategy::External(_) => placed
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                (
+                    p.byte_start,
+                    p.byte_end,
+                    exact.count(p.byte_start, p.byte_end),
+                )
+            })
+            .collect(),
     };
     let mut paths = headings::PathTracker::new(&structure.headings);
     let table_heads = if params.strategy == Strategy::Markdown {
@@ -127,11 +154,14 @@ pub fn chunk_document(
         &[]
     };
     let mut chunks = Vec::with_capacity(sized.len());
-    for (s, e, tokens) in sized {
-        let table_header = tables::header_at(table_heads, s)
-            .unwrap_or_default()
-            .to_string();
-        let prefix_tokens = enrich::prefix_tokens(&table_header, counter);
+    for (i, (s, e, tokens)) in sized.into_iter().enumerate() {
+        let carried = match placed {
+            Some(placed) => placed[i].added.clone(),
+            None => tables::header_at(table_heads, s)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        let prefix_tokens = enrich::prefix_tokens(&carried, counter);
         chunks.push(Chunk {
             doc: doc_index,
             ordinal: chunks.len(),
@@ -141,10 +171,10 @@ pub fn chunk_document(
             byte_end: e,
             heading_path: paths.path_at(s),
             tokens,
-            prefix: table_header.clone(),
+            prefix: carried.clone(),
             prefix_tokens,
-            table_header,
-            table_header_tokens: prefix_tokens,
+            carried,
+            carried_tokens: prefix_tokens,
         });
     }
     Ok(chunks)
@@ -161,26 +191,49 @@ pub struct ChunkContext<'a> {
     pub sentence_vectors: Option<&'a dyn semantic::SentenceVectors>,
     /// Settings of `semantic`.
     pub semantic: semantic::SemanticSettings,
+    /// The external chunkers' chunks (required by an external strategy).
+    pub external: Option<&'a external::ExternalChunks>,
+}
+
+/// The unit `params`' chunk_size counts under `tokenizer` (as sweep.csv's `size_unit`): the
+/// built-ins' ([`size_unit`]), or for an external chunker its declared unit (`characters`, or
+/// the grid's `tokens`/`words`) as `external` records it.
+pub fn unit_of(
+    params: &ChunkParams,
+    tokenizer: TokenizerKind,
+    external: Option<&external::ExternalChunks>,
+) -> &'static str {
+    let declared = external
+        .and_then(|e| e.get(params))
+        .map(|c| c.identity.unit);
+    match (params.strategy, declared) {
+        (Strategy::External(_), Some(external::SizeUnit::Characters)) => "characters",
+        (Strategy::External(_), _) => size_unit("", tokenizer.name()),
+        (s, _) => size_unit(s.name(), tokenizer.name()),
+    }
 }
 
 /// `(max_chunk_tokens, n_oversize)` of one configuration's chunks: the most tokens of one
 /// chunk's own text ([`Chunk::tokens`], counted in `unit`), and how many chunks are over
-/// `params.chunk_size` in the size's unit (whitespace words for `words`, tokens otherwise) with
-/// what they carry: a single unit that cannot be split, or a piece of a split Markdown table
-/// whose own tokens plus its carried header rows ([`Chunk::table_header_tokens`]) exceed the
-/// size (the bound holds for a chunk's own text only). `(0, 0)` for no chunk.
+/// `params.chunk_size` in its unit ([`unit_of`] with `external`: whitespace words, characters,
+/// or tokens)
+/// with what they carry: a single unit that cannot be split, a piece of a split Markdown table
+/// whose own tokens plus its carried header rows ([`Chunk::carried_tokens`]) exceed the size
+/// (the bound holds for a chunk's own text only), or an external chunker's chunk over its size.
+/// `(0, 0)` for no chunk.
 pub fn oversize(
     corpus: &Corpus,
     chunks: &[Chunk],
     params: &ChunkParams,
     unit: TokenizerKind,
+    external: Option<&external::ExternalChunks>,
 ) -> (usize, usize) {
+    let size_unit = unit_of(params, unit, external);
     let max = chunks.iter().map(|c| c.tokens).max().unwrap_or(0);
-    let size_of = |c: &Chunk| match params.strategy {
-        Strategy::Words if unit != TokenizerKind::Words => {
-            c.text(corpus).split_whitespace().count()
-        }
-        _ => c.tokens + c.table_header_tokens,
+    let size_of = |c: &Chunk| match size_unit {
+        "characters" => c.char_len() + c.carried.chars().count(),
+        "words" if unit != TokenizerKind::Words => c.text(corpus).split_whitespace().count(),
+        _ => c.tokens + c.carried_tokens,
     };
     let over = chunks
         .iter()

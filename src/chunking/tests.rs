@@ -68,7 +68,7 @@ fn every_strategy_keeps_offsets_order_coverage_and_size() {
     let d = doc();
     let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     // `semantic` needs sentence embeddings; it has its own tests in semantic.rs.
-    for strategy in Strategy::ALL
+    for strategy in Strategy::BUILT_IN
         .into_iter()
         .filter(|s| *s != Strategy::Semantic)
     {
@@ -545,7 +545,7 @@ fn every_chunk_counts_its_own_text_and_stays_within_its_size() {
     let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert_eq!((chunks[0].byte_start, chunks[1].byte_start), (0, 4));
     assert_eq!(
-        oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase),
+        oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase, None),
         (3, 2)
     );
 }
@@ -644,21 +644,18 @@ fn pieces_over_their_size_with_the_header_they_carry_count_as_oversize() {
             chunk_overlap: 0,
         };
         let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
-        let carrying: Vec<&Chunk> = chunks
-            .iter()
-            .filter(|c| !c.table_header.is_empty())
-            .collect();
+        let carrying: Vec<&Chunk> = chunks.iter().filter(|c| !c.carried.is_empty()).collect();
         assert_eq!(carrying.len(), carried, "size {size}");
         // every piece in the body carries the 32 header tokens, so each is over any of these
         // sizes, while its own text is within the size
         for c in &carrying {
-            assert_eq!(c.table_header, header);
-            assert_eq!(c.table_header_tokens, 32);
+            assert_eq!(c.carried, header);
+            assert_eq!(c.carried_tokens, 32);
             assert!(c.tokens <= size, "own text within the size");
         }
         assert!(chunks.iter().all(|c| c.tokens <= size));
         assert_eq!(
-            oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase).1,
+            oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase, None).1,
             carried,
             "size {size}"
         );
@@ -708,7 +705,7 @@ fn structure_read_once_gives_the_chunks_read_per_document() {
             "{strategy:?}: the nested heading path is found"
         );
         if strategy == Strategy::Markdown {
-            assert!(once.iter().any(|c| !c.table_header.is_empty()));
+            assert!(once.iter().any(|c| !c.carried.is_empty()));
         }
     }
 }

@@ -28,7 +28,8 @@ use crate::tokenize::TokenizerKind;
 #[serde(deny_unknown_fields)]
 pub struct SweepSection {
     /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence,
-    /// semantic (needs an embeddings server, see [embed]).
+    /// semantic (needs an embeddings server, see [embed]), or the name of an external chunker
+    /// (--chunker, [[chunkers]], --chunks).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub strategies: Option<Vec<Strategy>>,
     /// Chunk sizes in tokens, comma-separated (default 64,128,256,512,1024).
@@ -56,6 +57,17 @@ pub struct SweepSection {
     /// llm_context (a model-written context per chunk; uses [llm] and [context], cached).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub prefixes: Option<Vec<Prefix>>,
+    /// An external chunker swept as a strategy, NAME=COMMAND (repeatable; the command split as
+    /// a shell would, run in the current folder; docs/chunkers.md). Name it in --strategies.
+    #[arg(long = "chunker", value_name = "NAME=COMMAND")]
+    #[serde(skip)]
+    pub chunker: Vec<String>,
+    /// A folder of precomputed chunks, one <name>-<chunk_size>-o<chunk_overlap>.jsonl per
+    /// configuration (docs/chunkers.md); a file is swept when its name is in --strategies and
+    /// its size in --sizes.
+    #[arg(long = "chunks", value_name = "DIR")]
+    #[serde(skip)]
+    pub chunks: Option<PathBuf>,
     /// Also write chunks/<config_id>.jsonl for every configuration.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub dump_chunks: Option<bool>,

@@ -40,8 +40,8 @@ fn chunk(corpus: &Corpus, doc: usize, ordinal: usize, start: usize, end: usize) 
         tokens: 0,
         prefix: String::new(),
         prefix_tokens: 0,
-        table_header: String::new(),
-        table_header_tokens: 0,
+        carried: String::new(),
+        carried_tokens: 0,
     }
 }
 

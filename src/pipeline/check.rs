@@ -160,11 +160,18 @@ pub fn check(
         cut,
     };
     let loaded = swept::load(&plan, events)?;
+    let external = match candidate.config.params.strategy.is_external() {
+        true => Some(swept::identify_external(
+            &plan, &loaded, &candidate, events,
+        )?),
+        false => None,
+    };
     let chunker = Chunker::new(
         &candidate,
         &plan.sweep,
         plan.embed.as_ref(),
         &built_libraries(),
+        external.as_ref(),
     );
     let now = Fingerprints::new(chunker, &loaded.corpus, &loaded.golden);
     // before anything is written: a folder of answers to other inputs (or, without --judge, of
@@ -300,7 +307,10 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         }
         Cut::Budget(b) => narrowed.budgets = vec![b],
     }
-    let sweep: SweepSection = layered("sweep", &narrowed, &file.sweep, &flags.sweep)?;
+    let mut sweep: SweepSection = layered("sweep", &narrowed, &file.sweep, &flags.sweep)?;
+    // the chunkers this command declares (never the baseline's: a record supplies no command)
+    sweep.chunker = flags.sweep.chunker.clone();
+    sweep.chunks = flags.sweep.chunks.clone();
     let embed: EmbedSection = layered("embed", &recorded.embed, &file.embed, &flags.embed)?;
     let context: ContextSection =
         layered("context", &recorded.context, &file.context, &flags.context)?;
@@ -324,6 +334,8 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     };
     let under = ConfigFile {
         llm: file.llm.clone().or(Some(recorded.llm.clone())),
+        chunkers: file.chunkers.clone(),
+        chunks: file.chunks.clone(),
         ..ConfigFile::default()
     };
     let judge: JudgeSettings = layered("judge", &recorded.judge, &file.judge, &flags.judge)?;

@@ -441,6 +441,8 @@ fn items_of_run(
         context: plan.context.as_ref(),
         llm: &plan.llm,
         dry_run,
+        chunkers: &plan.chunkers,
+        chunk_files: &plan.chunk_files,
     };
     let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
     if let Some(w) = prepared.would_send.filter(|w| !w.is_nothing()) {

@@ -78,7 +78,14 @@ pub(super) fn write_manifest(
     pick: &ConfigCut,
     judged: Option<JudgeRecord<'_>>,
 ) -> Result<(), Error> {
-    let chunker = Chunker::new(pick, &plan.sweep, plan.embed.as_ref(), &built_libraries());
+    let external = swept.context.external.get(&pick.config.params);
+    let chunker = Chunker::new(
+        pick,
+        &plan.sweep,
+        plan.embed.as_ref(),
+        &built_libraries(),
+        external.map(|c| &c.identity),
+    );
     let manifest = Manifest {
         schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",
@@ -394,7 +401,7 @@ mod tests {
             trimmed_spans: 0,
         };
         let libraries = built_libraries();
-        let chunker = Chunker::new(&pick, &plan.sweep, plan.embed.as_ref(), &libraries);
+        let chunker = Chunker::new(&pick, &plan.sweep, plan.embed.as_ref(), &libraries, None);
         let fingerprints = Fingerprints::new(chunker, &corpus, &golden);
         let manifest = serde_json::json!({
             "schema_version": MANIFEST_SCHEMA,

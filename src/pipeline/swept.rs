@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::chunking::external::{self, ExternalInputs, Identity};
 use crate::corpus::{self, Corpus};
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
@@ -133,6 +134,33 @@ pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     })
 }
 
+/// The identity of the external chunker that makes `config`'s chunks under `plan`, from its
+/// hello alone (nothing is chunked): `check` fingerprints the chunker under test before it
+/// writes anything.
+///
+/// # Errors
+/// [`crate::chunking::external::ExternalError`] (in [`crate::prepare::PrepareError`]) when the
+/// chunker cannot start or answer its hello, or is not declared.
+pub(super) fn identify_external(
+    plan: &Plan,
+    loaded: &Loaded,
+    config: &ConfigCut,
+    events: Events<'_>,
+) -> Result<Identity, Error> {
+    let sink = |name: &str, line: &str| events(RunEvent::Note(format!("[{name}] {line}")));
+    let inputs = ExternalInputs {
+        corpus: &loaded.corpus,
+        tokenizer: plan.sweep.tokenizer,
+        chunkers: &plan.chunkers,
+        files: &plan.chunk_files,
+        params: &[],
+        cache: None,
+        stderr: &sink,
+    };
+    external::identify(&inputs, &config.config.params)
+        .map_err(|e| Error::Prepare(prepare::PrepareError::External(e)))
+}
+
 /// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent).
 fn prepare_for(
     plan: &Plan,
@@ -153,6 +181,8 @@ fn prepare_for(
         context: plan.context.as_ref(),
         llm: &plan.llm,
         dry_run,
+        chunkers: &plan.chunkers,
+        chunk_files: &plan.chunk_files,
     };
     Ok(rt.block_on(prepare::prepare(&inputs, events))?)
 }
@@ -230,6 +260,9 @@ fn sweep_prepared(
     }
     if let Some(c) = &prepared.contexts {
         dir.write_csv(files::CONTEXT_CALLS, &c.records)?;
+    }
+    if !prepared.context.external.is_empty() {
+        dir.write_csv(files::CHUNKERS, &prepared.context.external.counts())?;
     }
     phases.analyze_ms = prepared.context.analysis.elapsed_ms();
     let context = Arc::new(prepared.context.clone());

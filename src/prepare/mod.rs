@@ -16,9 +16,17 @@ pub mod embed;
 pub mod embed_cache;
 pub mod vectors;
 
+use std::sync::Arc;
+use std::time::Instant;
+
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::chunking::ChunkParams;
+use crate::chunking::external::precomputed::ChunksFile;
+use crate::chunking::external::{
+    ChunkerSpec, ExternalChunks, ExternalError, ExternalInputs, run_chunkers,
+};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
@@ -37,6 +45,9 @@ use embed::{EmbedError, EmbedStats, Embedder};
 /// Errors of the prepare step.
 #[derive(Debug, Error)]
 pub enum PrepareError {
+    /// An external chunker failed.
+    #[error(transparent)]
+    External(#[from] ExternalError),
     /// Embedding failed.
     #[error(transparent)]
     Embed(#[from] EmbedError),
@@ -49,6 +60,7 @@ impl PrepareError {
     /// The step's own class.
     pub fn exit_class(&self) -> ExitClass {
         match self {
+            PrepareError::External(e) => e.exit_class(),
             PrepareError::Embed(e) => e.exit_class(),
             PrepareError::Contexts(e) => e.exit_class(),
         }
@@ -192,6 +204,10 @@ pub struct PrepareInputs<'a> {
     pub llm: &'a ClientConfig,
     /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
     pub dry_run: bool,
+    /// The external chunkers declared for this command.
+    pub chunkers: &'a [ChunkerSpec],
+    /// The precomputed chunks files the grid sweeps.
+    pub chunk_files: &'a [ChunksFile],
 }
 
 /// Runs the steps the grid needs, in order, reporting progress to `events`.
@@ -204,6 +220,7 @@ pub async fn prepare(
     events: Events<'_>,
 ) -> Result<Prepared, PrepareError> {
     let mut context = RetrievalContext::for_spec(inputs.corpus, inputs.spec);
+    context.external = Arc::new(chunk_externally(inputs, events)?);
     let embedder = match inputs.embed {
         Some(settings) if vectors::needs_embeddings(inputs.configs) => {
             let embedder = if inputs.dry_run {
@@ -321,6 +338,63 @@ pub async fn prepare(
         would_send: inputs.dry_run.then_some(would),
     })
 }
+
+/// The external configurations' chunks ([`run_chunkers`]; none when the grid has no external
+/// strategy), through the chunker cache beside the LLM response cache (`chunkers.sqlite`)
+/// unless `[llm] cache = false`; the chunkers' stderr lines go to `events` as notes.
+fn chunk_externally(
+    inputs: &PrepareInputs<'_>,
+    events: Events<'_>,
+) -> Result<ExternalChunks, PrepareError> {
+    let params: Vec<ChunkParams> = inputs
+        .configs
+        .iter()
+        .map(|c| c.params)
+        .filter(|p| p.strategy.is_external())
+        .collect();
+    if params.is_empty() {
+        return Ok(ExternalChunks::default());
+    }
+    let started = Instant::now();
+    let cache = inputs
+        .llm
+        .cache
+        .then(|| inputs.llm.cache_path.with_file_name(CHUNKER_CACHE));
+    let sink = |name: &str, line: &str| events(RunEvent::Note(format!("[{name}] {line}")));
+    let chunks = run_chunkers(&ExternalInputs {
+        corpus: inputs.corpus,
+        tokenizer: inputs.spec.tokenizer,
+        chunkers: inputs.chunkers,
+        files: inputs.chunk_files,
+        params: &params,
+        cache: cache.as_deref(),
+        stderr: &sink,
+    })?;
+    for c in chunks.counts() {
+        events(RunEvent::Note(format!(
+            "{}: {} chunks of {} documents ({} from the chunker cache) from {}; placed by given offsets {}, exactly {}, with whitespace forgiven {}, after an added prefix {}; {} dropped as unlocated",
+            c.config,
+            c.chunks,
+            c.documents,
+            c.documents_cached,
+            c.reported,
+            c.placed_given,
+            c.placed_exact,
+            c.placed_whitespace,
+            c.placed_added_prefix,
+            c.unlocated
+        )));
+    }
+    events(RunEvent::Note(format!(
+        "external chunkers: {} configuration(s) chunked in {:.1} s",
+        chunks.configs.len(),
+        started.elapsed().as_secs_f64()
+    )));
+    Ok(chunks)
+}
+
+/// The chunker cache's file name, beside the LLM response cache.
+pub const CHUNKER_CACHE: &str = "chunkers.sqlite";
 
 /// Removes from `configs` those `which` picks, whose chunks or texts do not exist yet, and
 /// returns what a dry run therefore cannot count: `the chunk embeddings of <id>` for those that

@@ -213,7 +213,10 @@ fn config_selections(
 
     let mut configs = Vec::with_capacity(rows.len());
     for (i, (row, col)) in rows.iter().zip(columns).enumerate() {
-        let size_unit = crate::chunking::size_unit(&row.strategy, &row.tokenizer);
+        let size_unit = match row.size_unit.as_str() {
+            "" => crate::chunking::size_unit(&row.strategy, &row.tokenizer),
+            written => written,
+        };
         let token_unit = if row.tokenizer == "words" {
             "words"
         } else {

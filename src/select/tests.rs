@@ -58,6 +58,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             strategy: f.strategy.into(),
             chunk_size: f.size,
             chunk_overlap: 0,
+            size_unit: String::new(),
             realized_overlap: 0.0,
             prefix: f.prefix.into(),
             retriever: f.retriever.into(),

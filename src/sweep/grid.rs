@@ -148,6 +148,11 @@ pub struct SweepSpec {
     /// BM25's analyzer, k1 and b (one setting for the whole sweep).
     #[serde(default)]
     pub bm25: Bm25Settings,
+    /// The configurations of precomputed chunks files (`--chunks DIR`): an external strategy
+    /// named here is swept at these parameters (those whose chunk_size is in `sizes`) instead
+    /// of at every size with the overlap rule. Set by the plan from the files; not recorded.
+    #[serde(skip)]
+    pub precomputed: Vec<ChunkParams>,
 }
 
 fn default_prefixes() -> Vec<Prefix> {
@@ -189,6 +194,7 @@ impl Default for SweepSpec {
             semantic: SemanticSettings::default(),
             prefixes: default_prefixes(),
             bm25: Bm25Settings::default(),
+            precomputed: Vec::new(),
         }
     }
 }
@@ -293,12 +299,23 @@ impl FromStr for ConfigCut {
                 "configuration id {s:?}: {why} (expected <strategy>-<size>-o<overlap>-<prefix>-<retriever>-k<k>, e.g. recursive-256-o38-none-bm25-k5)"
             )
         };
-        let parts: Vec<&str> = s.trim().split('-').collect();
+        let all: Vec<&str> = s.trim().split('-').collect();
+        // an external chunker's name may hold dashes, never a part that is only digits: the
+        // first such part is the size
+        let size_at = all
+            .iter()
+            .position(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+            .filter(|&i| i > 0)
+            .ok_or_else(|| bad("no size"))?;
+        let strategy: Strategy = all[..size_at]
+            .join("-")
+            .parse()
+            .map_err(|e: String| bad(&e))?;
+        let parts = &all[size_at - 1..];
         if parts.len() < 6 {
             return Err(bad("too few parts"));
         }
         let n = parts.len();
-        let strategy: Strategy = parts[0].parse().map_err(|e: String| bad(&e))?;
         let chunk_size: usize = parts[1].parse().map_err(|_| bad("size is not a number"))?;
         let chunk_overlap: usize = parts[2]
             .strip_prefix('o')
@@ -344,7 +361,8 @@ impl FromStr for ConfigCut {
 
 /// Expands and validates the grid (strategies in the given order, then sizes, prefixes and
 /// retrievers), before any work. Each configuration is read at every cut of
-/// [`SweepSpec::cuts`].
+/// [`SweepSpec::cuts`]. A strategy with precomputed chunks ([`SweepSpec::precomputed`]) is
+/// taken at the sizes of its files that the grid lists, with each file's own overlap.
 ///
 /// # Errors
 /// [`SweepError::ZeroK`], [`SweepError::EmptyGrid`], or [`SweepError::InvalidConfigs`] naming
@@ -386,11 +404,22 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     for &strategy in &spec.strategies {
+        let files: Vec<&ChunkParams> = spec
+            .precomputed
+            .iter()
+            .filter(|p| p.strategy == strategy)
+            .collect();
         for &size in &spec.sizes {
-            let params = ChunkParams {
-                strategy,
-                chunk_size: size,
-                chunk_overlap: spec.overlap.tokens_for(size),
+            let params = match files.is_empty() {
+                true => ChunkParams {
+                    strategy,
+                    chunk_size: size,
+                    chunk_overlap: spec.overlap.tokens_for(size),
+                },
+                false => match files.iter().find(|p| p.chunk_size == size) {
+                    Some(&&p) => p,
+                    None => continue,
+                },
             };
             if let Err(source) = params.validate() {
                 let problem = SweepError::Chunk {

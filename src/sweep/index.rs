@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::error::SweepError;
 use super::grid::{ConfigSpec, RetrieverKind, SweepSpec};
 use crate::chunking::enrich::{self, ContextCosts, ContextMap};
+use crate::chunking::external::ExternalChunks;
 use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
@@ -41,6 +42,8 @@ pub struct RetrievalContext {
     pub hybrid: HybridSettings,
     /// Settings of `semantic` chunking.
     pub semantic: SemanticSettings,
+    /// The external chunkers' chunks, placed (empty when the grid has none).
+    pub external: Arc<ExternalChunks>,
 }
 
 impl RetrievalContext {
@@ -56,6 +59,7 @@ impl RetrievalContext {
             context_costs: ContextCosts::default(),
             hybrid: spec.hybrid,
             semantic: spec.semantic,
+            external: Arc::default(),
         }
     }
 
@@ -67,6 +71,7 @@ impl RetrievalContext {
             sentence_vectors: (!self.embeddings.is_empty())
                 .then_some(&self.embeddings as &dyn SentenceVectors),
             semantic: self.semantic,
+            external: Some(&self.external),
         }
     }
 }

@@ -24,6 +24,11 @@ pub struct SweepRow {
     pub chunk_size: usize,
     /// Requested chunk_overlap in `tokenizer` units.
     pub chunk_overlap: usize,
+    /// What chunk_size and chunk_overlap count: `tokens`, `words` or, for an external chunker
+    /// that counts them, `characters`. Empty in a sweep.csv written before the column existed
+    /// (read as [`crate::chunking::size_unit`] of the strategy and tokenizer).
+    #[serde(default)]
+    pub size_unit: String,
     /// Mean tokens shared with the previous chunk of the same document.
     pub realized_overlap: f64,
     /// Contextual prefix.

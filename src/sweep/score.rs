@@ -240,13 +240,21 @@ fn config_row(
             total as f64 / chunks.len() as f64
         }
     };
-    let (max_chunk_tokens, n_oversize) = chunking::oversize(corpus, chunks, &params, tokenizer);
+    let size_unit = chunking::unit_of(&params, tokenizer, Some(&built.context.external));
+    let (max_chunk_tokens, n_oversize) = chunking::oversize(
+        corpus,
+        chunks,
+        &params,
+        tokenizer,
+        Some(&built.context.external),
+    );
     let (n_docs, single_chunk_docs) = table.single_chunk_docs();
     Ok(SweepRow {
         config_id: String::new(),
         strategy: params.strategy.name().into(),
         chunk_size: params.chunk_size,
         chunk_overlap: params.chunk_overlap,
+        size_unit: size_unit.into(),
         realized_overlap: realized_overlap(tokens, chunks),
         prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),

@@ -122,7 +122,14 @@ mod grid {
                 .parse::<ConfigCut>()
                 .is_err()
         );
-        assert!("blob-256-o38-none-bm25-k5".parse::<ConfigCut>().is_err());
+        // an external chunker's name may hold dashes; a name that breaks the rule is refused
+        let ext: ConfigCut = "lc-recursive-256-o38-none-bm25-k5".parse().unwrap();
+        assert_eq!(ext.config.params.strategy.name(), "lc-recursive");
+        assert!(ext.config.params.strategy.is_external());
+        assert_eq!(ext.config.params.chunk_size, 256);
+        assert_eq!(ext.id(), "lc-recursive-256-o38-none-bm25-k5");
+        assert!("Blob-256-o38-none-bm25-k5".parse::<ConfigCut>().is_err());
+        assert!("256-o38-none-bm25-k5".parse::<ConfigCut>().is_err());
     }
 
     #[test]

@@ -1,0 +1,393 @@
+//! External chunkers through the real binary and a real Python process
+//! (tests/fixtures/chunkers/toy.py): chunks placed in their documents, counted in chunkers.csv,
+//! cached, fingerprinted for `check`, and every way a chunker can fail reported with exit 2 and
+//! nothing scored.
+
+mod check_support;
+
+use std::path::{Path, PathBuf};
+
+use check_support::{check, chunksweep, root};
+
+/// Two documents whose paragraphs the toy chunker packs into chunks of at most 25 characters:
+/// a.md into "Alpha one.\n\nAlpha two." and "Alpha three.", b.md into one chunk.
+fn inputs(dir: &Path) {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("a.md"),
+        "Alpha one.\n\nAlpha two.\n\nAlpha three.",
+    )
+    .unwrap();
+    std::fs::write(corpus.join("b.md"), "Beta only.").unwrap();
+    let golden = [
+        r#"{"id": "q1", "question": "What is the third alpha?", "evidence": [{"doc": "a.md", "text": "Alpha three."}]}"#,
+        r#"{"id": "q2", "question": "What is beta?", "evidence": [{"doc": "b.md", "text": "Beta only."}]}"#,
+    ];
+    std::fs::write(dir.join("golden.jsonl"), golden.join("\n")).unwrap();
+}
+
+fn toy() -> PathBuf {
+    root().join("tests/fixtures/chunkers/toy.py")
+}
+
+/// A config file in `dir` sweeping the toy chunker in `mode` at 25 characters, k = 2.
+fn config(dir: &Path, script: &Path, mode: &str, extra: &str) -> PathBuf {
+    inputs(dir);
+    let path = dir.join("chunksweep.toml");
+    let text = format!(
+        r#"corpus = "corpus"
+golden = "golden.jsonl"
+
+[sweep]
+strategies = ["toy"]
+sizes = [25]
+overlap = 0
+top_k = 2
+
+[llm]
+cache_path = "llm_cache.sqlite"
+
+[[chunkers]]
+name = "toy"
+command = ["python3", "{}", "{mode}"]
+unit = "characters"
+timeout_s = 2
+{extra}
+"#,
+        script.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `sweep --config CONFIG --out OUT --quiet`: (exit code, stderr).
+fn sweep(config: &Path, out: &Path) -> (i32, String) {
+    let o = chunksweep()
+        .arg("sweep")
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+/// chunkers.csv's one row as (column, value) pairs.
+fn placement(out: &Path) -> Vec<(String, String)> {
+    let mut r = csv::Reader::from_path(out.join("chunkers.csv")).unwrap();
+    let headers: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let row = r.records().next().unwrap().unwrap();
+    headers
+        .into_iter()
+        .zip(row.iter().map(String::from))
+        .collect()
+}
+
+fn column(row: &[(String, String)], name: &str) -> String {
+    row.iter().find(|(k, _)| k == name).unwrap().1.clone()
+}
+
+#[test]
+fn chunks_without_offsets_are_found_and_scored() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let (code, stderr) = sweep(&config(t.path(), &toy(), "ok", ""), &out);
+    assert_eq!(code, 0, "{stderr}");
+    let row = placement(&out);
+    assert_eq!(column(&row, "config"), "toy-25-o0");
+    assert_eq!(column(&row, "reported"), "toy (toy 1.0)");
+    assert_eq!(column(&row, "size_unit"), "characters");
+    assert_eq!(column(&row, "chunks"), "3");
+    assert_eq!(column(&row, "placed_exact"), "3");
+    assert_eq!(column(&row, "documents_cached"), "0");
+    // both evidence spans lie whole in one chunk each: span recall 1 at k = 2
+    let mut r = csv::Reader::from_path(out.join("sweep.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let row = r.records().next().unwrap().unwrap();
+    let get = |name: &str| row[headers.iter().position(|h| h == name).unwrap()].to_string();
+    assert_eq!(get("config_id"), "toy-25-o0-none-bm25-k2");
+    assert_eq!(get("size_unit"), "characters");
+    assert_eq!(get("n_chunks"), "3");
+    assert_eq!(get("span_recall"), "1.0");
+    // the second run is answered by the chunker cache
+    let again = t.path().join("again");
+    let (code, stderr) = sweep(&t.path().join("chunksweep.toml"), &again);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(column(&placement(&again), "documents_cached"), "2");
+}
+
+#[test]
+fn given_offsets_and_added_titles_are_placed_as_such() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let (code, stderr) = sweep(&config(t.path(), &toy(), "offsets", ""), &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(column(&placement(&out), "placed_given"), "3");
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let (code, stderr) = sweep(&config(t.path(), &toy(), "title", ""), &out);
+    assert_eq!(code, 0, "{stderr}");
+    let row = placement(&out);
+    assert_eq!(column(&row, "placed_added_prefix"), "3");
+    // the added titles cost tokens: "a.md\n\n" and "b.md\n\n" in front of the chunks
+    let mut r = csv::Reader::from_path(out.join("sweep.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let rec = r.records().next().unwrap().unwrap();
+    let prefix: f64 = rec[headers
+        .iter()
+        .position(|h| h == "mean_prefix_tokens")
+        .unwrap()]
+    .parse()
+    .unwrap();
+    assert!(prefix > 0.0, "{prefix}");
+}
+
+#[test]
+fn unlocated_chunks_fail_unless_the_share_allows_them() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let (code, stderr) = sweep(&config(t.path(), &toy(), "invented", ""), &out);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("2 of 5 chunks are nowhere in their documents"),
+        "{stderr}"
+    );
+    assert!(!out.join("sweep.csv").exists());
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let extra = "max_unlocated_share = 0.5";
+    let (code, stderr) = sweep(&config(t.path(), &toy(), "invented", extra), &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(column(&placement(&out), "unlocated"), "2");
+}
+
+/// Runs the toy chunker in `mode` (or the command `script` in its place) and returns exit code
+/// and stderr, checking that nothing was scored.
+fn bad(mode: &str, script: &Path) -> (i32, String) {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    let (code, stderr) = sweep(&config(t.path(), script, mode, ""), &out);
+    assert!(!out.join("sweep.csv").exists(), "{mode}: rows written");
+    (code, stderr)
+}
+
+#[test]
+fn every_bad_chunker_is_named_with_exit_2() {
+    let at = "chunker toy, configuration toy-25-o0";
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "not-json",
+            &[
+                at,
+                "document \"a.md\"",
+                "is not JSON",
+                "the response for \"a.md\"",
+            ],
+        ),
+        (
+            "wrong-shape",
+            &[at, "document \"a.md\"", "not a line of the protocol"],
+        ),
+        ("old-protocol", &["chunker toy: ", "version 99"]),
+        (
+            "fail",
+            &["exit status: 3", "toy: something broke while chunking"],
+        ),
+        (
+            "skip",
+            &[
+                at,
+                "document \"b.md\"",
+                "its output ended before the response for \"b.md\"",
+            ],
+        ),
+        (
+            "twice",
+            &[at, "document \"b.md\"", "the document \"a.md\" came twice"],
+        ),
+        (
+            "empty",
+            &[
+                at,
+                "document \"a.md\"",
+                "chunk 3 is empty or only whitespace",
+            ],
+        ),
+        (
+            "reversed",
+            &[
+                at,
+                "document \"a.md\"",
+                "chunk 2 starts at character 0, not after the previous chunk's start 24",
+            ],
+        ),
+        (
+            "beyond",
+            &[
+                at,
+                "document \"a.md\"",
+                "chunk 2 has offsets 24..41 beyond the document's 36 characters",
+            ],
+        ),
+        (
+            "mismatch",
+            &[
+                at,
+                "document \"a.md\"",
+                "chunk 1 does not match the document's text at its offsets 1..22",
+            ],
+        ),
+    ];
+    for (mode, wanted) in cases {
+        let (code, stderr) = bad(mode, &toy());
+        assert_eq!(code, 2, "{mode}: {stderr}");
+        for w in *wanted {
+            assert!(stderr.contains(w), "{mode}: {w:?} not in {stderr}");
+        }
+    }
+}
+
+#[test]
+fn a_command_that_does_not_exist_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join("no-such-chunker.py");
+    let config = config(t.path(), &missing, "ok", "");
+    // the interpreter exists and the script does not: python3 exits 2 before its hello
+    let (code, stderr) = sweep(&config, &t.path().join("run"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("its output ended before its hello"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no-such-chunker.py"), "{stderr}");
+    // a program that does not exist
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "command = [\"python3\"",
+        "command = [\"no-such-program-3171\"",
+    );
+    std::fs::write(&config, text).unwrap();
+    let (code, stderr) = sweep(&config, &t.path().join("run2"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("chunker toy: cannot start"), "{stderr}");
+    assert!(stderr.contains("No such file or directory"), "{stderr}");
+}
+
+/// Whether a process whose command line contains `needle` is running.
+fn running(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(needle)
+            })
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn a_hanging_chunker_is_ended_with_its_children() {
+    let (code, stderr) = bad("hang", &toy());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("no line for 2 s while waiting for the response for \"a.md\""),
+        "{stderr}"
+    );
+    // the toy's child `sleep 300` was in its process group and was ended with it
+    assert!(!running("sleep 300"), "the chunker's child outlived it");
+}
+
+#[test]
+fn an_undeclared_strategy_is_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let config = config(t.path(), &toy(), "ok", "");
+    let o = chunksweep()
+        .arg("sweep")
+        .arg("--config")
+        .arg(&config)
+        .args(["--strategies", "toy,mine", "--quiet", "--out"])
+        .arg(t.path().join("run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown strategy \"mine\""), "{stderr}");
+    assert!(
+        stderr.contains("no chunker of that name is declared"),
+        "{stderr}"
+    );
+    assert!(!t.path().join("run").exists());
+}
+
+#[test]
+fn check_names_a_changed_script_and_a_new_version_and_passes_an_unchanged_chunker() {
+    let t = tempfile::tempdir().unwrap();
+    let script = t.path().join("toy.py");
+    std::fs::copy(toy(), &script).unwrap();
+    let config = config(t.path(), &script, "ok", "");
+    let base = t.path().join("base");
+    let (code, stderr) = sweep(&config, &base);
+    assert_eq!(code, 0, "{stderr}");
+    let conf = config.display().to_string();
+    // unchanged: passes, every document from the chunker cache
+    let (code, _, stderr, json) = check(&base, &t.path().join("same"), &["--config", &conf]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        json["changes"]["chunker"]["settings"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        column(&placement(&t.path().join("same")), "documents_cached"),
+        "2"
+    );
+    // a new version reported
+    let o = chunksweep()
+        .env("TOY_VERSION", "2.0")
+        .args(["check", "--quiet", "--config", &conf, "--baseline"])
+        .arg(&base)
+        .arg("--out")
+        .arg(t.path().join("v2"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    let md = std::fs::read_to_string(t.path().join("v2/check.md")).unwrap();
+    assert!(md.contains("- Chunker: toy 1.0 → 2.0."), "{md}");
+    // the script changed
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str("\n# changed\n");
+    std::fs::write(&script, text).unwrap();
+    let (code, _, stderr, json) = check(&base, &t.path().join("edited"), &["--config", &conf]);
+    assert_eq!(code, 0, "{stderr}");
+    let names: Vec<String> = json["changes"]["chunker"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, [format!("external.files.{}", script.display())]);
+    let md = std::fs::read_to_string(t.path().join("edited/check.md")).unwrap();
+    let said = format!("- Chunker: script {} changed.", script.display());
+    assert!(md.contains(&said), "{md}");
+}
+
+#[test]
+fn a_baseline_never_supplies_the_command() {
+    let t = tempfile::tempdir().unwrap();
+    let config = config(t.path(), &toy(), "ok", "");
+    let base = t.path().join("base");
+    assert_eq!(sweep(&config, &base).0, 0);
+    // without the config file that declares it, check cannot run the baseline's chunker
+    let (code, _, stderr, _) = check(&base, &t.path().join("run"), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("no chunker of that name is declared"),
+        "{stderr}"
+    );
+}
