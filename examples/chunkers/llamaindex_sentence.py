@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""LlamaIndex's SentenceSplitter as a chunksweep chunker (protocol 1, docs/chunkers.md).
+
+    [[chunkers]]
+    name = "li-sentence"
+    command = ["python3", "../examples/chunkers/llamaindex_sentence.py"]
+    unit = "tokens"    # counts in the grid's tokenizer (cl100k_base, o200k_base); or "characters"
+
+SentenceSplitter keeps sentences whole where it can (NLTK's punkt, whose data llama-index-core
+ships, as it ships tiktoken's vocabularies: nothing is downloaded). unit "tokens": a tiktoken
+encoding counts; unit "characters": len counts; the tokenizer "words" is refused. Chunks carry
+no offsets: chunksweep finds split_text's chunks in the document. Needs requirements.txt beside
+this file.
+"""
+import json
+import os
+import sys
+from importlib.metadata import version
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def splitter(size, overlap, unit, tokenizer):
+    import llama_index.core
+    import tiktoken
+    from llama_index.core.node_parser import SentenceSplitter
+
+    if unit == "characters":
+        return SentenceSplitter(chunk_size=size, chunk_overlap=overlap, tokenizer=list)  # one item per character
+    if unit != "tokens" or tokenizer not in ("cl100k_base", "o200k_base"):
+        sys.exit(f"llamaindex_sentence: unit {unit!r} with tokenizer {tokenizer!r} is not supported: "
+                 'tiktoken counts cl100k_base and o200k_base; for "words" declare unit = "characters"')
+    # The vocabularies llama-index-core ships, as its own get_tokenizer() uses them (unless set).
+    static = os.path.join(os.path.dirname(llama_index.core.__file__), "_static", "tiktoken_cache")
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", static)
+    encoding = tiktoken.get_encoding(tokenizer)
+    return SentenceSplitter(chunk_size=size, chunk_overlap=overlap,
+                            tokenizer=lambda text: encoding.encode(text, disallowed_special=()))
+
+
+def main():
+    hello = json.loads(sys.stdin.buffer.readline() or "null")
+    if not isinstance(hello, dict) or (hello.get("protocol"), hello.get("version")) != ("chunksweep-chunker", 1):
+        sys.exit(f"llamaindex_sentence: expected a chunksweep-chunker version 1 hello, got {hello!r}")
+    versions = {p: version(p) for p in ("llama-index-core", "nltk", "tiktoken")}  # no import yet
+    reply({"protocol": "chunksweep-chunker", "version": 1, "chunker": "llamaindex-sentence", "versions": versions})
+    splitters = {}  # one per (size, overlap, unit, tokenizer)
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        key = (req["chunk_size"], req["chunk_overlap"], req["unit"], req.get("tokenizer"))
+        if key not in splitters:
+            splitters[key] = splitter(*key)
+        chunks = splitters[key].split_text(req["text"])
+        reply({"id": req["id"], "chunks": [{"text": c} for c in chunks if c.strip()]})
+
+
+if __name__ == "__main__":
+    main()
