@@ -119,6 +119,7 @@ fn write_decision(
                 corpus: &swept.corpus,
                 golden: &swept.golden,
             }),
+            chunkers: &swept.context.external.counts(),
             judge,
         },
     )
@@ -328,6 +329,7 @@ pub fn report(
             texts: loaded
                 .as_ref()
                 .map(|(corpus, golden)| Texts { corpus, golden }),
+            chunkers: &run.chunkers,
             judge: judged.as_ref(),
         },
     )?;

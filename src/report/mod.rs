@@ -4,6 +4,7 @@
 //! figures ([`plot`]) and the CSVs of the selection; reading a run folder back ([`read`]).
 //! Reports render plain values that earlier stages made; they compute no statistics.
 
+pub mod chunkers;
 pub mod doc;
 pub mod drafts;
 pub mod drill;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::drill::{self, DrillDown};
 use super::texts::{Texts, TextsError};
+use crate::chunking::external::PlacementCounts;
 use crate::judge::summary::JudgeSummary;
 use crate::select::prefix::PrefixComparison;
 use crate::select::tradeoff::Tradeoff;
@@ -43,6 +44,9 @@ pub struct Outcome<'a> {
     pub judge: Option<&'a JudgeSummary>,
     /// Per question, each candidate's retrieved chunks, evidence, answer and verdicts.
     pub drill: DrillDown,
+    /// How each external configuration's chunks were placed (chunkers.csv; empty without
+    /// external chunkers).
+    pub chunkers: Vec<PlacementCounts>,
     /// The golden set's drafted questions and how they rank the configurations against the
     /// human-written ones ([`super::drafts`]); `None` without a draft or without the texts.
     pub drafts: Option<super::drafts::DraftCheck>,
@@ -63,6 +67,8 @@ pub struct Inputs<'a, 'j> {
     /// The corpus and golden set, or why they could not be read (the drill-down then says so
     /// and shows the questions without their texts).
     pub texts: Result<Texts<'a>, &'a TextsError>,
+    /// chunkers.csv's rows (empty without external chunkers).
+    pub chunkers: &'a [PlacementCounts],
     /// The judge's summary, when the run has judged answers: made by this run's judge stage
     /// ([`crate::pipeline::judge_step::judge`]), or rebuilt from the run folder
     /// ([`crate::pipeline::judge_step::summary_from_folder`]).
@@ -106,6 +112,7 @@ impl<'j> Outcome<'j> {
             tradeoff,
             prefixes,
             drill,
+            chunkers: inputs.chunkers.to_vec(),
             drafts,
         }
     }
@@ -203,6 +210,7 @@ mod tests {
                 rows: &rows,
                 questions: &questions,
                 texts: Err(&missing),
+                chunkers: &[],
                 judge: Some(judge),
             },
         )

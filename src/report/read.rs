@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use super::manifest::MANIFEST_SCHEMA;
+use crate::chunking::external::PlacementCounts;
 use crate::files;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
@@ -128,6 +129,8 @@ pub struct RunData {
     pub sweep: Vec<SweepRow>,
     /// Rows of sweep_questions.csv.
     pub questions: Vec<QuestionRow>,
+    /// Rows of chunkers.csv (empty when the run has no external chunker).
+    pub chunkers: Vec<PlacementCounts>,
 }
 
 /// Reads every row of the CSV file at `path`.
@@ -149,7 +152,7 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReadError> 
     reader.deserialize().collect::<Result<_, _>>().map_err(err)
 }
 
-/// Reads `dir/sweep.csv` and `dir/sweep_questions.csv` (the run's record, its manifest.json,
+/// Reads `dir/sweep.csv`, `dir/sweep_questions.csv` and, when there is one, `dir/chunkers.csv` (the run's record, its manifest.json,
 /// is read by [`crate::pipeline::record::RunRecord::open`]).
 ///
 /// # Errors
@@ -157,7 +160,15 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReadError> 
 pub fn read_run(dir: &Path) -> Result<RunData, ReadError> {
     let sweep = read_rows(&dir.join(files::SWEEP))?;
     let questions = read_rows(&dir.join(files::SWEEP_QUESTIONS))?;
-    Ok(RunData { sweep, questions })
+    let chunkers = match dir.join(files::CHUNKERS) {
+        path if path.exists() => read_rows(&path)?,
+        _ => Vec::new(),
+    };
+    Ok(RunData {
+        sweep,
+        questions,
+        chunkers,
+    })
 }
 
 #[cfg(test)]

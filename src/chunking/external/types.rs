@@ -152,8 +152,8 @@ impl Identity {
     }
 }
 
-/// How one configuration's chunks were placed ([`locate`]): a row of chunkers.csv.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// How one configuration's chunks were placed ([`super::locate`]): a row of chunkers.csv.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlacementCounts {
     /// The configuration: `<name>-<chunk_size>-o<chunk_overlap>`.
     pub config: String,
