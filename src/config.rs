@@ -199,9 +199,13 @@ impl ConfigFile {
                 *p = base.join(&*p);
             }
         }
-        // a chunker runs in the config file's folder
+        // a chunker runs in the config file's folder ("" for a file in the current folder)
+        let folder = match base.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => base,
+        };
         for chunker in &mut file.chunkers {
-            chunker.dir = base.to_path_buf();
+            chunker.dir = folder.to_path_buf();
         }
         Ok(file)
     }

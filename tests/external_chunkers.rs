@@ -274,7 +274,10 @@ fn a_command_that_does_not_exist_is_named() {
     std::fs::write(&config, text).unwrap();
     let (code, stderr) = sweep(&config, &t.path().join("run2"));
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("chunker toy: cannot start"), "{stderr}");
+    assert!(
+        stderr.contains("chunker toy: cannot start \"no-such-program-3171"),
+        "{stderr}"
+    );
     assert!(stderr.contains("No such file or directory"), "{stderr}");
 }
 
@@ -389,5 +392,36 @@ fn a_baseline_never_supplies_the_command() {
     assert!(
         stderr.contains("no chunker of that name is declared"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_config_in_the_current_folder_runs_its_chunker_there() {
+    // `--config chunksweep.toml` from its own folder, the script named relative to it
+    let t = tempfile::tempdir().unwrap();
+    std::fs::copy(toy(), t.path().join("toy.py")).unwrap();
+    config(t.path(), Path::new("toy.py"), "ok", "");
+    let o = chunksweep()
+        .current_dir(t.path())
+        .args([
+            "sweep",
+            "--config",
+            "chunksweep.toml",
+            "--out",
+            "run",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_eq!(column(&placement(&t.path().join("run")), "chunks"), "3");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("run/manifest.json")).unwrap())
+            .unwrap();
+    let files = &manifest["fingerprints"]["chunker"]["external"]["files"];
+    assert_eq!(
+        files.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["toy.py"]
     );
 }

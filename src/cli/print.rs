@@ -45,14 +45,21 @@ fn per_query_unit(tokenizer: &str) -> &'static str {
     }
 }
 
-/// The sweep table: one line per configuration (one tokenizer per sweep).
+/// The sweep table: one line per configuration (one tokenizer per sweep), the id column as wide
+/// as the longest id (at least 34).
 pub fn summary(rows: &[SweepRow]) {
     let per_query = match rows.first().map(|r| per_query_unit(&r.tokenizer)) {
         Some("words") => "words/query",
         _ => "tok/query",
     };
+    let w = rows
+        .iter()
+        .map(|r| r.config_id.len())
+        .max()
+        .unwrap_or(0)
+        .max(34);
     println!(
-        "{:<34} {:>7} {:>11} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
+        "{:<w$} {:>7} {:>11} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>5} {:>5}",
         "config",
         "chunks",
         per_query,
@@ -67,7 +74,7 @@ pub fn summary(rows: &[SweepRow]) {
     );
     for r in rows {
         println!(
-            "{:<34} {:>7} {:>11.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
+            "{:<w$} {:>7} {:>11.0} {:>8.3} {:>7.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>5} {:>5}",
             r.config_id,
             r.n_chunks,
             r.tokens_per_query,

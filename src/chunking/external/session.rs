@@ -60,7 +60,11 @@ impl<'scope> Session<'scope> {
             .process_group(0)
             .spawn()
             .map_err(|e| {
-                Problem::Start(format!("cannot start {:?}: {e}", spec.command.join(" ")))
+                Problem::Start(format!(
+                    "cannot start {:?} in {}: {e}",
+                    spec.command.join(" "),
+                    spec.dir.display()
+                ))
             })?;
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = std::sync::mpsc::channel();
