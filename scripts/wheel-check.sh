@@ -60,14 +60,18 @@ export PATH="$work/venv/bin:$PATH"
   die "chunksweep on PATH is $(command -v chunksweep), not the venv's"
 say "$(command -v chunksweep): $(chunksweep --version)"
 
+# From the temporary folder: chunksweep keeps its chunker cache in the working directory's
+# results/, so each run starts with none and fixed_chars.py chunks every document.
 say "sweeping the handbook with examples/chunkers/fixed-chars.toml (recursive and fixed_chars.py)"
-if ! chunksweep sweep --config examples/chunkers/fixed-chars.toml --out "$work/sweep" >"$work/sweep.log" 2>&1; then
+config="$PWD/examples/chunkers/fixed-chars.toml"
+if ! (cd "$work" && chunksweep sweep --config "$config" --out "$work/sweep") >"$work/sweep.log" 2>&1; then
   tail -n 40 "$work/sweep.log" >&2
   die "the sweep failed (its last lines above)"
 fi
 tail -n 15 "$work/sweep.log"
-if [[ -f "$work/sweep/chunkers.csv" ]]; then
-  say "chunkers.csv:"
-  cat "$work/sweep/chunkers.csv"
-fi
+[[ -f "$work/sweep/chunkers.csv" ]] || die "the sweep wrote no chunkers.csv"
+say "chunkers.csv:"
+cat "$work/sweep/chunkers.csv"
+[[ "$(grep -c '^fixed-chars-' "$work/sweep/chunkers.csv")" -eq 3 ]] ||
+  die "chunkers.csv should have a row for each of fixed-chars' 3 sizes"
 say "wheel check passed: $(basename "$wheel") installs chunksweep on a venv's PATH and sweeps with an external chunker"
