@@ -19,28 +19,37 @@ import json
 import sys
 
 
+PROTOCOL = {"protocol": "chunksweep-chunker", "version": 1}
+
+
 def reply(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
+
+
+def answer_hello(name, versions):
+    """Reads chunksweep's hello line and answers with this chunker's name and versions."""
+    hello = json.loads(sys.stdin.buffer.readline() or "null")
+    if not isinstance(hello, dict) or {k: hello.get(k) for k in PROTOCOL} != PROTOCOL:
+        sys.exit(f"{name}: expected a chunksweep-chunker version 1 hello, got {hello!r}")
+    reply({**PROTOCOL, "chunker": name, "versions": versions})
 
 
 def main():
     flags = set(sys.argv[1:])
     if flags - {"--no-offsets", "--prepend-title"}:
         sys.exit(f"fixed_chars: unknown arguments {sorted(flags)}")
-    hello = json.loads(sys.stdin.buffer.readline() or "null")
-    if not isinstance(hello, dict) or (hello.get("protocol"), hello.get("version")) != ("chunksweep-chunker", 1):
-        sys.exit(f"fixed_chars: expected a chunksweep-chunker version 1 hello, got {hello!r}")
-    reply({"protocol": "chunksweep-chunker", "version": 1, "chunker": "fixed-chars", "versions": {"fixed_chars": "1"}})
+    answer_hello("fixed-chars", {"fixed_chars": "1"})
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         req = json.loads(line)
         if req["unit"] != "characters":
-            sys.exit(f'fixed_chars: counts characters only, got unit "{req["unit"]}": declare it with unit = "characters"')
+            sys.exit(f"fixed_chars: counts characters only, got unit {req['unit']!r}: "
+                     "declare it with unit = characters")
         text, size, overlap = req["text"], req["chunk_size"], req["chunk_overlap"]
         if size <= 0 or not 0 <= overlap < size:
-            sys.exit(f"fixed_chars: needs 0 <= chunk_overlap < chunk_size, got {overlap} and {size}")
+            sys.exit(f"fixed_chars: needs 0 <= chunk_overlap < chunk_size, got {overlap}, {size}")
         chunks = []
         for start in range(0, len(text), size - overlap):
             end = min(start + size, len(text))

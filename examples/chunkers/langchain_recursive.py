@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""LangChain's RecursiveCharacterTextSplitter as a chunksweep chunker (protocol 1, docs/chunkers.md).
+"""LangChain's RecursiveCharacterTextSplitter as a chunksweep chunker (protocol 1 of
+docs/chunkers.md).
 
     [[chunkers]]
     name = "lc-recursive"
@@ -18,9 +19,20 @@ import sys
 from importlib.metadata import version
 
 
+PROTOCOL = {"protocol": "chunksweep-chunker", "version": 1}
+
+
 def reply(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
+
+
+def answer_hello(name, versions):
+    """Reads chunksweep's hello line and answers with this chunker's name and versions."""
+    hello = json.loads(sys.stdin.buffer.readline() or "null")
+    if not isinstance(hello, dict) or {k: hello.get(k) for k in PROTOCOL} != PROTOCOL:
+        sys.exit(f"{name}: expected a chunksweep-chunker version 1 hello, got {hello!r}")
+    reply({**PROTOCOL, "chunker": name, "versions": versions})
 
 
 def splitter(size, overlap, unit, tokenizer):
@@ -30,18 +42,15 @@ def splitter(size, overlap, unit, tokenizer):
         return RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap)
     if unit != "tokens" or tokenizer not in ("cl100k_base", "o200k_base"):
         sys.exit(f"langchain_recursive: unit {unit!r} with tokenizer {tokenizer!r} is not supported: "
-                 'tiktoken counts cl100k_base and o200k_base; for "words" declare unit = "characters"')
+                 "tiktoken counts cl100k_base and o200k_base; for words, declare unit = characters")
     # disallowed_special=(): text such as "<|endoftext|>" is counted as plain text, not refused.
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=tokenizer, chunk_size=size, chunk_overlap=overlap, disallowed_special=())
 
 
 def main():
-    hello = json.loads(sys.stdin.buffer.readline() or "null")
-    if not isinstance(hello, dict) or (hello.get("protocol"), hello.get("version")) != ("chunksweep-chunker", 1):
-        sys.exit(f"langchain_recursive: expected a chunksweep-chunker version 1 hello, got {hello!r}")
     versions = {p: version(p) for p in ("langchain-text-splitters", "tiktoken")}  # no import yet
-    reply({"protocol": "chunksweep-chunker", "version": 1, "chunker": "langchain-recursive", "versions": versions})
+    answer_hello("langchain-recursive", versions)
     splitters = {}  # one per (size, overlap, unit, tokenizer)
     for line in sys.stdin.buffer:
         if not line.strip():

@@ -18,9 +18,20 @@ import sys
 from importlib.metadata import version
 
 
+PROTOCOL = {"protocol": "chunksweep-chunker", "version": 1}
+
+
 def reply(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
+
+
+def answer_hello(name, versions):
+    """Reads chunksweep's hello line and answers with this chunker's name and versions."""
+    hello = json.loads(sys.stdin.buffer.readline() or "null")
+    if not isinstance(hello, dict) or {k: hello.get(k) for k in PROTOCOL} != PROTOCOL:
+        sys.exit(f"{name}: expected a chunksweep-chunker version 1 hello, got {hello!r}")
+    reply({**PROTOCOL, "chunker": name, "versions": versions})
 
 
 def splitter(size, overlap, unit, tokenizer):
@@ -29,10 +40,11 @@ def splitter(size, overlap, unit, tokenizer):
     from llama_index.core.node_parser import SentenceSplitter
 
     if unit == "characters":
-        return SentenceSplitter(chunk_size=size, chunk_overlap=overlap, tokenizer=list)  # one item per character
+        # list: one item per character, so the splitter's length is len.
+        return SentenceSplitter(chunk_size=size, chunk_overlap=overlap, tokenizer=list)
     if unit != "tokens" or tokenizer not in ("cl100k_base", "o200k_base"):
         sys.exit(f"llamaindex_sentence: unit {unit!r} with tokenizer {tokenizer!r} is not supported: "
-                 'tiktoken counts cl100k_base and o200k_base; for "words" declare unit = "characters"')
+                 "tiktoken counts cl100k_base and o200k_base; for words, declare unit = characters")
     # The vocabularies llama-index-core ships, as its own get_tokenizer() uses them (unless set).
     static = os.path.join(os.path.dirname(llama_index.core.__file__), "_static", "tiktoken_cache")
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", static)
@@ -42,11 +54,8 @@ def splitter(size, overlap, unit, tokenizer):
 
 
 def main():
-    hello = json.loads(sys.stdin.buffer.readline() or "null")
-    if not isinstance(hello, dict) or (hello.get("protocol"), hello.get("version")) != ("chunksweep-chunker", 1):
-        sys.exit(f"llamaindex_sentence: expected a chunksweep-chunker version 1 hello, got {hello!r}")
     versions = {p: version(p) for p in ("llama-index-core", "nltk", "tiktoken")}  # no import yet
-    reply({"protocol": "chunksweep-chunker", "version": 1, "chunker": "llamaindex-sentence", "versions": versions})
+    answer_hello("llamaindex-sentence", versions)
     splitters = {}  # one per (size, overlap, unit, tokenizer)
     for line in sys.stdin.buffer:
         if not line.strip():
