@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::error::Problem;
 use super::protocol::Response;
-use super::types::Identity;
+
+use crate::chunking::chunk::ChunkParams;
 
 /// An open chunker cache.
 pub struct ChunkerCache {
@@ -18,20 +19,15 @@ pub struct ChunkerCache {
     path: PathBuf,
 }
 
-/// The cache key of one document at one configuration of one chunker.
-pub fn key(
-    identity: &Identity,
-    size: usize,
-    overlap: usize,
-    tokenizer: &str,
-    doc_text: &str,
-) -> String {
+/// The cache key of one document (its text `doc_text`) chunked at `params` by the chunker
+/// whose [`super::types::Identity::sha256`] is `identity_sha` (its unit is part of that identity), under
+/// `tokenizer`.
+pub fn key(identity_sha: &str, params: &ChunkParams, tokenizer: &str, doc_text: &str) -> String {
     let mut h = Sha256::new();
     for part in [
-        identity.sha256().as_bytes(),
-        size.to_string().as_bytes(),
-        overlap.to_string().as_bytes(),
-        identity.unit.name().as_bytes(),
+        identity_sha.as_bytes(),
+        params.chunk_size.to_string().as_bytes(),
+        params.chunk_overlap.to_string().as_bytes(),
         tokenizer.as_bytes(),
         &Sha256::digest(doc_text.as_bytes())[..],
     ] {

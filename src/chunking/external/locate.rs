@@ -106,6 +106,8 @@ pub fn place(
     let mut out = Vec::with_capacity(chunks.len());
     // the previous placed chunk's start (bytes); a search starts one character after it
     let mut previous: Option<usize> = None;
+    // where the previous placed chunk ends: a chunker without overlap starts the next one there
+    let mut end = 0;
     for (i, chunk) in chunks.iter().enumerate() {
         if chunk.text.trim().is_empty() {
             return Err((i, PlaceError::Empty));
@@ -113,7 +115,7 @@ pub fn place(
         let from = previous.map_or(0, |p| next_char(text, p));
         let placed = match chunk.offsets() {
             Some((start, end)) => Some(given(doc, &chunk.text, start, end).map_err(|e| (i, e))?),
-            None => search(text, &chunk.text, from, &mut squeezed),
+            None => search(text, &chunk.text, Cursor { from, end }, &mut squeezed),
         };
         if let Some(p) = &placed {
             if let Some(prev) = previous
@@ -126,6 +128,7 @@ pub fn place(
                 return Err((i, e));
             }
             previous = Some(p.byte_start);
+            end = p.byte_end;
         }
         out.push(placed);
     }
@@ -158,15 +161,34 @@ fn given(doc: &Document, chunk: &str, start: usize, end: usize) -> Result<Placed
     })
 }
 
-/// A chunk without offsets, searched for from byte `from`: exactly, with whitespace forgiven,
-/// then after each of its first line breaks (the text before one is an added prefix).
-fn search(text: &str, chunk: &str, from: usize, squeezed: &mut Option<Squeezed>) -> Option<Placed> {
+/// Where a search starts: one character after the previous chunk's start (`from`), and where the
+/// previous chunk ends (`end`), both bytes.
+#[derive(Clone, Copy)]
+struct Cursor {
+    from: usize,
+    end: usize,
+}
+
+/// A chunk without offsets, searched for from byte `from`: exactly (first where the previous
+/// chunk ends, after any whitespace, when that is at or after `from`: a chunker without overlap
+/// starts there), with whitespace forgiven, then after each of its first line breaks (the text
+/// before one is an added prefix).
+fn search(
+    text: &str,
+    chunk: &str,
+    Cursor { from, end }: Cursor,
+    squeezed: &mut Option<Squeezed>,
+) -> Option<Placed> {
     let placed = |(s, e): (usize, usize), added: &str, how| Placed {
         byte_start: s,
         byte_end: e,
         added: added.to_string(),
         how,
     };
+    let next = end + (text[end..].len() - text[end..].trim_start().len());
+    if next >= from && text[next..].starts_with(chunk) {
+        return Some(placed((next, next + chunk.len()), "", Placement::Exact));
+    }
     if let Some(r) = find_exact(text, chunk, from) {
         return Some(placed(r, "", Placement::Exact));
     }

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::cache::{self, ChunkerCache};
@@ -207,19 +208,15 @@ fn run_session(
     let tokenizer = inputs.tokenizer.name();
     let mut slots: Vec<Vec<Option<(Response, bool)>>> =
         vec![vec![None; corpus.docs.len()]; wanted.len()];
-    let mut missing: Vec<(usize, usize, String)> = Vec::new();
+    // each request not answered by the cache, with its cache key (none without a cache)
+    let mut missing: Vec<(usize, usize, Option<String>)> = Vec::new();
+    let identity_sha = identity.sha256();
     for (pi, p) in wanted.iter().enumerate() {
         for (di, doc) in corpus.docs.iter().enumerate() {
-            let key = cache::key(
-                &identity,
-                p.chunk_size,
-                p.chunk_overlap,
-                tokenizer,
-                &doc.text,
-            );
-            let held = match cache {
-                Some(c) => c.get(&key).map_err(fail)?,
-                None => None,
+            let key = cache.map(|_| cache::key(&identity_sha, p, tokenizer, &doc.text));
+            let held = match (cache, &key) {
+                (Some(c), Some(key)) => c.get(key).map_err(fail)?,
+                _ => None,
             };
             match held.filter(|r| r.id == doc.id) {
                 Some(r) => slots[pi][di] = Some((r, true)),
@@ -267,7 +264,7 @@ fn run_session(
                     }));
                 }
                 answered[*pi].insert(response.id.clone());
-                if let Some(c) = store {
+                if let (Some(c), Some(key)) = (store, key) {
                     c.put(key, &spec.name, &response).map_err(at)?;
                 }
                 slots[*pi][*di] = Some((response, false));
@@ -307,18 +304,24 @@ fn place_all(
     };
     let mut first_unlocated: Option<(String, usize)> = None;
     let mut docs = Vec::with_capacity(corpus.docs.len());
-    for (doc, (response, cached)) in corpus.docs.iter().zip(responses) {
+    // documents placed in parallel; the first error in document order is the one reported
+    let placements: Vec<_> = corpus
+        .docs
+        .par_iter()
+        .zip(responses)
+        .map(|(doc, (response, _))| locate::place(doc, &response.chunks))
+        .collect();
+    for ((doc, (_, cached)), placed) in corpus.docs.iter().zip(responses).zip(placements) {
         counts.documents_cached += usize::from(*cached);
-        let placed =
-            locate::place(doc, &response.chunks).map_err(|(i, problem)| ExternalError {
-                chunker: params.strategy.name().to_string(),
-                config: Some(label.clone()),
-                document: Some(doc.id.clone()),
-                problem: Box::new(Problem::Chunk {
-                    position: i + 1,
-                    problem,
-                }),
-            })?;
+        let placed = placed.map_err(|(i, problem)| ExternalError {
+            chunker: params.strategy.name().to_string(),
+            config: Some(label.clone()),
+            document: Some(doc.id.clone()),
+            problem: Box::new(Problem::Chunk {
+                position: i + 1,
+                problem,
+            }),
+        })?;
         let mut kept = Vec::with_capacity(placed.len());
         for (i, p) in placed.into_iter().enumerate() {
             counts.add(p.as_ref());
