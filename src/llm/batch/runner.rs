@@ -317,16 +317,7 @@ impl Batcher {
                 lines.extend(read);
             }
         }
-        let entry = self
-            .lock()
-            .entries
-            .iter()
-            .find(|e| e.id == id)
-            .cloned()
-            .ok_or_else(|| BatchError::Book {
-                path: self.lock().path().display().to_string(),
-                message: format!("batch {id} is not recorded"),
-            })?;
+        let entry = self.recorded(id)?;
         let missing = missing_reason(id, info);
         let stamp = Stamp {
             batch_id: id.to_string(),
@@ -344,6 +335,20 @@ impl Batcher {
                 .insert(call.key.clone(), (outcome, stamp.clone()));
         }
         Ok(())
+    }
+
+    /// A copy of batch `id`'s entry in the book, taking the book's lock once (the error names
+    /// the book's file under the same guard).
+    ///
+    /// # Errors
+    /// [`BatchError::Book`] when the book holds no batch `id`.
+    fn recorded(&self, id: &str) -> Result<BatchEntry, BatchError> {
+        let book = self.lock();
+        let found = book.entries.iter().find(|e| e.id == id).cloned();
+        found.ok_or_else(|| BatchError::Book {
+            path: book.path().display().to_string(),
+            message: format!("batch {id} is not recorded"),
+        })
     }
 
     /// Cancels every recorded batch that has not ended (`--cancel-batches`); the ids cancelled.
@@ -430,6 +435,55 @@ mod tests {
         );
         assert!(missing_reason("b", &info("expired")).contains("expired"));
         assert!(missing_reason("b", &info("in_progress")).contains("rerun the same command"));
+    }
+
+    /// A batcher with an empty book at `dir/batches.json` and a server nobody asks.
+    fn idle_batcher(dir: &Path) -> Batcher {
+        let api = BatchApi::new("http://127.0.0.1:9/v1", None, Default::default()).unwrap();
+        let book = BatchBook::open(&dir.join("batches.json")).unwrap();
+        let waiter = Arc::new(super::super::waiter::VirtualWaiter::new(
+            SystemTime::UNIX_EPOCH,
+            None,
+        ));
+        Batcher::new(api, BatchConfig::default(), book, waiter)
+    }
+
+    /// Collecting a batch the book does not hold is an error naming the book, and leaves the
+    /// book's lock free. The error once locked the book a second time while the first guard
+    /// still lived, which blocks a `std::sync::Mutex` forever: the body runs on its own thread
+    /// so that such a regression fails this test (the wait is a failure detector, not a speed
+    /// bound) instead of hanging the suite.
+    #[test]
+    fn collecting_an_unrecorded_batch_is_an_error_not_a_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        let batcher = Arc::new(idle_batcher(dir.path()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = Arc::clone(&batcher);
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let info = BatchInfo {
+                id: "batch_gone".into(),
+                status: "in_progress".into(),
+                ..Default::default()
+            };
+            let mut out = Collected::default();
+            let got = rt.block_on(b.collect("batch_gone", &info, &mut out));
+            let _ = tx.send((got, out));
+        });
+        let (got, out) = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("collect never returned: the book's lock is taken twice on the error path");
+        match got {
+            Err(BatchError::Book { path, message }) => {
+                assert!(path.ends_with("batches.json"), "{path}");
+                assert_eq!(message, "batch batch_gone is not recorded");
+            }
+            other => panic!("expected a book error, got {other:?}"),
+        }
+        assert!(out.outcomes.is_empty());
+        assert!(batcher.book.try_lock().is_ok(), "the book stays locked");
     }
 
     #[test]
