@@ -4,19 +4,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::api::{BatchApi, BatchInfo, RequestCounts};
-use super::book::{BatchBook, BatchEntry, BookedCall};
+use jiff::Timestamp;
+
+use super::api::{BatchApi, BatchInfo, BatchStatus, RequestCounts};
+use super::book::{BatchBook, BatchEntry, BookedCall, Phase};
 use super::error::BatchError;
 use super::settings::BatchConfig;
 use super::waiter::Waiter;
 use super::wire::{LineOutcome, custom_id, input_line, read_lines};
 use crate::llm::config::ClientConfig;
 use crate::llm::error::LlmError;
-use crate::llm::record::rfc3339_utc;
+use crate::llm::record::timestamp;
 
 /// One call to put in a batch.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,10 +39,10 @@ pub struct BatchCall {
 pub struct Stamp {
     /// The batch's id.
     pub batch_id: String,
-    /// Submitted at (RFC 3339, UTC).
-    pub submitted_at: String,
-    /// Seen ended at (RFC 3339, UTC); `None` for a batch still running.
-    pub completed_at: Option<String>,
+    /// Submitted at.
+    pub submitted_at: Timestamp,
+    /// Seen ended at; `None` for a batch still running.
+    pub completed_at: Option<Timestamp>,
 }
 
 /// What [`Batcher::run`] got back: an outcome for every call asked, by request key.
@@ -62,7 +64,7 @@ pub struct Progress {
     /// The model it asks.
     pub model: String,
     /// Its status.
-    pub status: String,
+    pub status: BatchStatus,
     /// Its request counts.
     pub counts: RequestCounts,
     /// Seconds since it was submitted (by this run or an earlier one).
@@ -136,10 +138,9 @@ impl Batcher {
         let mut changed = false;
         for id in ids {
             if let Some(e) = book.entry_mut(&id)
-                && e.completed_at.is_some()
-                && !e.collected
+                && let Phase::Ended { at } = e.phase
             {
-                e.collected = true;
+                e.phase = Phase::Collected { ended_at: at };
                 changed = true;
             }
         }
@@ -224,9 +225,8 @@ impl Batcher {
             total: calls.len() as u64,
             completed: 0,
             failed: 0,
-            submitted_at: rfc3339_utc(self.waiter.now()),
-            completed_at: None,
-            collected: false,
+            submitted_at: timestamp(self.waiter.now()),
+            phase: Phase::Running,
         });
         book.save()?;
         Ok(info.id)
@@ -272,14 +272,14 @@ impl Batcher {
         info: &BatchInfo,
         progress: OnProgress<'_>,
     ) -> Result<(), BatchError> {
-        let now = self.waiter.now();
+        let now = timestamp(self.waiter.now());
         let mut book = self.lock();
         let Some(e) = book.entry_mut(id) else {
             return Ok(());
         };
         e.update(&info.status, info.request_counts);
-        if info.is_terminal() && e.completed_at.is_none() {
-            e.completed_at = Some(rfc3339_utc(now));
+        if info.is_terminal() && e.phase == Phase::Running {
+            e.phase = Phase::Ended { at: now };
         }
         let seen = Progress {
             batch_id: id.to_string(),
@@ -290,7 +290,7 @@ impl Batcher {
                 completed: e.completed,
                 failed: e.failed,
             },
-            elapsed_s: elapsed_since(&e.submitted_at, now),
+            elapsed_s: elapsed_since(e.submitted_at, now),
         };
         book.save()?;
         drop(book);
@@ -321,8 +321,8 @@ impl Batcher {
         let missing = missing_reason(id, info);
         let stamp = Stamp {
             batch_id: id.to_string(),
-            submitted_at: entry.submitted_at.clone(),
-            completed_at: entry.completed_at.clone(),
+            submitted_at: entry.submitted_at,
+            completed_at: entry.phase.ended_at(),
         };
         for call in &entry.calls {
             let outcome =
@@ -362,7 +362,7 @@ impl Batcher {
             .lock()
             .entries
             .iter()
-            .filter(|e| !e.collected && e.completed_at.is_none())
+            .filter(|e| e.phase == Phase::Running)
             .map(|e| e.id.clone())
             .collect();
         for id in &open {
@@ -379,11 +379,11 @@ impl Batcher {
 
 /// Why a call of batch `id` (last seen as `info`) has no line.
 fn missing_reason(id: &str, info: &BatchInfo) -> String {
-    match info.status.as_str() {
-        "completed" => format!("no line for it in the output of batch {id}"),
-        "expired" => format!("batch {id} expired before answering it"),
-        "cancelled" => format!("batch {id} was cancelled before answering it"),
-        "failed" => format!(
+    match &info.status {
+        BatchStatus::Completed => format!("no line for it in the output of batch {id}"),
+        BatchStatus::Expired => format!("batch {id} expired before answering it"),
+        BatchStatus::Cancelled => format!("batch {id} was cancelled before answering it"),
+        BatchStatus::Failed => format!(
             "batch {id} failed{}",
             info.errors
                 .as_ref()
@@ -396,13 +396,9 @@ fn missing_reason(id: &str, info: &BatchInfo) -> String {
     }
 }
 
-/// Seconds from `since` (RFC 3339) to `now`; 0 when `since` cannot be read.
-fn elapsed_since(since: &str, now: SystemTime) -> f64 {
-    let Ok(t) = since.parse::<jiff::Timestamp>() else {
-        return 0.0;
-    };
-    let now = jiff::Timestamp::try_from(now).unwrap_or(t);
-    (now.as_millisecond() - t.as_millisecond()).max(0) as f64 / 1e3
+/// Seconds from `since` to `now` (0 when `now` is earlier).
+fn elapsed_since(since: Timestamp, now: Timestamp) -> f64 {
+    (now.as_millisecond() - since.as_millisecond()).max(0) as f64 / 1e3
 }
 
 /// `name` with every character but ASCII letters, digits, `-`, `_` and `.` as `_`.
@@ -421,6 +417,7 @@ fn file_safe(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn reasons_name_the_batch_and_what_happened() {
@@ -465,7 +462,7 @@ mod tests {
                 .unwrap();
             let info = BatchInfo {
                 id: "batch_gone".into(),
-                status: "in_progress".into(),
+                status: BatchStatus::InProgress,
                 ..Default::default()
             };
             let mut out = Collected::default();
@@ -488,9 +485,10 @@ mod tests {
 
     #[test]
     fn elapsed_and_file_names() {
-        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(90);
-        assert_eq!(elapsed_since("1970-01-01T00:00:30.000Z", t), 60.0);
-        assert_eq!(elapsed_since("garbage", t), 0.0);
+        let t = timestamp(SystemTime::UNIX_EPOCH + Duration::from_secs(90));
+        let since = "1970-01-01T00:00:30.000Z".parse().unwrap();
+        assert_eq!(elapsed_since(since, t), 60.0);
+        assert_eq!(elapsed_since(t, since), 0.0);
         assert_eq!(file_safe("org/model:v1"), "org_model_v1");
     }
 }
