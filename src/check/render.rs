@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::Check;
 use super::changes::{NameChanges, SettingChange};
 use super::compare::{Fate, QuestionPair};
-use super::judged::{JudgeGate, JudgeOutcome, fewest_worse_to_fail};
+use super::judged::{CriterionOutcome, JudgeGate, fewest_worse_to_fail};
 use super::verdict::{Outcome, Reason, Verdict};
 
 /// Questions listed by name in check.md before "… and N more" (check.json lists every one).
@@ -166,8 +166,8 @@ fn worse_section(md: &mut String, check: &Check) {
 
 /// The answer-quality gate in a few words, for check.md's title.
 fn judge_title(j: &JudgeGate) -> &'static str {
-    let any = |o: JudgeOutcome| j.criteria.iter().any(|c| c.outcome == o);
-    if j.fails && any(JudgeOutcome::Regression) {
+    let any = |o: CriterionOutcome| j.criteria.iter().any(|c| c.outcome == o);
+    if j.fails && any(CriterionOutcome::Regression) {
         "❌ regression"
     } else if j.fails && !j.judged {
         "❌ not gated: the judge cannot gate (--fail-on-inconclusive)"
@@ -177,7 +177,7 @@ fn judge_title(j: &JudgeGate) -> &'static str {
         "⏳ unfinished (rerun)"
     } else if !j.judged {
         "⚠️ not gated: the judge cannot gate"
-    } else if any(JudgeOutcome::Inconclusive) {
+    } else if any(CriterionOutcome::Inconclusive) {
         "⚠️ inconclusive"
     } else {
         "✅ not significantly worse"
@@ -186,10 +186,10 @@ fn judge_title(j: &JudgeGate) -> &'static str {
 
 /// The answer-quality gate in one line: `answer quality: …`.
 pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
-    let names = |o: JudgeOutcome| -> Vec<String> {
+    let names = |of: fn(&CriterionOutcome) -> bool| -> Vec<String> {
         j.criteria
             .iter()
-            .filter(|c| c.outcome == o)
+            .filter(|c| of(&c.outcome))
             .map(|c| c.criterion.clone())
             .collect()
     };
@@ -198,21 +198,21 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
     }
     let fewest = fewest_worse_to_fail(alpha);
     let mut parts = Vec::new();
-    let regressions = names(JudgeOutcome::Regression);
+    let regressions = names(|o| *o == CriterionOutcome::Regression);
     if !regressions.is_empty() {
         parts.push(format!(
             "regression in {} (significantly more answers failed than before, one-sided exact McNemar p < α = {alpha}, however the answers in no count turn out)",
             regressions.join(", ")
         ));
     }
-    let inconclusive = names(JudgeOutcome::Inconclusive);
+    let inconclusive = names(|o| *o == CriterionOutcome::Inconclusive);
     if !inconclusive.is_empty() {
         parts.push(format!(
             "inconclusive on {}: the error verdicts decide it",
             inconclusive.join(", ")
         ));
     }
-    let unfinished = names(JudgeOutcome::Unfinished);
+    let unfinished = names(|o| *o == CriterionOutcome::Unfinished);
     if !unfinished.is_empty() {
         parts.push(format!(
             "unfinished on {}: answers still to judge decide it",
@@ -222,7 +222,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
     let fine: Vec<String> = j
         .criteria
         .iter()
-        .filter(|c| c.outcome == JudgeOutcome::NotWorse)
+        .filter(|c| c.outcome == CriterionOutcome::NotWorse)
         .map(|c| {
             let mut note = format!("{} paired answer(s)", c.n);
             if (c.at_most_worse as u64) < fewest {
@@ -244,7 +244,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             fine.join(", ")
         ));
     }
-    let cannot = names(JudgeOutcome::CannotGate);
+    let cannot = names(|o| o.cannot_gate().is_some());
     if !cannot.is_empty() {
         parts.push(format!("the judge cannot gate on {}", cannot.join(", ")));
     }
@@ -280,12 +280,12 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for c in &j.criteria {
-        let result = match c.outcome {
-            JudgeOutcome::Regression => "❌ regression",
-            JudgeOutcome::NotWorse => "not significantly worse",
-            JudgeOutcome::CannotGate => "cannot gate",
-            JudgeOutcome::Unfinished => "unfinished",
-            JudgeOutcome::Inconclusive => "⚠️ inconclusive",
+        let result = match &c.outcome {
+            CriterionOutcome::Regression => "❌ regression",
+            CriterionOutcome::NotWorse => "not significantly worse",
+            CriterionOutcome::CannotGate { .. } => "cannot gate",
+            CriterionOutcome::Unfinished => "unfinished",
+            CriterionOutcome::Inconclusive => "⚠️ inconclusive",
         };
         let figures = if j.judged {
             format!(
@@ -314,7 +314,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         );
     }
     for c in &j.criteria {
-        if let Some(why) = &c.cannot_gate {
+        if let Some(why) = c.outcome.cannot_gate() {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
             continue;
         }
@@ -325,7 +325,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
                 c.criterion, c.at_most_worse
             );
         }
-        if c.outcome == JudgeOutcome::Inconclusive && c.baseline_errors > 0 {
+        if c.outcome == CriterionOutcome::Inconclusive && c.baseline_errors > 0 {
             let _ = writeln!(
                 md,
                 "- `{}`: the baseline's own error verdicts ({}) are among those that decide it: a rerun settles only the answers under test, a baseline made again its own (see \"Refreshing the baseline\" in the README).",
@@ -503,8 +503,7 @@ mod tests {
             judged: true,
             criteria: vec![CriterionGate {
                 criterion: "faithfulness".into(),
-                outcome: JudgeOutcome::NotWorse,
-                cannot_gate: None,
+                outcome: CriterionOutcome::NotWorse,
                 n: baseline_pass,
                 baseline_pass,
                 candidate_pass: baseline_pass,

@@ -95,7 +95,10 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
         args.config.as_deref(),
         args.layer(),
         &args.labels,
-        (args.dry_run, args.batch),
+        pipeline::judge_check::Sending {
+            dry_run: args.dry_run,
+            batch: args.batch,
+        },
         &|e| progress.handle(e),
     )
     .with_context(|| format!("judge-check of {}", args.labels.display()))?;
@@ -150,10 +153,10 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     if let Some(j) = &out.check.judge {
         for c in &j.criteria {
-            if let Some(why) = &c.cannot_gate {
+            if let Some(why) = c.outcome.cannot_gate() {
                 eprintln!("warning: the judge cannot gate on {}: {why}", c.criterion);
             }
-            if c.outcome == chunksweep::check::judged::JudgeOutcome::Inconclusive {
+            if c.outcome == chunksweep::check::judged::CriterionOutcome::Inconclusive {
                 eprintln!(
                     "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); {}",
                     c.criterion,
@@ -174,7 +177,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         let regressions: Vec<&str> = j
             .criteria
             .iter()
-            .filter(|c| c.outcome == chunksweep::check::judged::JudgeOutcome::Regression)
+            .filter(|c| c.outcome == chunksweep::check::judged::CriterionOutcome::Regression)
             .map(|c| c.criterion.as_str())
             .collect();
         if !regressions.is_empty() {

@@ -27,7 +27,7 @@ use super::{record, runtime, swept};
 use crate::check::junit::junit;
 use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
-use crate::check::{self, Check, CheckError, Run};
+use crate::check::{self, Check, CheckError, Run, Runs};
 use crate::config::{
     ConfigError, ConfigFile, ContextSection, EmbedSection, RunOptions, SweepSection, merge,
 };
@@ -187,18 +187,18 @@ pub fn check(
     let mut check = check::check(
         &label,
         &cut.tag(),
-        (
-            Run {
+        Runs {
+            baseline: Run {
                 config_id: &baseline_id,
                 rows: &baseline.rows,
                 fingerprints: baseline.record.fingerprints.as_ref(),
             },
-            Run {
+            candidate: Run {
                 config_id: &candidate_id,
                 rows,
                 fingerprints: Some(&now),
             },
-        ),
+        },
         &now,
         request.settings,
     )?;
@@ -212,7 +212,7 @@ pub fn check(
             dir,
             &plan,
             command,
-            (started_at, wall_s),
+            record::Timing { started_at, wall_s },
             &swept,
             &candidate,
             judged,

@@ -19,7 +19,7 @@ use super::batching;
 use super::judge_step::check_budget;
 use super::swept::Swept;
 use crate::check::CheckError;
-use crate::check::judged::{self, Asked, JudgeGate};
+use crate::check::judged::{self, Asked, Compared, JudgeGate, JudgeModels};
 use crate::check::verdict::GateSettings;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
@@ -31,8 +31,9 @@ use crate::judge::trust::trust;
 use crate::judge::{
     self, Fingerprint, Finished, JudgeError, JudgeQuestionRow, JudgeSettings, PromptSet, Setup,
 };
+use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
-use crate::llm::{ClientConfig, LlmClient};
+use crate::llm::format::ResponseFormatKind;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
@@ -45,16 +46,24 @@ pub(super) struct BaselineJudge {
     checks: Vec<CheckRow>,
     fingerprint: Option<Fingerprint>,
     settings: JudgeSettings,
-    /// The server its judge stage called (credentials redacted), from its manifest's
-    /// `config.judged.server`, and the `[llm] json_mode` it asked verdicts with.
-    client: (Option<String>, String),
+    /// How its judge stage asked for verdicts.
+    client: JudgeClient,
+}
+
+/// How a baseline's judge stage asked for verdicts, beside what its fingerprint holds.
+struct JudgeClient {
+    /// The server it called (credentials redacted), from the manifest's
+    /// `config.judged.server`; `None` in a manifest of an older chunksweep.
+    server: Option<String>,
+    /// The `[llm] json_mode` it asked verdicts with.
+    json_mode: ResponseFormatKind,
 }
 
 /// The judge a check asks: its fingerprint, the server it calls (redacted) and the json_mode.
 pub(super) struct JudgeNow<'a> {
     fingerprint: &'a Fingerprint,
     server: &'a str,
-    json_mode: String,
+    json_mode: ResponseFormatKind,
 }
 
 impl BaselineJudge {
@@ -102,7 +111,10 @@ impl BaselineJudge {
             checks: load_checks(dir).map_err(damaged)?,
             fingerprint: Fingerprint::load(dir).map_err(damaged)?,
             settings: recorded.judge.clone(),
-            client: (server, json_mode(&recorded.llm)),
+            client: JudgeClient {
+                server,
+                json_mode: recorded.llm.json_mode,
+            },
         })
     }
 
@@ -117,13 +129,14 @@ impl BaselineJudge {
     }
 
     /// Its generator and judge models (from its judge_settings.json; `settings`' without one).
-    fn models(&self, settings: &JudgeSettings) -> (String, String) {
-        match &self.fingerprint {
-            Some(f) => (f.generator_model.clone(), f.judge_model.clone()),
-            None => (
-                settings.generator_model.clone(),
-                settings.judge_model.clone(),
-            ),
+    fn models(&self, settings: &JudgeSettings) -> JudgeModels {
+        let (generator, judge) = match &self.fingerprint {
+            Some(f) => (&f.generator_model, &f.judge_model),
+            None => (&settings.generator_model, &settings.judge_model),
+        };
+        JudgeModels {
+            generator: generator.clone(),
+            judge: judge.clone(),
         }
     }
 
@@ -134,7 +147,7 @@ impl BaselineJudge {
         let changed = match &self.fingerprint {
             Some(before) => {
                 let mut what = before.differences(now.fingerprint);
-                match &self.client.0 {
+                match &self.client.server {
                     Some(server) if server != now.server => {
                         what.push(format!("server {server} → {}", now.server));
                     }
@@ -144,8 +157,12 @@ impl BaselineJudge {
                         now.server
                     )),
                 }
-                if self.client.1 != now.json_mode {
-                    what.push(format!("json_mode {} → {}", self.client.1, now.json_mode));
+                if self.client.json_mode != now.json_mode {
+                    what.push(format!(
+                        "json_mode {} → {}",
+                        self.client.json_mode.as_str(),
+                        now.json_mode.as_str()
+                    ));
                 }
                 (!what.is_empty()).then(|| what.join("; "))
             }
@@ -164,14 +181,6 @@ impl BaselineJudge {
             changed.as_deref(),
         )
     }
-}
-
-/// The `[llm] json_mode` of `llm`, as a word.
-fn json_mode(llm: &ClientConfig) -> String {
-    serde_json::to_value(llm.json_mode)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Refuses the run folder `dir` when it holds judged answers made from other inputs than
@@ -255,7 +264,7 @@ pub(super) async fn judge(
     let mut standing = baseline.standing(&JudgeNow {
         fingerprint: &now,
         server: &server,
-        json_mode: json_mode(&plan.llm),
+        json_mode: plan.llm.json_mode,
     });
     let questions = baseline.judged_among(shared);
     let models = baseline.models(settings);
@@ -279,7 +288,10 @@ pub(super) async fn judge(
             gate: judged::gate(
                 &standing,
                 &questions,
-                (&baseline.rows, &[]),
+                Compared {
+                    baseline: &baseline.rows,
+                    candidate: &[],
+                },
                 models,
                 asked(false),
             ),
@@ -358,7 +370,10 @@ pub(super) async fn judge(
         gate: judged::gate(
             &standing,
             &questions,
-            (&baseline.rows, &run.rows),
+            Compared {
+                baseline: &baseline.rows,
+                candidate: &run.rows,
+            },
             models,
             asked(true),
         ),

@@ -516,6 +516,15 @@ fn plan_of_run(
     record.plan.with_judge_flags(&flags, now)
 }
 
+/// How judge-check sends its calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sending {
+    /// `--dry-run`: estimate only, send nothing.
+    pub dry_run: bool,
+    /// `--batch`: the verdicts through the Batch API.
+    pub batch: bool,
+}
+
 /// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, whose
 /// run is rebuilt from `config` when given, else from the run folder's record; anything else a
 /// JSONL labelled set) with the judge settings of `config` and `flags`, and writes
@@ -540,9 +549,10 @@ pub fn judge_check(
     config: Option<&Path>,
     flags: crate::config::ConfigFile,
     labels_path: &Path,
-    (dry_run, batch): (bool, bool),
+    sending: Sending,
     events: Events<'_>,
 ) -> Result<JudgeCheckOutcome, Error> {
+    let Sending { dry_run, batch } = sending;
     let rt = runtime()?;
     let now = jiff::Timestamp::now();
     let is_csv = labels_path

@@ -93,6 +93,18 @@ fn label(plan: &Plan) -> String {
         .to_string()
 }
 
+/// What a sweep measured and what the selection made of it.
+struct Measured<'a> {
+    /// sweep.csv's rows.
+    rows: &'a [SweepRow],
+    /// sweep_questions.csv's rows.
+    questions: &'a [QuestionRow],
+    /// The selection at each cut.
+    cuts: Cuts,
+    /// The prefix comparisons.
+    prefixes: Vec<PrefixComparison>,
+}
+
 /// The decision files of a `sweep` or `run` (selection.csv, prefix_comparison.csv, report.md
 /// with the judge's part, the figures, report.html), the run folder named as `plan` gives it.
 fn write_decision(
@@ -100,10 +112,15 @@ fn write_decision(
     plan: &Plan,
     command: &[String],
     swept: &swept::Swept,
-    (rows, questions): (&[SweepRow], &[QuestionRow]),
-    (cuts, prefixes): (Cuts, Vec<PrefixComparison>),
+    measured: Measured<'_>,
     judge: Option<&JudgeSummary>,
 ) -> Result<Decision, Error> {
+    let Measured {
+        rows,
+        questions,
+        cuts,
+        prefixes,
+    } = measured;
     let label = label(plan);
     decide::write(
         dir,
@@ -146,8 +163,12 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         plan,
         command,
         &swept,
-        (&rows, &questions),
-        (cuts, prefixes),
+        Measured {
+            rows: &rows,
+            questions: &questions,
+            cuts,
+            prefixes,
+        },
         judged.as_ref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -156,7 +177,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         &mut dir,
         plan,
         command,
-        (started_at, wall_s),
+        record::Timing { started_at, wall_s },
         &swept,
         &pick,
         None,
@@ -234,8 +255,12 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan,
         command,
         &swept,
-        (&rows, &questions),
-        (cuts, prefixes),
+        Measured {
+            rows: &rows,
+            questions: &questions,
+            cuts,
+            prefixes,
+        },
         judge,
     )?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -251,7 +276,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         &mut dir,
         plan,
         command,
-        (started_at, wall_s),
+        record::Timing { started_at, wall_s },
         &swept,
         &swept.config_cut(&pick)?,
         judge_record,

@@ -66,14 +66,23 @@ pub(super) struct JudgeRecord<'a> {
     pub server: &'a str,
 }
 
+/// When a run started and how long it took.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timing {
+    /// When it started.
+    pub started_at: jiff::Timestamp,
+    /// Its wall time, seconds.
+    pub wall_s: f64,
+}
+
 /// Writes manifest.json into `dir`, listing every file `dir` recorded, with the fingerprints
 /// of `pick`'s chunker (the run's pick, or the chunker `check` tested), the corpus and the
-/// golden set. `timing` is when the run started and its wall time in seconds.
+/// golden set. `timing` is when the run started and how long it took.
 pub(super) fn write_manifest(
     dir: &mut RunDir,
     plan: &Plan,
     command: &[String],
-    (started_at, wall_s): (jiff::Timestamp, f64),
+    timing: Timing,
     swept: &Swept,
     pick: &ConfigCut,
     judged: Option<JudgeRecord<'_>>,
@@ -83,7 +92,7 @@ pub(super) fn write_manifest(
         schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",
         version: env!("CARGO_PKG_VERSION"),
-        started_at: started_at.to_string(),
+        started_at: timing.started_at.to_string(),
         command: command.to_vec(),
         config: RunConfig {
             plan,
@@ -94,7 +103,7 @@ pub(super) fn write_manifest(
         inputs: Inputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
         fingerprints: Fingerprints::new(chunker, &swept.corpus, &swept.golden),
         bm25: plan.sweep.bm25,
-        wall_time_s: wall_s,
+        wall_time_s: timing.wall_s,
         phase_time_ms: swept.phases,
         config_time_ms: swept
             .outcomes
