@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use chunksweep::budget::MaxCostFlag;
 use chunksweep::check::verdict::GateSettings;
 use chunksweep::config::{
     ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
-    SweepSection, flag_values,
+    SweepSection,
 };
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
@@ -64,6 +65,9 @@ pub enum Command {
 
 /// Flags of `chunksweep check`.
 #[derive(Args)]
+#[command(mut_arg("max_cost", |a| a.requires("judge").help(
+    "With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting answers once the spend would"
+)))]
 pub struct CheckArgs {
     /// The baseline run folder (a `sweep` or `run` output, e.g. committed under ci/baseline).
     #[arg(long, value_name = "RUN_DIR")]
@@ -89,10 +93,8 @@ pub struct CheckArgs {
     /// under test (needs a `run` baseline and its server; cached calls are reused).
     #[arg(long)]
     pub judge: bool,
-    /// With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting
-    /// answers once the spend would.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = chunksweep::config::flag_values::max_cost_usd, requires = "judge")]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Run folder of the chunker under test (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -112,7 +114,7 @@ impl CheckArgs {
             out: self.out.clone(),
             sweep: self.sweep.clone(),
             judge: JudgeSection {
-                max_cost_usd: self.max_cost,
+                max_cost_usd: self.budget.max_cost,
                 ..JudgeSection::default()
             },
             ..self.input.layer()
@@ -158,10 +160,8 @@ pub struct JudgeCheckArgs {
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse before sending anything when the estimate passes this many USD, and start no item
-    /// once the spend would pass it.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = flag_values::max_cost_usd)]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Send the verdicts through the Batch API ([llm] batch = true): half the price, results
     /// within the completion window; a rerun with the same --out polls the batches submitted.
     #[arg(long)]
@@ -177,7 +177,7 @@ impl JudgeCheckArgs {
                 judge_model: self.judge_model.clone(),
                 mode: self.judge_mode,
                 prompts_dir: self.prompts.clone(),
-                max_cost_usd: self.max_cost,
+                max_cost_usd: self.budget.max_cost,
                 ..JudgeSection::default()
             },
             out: self.out.clone(),
@@ -287,6 +287,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub judge: JudgeSection,
     #[command(flatten)]
+    pub budget: MaxCostFlag,
+    #[command(flatten)]
     pub options: RunOptions,
 }
 
@@ -295,7 +297,10 @@ impl RunArgs {
     /// judge's.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
-            judge: self.judge.clone(),
+            judge: JudgeSection {
+                max_cost_usd: self.budget.max_cost,
+                ..self.judge.clone()
+            },
             ..self.sweep.layer()
         }
     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
+use chunksweep::budget::MaxCostFlag;
 use chunksweep::config::flag_values;
 use chunksweep::golden::draft::DraftSettings;
 use chunksweep::pipeline::golden_set::{self, DraftOutcome, DraftRequest};
@@ -67,9 +68,8 @@ pub struct DraftArgs {
     /// Ask the model whether the evidence supports each answer it does not contain verbatim.
     #[arg(long)]
     pub check_answers: bool,
-    /// Refuse to start when the estimated cost passes this many USD.
-    #[arg(long, value_name = "USD", value_parser = flag_values::max_cost_usd)]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing sent).
     #[arg(long)]
     pub dry_run: bool,
@@ -117,7 +117,7 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             ..defaults
         },
         dry_run: args.dry_run,
-        max_cost_usd: args.max_cost,
+        max_cost_usd: args.budget.max_cost,
     };
     let progress = Progress::new(false);
     let outcome = golden_set::draft(&req, &|e| progress.handle(e))
@@ -133,7 +133,10 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             refused,
         } => {
             println!("dry run: {passages} passage(s) from {documents} document(s); nothing sent");
-            println!("{}", estimate.summary(&server, &model));
+            println!(
+                "{}",
+                chunksweep::golden::draft::ask::drafting_line(&estimate, &server, &model)
+            );
             super::print::refusal(refused.as_deref());
         }
         DraftOutcome::Drafted {

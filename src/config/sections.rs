@@ -193,8 +193,9 @@ pub struct JudgeSection {
     /// Questions in progress at once (default 4).
     #[arg(skip)]
     pub concurrency: Option<usize>,
-    /// Stop cleanly before the estimate or the spend passes this many USD.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = super::flag_values::max_cost_usd)]
+    /// Stop cleanly before the estimate or the spend passes this many USD (the flag is
+    /// [`crate::budget::MaxCostFlag`]).
+    #[arg(skip)]
     pub max_cost_usd: Option<f64>,
     /// Significance level of the paired McNemar tests (default 0.05).
     #[arg(skip)]

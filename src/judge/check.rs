@@ -10,12 +10,13 @@ use super::asking::Ask;
 use super::criteria;
 use super::error::JudgeError;
 use super::journal::CallLog;
-use super::pipeline::{Estimate, records_cost, schema_tokens};
+use super::pipeline::{records_cost, schema_tokens};
 use super::prompts::PromptSet;
 use super::rows::tag;
 use super::settings::JudgeSettings;
 use super::verdict::Verdict;
 use super::work::{Limits, drive};
+use crate::budget::CostEstimate;
 use crate::events::Events;
 use crate::llm::cost::{estimate_chat_prompt_tokens, planned_cost_usd};
 use crate::llm::{ClientConfig, LlmClient};
@@ -165,7 +166,7 @@ pub fn estimate_items(
     prompts: &PromptSet,
     s: &JudgeSettings,
     cfg: &ClientConfig,
-) -> Estimate {
+) -> CostEstimate {
     let schema_tokens = schema_tokens();
     let prompt_tokens: u64 = items
         .iter()
@@ -175,8 +176,7 @@ pub fn estimate_items(
         })
         .sum();
     let completion_tokens = items.len() as u64 * u64::from(s.judge_max_tokens);
-    Estimate {
-        questions: 0,
+    CostEstimate {
         calls: items.len(),
         prompt_tokens,
         completion_tokens,

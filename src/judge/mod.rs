@@ -64,7 +64,7 @@ pub use criteria::Criterion;
 pub use fingerprint::Fingerprint;
 pub use journal::{CallLog, CallRow, Finished, load_finished, recorded_spend};
 pub use pipeline::{
-    Estimate, Job, JudgeRun, Setup, estimate, judged_questions, pending, plan_jobs, run_judge,
+    Job, JudgeRun, Setup, estimate, estimate_line, judged_questions, pending, plan_jobs, run_judge,
 };
 pub use prompts::{PromptError, PromptSet};
 pub use rows::{JudgeQuestionRow, Judgement, Verdicts};

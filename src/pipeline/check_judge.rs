@@ -15,8 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::batching;
-use super::judge_step::check_budget;
+use super::judge_session::{self, Budget, Session};
 use super::swept::Swept;
 use crate::check::CheckError;
 use crate::check::judged::{self, Asked, Compared, JudgeGate, JudgeModels};
@@ -31,7 +30,6 @@ use crate::judge::trust::trust;
 use crate::judge::{
     self, Fingerprint, Finished, JudgeError, JudgeQuestionRow, JudgeSettings, PromptSet, Setup,
 };
-use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
 use crate::llm::format::ResponseFormatKind;
 use crate::plan::Plan;
@@ -324,28 +322,21 @@ pub(super) async fn judge(
         .map(|i| jobs[i].clone())
         .collect();
     let estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
-    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    if plan.llm.batch.enabled {
-        batching::start(&plan.llm, &client, dir, events).await?;
-    }
-    check_budget(settings, &estimate, dir.path())?;
-    now.check_and_store(dir.path())?;
-    dir.record(files::JUDGE_SETTINGS);
-    events(RunEvent::Note(format!(
-        "judging `{}` on {} question(s) the baseline judged, {} already done: {}",
-        candidate.id(),
-        jobs.len(),
-        jobs.len() - todo.len(),
-        estimate.summary(
-            client.base_url(),
-            Some(&settings.generator_model),
-            &settings.judge_model
-        )
-    )));
-    events(RunEvent::Started {
-        step: Step::Judge,
-        total: estimate.calls as u64,
-    });
+    let session = Session {
+        llm: &plan.llm,
+        settings,
+        estimate: &estimate,
+        budget: Budget::WithRecordedSpend,
+        fingerprint: Some(&now),
+        generates: true,
+        what: format!(
+            "judging `{}` on {} question(s) the baseline judged, {} already done",
+            candidate.id(),
+            jobs.len(),
+            jobs.len() - todo.len(),
+        ),
+    };
+    let client = judge_session::open(session, dir, events).await?;
     let prompt_sha256 = Some(prompts.hashes());
     let setup = Setup {
         settings: Arc::new(settings.clone()),

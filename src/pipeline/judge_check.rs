@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::dry_run::check_budget;
+use super::judge_session::{self, Budget, Session, refuse_check};
 use super::runtime;
+use crate::budget::CostEstimate;
 use crate::corpus;
 use crate::error::Error;
 use crate::events::{Events, RunEvent};
@@ -26,9 +27,9 @@ use crate::judge::check::{CheckItem, CheckRow, estimate_items, run_checks};
 use crate::judge::labels::{self, LabelledItem, RowLabel};
 use crate::judge::parroting::{Parroting, template_texts};
 use crate::judge::prompts::fence_context;
-use crate::judge::{self, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::judge::{self, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::llm::ClientConfig;
 use crate::llm::config::redact_url;
-use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::{JudgeOnly, Plan};
 use crate::prepare::{self, PrepareInputs, WouldSend};
 use crate::report::run_dir::RunDir;
@@ -276,7 +277,7 @@ pub enum JudgeCheckOutcome {
         items: usize,
         /// Calls, tokens and cost; `None` when the retrieved contexts of a labelled
         /// judge_questions.csv cannot be rebuilt from the caches.
-        estimate: Option<Estimate>,
+        estimate: Option<CostEstimate>,
         /// Then, what rebuilding them would send ([`WouldSend::summary`]).
         unsent: Option<String>,
         /// The judge model.
@@ -602,33 +603,29 @@ pub fn judge_check(
             unsent: None,
             judge_model: settings.judge_model.clone(),
             server,
-            refused: check_budget(&settings, &estimate)
+            refused: refuse_check(&settings, &estimate)
                 .err()
                 .map(|e| e.to_string()),
         });
     }
     llm.validate().map_err(JudgeError::from)?;
-    let client = LlmClient::new(llm.clone()).map_err(JudgeError::from)?;
-    check_budget(&settings, &estimate)?;
+    refuse_check(&settings, &estimate)?;
     let mut dir = RunDir::create(&run_dir)?;
-    if llm.batch.enabled {
-        rt.block_on(super::batching::start(&llm, &client, &mut dir, events))?;
-    }
     // One calls.csv per judge-check: this run's calls only (answered ones come from the cache).
     let calls = dir.path().join(files::CALLS);
     if calls.exists() {
         std::fs::remove_file(&calls).map_err(|e| JudgeError::io(&calls, e))?;
     }
-    events(RunEvent::Note(format!(
-        "judging {} labelled item(s): {}",
-        items.len(),
-        estimate.summary(&server, None, &settings.judge_model)
-            + &llm
-                .batch
-                .estimate_note()
-                .map(|b| format!("; {b}"))
-                .unwrap_or_default()
-    )));
+    let session = Session {
+        llm: &llm,
+        settings: &settings,
+        estimate: &estimate,
+        budget: Budget::Checked,
+        fingerprint: None,
+        generates: false,
+        what: format!("judging {} labelled item(s)", items.len()),
+    };
+    let client = rt.block_on(judge_session::open(session, &mut dir, events))?;
     let templates = template_texts(&prompts, &settings.criteria);
     let rows = rt.block_on(run_checks(
         &items,

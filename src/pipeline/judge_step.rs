@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::batching;
 pub use super::dry_run::DryRun;
-use super::dry_run::run_budget;
+use super::judge_session::{self, Budget, Session, refuse_run_in};
 use super::swept::Swept;
+use crate::budget::CostEstimate;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
 use crate::error::Error;
@@ -22,8 +22,8 @@ use crate::judge::controls::{check_items, placeholders, sources};
 use crate::judge::gates::unfinished_note;
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
-    self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
-    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
+    self, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun, JudgeSettings,
+    JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
@@ -126,7 +126,7 @@ struct Planned {
     /// Jobs without a row yet.
     todo: usize,
     /// Calls, tokens and cost of what is left, controls and repeats included.
-    estimate: Estimate,
+    estimate: CostEstimate,
     control_calls: usize,
     repeat_calls: usize,
 }
@@ -172,20 +172,6 @@ fn plan(
         done,
         estimate,
     })
-}
-
-/// Refuses a run whose estimate has no price under a budget, or whose estimate plus the spend
-/// already recorded in the folder passes it.
-pub(super) fn check_budget(
-    settings: &JudgeSettings,
-    est: &Estimate,
-    dir: &Path,
-) -> Result<(), Error> {
-    let spent = match settings.max_cost_usd {
-        Some(_) => judge::recorded_spend(dir)?,
-        None => 0.0,
-    };
-    Ok(run_budget(settings, est, spent)?)
 }
 
 /// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
@@ -235,34 +221,27 @@ pub async fn judge(
             sweep: swept.prepared.would_send.clone(),
             unswept: None,
             batch,
-            refused: check_budget(settings, &planned.estimate, dir.path())
+            refused: refuse_run_in(settings, &planned.estimate, dir.path())
                 .err()
                 .map(|e| e.to_string()),
         })));
     }
-    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    if batch.is_some() {
-        batching::start(&plan.llm, &client, dir, events).await?;
-    }
-    check_budget(settings, &planned.estimate, dir.path())?;
-    Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
-    dir.record(files::JUDGE_SETTINGS);
-    events(RunEvent::Note(format!(
-        "judging {} candidate(s) on {} question(s), {} of {} already done: {}",
-        candidates.len(),
-        planned.judged.questions.len(),
-        planned.jobs.len() - planned.todo,
-        planned.jobs.len(),
-        planned.estimate.summary(
-            client.base_url(),
-            Some(&settings.generator_model),
-            &settings.judge_model
-        ) + &batch.map(|b| format!("; {b}")).unwrap_or_default()
-    )));
-    events(RunEvent::Started {
-        step: Step::Judge,
-        total: planned.estimate.calls as u64,
-    });
+    let session = Session {
+        llm: &plan.llm,
+        settings,
+        estimate: &planned.estimate,
+        budget: Budget::WithRecordedSpend,
+        fingerprint: Some(&Fingerprint::new(settings, &planned.prompts)),
+        generates: true,
+        what: format!(
+            "judging {} candidate(s) on {} question(s), {} of {} already done",
+            candidates.len(),
+            planned.judged.questions.len(),
+            planned.jobs.len() - planned.todo,
+            planned.jobs.len(),
+        ),
+    };
+    let client = judge_session::open(session, dir, events).await?;
     let prompt_sha256 = planned.prompts.hashes();
     let planned_jobs = planned.jobs.len();
     let judged = run(planned, swept, settings, &client, dir, events).await?;

@@ -19,6 +19,7 @@ pub mod decide;
 pub mod dry_run;
 pub mod golden_set;
 pub mod judge_check;
+mod judge_session;
 pub mod judge_step;
 pub mod record;
 pub mod swept;

@@ -29,12 +29,13 @@ use std::path::Path;
 
 use thiserror::Error;
 
+use crate::budget::{CostEstimate, Refusal};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
 use crate::golden::Finder;
 use crate::llm::{ChatRequest, EmbedRequest, LlmClient, LlmError};
 use crate::vector::cosine;
-use ask::{Asking, Estimate};
+use ask::Asking;
 use sample::Passage;
 pub use verify::Reason;
 use verify::{Limits, Quote, Rejection, Reply};
@@ -177,6 +178,17 @@ pub enum DraftError {
 }
 
 impl DraftError {
+    /// The refusal of a drafting estimate under `--max-cost`; `model` is the drafting model.
+    pub fn over_budget(refusal: Refusal, model: &str) -> Self {
+        match refusal {
+            Refusal::Unpriced { max } => DraftError::Unpriced {
+                max,
+                model: model.to_string(),
+            },
+            Refusal::Over { estimate, max, .. } => DraftError::OverBudget { estimate, max },
+        }
+    }
+
     /// Usage (2) for the input, the budget and the key; failure (1) otherwise (a run that keeps
     /// no item included).
     pub fn exit_class(&self) -> crate::exit::ExitClass {
@@ -201,7 +213,7 @@ pub struct Planned {
     /// One request per passage.
     pub requests: Vec<ChatRequest>,
     /// Calls, tokens and cost.
-    pub estimate: Estimate,
+    pub estimate: CostEstimate,
 }
 
 /// Samples the passages and builds their requests; `cfg` prices the estimate.
@@ -226,7 +238,7 @@ pub fn plan(
         .iter()
         .map(|p| ask::draft_request(corpus, p, &asking))
         .collect();
-    let estimate = Estimate::of(
+    let estimate = ask::drafting_estimate(
         &requests,
         &ask::draft_schema(settings.max_quotes),
         settings.check_answers,
