@@ -6,8 +6,6 @@
 
 use serde::Serialize;
 
-use crate::config::flag_values::max_cost_usd;
-
 /// `--max-cost`, declared once: every command with a budget flattens it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args)]
 pub struct MaxCostFlag {
@@ -15,6 +13,18 @@ pub struct MaxCostFlag {
     /// already recorded in the run folder) passes it or a model has no price.
     #[arg(long = "max-cost", value_name = "USD", value_parser = max_cost_usd)]
     pub max_cost: Option<f64>,
+}
+
+/// `--max-cost`'s value: a finite number of USD, 0 or more (a NaN compares false with
+/// everything, so `--max-cost nan` would allow any spend).
+///
+/// # Errors
+/// The range, for clap to print after the flag's name and value.
+pub fn max_cost_usd(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("must be a finite number of USD, 0 or more (e.g. 2.5)".into()),
+    }
 }
 
 /// Calls, tokens and cost expected before anything is sent.
@@ -111,6 +121,15 @@ mod tests {
                 max: 1.0
             })
         );
+    }
+
+    #[test]
+    fn nan_infinite_and_negative_budgets_are_refused() {
+        for bad in ["nan", "NaN", "inf", "-inf", "-0.5", "abc", ""] {
+            assert!(max_cost_usd(bad).is_err(), "{bad}");
+        }
+        assert_eq!(max_cost_usd("0"), Ok(0.0));
+        assert_eq!(max_cost_usd("2.5"), Ok(2.5));
     }
 
     #[test]
