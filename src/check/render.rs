@@ -30,14 +30,14 @@ pub fn headline(check: &Check) -> String {
         Outcome::Regression => format!("regression: {compared}; {}", reasons(check)),
         Outcome::Pass => format!(
             "pass: {compared}; non-inferior within δ = {} (one-sided {}% lower bound of the difference {} ≥ −{})",
-            check.settings.margin,
+            check.settings.delta,
             pct(1.0 - check.settings.alpha),
             signed(v.non_inferiority.lower),
-            check.settings.margin
+            check.settings.delta
         ),
         Outcome::Inconclusive => format!(
             "inconclusive: {compared}; neither worse nor shown within δ = {} ({}), {}",
-            check.settings.margin,
+            check.settings.delta,
             sign_text(v),
             needed(v)
         ),
@@ -56,7 +56,7 @@ fn reasons(check: &Check) -> String {
             }
             Reason::WorseThanMargin => format!(
                 "worse by more than δ = {} (one-sided {}% upper bound of the difference {})",
-                s.margin,
+                s.delta,
                 pct(1.0 - s.alpha),
                 signed(v.non_inferiority.upper)
             ),
@@ -131,7 +131,7 @@ pub fn markdown(check: &Check) -> String {
     let _ = writeln!(
         md,
         "Baseline `{}`, cut {}; margin δ = {}, α = {} (one-sided), --max-drop {}; a regression needs at least two questions that got worse.",
-        check.baseline, check.cut, s.margin, s.alpha, s.max_drop
+        check.baseline, check.cut, s.delta, s.alpha, s.max_drop
     );
     md
 }

@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use super::compare::QuestionPair;
+use crate::select::DEFAULT_DELTA;
 use crate::stats::{Class, NonInferiority, OneSidedSign, non_inferiority, sign_test_worse};
 
 /// The power the questions-needed figure is computed for.
@@ -23,11 +24,15 @@ pub const POWER: f64 = 0.8;
 /// The gate's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GateSettings {
-    /// Non-inferiority margin δ on span recall (recall units, > 0; default 0.05).
-    pub margin: f64,
-    /// One-sided significance level α of both tests, in (0, 1) (default 0.05).
+    /// Non-inferiority margin δ on span recall (recall units, > 0; default
+    /// [`DEFAULT_DELTA`], the selection's). check.json keeps its older name, `margin`.
+    #[serde(rename = "margin")]
+    pub delta: f64,
+    /// One-sided significance level α of both tests, in (0, 1) (default 0.05: its `Default`,
+    /// which `check --alpha` reads).
     pub alpha: f64,
-    /// Largest drop of mean span recall that passes, in recall units, ≥ 0 (default 0.10).
+    /// Largest drop of mean span recall that passes, in recall units, ≥ 0 (default 0.10: its
+    /// `Default`, which `check --max-drop` reads).
     pub max_drop: f64,
     /// Whether an inconclusive check fails (exit 1) instead of passing with a warning.
     pub fail_on_inconclusive: bool,
@@ -36,7 +41,7 @@ pub struct GateSettings {
 impl Default for GateSettings {
     fn default() -> Self {
         GateSettings {
-            margin: 0.05,
+            delta: DEFAULT_DELTA,
             alpha: 0.05,
             max_drop: 0.10,
             fail_on_inconclusive: false,
@@ -50,10 +55,10 @@ impl GateSettings {
     /// # Errors
     /// A message naming the flag and its range.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.margin > 0.0 && self.margin < 1.0) {
+        if !(self.delta > 0.0 && self.delta < 1.0) {
             return Err(format!(
-                "--margin {} must be a span recall difference strictly between 0 and 1",
-                self.margin
+                "--delta {} must be a span recall difference strictly between 0 and 1",
+                self.delta
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -132,7 +137,7 @@ pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> Verdict {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let (before, now) = (mean(&baseline), mean(&candidate));
     let sign = sign_test_worse(&baseline, &candidate);
-    let ni = non_inferiority(&baseline, &candidate, settings.margin, settings.alpha);
+    let ni = non_inferiority(&baseline, &candidate, settings.delta, settings.alpha);
     let drop = before - now;
     let mut reasons = Vec::new();
     // A regression needs two questions that got worse: one alone is a wobble.

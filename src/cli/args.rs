@@ -14,6 +14,7 @@ use chunksweep::config::{
 };
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
+use chunksweep::select::DEFAULT_DELTA;
 
 #[derive(Parser)]
 #[command(
@@ -58,7 +59,7 @@ pub enum Command {
     /// by question with the baseline run, and exit 1 on a regression (check.md, check.json);
     /// with --judge, answer quality too.
     #[command(
-        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --delta, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
     )]
     Check(Box<CheckArgs>),
 }
@@ -77,14 +78,17 @@ pub struct CheckArgs {
     /// The chunker under test: the baseline's pick with these changed (one configuration).
     #[command(flatten)]
     pub sweep: SweepSection,
-    /// Non-inferiority margin δ on span recall.
-    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
-    pub margin: f64,
+    /// Non-inferiority margin δ on span recall (the selection's --delta).
+    #[arg(long, value_name = "DELTA", default_value_t = DEFAULT_DELTA)]
+    pub delta: f64,
+    /// Deprecated name of --delta, kept for one release (prints a warning).
+    #[arg(long, value_name = "DELTA", hide = true, conflicts_with = "delta")]
+    pub margin: Option<f64>,
     /// One-sided significance level of the tests.
-    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    #[arg(long, value_name = "P", default_value_t = GateSettings::default().alpha)]
     pub alpha: f64,
     /// Largest drop of mean span recall that passes (at least two questions worse to fail).
-    #[arg(long, value_name = "RECALL", default_value_t = 0.10)]
+    #[arg(long, value_name = "RECALL", default_value_t = GateSettings::default().max_drop)]
     pub max_drop: f64,
     /// Exit 1 when neither test can tell (default: pass with a warning).
     #[arg(long)]
@@ -121,10 +125,10 @@ impl CheckArgs {
         }
     }
 
-    /// The gate's settings.
+    /// The gate's settings (`--margin`, when given, as `--delta`).
     pub fn gate(&self) -> GateSettings {
         GateSettings {
-            margin: self.margin,
+            delta: self.margin.unwrap_or(self.delta),
             alpha: self.alpha,
             max_drop: self.max_drop,
             fail_on_inconclusive: self.fail_on_inconclusive,

@@ -124,6 +124,11 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
 
 /// `chunksweep check`: prints check.md; exit 1 when the check fails.
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    if args.margin.is_some() {
+        eprintln!(
+            "warning: --margin is deprecated and will be removed in the next release: use --delta (the same non-inferiority margin δ, named as the selection names it)"
+        );
+    }
     let request = pipeline::check::CheckRequest {
         baseline: args.baseline.clone(),
         config: args.input.config.clone(),

@@ -248,8 +248,13 @@ pub struct SelectionSection {
     /// 0.05).
     #[arg(long, value_name = "P")]
     pub alpha: Option<f64>,
-    /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default 0.05).
-    #[arg(long, value_name = "RECALL")]
+    /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default
+    /// [`crate::select::DEFAULT_DELTA`]).
+    #[arg(long, value_name = "RECALL", help = concat!(
+        "Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default ",
+        crate::default_delta!(),
+        ")"
+    ))]
     pub delta: Option<f64>,
     /// Rule `seed` only: keep margins >= best − this × |best| (relative; default 0.03 = 3%).
     #[arg(long, value_name = "RATIO")]

@@ -149,8 +149,8 @@ where
         record(calls, &rec)?;
     }
     if let Err(e) = client.settle_batches() {
-        events(RunEvent::Note(format!(
-            "warning: {e} (the next run reads those batches again)"
+        events(RunEvent::Warning(format!(
+            "{e} (the next run reads those batches again)"
         )));
     }
     Ok(out)
@@ -164,8 +164,8 @@ async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
     match client.flush_batches(&progress).await {
         Ok(n) => n > 0,
         Err(e) => {
-            events(RunEvent::Note(format!(
-                "warning: {e}; the calls waiting for it are left unfinished"
+            events(RunEvent::Warning(format!(
+                "{e}; the calls waiting for it are left unfinished"
             )));
             true
         }

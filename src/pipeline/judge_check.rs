@@ -512,7 +512,7 @@ fn plan_of_run(
     }
     let record = super::record::RunRecord::open(folder)?;
     for warning in &record.warnings {
-        events(RunEvent::Note(format!("warning: {warning}")));
+        events(RunEvent::Warning(warning.clone()));
     }
     record.plan.with_judge_flags(&flags, now)
 }

@@ -197,8 +197,8 @@ pub async fn judge(
 ) -> Result<JudgeOutcome, Error> {
     let settings = &plan.judge;
     for name in unused_models(plan) {
-        events(RunEvent::Note(format!(
-            "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
+        events(RunEvent::Warning(format!(
+            "[llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
         )));
     }
     let infos = candidate_infos(swept, candidates)?;
