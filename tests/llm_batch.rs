@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime};
 use batch_support::{BatchServer, Fault};
 use chunksweep::llm::RetryConfig;
 use chunksweep::llm::batch::{
-    BatchApi, BatchBook, BatchCall, BatchConfig, BatchStatus, Batcher, Collected, LineOutcome,
-    Progress, VirtualWaiter,
+    BatchApi, BatchBook, BatchCall, BatchConfig, BatchProgress, BatchStatus, Batcher, Collected,
+    LineOutcome, VirtualWaiter,
 };
 use serde_json::{Value, json};
 
@@ -55,10 +55,12 @@ fn batcher(srv: &BatchServer, dir: &Path, stop_after: Option<usize>) -> Batcher 
 }
 
 /// Runs `calls` through `b`, keeping every progress report.
-async fn run(b: &Batcher, calls: Vec<BatchCall>) -> (Collected, Vec<Progress>) {
+async fn run(b: &Batcher, calls: Vec<BatchCall>) -> (Collected, Vec<BatchProgress>) {
     let seen = Mutex::new(Vec::new());
     let got = b
-        .run(calls, &|p: &Progress| seen.lock().unwrap().push(p.clone()))
+        .run(calls, &|p: &BatchProgress| {
+            seen.lock().unwrap().push(p.clone())
+        })
         .await
         .unwrap();
     (got, seen.into_inner().unwrap())
@@ -146,7 +148,7 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
         ]
     );
     assert_eq!(p.last().unwrap().counts.total, 3);
-    let judge: Vec<&Progress> = p.iter().filter(|p| p.batch_id == "batch_1").collect();
+    let judge: Vec<&BatchProgress> = p.iter().filter(|p| p.batch_id == "batch_1").collect();
     assert_eq!(judge.len(), 1); // ended at its first poll, never polled again
     assert_eq!(judge[0].counts.total, 1);
 
@@ -339,7 +341,7 @@ async fn a_client_in_batch_mode_falls_back_from_a_refused_format_and_records_the
             &schema,
         )
     };
-    let none = |_: &Progress| {};
+    let none = |_: &BatchProgress| {};
 
     assert_eq!(
         ask().await.unwrap_err(),

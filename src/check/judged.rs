@@ -366,7 +366,7 @@ pub fn gate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::test_check;
+    use crate::judge::probes::test_probe;
     use crate::judge::rows::test_row;
     use crate::judge::trust::trust;
 
@@ -602,9 +602,9 @@ mod tests {
         let mut rows = Vec::new();
         for _ in 0..6 {
             // faithfulness: an always-pass judge; relevancy: caught every planted failure
-            rows.push(test_check("other_context", "faithfulness", "fail", "pass"));
-            rows.push(test_check("other_answer", "relevancy", "fail", "fail"));
-            rows.push(test_check(
+            rows.push(test_probe("other_context", "faithfulness", "fail", "pass"));
+            rows.push(test_probe("other_answer", "relevancy", "fail", "fail"));
+            rows.push(test_probe(
                 "reference_relevant",
                 "relevancy",
                 "pass",

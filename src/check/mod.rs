@@ -31,7 +31,7 @@ use crate::sweep::rows::QuestionRow;
 use changes::{Changes, Side};
 use compare::QuestionPair;
 use judged::JudgeGate;
-use verdict::{GateSettings, Verdict};
+use verdict::{GateSettings, RetrievalVerdict};
 
 /// Errors of the check itself (reading the baseline and sweeping are the pipeline's).
 #[derive(Debug, Error)]
@@ -166,7 +166,7 @@ pub struct Check {
     /// The gate's settings.
     pub settings: GateSettings,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: RetrievalVerdict,
     /// What changed since the baseline.
     pub changes: Changes,
     /// Every question compared, in golden-set order.

@@ -8,7 +8,7 @@ use super::Check;
 use super::changes::{NameChanges, SettingChange};
 use super::compare::{Fate, QuestionPair};
 use super::judged::{CriterionOutcome, JudgeGate, fewest_worse_to_fail};
-use super::verdict::{Outcome, Reason, Verdict};
+use super::verdict::{RegressionReason, RetrievalOutcome, RetrievalVerdict};
 
 /// Questions listed by name in check.md before "… and N more" (check.json lists every one).
 pub const LISTED: usize = 15;
@@ -27,15 +27,15 @@ pub fn headline(check: &Check) -> String {
         signed(-v.drop),
     );
     match v.outcome {
-        Outcome::Regression => format!("regression: {compared}; {}", reasons(check)),
-        Outcome::Pass => format!(
+        RetrievalOutcome::Regression => format!("regression: {compared}; {}", reasons(check)),
+        RetrievalOutcome::Pass => format!(
             "pass: {compared}; non-inferior within δ = {} (one-sided {}% lower bound of the difference {} ≥ −{})",
             check.settings.delta,
             pct(1.0 - check.settings.alpha),
             signed(v.non_inferiority.lower),
             check.settings.delta
         ),
-        Outcome::Inconclusive => format!(
+        RetrievalOutcome::Inconclusive => format!(
             "inconclusive: {compared}; neither worse nor shown within δ = {} ({}), {}",
             check.settings.delta,
             sign_text(v),
@@ -51,16 +51,16 @@ fn reasons(check: &Check) -> String {
         .reasons
         .iter()
         .map(|r| match r {
-            Reason::SignificantlyWorse => {
+            RegressionReason::SignificantlyWorse => {
                 format!("significantly worse ({} at α = {})", sign_text(v), s.alpha)
             }
-            Reason::WorseThanMargin => format!(
+            RegressionReason::WorseThanMargin => format!(
                 "worse by more than δ = {} (one-sided {}% upper bound of the difference {})",
                 s.delta,
                 pct(1.0 - s.alpha),
                 signed(v.non_inferiority.upper)
             ),
-            Reason::LargeDrop => format!(
+            RegressionReason::LargeDrop => format!(
                 "mean span recall dropped {} > --max-drop {}",
                 f3(v.drop),
                 s.max_drop
@@ -70,7 +70,7 @@ fn reasons(check: &Check) -> String {
     texts.join("; ")
 }
 
-fn sign_text(v: &Verdict) -> String {
+fn sign_text(v: &RetrievalVerdict) -> String {
     format!(
         "{} question(s) worse, {} better, one-sided sign test {}",
         v.sign.reference_better,
@@ -79,7 +79,7 @@ fn sign_text(v: &Verdict) -> String {
     )
 }
 
-fn needed(v: &Verdict) -> String {
+fn needed(v: &RetrievalVerdict) -> String {
     match v.questions_needed {
         Some(n) => format!(
             "about {n} questions would settle it (α = {}, 80% power; Chow, Shao and Wang 2008 §3.1)",
@@ -94,10 +94,10 @@ pub fn markdown(check: &Check) -> String {
     let mut md = String::new();
     let v = &check.verdict;
     let title = match (v.outcome, v.fails) {
-        (Outcome::Regression, _) => "❌ regression",
-        (Outcome::Pass, _) => "✅ pass",
-        (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
-        (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
+        (RetrievalOutcome::Regression, _) => "❌ regression",
+        (RetrievalOutcome::Pass, _) => "✅ pass",
+        (RetrievalOutcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
+        (RetrievalOutcome::Inconclusive, false) => "⚠️ pass, inconclusive",
     };
     let answers = match (&check.judge, &check.judge_error) {
         (_, Some(_)) => Some("⛔ not judged (the judge stage stopped)"),

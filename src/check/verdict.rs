@@ -80,7 +80,7 @@ impl GateSettings {
 /// What the gate decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum RetrievalOutcome {
     /// Worse: the check fails (exit 1).
     Regression,
     /// Non-inferior within δ: the check passes.
@@ -92,7 +92,7 @@ pub enum Outcome {
 /// Why a regression is one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub enum RegressionReason {
     /// The one-sided sign test rejected "not worse" at α.
     SignificantlyWorse,
     /// The non-inferiority bound shows it worse by more than δ.
@@ -103,11 +103,11 @@ pub enum Reason {
 
 /// The verdict and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct RetrievalVerdict {
     /// The decision.
-    pub outcome: Outcome,
+    pub outcome: RetrievalOutcome,
     /// Why, for a regression (empty otherwise).
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<RegressionReason>,
     /// Whether the command fails (exit 1): a regression, or an inconclusive check with
     /// `fail_on_inconclusive`.
     pub fails: bool,
@@ -131,7 +131,7 @@ pub struct Verdict {
 ///
 /// # Panics
 /// If `settings` are out of range ([`GateSettings::validate`]).
-pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> Verdict {
+pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> RetrievalVerdict {
     let baseline: Vec<f64> = pairs.iter().map(|p| p.baseline.span_recall).collect();
     let candidate: Vec<f64> = pairs.iter().map(|p| p.candidate.span_recall).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -143,26 +143,26 @@ pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> Verdict {
     // A regression needs two questions that got worse: one alone is a wobble.
     if sign.reference_better >= 2 {
         if sign.p_value < settings.alpha {
-            reasons.push(Reason::SignificantlyWorse);
+            reasons.push(RegressionReason::SignificantlyWorse);
         }
         if ni.class == Class::Worse {
-            reasons.push(Reason::WorseThanMargin);
+            reasons.push(RegressionReason::WorseThanMargin);
         }
         if drop > settings.max_drop + 1e-12 {
-            reasons.push(Reason::LargeDrop);
+            reasons.push(RegressionReason::LargeDrop);
         }
     }
     let outcome = if !reasons.is_empty() {
-        Outcome::Regression
+        RetrievalOutcome::Regression
     } else if ni.class == Class::NonInferior {
-        Outcome::Pass
+        RetrievalOutcome::Pass
     } else {
-        Outcome::Inconclusive
+        RetrievalOutcome::Inconclusive
     };
-    Verdict {
-        fails: outcome == Outcome::Regression
-            || (outcome == Outcome::Inconclusive && settings.fail_on_inconclusive),
-        questions_needed: (outcome == Outcome::Inconclusive)
+    RetrievalVerdict {
+        fails: outcome == RetrievalOutcome::Regression
+            || (outcome == RetrievalOutcome::Inconclusive && settings.fail_on_inconclusive),
+        questions_needed: (outcome == RetrievalOutcome::Inconclusive)
             .then(|| ni.questions_needed(POWER))
             .flatten(),
         outcome,
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn unchanged_rows_pass_as_non_inferior() {
         let v = decide(&pairs(&[]), &GateSettings::default());
-        assert_eq!((v.outcome, v.fails), (Outcome::Pass, false));
+        assert_eq!((v.outcome, v.fails), (RetrievalOutcome::Pass, false));
         assert_eq!(v.drop, 0.0);
         assert_eq!(v.non_inferiority.lower, 0.0);
     }
@@ -216,7 +216,7 @@ mod tests {
         // −0.025 − 1.684875 · 0.025 = −0.067122 < −0.05; upper 0.017122 ≥ −0.05: undetermined.
         // Questions needed: ((1.644854 + 0.841621) · 0.158114 / (0.05 − 0.025))² = 247.3 → 248.
         let v = decide(&pairs(&[(7, 0.0)]), &GateSettings::default());
-        assert_eq!(v.outcome, Outcome::Inconclusive);
+        assert_eq!(v.outcome, RetrievalOutcome::Inconclusive);
         assert!(!v.fails && v.reasons.is_empty());
         assert_eq!(v.sign.reference_better, 1);
         assert!((v.sign.p_value - 0.5).abs() < 1e-12, "{v:?}");
@@ -229,7 +229,7 @@ mod tests {
         };
         assert_eq!(
             decide(&pairs(&[(7, 0.0)]), &strict).outcome,
-            Outcome::Inconclusive
+            RetrievalOutcome::Inconclusive
         );
         let failing = GateSettings {
             fail_on_inconclusive: true,
@@ -245,7 +245,7 @@ mod tests {
         let v = decide(&three, &GateSettings::default());
         assert!((v.sign.p_value - 0.125).abs() < 1e-12, "{v:?}");
         assert!((v.drop - 0.075).abs() < 1e-12);
-        assert_eq!(v.outcome, Outcome::Inconclusive);
+        assert_eq!(v.outcome, RetrievalOutcome::Inconclusive);
         let floor = GateSettings {
             max_drop: 0.05,
             ..GateSettings::default()
@@ -253,7 +253,10 @@ mod tests {
         let v = decide(&three, &floor);
         assert_eq!(
             (v.outcome, v.reasons.as_slice()),
-            (Outcome::Regression, &[Reason::LargeDrop][..])
+            (
+                RetrievalOutcome::Regression,
+                &[RegressionReason::LargeDrop][..]
+            )
         );
         assert!(v.fails);
     }
@@ -263,8 +266,11 @@ mod tests {
         // 6 worse, 0 better: p = 1/64 = 0.015625 < 0.05.
         let lost: Vec<(usize, f64)> = (0..6).map(|q| (q, 0.0)).collect();
         let v = decide(&pairs(&lost), &GateSettings::default());
-        assert_eq!(v.outcome, Outcome::Regression);
-        assert!(v.reasons.contains(&Reason::SignificantlyWorse), "{v:?}");
+        assert_eq!(v.outcome, RetrievalOutcome::Regression);
+        assert!(
+            v.reasons.contains(&RegressionReason::SignificantlyWorse),
+            "{v:?}"
+        );
         assert!((v.sign.p_value - 0.015625).abs() < 1e-12);
     }
 }

@@ -91,11 +91,11 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
 /// `chunksweep judge-check`.
 pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     let progress = Progress::new(false);
-    let out = pipeline::judge_check::judge_check(
+    let out = pipeline::judge_accuracy::judge_check(
         args.config.as_deref(),
         args.layer(),
         &args.labels,
-        pipeline::judge_check::Sending {
+        pipeline::judge_accuracy::Sending {
             dry_run: args.dry_run,
             batch: args.batch,
         },
@@ -146,7 +146,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     print!("{}", out.markdown);
     println!("check.md and check.json in {}", out.run_dir.display());
-    if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive {
+    if out.check.verdict.outcome == chunksweep::check::verdict::RetrievalOutcome::Inconclusive {
         eprintln!(
             "warning: the retrieval check is inconclusive (see check.md); {}",
             if out.check.verdict.fails {

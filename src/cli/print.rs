@@ -3,7 +3,7 @@
 
 use chunksweep::pipeline::Validation;
 use chunksweep::pipeline::decide::Decision;
-use chunksweep::pipeline::judge_check::JudgeCheckOutcome;
+use chunksweep::pipeline::judge_accuracy::JudgeCheckOutcome;
 use chunksweep::pipeline::judge_step::{DryRun, Judged};
 use chunksweep::report::judge_section;
 use chunksweep::select::StabilityStatus;

@@ -11,12 +11,12 @@
 //!   [`JudgeSettings::min_judged_answers`](super::settings::JudgeSettings::min_judged_answers)
 //!   answers with a pass or fail verdict.
 //!
-//! Each gate that fails withholds the confirmation ([`Decision::withhold`]) with a sentence
+//! Each gate that fails withholds the confirmation ([`JudgeDecision::withhold`]) with a sentence
 //! saying what is missing; the decision's choice itself stands.
 
-use super::check::CheckRow;
 use super::controls::ControlKind;
-use super::decision::Decision;
+use super::decision::JudgeDecision;
+use super::probes::ProbeRow;
 use super::rows::JudgeQuestionRow;
 use super::table::CandidateInfo;
 
@@ -29,7 +29,7 @@ pub struct Gates<'a> {
     /// The judged questions (judge_questions.csv's rows).
     pub questions: &'a [JudgeQuestionRow],
     /// The planted controls and repeats (judge_checks.csv's rows).
-    pub checks: &'a [CheckRow],
+    pub checks: &'a [ProbeRow],
     /// Whether planted controls were on (`[judge] controls`).
     pub controls: bool,
     /// The fewest judged answers per candidate that can confirm (`[judge]
@@ -41,7 +41,7 @@ pub struct Gates<'a> {
 
 /// Withholds the confirmation of `d` for every gate of `g` that fails (nothing changes when
 /// nothing was chosen).
-pub fn withhold(d: &mut Decision, g: &Gates<'_>) {
+pub fn withhold(d: &mut JudgeDecision, g: &Gates<'_>) {
     if let Some(note) = g.unfinished {
         d.withhold(
             "the run is unfinished",
@@ -167,7 +167,7 @@ pub fn unfinished_note(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::test_check;
+    use crate::judge::probes::test_probe;
     use crate::judge::rows::test_row as row;
     use crate::judge::table::test_info as info;
 
@@ -175,8 +175,8 @@ mod tests {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())
     }
 
-    fn chosen() -> Decision {
-        Decision {
+    fn chosen() -> JudgeDecision {
+        JudgeDecision {
             chosen: Some("A".into()),
             unjudged: vec![],
             comparisons: vec![],
@@ -245,8 +245,8 @@ mod tests {
         let cands = [info("A", 64, 320.0, 0.9)];
         let questions: Vec<_> = (0..5).map(|q| row("A", q, "pass", "fail", "na")).collect();
         let checks = [
-            test_check("other_context", "faithfulness", "fail", "fail"),
-            test_check("other_answer", "relevancy", "fail", "error"),
+            test_probe("other_context", "faithfulness", "fail", "fail"),
+            test_probe("other_answer", "relevancy", "fail", "error"),
         ];
         let gates = |names: &[String]| {
             let mut d = chosen();

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tokio::task::JoinSet;
 
-use super::asking::{Ask, Inputs, generate_request};
+use super::asking::{Ask, VerdictInputs, generate_request};
 use super::criteria::{self, Criterion};
 use super::error::JudgeError;
 use super::journal::{Appender, CallLog, Finished, questions_path, rewrite_rows};
@@ -18,7 +18,7 @@ use super::prompts::{PromptSet, fence_context};
 use super::rows::{JudgeQuestionRow, Judgement, Verdicts, tag};
 use super::settings::JudgeSettings;
 use super::verdict::{Graded, Verdict, last_record};
-use super::work::{Limits, drive};
+use super::work::{DriveLimits, drive};
 use crate::budget::CostEstimate;
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
@@ -148,7 +148,7 @@ fn applicable<'a>(all: &'a [Criterion], job: &Job) -> Vec<&'a Criterion> {
 }
 
 /// The inputs of `job`'s verdicts on `answer`.
-fn inputs<'a>(job: &'a Job, answer: &'a str) -> Inputs<'a> {
+fn inputs<'a>(job: &'a Job, answer: &'a str) -> VerdictInputs<'a> {
     [
         job.question.as_str(),
         job.context.as_str(),
@@ -473,7 +473,7 @@ pub async fn run_judge(
         .cost_usd
         .unwrap_or(0.0)
     };
-    let limits = Limits {
+    let limits = DriveLimits {
         concurrency: settings.concurrency,
         budget: settings
             .max_cost_usd

@@ -21,11 +21,11 @@ use super::error::JudgeError;
 use super::journal::CallLog;
 use super::rows::TAG_SEP;
 use crate::events::{Events, RunEvent, Step};
-use crate::llm::batch::Progress;
+use crate::llm::batch::BatchProgress;
 use crate::llm::{CallRecord, LlmClient, LlmError};
 
 /// How the loop runs.
-pub(crate) struct Limits<'a> {
+pub(crate) struct DriveLimits<'a> {
     /// Jobs in progress at once (at least 1).
     pub concurrency: usize,
     /// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
@@ -51,7 +51,7 @@ pub(crate) struct Ended<T> {
 /// What `ended` or writing calls.csv returns.
 pub(crate) async fn drive<T, Fut>(
     jobs: &[usize],
-    limits: &Limits<'_>,
+    limits: &DriveLimits<'_>,
     client: &LlmClient,
     calls: &mut Option<CallLog>,
     events: Events<'_>,
@@ -160,7 +160,7 @@ where
 /// whether any call was waiting. A batch that cannot be submitted or read leaves its calls
 /// unfinished, with a warning.
 async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
-    let progress = |p: &Progress| events(RunEvent::Note(progress_line(p)));
+    let progress = |p: &BatchProgress| events(RunEvent::Note(progress_line(p)));
     match client.flush_batches(&progress).await {
         Ok(n) => n > 0,
         Err(e) => {
@@ -174,7 +174,7 @@ async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
 
 /// One poll of a batch, for the display: `batch batch_abc (gpt-4o-mini): in_progress, 120/400
 /// answered, 2 failed, 95 s since it was submitted`.
-fn progress_line(p: &Progress) -> String {
+fn progress_line(p: &BatchProgress) -> String {
     format!(
         "batch {} ({}): {}, {}/{} answered, {} failed, {:.0} s since it was submitted",
         p.batch_id,

@@ -8,8 +8,8 @@ use super::judge_session::refuse_run;
 use super::swept::Unsent;
 use crate::budget::CostEstimate;
 use crate::error::Error;
-use crate::judge::check::estimate_items;
-use crate::judge::controls::{check_items, placeholders, sources};
+use crate::judge::controls::{placeholders, plan_probes, sources};
+use crate::judge::probes::estimate_probes;
 use crate::judge::prompts::fence_context;
 use crate::judge::{self, Job, JudgeError, PromptSet};
 use crate::llm::config::redact_url;
@@ -115,12 +115,12 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         })
         .collect();
     let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
-    let checks = check_items(
+    let checks = plan_probes(
         settings,
         &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
     );
     let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
+    estimate.add(&estimate_probes(&checks, &prompts, settings, &plan.llm));
     Ok(DryRun {
         questions: judged.questions.len(),
         done: 0,

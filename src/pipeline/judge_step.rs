@@ -17,9 +17,9 @@ use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::GoldenSet;
-use crate::judge::check::{CheckRow, estimate_items, load_checks, run_checks};
-use crate::judge::controls::{check_items, placeholders, sources};
+use crate::judge::controls::{placeholders, plan_probes, sources};
 use crate::judge::gates::unfinished_note;
+use crate::judge::probes::{ProbeRow, estimate_probes, load_probes, run_probes};
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
     self, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun, JudgeSettings,
@@ -156,12 +156,12 @@ fn plan(
         .map(|i| jobs[i].clone())
         .collect();
     let mut estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
-    let checks = check_items(
+    let checks = plan_probes(
         settings,
         &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
     );
     let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
+    estimate.add(&estimate_probes(&checks, &prompts, settings, &plan.llm));
     Ok(Planned {
         todo: todo.len(),
         repeat_calls: checks.len() - control_calls,
@@ -298,7 +298,7 @@ async fn run(
     client: &LlmClient,
     dir: &mut RunDir,
     events: Events<'_>,
-) -> Result<(JudgeRun, Vec<CheckRow>), Error> {
+) -> Result<(JudgeRun, Vec<ProbeRow>), Error> {
     let prompts = Arc::new(planned.prompts);
     let settings_arc = Arc::new(settings.clone());
     let setup = Setup {
@@ -340,12 +340,12 @@ async fn run(
                 .is_empty()
                 .then(|| (r.answer.clone(), verdicts))
         };
-        check_items(
+        plan_probes(
             settings,
             &sources(&planned.jobs, &planned.judged, &swept.corpus, &answer),
         )
     };
-    let mut checks = run_checks(
+    let mut checks = run_probes(
         &items,
         prompts,
         settings_arc,
@@ -370,8 +370,8 @@ const UNFINISHED: &str = "unfinished";
 
 /// Whether a judge_checks.csv row is unfinished ([`UNFINISHED`]). Such a row is recognised when
 /// it is written: an `error` row without a single call recorded is one whose call failed without
-/// an answer ([`run_checks`] records every call of a verdict the server answered, one at least).
-fn is_unfinished(row: &CheckRow) -> bool {
+/// an answer ([`run_probes`] records every call of a verdict the server answered, one at least).
+fn is_unfinished(row: &ProbeRow) -> bool {
     row.verdict == UNFINISHED
 }
 
@@ -461,7 +461,7 @@ pub fn summary_from_folder(
     if rows.is_empty() {
         return Ok(None);
     }
-    let checks = load_checks(dir)?;
+    let checks = load_probes(dir)?;
     let Some(fingerprint) = Fingerprint::load(dir)? else {
         return Ok(None);
     };
@@ -502,7 +502,7 @@ fn folder_unfinished(
     rows: &[JudgeQuestionRow],
     infos: &[CandidateInfo],
     asked: Option<(&[SweepRow], Option<usize>)>,
-    checks: &[CheckRow],
+    checks: &[ProbeRow],
 ) -> Option<String> {
     let (mut missing, mut planned) = (0, 0);
     for info in infos {

@@ -5,7 +5,7 @@
 //! - [`run`]: the same, then judge → report;
 //! - [`report`]: select → report again from a run folder's CSVs;
 //! - [`validate`]: load the inputs and list every problem of the golden set;
-//! - [`judge_check::judge_check`]: the judge's accuracy on human-labelled items;
+//! - [`judge_accuracy::judge_check`]: `judge-check`, the judge's accuracy on human-labelled items;
 //! - [`check::check`]: one chunker against a baseline run, as a CI gate.
 //!
 //! This module owns the one async runtime (for the prepare and judge steps, which talk to
@@ -14,11 +14,10 @@
 
 mod batching;
 pub mod check;
-mod check_judge;
 pub mod decide;
 pub mod dry_run;
 pub mod golden_set;
-pub mod judge_check;
+pub mod judge_accuracy;
 mod judge_session;
 pub mod judge_step;
 pub mod record;

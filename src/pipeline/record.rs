@@ -35,7 +35,7 @@ use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
 use crate::plan::Plan;
 use crate::prepare::contexts::{ContextSettings, ContextSummary};
 use crate::prepare::embed::EmbedStats;
-use crate::report::manifest::{Inputs, MANIFEST_SCHEMA, Manifest};
+use crate::report::manifest::{MANIFEST_SCHEMA, Manifest, ManifestInputs};
 use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
 use crate::retrieval::embeddings::EmbedSettings;
@@ -100,7 +100,7 @@ pub(super) fn write_manifest(
             llm_context: swept.prepared.contexts.as_ref().map(|c| &c.summary),
             judged,
         },
-        inputs: Inputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
+        inputs: ManifestInputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
         fingerprints: Fingerprints::new(chunker, &swept.corpus, &swept.golden),
         bm25: plan.sweep.bm25,
         wall_time_s: timing.wall_s,

@@ -10,7 +10,7 @@ use maud::{Markup, html};
 
 use crate::judge::accuracy::Proportion;
 use crate::judge::controls::ControlKind;
-use crate::judge::decision::Decision;
+use crate::judge::decision::JudgeDecision;
 use crate::judge::summary::JudgeSummary;
 use crate::judge::table::{JudgeRow, Rate};
 use crate::judge::trust::{CriterionTrust, prop};
@@ -129,7 +129,7 @@ const MCNEMAR_INTRO: &str = "Paired exact McNemar tests (questions both have a p
 
 /// The decision's headline, without Markdown emphasis: the choice, and when it is not confirmed
 /// why, in a few words (the reasons below say it in full).
-fn headline(d: &Decision) -> String {
+fn headline(d: &JudgeDecision) -> String {
     let Some(id) = &d.chosen else {
         return "No decision: the judge gave no valid verdict.".into();
     };
@@ -370,7 +370,7 @@ mod tests {
     fn summary(
         cands: &[CandidateInfo],
         rows: &[JudgeQuestionRow],
-        checks: Vec<crate::judge::check::CheckRow>,
+        checks: Vec<crate::judge::probes::ProbeRow>,
     ) -> JudgeSummary {
         let settings = JudgeSettings {
             generator_model: "g".into(),
@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn an_always_pass_judge_is_shown_not_to_confirm() {
         let check = |kind: &str, expected: &str, verdict: &str| {
-            crate::judge::check::test_check(kind, "faithfulness", expected, verdict)
+            crate::judge::probes::test_probe(kind, "faithfulness", expected, verdict)
         };
         let mut checks = Vec::new();
         for _ in 0..5 {

@@ -58,7 +58,7 @@ pub struct Collected {
 
 /// A batch's progress, reported at every poll.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+pub struct BatchProgress {
     /// The batch's id.
     pub batch_id: String,
     /// The model it asks.
@@ -83,7 +83,7 @@ pub struct Batcher {
 }
 
 /// Who is told of every poll of a batch.
-pub type OnProgress<'a> = &'a (dyn Fn(&Progress) + Sync);
+pub type OnProgress<'a> = &'a (dyn Fn(&BatchProgress) + Sync);
 
 impl Batcher {
     /// A batcher on `api` with `cfg`, keeping `book`, waiting with `waiter`.
@@ -281,7 +281,7 @@ impl Batcher {
         if info.is_terminal() && e.phase == Phase::Running {
             e.phase = Phase::Ended { at: now };
         }
-        let seen = Progress {
+        let seen = BatchProgress {
             batch_id: id.to_string(),
             model: e.model.clone(),
             status: e.status.clone(),

@@ -10,13 +10,13 @@ mod body;
 mod decision;
 mod numbers;
 
-use super::doc::Section;
+use super::doc::DocSection;
 use super::outcome::Outcome;
 use super::prefix;
 
 /// Every section made here, in report order: [`main`], then the prefix comparison when there is
 /// one, then the drafted questions when the golden set has any ([`super::drafts`]).
-pub fn sections(outcome: &Outcome) -> Vec<Section> {
+pub fn sections(outcome: &Outcome) -> Vec<DocSection> {
     let mut out = main(outcome);
     out.extend(prefix::section(&outcome.prefixes, &outcome.settings));
     out.extend(outcome.drafts.as_ref().map(super::drafts::section));
@@ -24,7 +24,7 @@ pub fn sections(outcome: &Outcome) -> Vec<Section> {
 }
 
 /// The sections from the decision to "Reproduce".
-pub fn main(outcome: &Outcome) -> Vec<Section> {
+pub fn main(outcome: &Outcome) -> Vec<DocSection> {
     let mut out = vec![
         decision::decision(outcome),
         body::rule(&outcome.selection),

@@ -22,7 +22,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::check_judge::{self, BaselineJudge};
+mod judge;
+
 use super::{record, runtime, swept};
 use crate::check::junit::junit;
 use crate::check::render::markdown;
@@ -43,6 +44,7 @@ use crate::report::read::{ReadError, read_rows};
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::rows::{QuestionRow, SweepRow};
+use judge::BaselineJudge;
 use record::{JudgeRecord, RunRecord};
 
 /// What `check` is asked.
@@ -97,7 +99,8 @@ impl Baseline {
             Some(f) => f.chunker.chunker.config_id.clone(),
             None => {
                 let sweep: Vec<SweepRow> = read_rows(&dir.join(files::SWEEP))?;
-                let (cuts, _) = super::decide::select(&sweep, &questions, &record.plan.selection)?;
+                let (cuts, _) =
+                    crate::pipeline::decide::select(&sweep, &questions, &record.plan.selection)?;
                 cuts.primary().winner().config_id.clone()
             }
         };
@@ -170,9 +173,9 @@ pub fn check(
     // before anything is written: a folder of answers to other inputs (or, without --judge, of
     // any judged answers) is refused untouched
     if request.judge {
-        check_judge::check_inputs(&plan.run_dir, &now)?;
+        judge::check_inputs(&plan.run_dir, &now)?;
     } else {
-        check_judge::refuse_judged(&plan.run_dir)?;
+        judge::refuse_judged(&plan.run_dir)?;
     }
     let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
     let rows = &swept.outcomes[0]
@@ -221,11 +224,15 @@ pub fn check(
     let judged = match &baseline_judge {
         Some(b) => {
             let shared = check.changes.shared.clone();
-            let judged = rt.block_on(check_judge::judge(
+            let judged = rt.block_on(judge::judge(
                 &plan,
                 &swept,
-                (&candidate, &shared),
-                (b, &now),
+                judge::Judging {
+                    candidate: &candidate,
+                    shared: &shared,
+                    baseline: b,
+                    inputs: &now,
+                },
                 &request.settings,
                 &mut dir,
                 events,

@@ -15,8 +15,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::judge_session::{self, Budget, Session};
-use super::swept::Swept;
 use crate::check::CheckError;
 use crate::check::judged::{self, Asked, Compared, JudgeGate, JudgeModels};
 use crate::check::verdict::GateSettings;
@@ -25,13 +23,15 @@ use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::fingerprint::Fingerprints;
 use crate::golden::GoldenSet;
-use crate::judge::check::{CheckRow, load_checks};
+use crate::judge::probes::{ProbeRow, load_probes};
 use crate::judge::trust::trust;
 use crate::judge::{
     self, Fingerprint, Finished, JudgeError, JudgeQuestionRow, JudgeSettings, PromptSet, Setup,
 };
 use crate::llm::config::redact_url;
 use crate::llm::format::ResponseFormatKind;
+use crate::pipeline::judge_session::{self, Budget, Session};
+use crate::pipeline::swept::Swept;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
@@ -41,7 +41,7 @@ use crate::sweep::grid::ConfigCut;
 pub(super) struct BaselineJudge {
     criteria: Vec<String>,
     rows: Vec<JudgeQuestionRow>,
-    checks: Vec<CheckRow>,
+    checks: Vec<ProbeRow>,
     fingerprint: Option<Fingerprint>,
     settings: JudgeSettings,
     /// How its judge stage asked for verdicts.
@@ -106,7 +106,7 @@ impl BaselineJudge {
         Ok(BaselineJudge {
             criteria,
             rows,
-            checks: load_checks(dir).map_err(damaged)?,
+            checks: load_probes(dir).map_err(damaged)?,
             fingerprint: Fingerprint::load(dir).map_err(damaged)?,
             settings: recorded.judge.clone(),
             client: JudgeClient {
@@ -228,7 +228,7 @@ pub(super) fn refuse_judged(dir: &Path) -> Result<(), Error> {
 }
 
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
-pub(super) struct Judged {
+pub(super) struct JudgedGate {
     /// The answer-quality gate.
     pub gate: JudgeGate,
     /// SHA-256 of each prompt template used, by file name (`None`: nothing was judged).
@@ -237,9 +237,21 @@ pub(super) struct Judged {
     pub server: String,
 }
 
-/// Judges `candidate` on the questions of `shared` (unchanged since the baseline, golden-set
-/// order) that the baseline judged for its pick, with `plan`'s judge settings and client,
-/// resuming from the rows already in `dir`, and gates at one-sided level `alpha`.
+/// What a check judges, against what.
+pub(super) struct Judging<'a> {
+    /// The chunker under test.
+    pub candidate: &'a ConfigCut,
+    /// The questions shared unchanged with the baseline, golden-set order.
+    pub shared: &'a [String],
+    /// The baseline's judge stage.
+    pub baseline: &'a BaselineJudge,
+    /// The fingerprints of the inputs the answers are made from (judge_inputs.json).
+    pub inputs: &'a Fingerprints,
+}
+
+/// Judges `judging`'s candidate on the questions it shares with the baseline that the baseline
+/// judged for its pick, with `plan`'s judge settings and client, resuming from the rows already
+/// in `dir`, and gates at one-sided level `alpha`.
 ///
 /// # Errors
 /// [`JudgeError`] for prompts, a budget the estimate passes (or unpriced under a budget), run
@@ -248,12 +260,17 @@ pub(super) struct Judged {
 pub(super) async fn judge(
     plan: &Plan,
     swept: &Swept,
-    (candidate, shared): (&ConfigCut, &[String]),
-    (baseline, inputs): (&BaselineJudge, &Fingerprints),
+    judging: Judging<'_>,
     gate_settings: &GateSettings,
     dir: &mut RunDir,
     events: Events<'_>,
-) -> Result<Judged, Error> {
+) -> Result<JudgedGate, Error> {
+    let Judging {
+        candidate,
+        shared,
+        baseline,
+        inputs,
+    } = judging;
     let settings = &plan.judge;
     let server = redact_url(&plan.llm.resolved_base_url());
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
@@ -282,7 +299,7 @@ pub(super) async fn judge(
         events(RunEvent::Note(
             "the judge cannot gate on any criterion (see check.md): nothing is sent".into(),
         ));
-        return Ok(Judged {
+        return Ok(JudgedGate {
             gate: judged::gate(
                 &standing,
                 &questions,
@@ -357,7 +374,7 @@ pub(super) async fn judge(
             run.spent_usd
         ),
     });
-    Ok(Judged {
+    Ok(JudgedGate {
         gate: judged::gate(
             &standing,
             &questions,
