@@ -9,14 +9,13 @@ use std::time::{Duration, Instant};
 mod csv_support;
 mod llm_support;
 
-use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
+use csv_support::{Rows, read_csv, untimed};
+use llm_support::{
+    LARGE, SMALL, bin, chat_body, graded_answer, mock_llm_toml, prompt_text, scripted_answer,
+};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-const SMALL: &str = "words-8-o0-none-bm25-k2";
-const LARGE: &str = "words-32-o0-none-bm25-k2";
 
 /// What the judge says for (size class, question id, criterion).
 #[derive(Clone, Copy, PartialEq)]
@@ -39,19 +38,9 @@ struct Script {
 impl Respond for Script {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let text = prompt_text(req);
-        let reply = if text.contains("Task: answer the question from the documents.") {
-            let q = between(&text, "<question>\n", "\n</question>").unwrap();
-            let id = &self.questions[q];
-            // a chunk of more than 8 words can only come from the large configuration
-            let docs = between(&text, "<documents>\n", "\n</documents>").unwrap();
-            let large = docs.split("<document id=").skip(1).any(|d| {
-                between(d, ">\n", "\n</document>")
-                    .unwrap()
-                    .split_whitespace()
-                    .count()
-                    > 8
-            });
-            format!("ANSWER {id} {}", if large { "large" } else { "small" })
+        let id_of = |q: &str| self.questions[q].clone();
+        let reply = if let Some(answer) = scripted_answer(&text, id_of) {
+            answer
         } else {
             let crit = if text.contains("Task: grade faithfulness.") {
                 "faithfulness"
@@ -62,9 +51,7 @@ impl Respond for Script {
             } else {
                 panic!("unknown request: {text}")
             };
-            let ans = between(&text, "<answer>\n", "\n</answer>").unwrap();
-            let mut parts = ans.split_whitespace().skip(1);
-            let (id, class) = (parts.next().unwrap(), parts.next().unwrap());
+            let (id, class) = graded_answer(&text);
             let say = self
                 .verdicts
                 .get(&(class.to_string(), id.to_string(), crit.to_string()))
@@ -180,14 +167,6 @@ prompts = "{}"
     path
 }
 
-/// The binary under test; `CHUNKSWEEP_BIN` overrides it (useful when several checkouts share one
-/// CARGO_TARGET_DIR, where target/debug/chunksweep is whichever was built last).
-fn bin() -> PathBuf {
-    std::env::var_os("CHUNKSWEEP_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
-}
-
 fn run_cmd(cfg: &Path, out: &Path) -> Command {
     let mut c = Command::new(bin());
     c.arg("run")
@@ -202,21 +181,6 @@ fn run_cmd(cfg: &Path, out: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
-}
-
-/// Rows without the columns that measure time.
-fn untimed(rows: &Rows) -> Vec<Vec<(String, String)>> {
-    rows.iter()
-        .map(|r| {
-            let mut v: Vec<(String, String)> = r
-                .iter()
-                .filter(|(k, _)| !k.ends_with("_ms") && !k.contains("_ms_"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            v.sort();
-            v
-        })
-        .collect()
 }
 
 fn find<'a>(rows: &'a Rows, config: &str, q: &str) -> &'a HashMap<String, String> {
