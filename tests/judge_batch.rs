@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use batch_support::{BatchServer, Fault};
 use csv_support::{read_csv, untimed};
-use llm_support::{LARGE, SMALL, bin, graded_answer, mock_llm_toml, scripted_answer};
+use llm_support::{
+    LARGE, SMALL, SMALL_AND_LARGE_SWEEP, bin, graded_answer, mock_llm_toml, scripted_answer,
+    write_larkspur_corpus,
+};
 use serde_json::{Value, json};
-
-const DOC_A: &str = "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.";
-const DOC_B: &str = "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.";
 
 const QUESTIONS: [(&str, &str, &str, &str); 4] = [
     (
@@ -94,9 +94,7 @@ fn answer() -> batch_support::Answer {
 
 /// Writes corpus, golden set and config into `dir` for the server at `url` (with `/v1`).
 fn fixture(dir: &Path, url: &str) -> PathBuf {
-    std::fs::create_dir_all(dir.join("corpus")).unwrap();
-    std::fs::write(dir.join("corpus/a.md"), DOC_A).unwrap();
-    std::fs::write(dir.join("corpus/b.md"), DOC_B).unwrap();
+    write_larkspur_corpus(dir);
     let golden: String = QUESTIONS
         .iter()
         .map(|(id, q, a, ev)| {
@@ -109,13 +107,7 @@ fn fixture(dir: &Path, url: &str) -> PathBuf {
         r#"corpus = "corpus"
 golden = "golden.jsonl"
 
-[sweep]
-strategies = ["words"]
-sizes = [8, 32]
-overlap = 0
-top_k = 2
-tokenizer = "words"
-{llm}
+{sweep}{llm}
 [llm.batch]
 enabled = false
 poll_s = 0.02
@@ -127,6 +119,7 @@ concurrency = 4
 prompts = "{}"
 "#,
         prompts.display(),
+        sweep = SMALL_AND_LARGE_SWEEP,
         llm = mock_llm_toml(url, "cache.sqlite", 10.0, 3),
     );
     let path = dir.join("config.toml");

@@ -11,7 +11,8 @@ mod llm_support;
 
 use csv_support::{Rows, read_csv, untimed};
 use llm_support::{
-    LARGE, SMALL, bin, chat_body, graded_answer, mock_llm_toml, prompt_text, scripted_answer,
+    LARGE, SMALL, SMALL_AND_LARGE_SWEEP, bin, chat_body, graded_answer, mock_llm_toml, prompt_text,
+    scripted_answer, write_larkspur_corpus,
 };
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -72,9 +73,6 @@ impl Respond for Script {
     }
 }
 
-const DOC_A: &str = "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.";
-const DOC_B: &str = "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.";
-
 const QUESTIONS: [(&str, &str, Option<&str>); 4] = [
     (
         "q1",
@@ -116,9 +114,7 @@ fn script(delay: Duration) -> Script {
 
 /// Writes corpus, golden set and config into `dir` for the mock at `base`.
 fn fixture(dir: &Path, base: &str, concurrency: usize) -> PathBuf {
-    std::fs::create_dir_all(dir.join("corpus")).unwrap();
-    std::fs::write(dir.join("corpus/a.md"), DOC_A).unwrap();
-    std::fs::write(dir.join("corpus/b.md"), DOC_B).unwrap();
+    write_larkspur_corpus(dir);
     let evidence = [
         "two CPU cores",
         "user 1750",
@@ -142,13 +138,7 @@ fn fixture(dir: &Path, base: &str, concurrency: usize) -> PathBuf {
         r#"corpus = "corpus"
 golden = "golden.jsonl"
 
-[sweep]
-strategies = ["words"]
-sizes = [8, 32]
-overlap = 0
-top_k = 2
-tokenizer = "words"
-{llm}
+{sweep}{llm}
 [judge]
 generator_model = "gen"
 judge_model = "judge"
@@ -160,6 +150,7 @@ repeat_fraction = 0
 prompts = "{}"
 "#,
         prompts.display(),
+        sweep = SMALL_AND_LARGE_SWEEP,
         llm = mock_llm_toml(&format!("{base}/v1"), "cache.sqlite", 300.0, 40),
     );
     let path = dir.join("config.toml");

@@ -275,3 +275,20 @@ pub fn graded_answer(text: &str) -> (&str, &str) {
         _ => ("", ""),
     }
 }
+
+/// The `[sweep]` section of the scripted judge runs: [`SMALL`] and [`LARGE`] only.
+pub const SMALL_AND_LARGE_SWEEP: &str = r#"[sweep]
+strategies = ["words"]
+sizes = [8, 32]
+overlap = 0
+top_k = 2
+tokenizer = "words"
+"#;
+
+/// Writes the scripted judge runs' two documents, `corpus/a.md` (Larkspur's requirements) and
+/// `corpus/b.md` (billing and files), under `dir`.
+pub fn write_larkspur_corpus(dir: &Path) {
+    std::fs::create_dir_all(dir.join("corpus")).unwrap();
+    std::fs::write(dir.join("corpus/a.md"), "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.").unwrap();
+    std::fs::write(dir.join("corpus/b.md"), "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.").unwrap();
+}

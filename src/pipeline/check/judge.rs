@@ -265,12 +265,7 @@ pub(super) async fn judge(
     dir: &mut RunDir,
     events: Events<'_>,
 ) -> Result<JudgedGate, Error> {
-    let Judging {
-        candidate,
-        shared,
-        baseline,
-        inputs,
-    } = judging;
+    let baseline = judging.baseline;
     let settings = &plan.judge;
     let server = redact_url(&plan.llm.resolved_base_url());
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
@@ -281,7 +276,7 @@ pub(super) async fn judge(
         server: &server,
         json_mode: plan.llm.json_mode,
     });
-    let questions = baseline.judged_among(shared);
+    let questions = baseline.judged_among(judging.shared);
     let models = baseline.models(settings);
     if questions.is_empty() {
         for (_, why) in &mut standing {
@@ -328,12 +323,12 @@ pub(super) async fn judge(
     let jobs = judge::plan_jobs(
         &swept.corpus,
         &subset,
-        std::slice::from_ref(candidate),
+        std::slice::from_ref(judging.candidate),
         &swept.tokens,
         &swept.context,
     )?;
     let done = judge::load_finished(dir.path())?;
-    dir.write_json(files::JUDGE_INPUTS, inputs)?;
+    dir.write_json(files::JUDGE_INPUTS, judging.inputs)?;
     let todo: Vec<judge::Job> = judge::pending(&jobs, &done)
         .into_iter()
         .map(|i| jobs[i].clone())
@@ -348,7 +343,7 @@ pub(super) async fn judge(
         generates: true,
         what: format!(
             "judging `{}` on {} question(s) the baseline judged, {} already done",
-            candidate.id(),
+            judging.candidate.id(),
             jobs.len(),
             jobs.len() - todo.len(),
         ),
