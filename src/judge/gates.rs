@@ -131,19 +131,32 @@ fn too_few(g: &Gates<'_>) -> Option<String> {
     ))
 }
 
-/// What an unfinished judge run is missing, or `None` when nothing is: `questions` is
-/// (candidate × question pairs without a row, pairs planned), `budget` how many of those were
-/// not started for the budget, `checks` (planted control and repeat verdicts left unfinished,
-/// asked). E.g. `4 of 8 candidate × question pair(s) have no verdict yet (4 unfinished after
-/// timeouts, failed retries or rejected requests, 0 not started for the budget); rerun the same
-/// command to finish them.`
-pub fn unfinished_note(
-    questions: (usize, usize),
-    budget: usize,
-    checks: (usize, usize),
-) -> Option<String> {
-    let (missing, planned) = questions;
-    let (checks_missing, checks_asked) = checks;
+/// What a judge run left without a verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftToJudge {
+    /// Candidate × question pairs without a row.
+    pub missing: usize,
+    /// Candidate × question pairs planned.
+    pub planned: usize,
+    /// Of the missing pairs, those not started for the budget.
+    pub not_started_for_budget: usize,
+    /// Planted control and repeat verdicts left unfinished.
+    pub probes_missing: usize,
+    /// Planted control and repeat verdicts asked.
+    pub probes_asked: usize,
+}
+
+/// What an unfinished judge run is missing (`left`), or `None` when nothing is. E.g. `4 of 8
+/// candidate × question pair(s) have no verdict yet (4 unfinished after timeouts, failed retries
+/// or rejected requests, 0 not started for the budget); rerun the same command to finish them.`
+pub fn unfinished_note(left: LeftToJudge) -> Option<String> {
+    let LeftToJudge {
+        missing,
+        planned,
+        not_started_for_budget: budget,
+        probes_missing: checks_missing,
+        probes_asked: checks_asked,
+    } = left;
     let mut parts = Vec::new();
     if missing > 0 {
         parts.push(format!(
@@ -196,7 +209,11 @@ mod tests {
             row("A", 0, "pass", "pass", "na"),
             row("A", 1, "pass", "error", "na"),
         ];
-        let note = unfinished_note((2, 4), 0, (0, 0));
+        let note = unfinished_note(LeftToJudge {
+            missing: 2,
+            planned: 4,
+            ..LeftToJudge::default()
+        });
         assert_eq!(
             note.as_deref(),
             Some(

@@ -18,7 +18,7 @@ use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::GoldenSet;
 use crate::judge::controls::{placeholders, plan_probes, sources};
-use crate::judge::gates::unfinished_note;
+use crate::judge::gates::{LeftToJudge, unfinished_note};
 use crate::judge::probes::{ProbeRow, estimate_probes, load_probes, run_probes};
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
@@ -246,14 +246,13 @@ pub async fn judge(
     let planned_jobs = planned.jobs.len();
     let judged = run(planned, swept, settings, &client, dir, events).await?;
     let (run, checks) = judged;
-    let incomplete = unfinished_note(
-        (run.unfinished.len() + run.skipped_for_budget, planned_jobs),
-        run.skipped_for_budget,
-        (
-            checks.iter().filter(|r| is_unfinished(r)).count(),
-            checks.len(),
-        ),
-    );
+    let incomplete = unfinished_note(LeftToJudge {
+        missing: run.unfinished.len() + run.skipped_for_budget,
+        planned: planned_jobs,
+        not_started_for_budget: run.skipped_for_budget,
+        probes_missing: checks.iter().filter(|r| is_unfinished(r)).count(),
+        probes_asked: checks.len(),
+    });
     let summary = JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &run.criteria,
@@ -524,5 +523,11 @@ fn folder_unfinished(
         planned += wanted.max(have);
     }
     let unfinished_checks = checks.iter().filter(|r| is_unfinished(r)).count();
-    unfinished_note((missing, planned), 0, (unfinished_checks, checks.len()))
+    unfinished_note(LeftToJudge {
+        missing,
+        planned,
+        not_started_for_budget: 0,
+        probes_missing: unfinished_checks,
+        probes_asked: checks.len(),
+    })
 }
