@@ -268,82 +268,21 @@ pub fn gate(
     models: JudgeModels,
     asked: Asked,
 ) -> JudgeGate {
-    let before_at = by_question(compared.baseline);
-    let now_at = by_question(compared.candidate);
-    let before = |q: &str| before_at.get(q).copied();
-    let now = |q: &str| now_at.get(q).copied();
+    let rows = ByQuestion {
+        baseline: by_question(compared.baseline),
+        candidate: by_question(compared.candidate),
+    };
     let unfinished = if asked.judged {
-        questions.iter().filter(|q| now(q).is_none()).count()
+        questions
+            .iter()
+            .filter(|q| !rows.candidate.contains_key(q.as_str()))
+            .count()
     } else {
         0
     };
-    let regression = |t: &OneSidedSign| t.reference_better >= 2 && t.p_value < asked.alpha;
     let criteria: Vec<CriterionGate> = standing
         .iter()
-        .map(|(criterion, why)| {
-            let (mut known, mut unknown) = (Vec::new(), Vec::new());
-            let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
-            let mut pending = 0;
-            for q in questions {
-                let Some(b) = before(q) else { continue };
-                let vb = b.verdict(criterion);
-                if vb == Verdict::NotApplicable {
-                    continue;
-                }
-                let vc = now(q).map(|c| c.verdict(criterion));
-                pending += usize::from(vc.is_none());
-                baseline_errors += usize::from(vb == Verdict::Error);
-                candidate_errors += usize::from(vc == Some(Verdict::Error));
-                if vb == Verdict::Error || vc == Some(Verdict::Error) {
-                    errors += 1;
-                }
-                match (vb.outcome(), vc.and_then(Verdict::outcome)) {
-                    (Some(x), Some(y)) => known.push((x, y)),
-                    _ if vc == Some(Verdict::NotApplicable) => {}
-                    (x, y) => unknown.push((x, y)),
-                }
-            }
-            let t = test_with_unknowns(&known, &[], true);
-            let best = test_with_unknowns(&known, &unknown, true);
-            let worst = test_with_unknowns(&known, &unknown, false);
-            let outcome = if let Some(reason) = why {
-                CriterionOutcome::CannotGate {
-                    reason: reason.clone(),
-                }
-            } else if !asked.judged {
-                CriterionOutcome::CannotGate {
-                    reason: "the answers under test were not judged".into(),
-                }
-            } else if regression(&best) {
-                CriterionOutcome::Regression
-            } else if !regression(&worst) {
-                CriterionOutcome::NotWorse
-            } else if pending > 0 {
-                CriterionOutcome::Unfinished
-            } else {
-                CriterionOutcome::Inconclusive
-            };
-            CriterionGate {
-                criterion: criterion.clone(),
-                outcome,
-                n: known.len(),
-                baseline_pass: known.iter().filter(|p| p.0).count(),
-                candidate_pass: known.iter().filter(|p| p.1).count(),
-                worse: t.reference_better,
-                better: t.candidate_better,
-                p_value: t.p_value,
-                unknown: unknown.len(),
-                p_value_if_unknown_worse: worst.p_value,
-                at_most_worse: known.iter().filter(|p| p.0).count()
-                    + unknown
-                        .iter()
-                        .filter(|(b, c)| *b != Some(false) && *c != Some(true))
-                        .count(),
-                errors,
-                baseline_errors,
-                candidate_errors,
-            }
-        })
+        .map(|(criterion, why)| criterion_gate(criterion, why.as_deref(), questions, &rows, asked))
         .collect();
     let inconclusive = criteria
         .iter()
@@ -360,6 +299,87 @@ pub fn gate(
             .any(|c| c.outcome == CriterionOutcome::Regression)
             || (asked.fail_on_inconclusive && inconclusive),
         criteria,
+    }
+}
+
+/// Both sides' rows by question id.
+struct ByQuestion<'a> {
+    baseline: HashMap<&'a str, &'a JudgeQuestionRow>,
+    candidate: HashMap<&'a str, &'a JudgeQuestionRow>,
+}
+
+/// The gate of one criterion on `questions` ([`gate`]); `why` is why it cannot gate, if so.
+fn criterion_gate(
+    criterion: &str,
+    why: Option<&str>,
+    questions: &[String],
+    rows: &ByQuestion<'_>,
+    asked: Asked,
+) -> CriterionGate {
+    let before = |q: &str| rows.baseline.get(q).copied();
+    let now = |q: &str| rows.candidate.get(q).copied();
+    let regression = |t: &OneSidedSign| t.reference_better >= 2 && t.p_value < asked.alpha;
+    let (mut known, mut unknown) = (Vec::new(), Vec::new());
+    let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
+    let mut pending = 0;
+    for q in questions {
+        let Some(b) = before(q) else { continue };
+        let vb = b.verdict(criterion);
+        if vb == Verdict::NotApplicable {
+            continue;
+        }
+        let vc = now(q).map(|c| c.verdict(criterion));
+        pending += usize::from(vc.is_none());
+        baseline_errors += usize::from(vb == Verdict::Error);
+        candidate_errors += usize::from(vc == Some(Verdict::Error));
+        if vb == Verdict::Error || vc == Some(Verdict::Error) {
+            errors += 1;
+        }
+        match (vb.outcome(), vc.and_then(Verdict::outcome)) {
+            (Some(x), Some(y)) => known.push((x, y)),
+            _ if vc == Some(Verdict::NotApplicable) => {}
+            (x, y) => unknown.push((x, y)),
+        }
+    }
+    let t = test_with_unknowns(&known, &[], true);
+    let best = test_with_unknowns(&known, &unknown, true);
+    let worst = test_with_unknowns(&known, &unknown, false);
+    let outcome = if let Some(reason) = why {
+        CriterionOutcome::CannotGate {
+            reason: reason.to_string(),
+        }
+    } else if !asked.judged {
+        CriterionOutcome::CannotGate {
+            reason: "the answers under test were not judged".into(),
+        }
+    } else if regression(&best) {
+        CriterionOutcome::Regression
+    } else if !regression(&worst) {
+        CriterionOutcome::NotWorse
+    } else if pending > 0 {
+        CriterionOutcome::Unfinished
+    } else {
+        CriterionOutcome::Inconclusive
+    };
+    CriterionGate {
+        criterion: criterion.to_string(),
+        outcome,
+        n: known.len(),
+        baseline_pass: known.iter().filter(|p| p.0).count(),
+        candidate_pass: known.iter().filter(|p| p.1).count(),
+        worse: t.reference_better,
+        better: t.candidate_better,
+        p_value: t.p_value,
+        unknown: unknown.len(),
+        p_value_if_unknown_worse: worst.p_value,
+        at_most_worse: known.iter().filter(|p| p.0).count()
+            + unknown
+                .iter()
+                .filter(|(b, c)| *b != Some(false) && *c != Some(true))
+                .count(),
+        errors,
+        baseline_errors,
+        candidate_errors,
     }
 }
 

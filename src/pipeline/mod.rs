@@ -264,14 +264,6 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         judge,
     )?;
     let wall_s = started.elapsed().as_secs_f64();
-    let judge_record = match &judged {
-        JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
-            candidates: &j.candidates,
-            prompt_sha256: &j.prompt_sha256,
-            server: &j.server,
-        }),
-        JudgeOutcome::DryRun(_) => None,
-    };
     record::write_manifest(
         &mut dir,
         plan,
@@ -279,7 +271,7 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         record::Timing { started_at, wall_s },
         &swept,
         &swept.config_cut(&pick)?,
-        judge_record,
+        judge_record(&judged),
     )?;
     // the report says the judge confirms nothing; the command fails (unless a rerun may help)
     if let JudgeOutcome::Judged(j) = &judged
@@ -301,6 +293,18 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         }),
         judge: judged,
     })
+}
+
+/// What the manifest records of a judge stage that ran (nothing for a dry run).
+fn judge_record(judged: &JudgeOutcome) -> Option<record::JudgeRecord<'_>> {
+    match judged {
+        JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
+            candidates: &j.candidates,
+            prompt_sha256: &j.prompt_sha256,
+            server: &j.server,
+        }),
+        JudgeOutcome::DryRun(_) => None,
+    }
 }
 
 /// What `report` did.

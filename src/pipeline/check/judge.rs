@@ -138,6 +138,24 @@ impl BaselineJudge {
         }
     }
 
+    /// [`Self::standing`] on `questions` (those it judged among the shared ones): with none,
+    /// no criterion can gate.
+    fn standing_on(
+        &self,
+        questions: &[String],
+        now: &JudgeNow<'_>,
+    ) -> Vec<(String, Option<String>)> {
+        let mut standing = self.standing(now);
+        if questions.is_empty() {
+            for (_, why) in &mut standing {
+                why.get_or_insert_with(|| {
+                    "none of the questions the baseline judged for its pick is still shared unchanged (each was edited or removed since)".into()
+                });
+            }
+        }
+        standing
+    }
+
     /// Per criterion, `None` when its verdicts can gate, else why not
     /// ([`judged::standing`]): what its planted controls say of the judge they measured, and
     /// whether the judge `now` is that judge.
@@ -237,6 +255,35 @@ pub(super) struct JudgedGate {
     pub server: String,
 }
 
+/// The judge's jobs of `candidate` on `questions` (ids) of the swept golden set, in its order.
+///
+/// # Errors
+/// The sweep's errors when the candidate cannot be retrieved with.
+fn jobs_on(
+    swept: &Swept,
+    candidate: &ConfigCut,
+    questions: &[String],
+) -> Result<Vec<judge::Job>, Error> {
+    let wanted: HashSet<&str> = questions.iter().map(String::as_str).collect();
+    let subset = GoldenSet {
+        questions: swept
+            .golden
+            .questions
+            .iter()
+            .filter(|q| wanted.contains(q.id.as_str()))
+            .cloned()
+            .collect(),
+        ..swept.golden.clone()
+    };
+    Ok(judge::plan_jobs(
+        &swept.corpus,
+        &subset,
+        std::slice::from_ref(candidate),
+        &swept.tokens,
+        &swept.context,
+    )?)
+}
+
 /// What a check judges, against what.
 pub(super) struct Judging<'a> {
     /// The chunker under test.
@@ -271,62 +318,40 @@ pub(super) async fn judge(
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
     let now = Fingerprint::new(settings, &prompts);
-    let mut standing = baseline.standing(&JudgeNow {
-        fingerprint: &now,
-        server: &server,
-        json_mode: plan.llm.json_mode,
-    });
     let questions = baseline.judged_among(judging.shared);
-    let models = baseline.models(settings);
-    if questions.is_empty() {
-        for (_, why) in &mut standing {
-            why.get_or_insert_with(|| {
-                "none of the questions the baseline judged for its pick is still shared unchanged (each was edited or removed since)".into()
-            });
-        }
-    }
-    let asked = |judged| Asked {
-        alpha: gate_settings.alpha,
-        fail_on_inconclusive: gate_settings.fail_on_inconclusive,
-        judged,
+    let standing = baseline.standing_on(
+        &questions,
+        &JudgeNow {
+            fingerprint: &now,
+            server: &server,
+            json_mode: plan.llm.json_mode,
+        },
+    );
+    // the gate on the answers under test (`judged`: whether they were asked for)
+    let gate = |candidate: &[JudgeQuestionRow], judged: bool| {
+        let asked = Asked {
+            alpha: gate_settings.alpha,
+            fail_on_inconclusive: gate_settings.fail_on_inconclusive,
+            judged,
+        };
+        let rows = Compared {
+            baseline: &baseline.rows,
+            candidate,
+        };
+        let models = baseline.models(settings);
+        judged::gate(&standing, &questions, rows, models, asked)
     };
     if standing.iter().all(|(_, why)| why.is_some()) {
         events(RunEvent::Note(
             "the judge cannot gate on any criterion (see check.md): nothing is sent".into(),
         ));
         return Ok(JudgedGate {
-            gate: judged::gate(
-                &standing,
-                &questions,
-                Compared {
-                    baseline: &baseline.rows,
-                    candidate: &[],
-                },
-                models,
-                asked(false),
-            ),
+            gate: gate(&[], false),
             prompt_sha256: None,
             server,
         });
     }
-    let wanted: HashSet<&str> = questions.iter().map(String::as_str).collect();
-    let subset = GoldenSet {
-        questions: swept
-            .golden
-            .questions
-            .iter()
-            .filter(|q| wanted.contains(q.id.as_str()))
-            .cloned()
-            .collect(),
-        ..swept.golden.clone()
-    };
-    let jobs = judge::plan_jobs(
-        &swept.corpus,
-        &subset,
-        std::slice::from_ref(judging.candidate),
-        &swept.tokens,
-        &swept.context,
-    )?;
+    let jobs = jobs_on(swept, judging.candidate, &questions)?;
     let done = judge::load_finished(dir.path())?;
     dir.write_json(files::JUDGE_INPUTS, judging.inputs)?;
     let todo: Vec<judge::Job> = judge::pending(&jobs, &done)
@@ -370,16 +395,7 @@ pub(super) async fn judge(
         ),
     });
     Ok(JudgedGate {
-        gate: judged::gate(
-            &standing,
-            &questions,
-            Compared {
-                baseline: &baseline.rows,
-                candidate: &run.rows,
-            },
-            models,
-            asked(true),
-        ),
+        gate: gate(&run.rows, true),
         prompt_sha256,
         server,
     })

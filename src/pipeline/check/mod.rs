@@ -178,37 +178,11 @@ pub fn check(
         judge::refuse_judged(&plan.run_dir)?;
     }
     let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
-    let rows = &swept.outcomes[0]
-        .cuts
-        .iter()
-        .find(|c| c.cut == cut)
-        .expect("the plan holds the baseline's cut")
-        .questions;
-    let baseline_id = baseline.pick.id();
-    let candidate_id = candidate.id();
-    let label = request.baseline.display().to_string();
-    let mut check = check::check(
-        &label,
-        &cut.tag(),
-        Runs {
-            baseline: Run {
-                config_id: &baseline_id,
-                rows: &baseline.rows,
-                fingerprints: baseline.record.fingerprints.as_ref(),
-            },
-            candidate: Run {
-                config_id: &candidate_id,
-                rows,
-                fingerprints: Some(&now),
-            },
-        },
-        &now,
-        request.settings,
-    )?;
+    let mut check = retrieval_check(request, &baseline, &swept, &candidate, &now)?;
     // the retrieval verdict is written first: a judge stage that stops with an error (a refused
     // key, the budget) leaves it, and says so in check.md
     write_check(&mut dir, &check, request.junit.as_deref())?;
-    let candidates = [candidate_id.clone()];
+    let candidates = [candidate.id()];
     let manifest = |dir: &mut RunDir, judged: Option<JudgeRecord<'_>>| {
         let wall_s = started.elapsed().as_secs_f64();
         record::write_manifest(
@@ -269,6 +243,45 @@ pub fn check(
         run_dir: plan.run_dir.clone(),
         warnings: baseline.record.warnings,
     })
+}
+
+/// The retrieval verdict of `candidate` (swept in `swept`, its fingerprints `now`) against the
+/// baseline's pick at the baseline's cut.
+///
+/// # Errors
+/// [`CheckError`] for settings out of range or no question shared unchanged.
+fn retrieval_check(
+    request: &CheckRequest,
+    baseline: &Baseline,
+    swept: &swept::Swept,
+    candidate: &ConfigCut,
+    now: &Fingerprints,
+) -> Result<Check, Error> {
+    let cut = baseline.pick.cut;
+    let rows = &swept.outcomes[0]
+        .cuts
+        .iter()
+        .find(|c| c.cut == cut)
+        .expect("the plan holds the baseline's cut")
+        .questions;
+    Ok(check::check(
+        &request.baseline.display().to_string(),
+        &cut.tag(),
+        Runs {
+            baseline: Run {
+                config_id: &baseline.pick.id(),
+                rows: &baseline.rows,
+                fingerprints: baseline.record.fingerprints.as_ref(),
+            },
+            candidate: Run {
+                config_id: &candidate.id(),
+                rows,
+                fingerprints: Some(now),
+            },
+        },
+        now,
+        request.settings,
+    )?)
 }
 
 /// Writes check.md, check.json and, when asked, the JUnit file at `junit_path`.
