@@ -29,7 +29,7 @@ pub struct Gates<'a> {
     /// The judged questions (judge_questions.csv's rows).
     pub questions: &'a [JudgeQuestionRow],
     /// The planted controls and repeats (judge_checks.csv's rows).
-    pub checks: &'a [ProbeRow],
+    pub probes: &'a [ProbeRow],
     /// Whether planted controls were on (`[judge] controls`).
     pub controls: bool,
     /// The fewest judged answers per candidate that can confirm (`[judge]
@@ -65,7 +65,7 @@ fn unmeasured(g: &Gates<'_>) -> Option<String> {
         .filter(|c| g.questions.iter().any(|r| r.verdict(c).outcome().is_some()));
     let missing: Vec<&String> = graded
         .filter(|c| {
-            !g.checks
+            !g.probes
                 .iter()
                 .any(|r| &r.criterion == *c && ControlKind::is_control(&r.kind))
         })
@@ -227,7 +227,7 @@ mod tests {
                 criteria: &names,
                 candidates: &cands,
                 questions: &questions,
-                checks: &[],
+                probes: &[],
                 controls: false,
                 min_judged_answers: 5,
                 unfinished: note.as_deref(),
@@ -261,7 +261,7 @@ mod tests {
         let mut names = names();
         let cands = [info("A", 64, 320.0, 0.9)];
         let questions: Vec<_> = (0..5).map(|q| row("A", q, "pass", "fail", "na")).collect();
-        let checks = [
+        let probes = [
             test_probe("other_context", "faithfulness", "fail", "fail"),
             test_probe("other_answer", "relevancy", "fail", "error"),
         ];
@@ -273,7 +273,7 @@ mod tests {
                     criteria: names,
                     candidates: &cands,
                     questions: &questions,
-                    checks: &checks,
+                    probes: &probes,
                     controls: true,
                     min_judged_answers: 5,
                     unfinished: None,
@@ -303,7 +303,7 @@ mod tests {
                 criteria: &names,
                 candidates: &cands,
                 questions: &rows,
-                checks: &checks,
+                probes: &probes,
                 controls: true,
                 min_judged_answers: 5,
                 unfinished: None,

@@ -34,7 +34,7 @@ pub struct JudgeSummary {
     /// The judged questions (judge_questions.csv's rows the figures come from).
     pub questions: Vec<JudgeQuestionRow>,
     /// The planted controls and repeats (judge_checks.csv).
-    pub checks: Vec<ProbeRow>,
+    pub probes: Vec<ProbeRow>,
 }
 
 /// What a summary is built from.
@@ -46,7 +46,7 @@ pub struct SummaryInputs<'a> {
     /// The judged questions.
     pub questions: Vec<JudgeQuestionRow>,
     /// The controls and repeats.
-    pub checks: Vec<ProbeRow>,
+    pub probes: Vec<ProbeRow>,
     /// Models, significance level and trust thresholds.
     pub settings: &'a JudgeSettings,
     /// The selection's pick (its configuration id), when the candidates came from it.
@@ -65,7 +65,7 @@ impl JudgeSummary {
     pub fn build(inputs: SummaryInputs<'_>) -> Self {
         let s = inputs.settings;
         let trust = trust(
-            &inputs.checks,
+            &inputs.probes,
             inputs.criteria,
             s.min_control_tnr,
             s.min_repeat_kappa,
@@ -85,7 +85,7 @@ impl JudgeSummary {
                 criteria: inputs.criteria,
                 candidates: inputs.candidates,
                 questions: &inputs.questions,
-                checks: &inputs.checks,
+                probes: &inputs.probes,
                 controls: s.controls,
                 min_judged_answers: s.min_judged_answers,
                 unfinished: inputs.incomplete.as_deref(),
@@ -100,7 +100,7 @@ impl JudgeSummary {
             decision,
             trust,
             questions: inputs.questions,
-            checks: inputs.checks,
+            probes: inputs.probes,
         }
     }
 

@@ -115,19 +115,19 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         })
         .collect();
     let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
-    let checks = plan_probes(
+    let probes = plan_probes(
         settings,
         &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
     );
-    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_probes(&checks, &prompts, settings, &plan.llm));
+    let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
+    estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     Ok(DryRun {
         questions: judged.questions.len(),
         done: 0,
         todo: jobs.len(),
         estimate,
         control_calls,
-        repeat_calls: checks.len() - control_calls,
+        repeat_calls: probes.len() - control_calls,
         generator_model: settings.generator_model.clone(),
         judge_model: settings.judge_model.clone(),
         server: redact_url(&plan.llm.resolved_base_url()),

@@ -156,15 +156,15 @@ fn plan(
         .map(|i| jobs[i].clone())
         .collect();
     let mut estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
-    let checks = plan_probes(
+    let probes = plan_probes(
         settings,
         &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
     );
-    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_probes(&checks, &prompts, settings, &plan.llm));
+    let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
+    estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     Ok(Planned {
         todo: todo.len(),
-        repeat_calls: checks.len() - control_calls,
+        repeat_calls: probes.len() - control_calls,
         control_calls,
         prompts,
         judged,
@@ -245,19 +245,19 @@ pub async fn judge(
     let prompt_sha256 = planned.prompts.hashes();
     let planned_jobs = planned.jobs.len();
     let judged = run(planned, swept, settings, &client, dir, events).await?;
-    let (run, checks) = judged;
+    let (run, probes) = judged;
     let incomplete = unfinished_note(LeftToJudge {
         missing: run.unfinished.len() + run.skipped_for_budget,
         planned: planned_jobs,
         not_started_for_budget: run.skipped_for_budget,
-        probes_missing: checks.iter().filter(|r| is_unfinished(r)).count(),
-        probes_asked: checks.len(),
+        probes_missing: probes.iter().filter(|r| is_unfinished(r)).count(),
+        probes_asked: probes.len(),
     });
     let summary = JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &run.criteria,
         questions: run.rows.clone(),
-        checks,
+        probes,
         settings,
         pick,
         incomplete: incomplete.clone(),
@@ -344,7 +344,7 @@ async fn run(
             &sources(&planned.jobs, &planned.judged, &swept.corpus, &answer),
         )
     };
-    let mut checks = run_probes(
+    let mut probes = run_probes(
         &items,
         prompts,
         settings_arc,
@@ -354,13 +354,13 @@ async fn run(
         events,
     )
     .await?;
-    for row in &mut checks {
+    for row in &mut probes {
         if row.verdict == Verdict::Error.as_str() && row.calls == 0 {
             row.verdict = UNFINISHED.into();
         }
     }
-    dir.write_csv(files::JUDGE_CHECKS, &checks)?;
-    Ok((run, checks))
+    dir.write_csv(files::JUDGE_CHECKS, &probes)?;
+    Ok((run, probes))
 }
 
 /// The `verdict` of a judge_checks.csv row whose call got no answer (timeouts, retries
@@ -460,7 +460,7 @@ pub fn summary_from_folder(
     if rows.is_empty() {
         return Ok(None);
     }
-    let checks = load_probes(dir)?;
+    let probes = load_probes(dir)?;
     let Some(fingerprint) = Fingerprint::load(dir)? else {
         return Ok(None);
     };
@@ -480,12 +480,12 @@ pub fn summary_from_folder(
         ..settings.clone()
     };
     let asked = own_settings.then_some((sweep, settings.max_questions));
-    let incomplete = folder_unfinished(&rows, &infos, asked, &checks);
+    let incomplete = folder_unfinished(&rows, &infos, asked, &probes);
     Ok(Some(JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &criteria,
         questions: rows,
-        checks,
+        probes,
         settings: &settings,
         pick,
         incomplete,
@@ -501,7 +501,7 @@ fn folder_unfinished(
     rows: &[JudgeQuestionRow],
     infos: &[CandidateInfo],
     asked: Option<(&[SweepRow], Option<usize>)>,
-    checks: &[ProbeRow],
+    probes: &[ProbeRow],
 ) -> Option<String> {
     let (mut missing, mut planned) = (0, 0);
     for info in infos {
@@ -522,12 +522,12 @@ fn folder_unfinished(
         missing += wanted.saturating_sub(have);
         planned += wanted.max(have);
     }
-    let unfinished_checks = checks.iter().filter(|r| is_unfinished(r)).count();
+    let unfinished_checks = probes.iter().filter(|r| is_unfinished(r)).count();
     unfinished_note(LeftToJudge {
         missing,
         planned,
         not_started_for_budget: 0,
         probes_missing: unfinished_checks,
-        probes_asked: checks.len(),
+        probes_asked: probes.len(),
     })
 }

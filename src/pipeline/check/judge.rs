@@ -41,7 +41,7 @@ use crate::sweep::grid::ConfigCut;
 pub(super) struct BaselineJudge {
     criteria: Vec<String>,
     rows: Vec<JudgeQuestionRow>,
-    checks: Vec<ProbeRow>,
+    probes: Vec<ProbeRow>,
     fingerprint: Option<Fingerprint>,
     settings: JudgeSettings,
     /// How its judge stage asked for verdicts.
@@ -106,7 +106,7 @@ impl BaselineJudge {
         Ok(BaselineJudge {
             criteria,
             rows,
-            checks: load_probes(dir).map_err(damaged)?,
+            probes: load_probes(dir).map_err(damaged)?,
             fingerprint: Fingerprint::load(dir).map_err(damaged)?,
             settings: recorded.judge.clone(),
             client: JudgeClient {
@@ -185,7 +185,7 @@ impl BaselineJudge {
             None => Some(format!("the baseline has no {}", files::JUDGE_SETTINGS)),
         };
         let measured = trust(
-            &self.checks,
+            &self.probes,
             &self.criteria,
             self.settings.min_control_tnr,
             self.settings.min_repeat_kappa,
