@@ -473,12 +473,7 @@ pub async fn run_judge(
         .cost_usd
         .unwrap_or(0.0)
     };
-    let limits = DriveLimits {
-        concurrency: settings.concurrency,
-        budget: settings
-            .max_cost_usd
-            .map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
-    };
+    let limits = DriveLimits::new(settings.concurrency, settings.max_cost_usd, &cost);
     let start = |i: usize| {
         run_job(
             client.clone(),

@@ -215,10 +215,7 @@ pub async fn run_probes(
         .cost_usd
         .unwrap_or(0.0)
     };
-    let limits = DriveLimits {
-        concurrency: settings.concurrency,
-        budget: budget.map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
-    };
+    let limits = DriveLimits::new(settings.concurrency, budget, &cost);
     let start = |i: usize| {
         let item = &items[i];
         let ask = item.ask(&settings);

@@ -28,9 +28,32 @@ use crate::llm::{CallRecord, LlmClient, LlmError};
 pub(crate) struct DriveLimits<'a> {
     /// Jobs in progress at once (at least 1).
     pub concurrency: usize,
-    /// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
-    /// running and of the next one would pass this, in USD; with each job's estimate.
-    pub budget: Option<(f64, &'a (dyn Fn(usize) -> f64 + Sync))>,
+    /// The spending cap (`--max-cost`), if any.
+    pub budget: Option<SpendCap<'a>>,
+}
+
+/// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
+/// running and of the next one would pass `max_usd`.
+pub(crate) struct SpendCap<'a> {
+    /// The cap, USD.
+    pub max_usd: f64,
+    /// Job `i`'s estimated cost, USD.
+    pub cost_of: &'a (dyn Fn(usize) -> f64 + Sync),
+}
+
+impl<'a> DriveLimits<'a> {
+    /// `concurrency` jobs at once under the cap `max_usd` (none: no cap), job `i` estimated at
+    /// `cost_of(i)`.
+    pub fn new(
+        concurrency: usize,
+        max_usd: Option<f64>,
+        cost_of: &'a (dyn Fn(usize) -> f64 + Sync),
+    ) -> Self {
+        DriveLimits {
+            concurrency,
+            budget: max_usd.map(|max_usd| SpendCap { max_usd, cost_of }),
+        }
+    }
 }
 
 /// What the loop did.
@@ -89,10 +112,10 @@ where
                 break;
             };
             let i = queue[next];
-            if let Some((max, cost)) = limits.budget {
-                let est = cost(i);
+            if let Some(cap) = &limits.budget {
+                let est = (cap.cost_of)(i);
                 let spent = calls.as_ref().map_or(0.0, CallLog::spent_total);
-                if spent + running.values().sum::<f64>() + est > max {
+                if spent + running.values().sum::<f64>() + est > cap.max_usd {
                     out.skipped = queue.len() - next;
                     break;
                 }
