@@ -10,6 +10,7 @@
 //! the runs' [`fingerprint`]s. [`llm`] is the only code that talks to a network.
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod check;
 pub mod chunking;
 pub mod config;

@@ -90,6 +90,34 @@ fn the_unchanged_chunker_passes() {
     assert_eq!(now["fingerprints"]["chunker"]["config_id"], PICK);
 }
 
+/// `--delta` is the selection's name for the non-inferiority margin; `--margin`, its older name,
+/// still sets it for one release, with a warning, and not together with `--delta`.
+#[test]
+fn the_old_margin_flag_sets_delta_with_a_deprecation_warning() {
+    let (dir, base) = baseline_in_temp();
+    let (code, stdout, stderr, json) = check(&base, &dir.path().join("new"), &["--delta", "0.07"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stderr.contains("deprecated"), "{stderr}");
+    assert_eq!(json["settings"]["margin"], 0.07);
+    let (code, stdout, stderr, json) = check(&base, &dir.path().join("old"), &["--margin", "0.07"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: --margin is deprecated and will be removed in the next release: use --delta"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(json["settings"]["margin"], 0.07);
+    assert!(stdout.contains("non-inferior within δ = 0.07"), "{stdout}");
+    let (code, _, stderr, _) = check(
+        &base,
+        &dir.path().join("both"),
+        &["--margin", "0.07", "--delta", "0.07"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}
+
 /// The README's CI job, as this repository runs it: the committed baseline (ci/chunk-baseline)
 /// against the shipped chunker (ci/chunker.toml), warning-free. A baseline the current manifest
 /// schema cannot read fails here first, not in a user's pull request.

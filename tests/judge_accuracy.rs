@@ -12,7 +12,7 @@ mod csv_support;
 mod llm_support;
 
 use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
+use llm_support::{between, bin, chat_body, mock_llm_toml, prompt_text};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -174,12 +174,6 @@ async fn mock(judge: Judge) -> MockServer {
         .mount(&s)
         .await;
     s
-}
-
-fn bin() -> PathBuf {
-    std::env::var_os("CHUNKSWEEP_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
 }
 
 /// The [llm] and [judge] sections for the mock at `base`.

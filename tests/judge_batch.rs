@@ -13,15 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use batch_support::{BatchServer, Fault};
-use csv_support::{Rows, read_csv};
-use llm_support::{between, mock_llm_toml};
+use csv_support::{read_csv, untimed};
+use llm_support::{
+    LARGE, SMALL, SMALL_AND_LARGE_SWEEP, bin, graded_answer, mock_llm_toml, scripted_answer,
+    write_larkspur_corpus,
+};
 use serde_json::{Value, json};
-
-const SMALL: &str = "words-8-o0-none-bm25-k2";
-const LARGE: &str = "words-32-o0-none-bm25-k2";
-
-const DOC_A: &str = "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.";
-const DOC_B: &str = "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.";
 
 const QUESTIONS: [(&str, &str, &str, &str); 4] = [
     (
@@ -63,18 +60,9 @@ fn answer() -> batch_support::Answer {
             .map(|m| m["content"].as_str().unwrap_or(""))
             .collect::<Vec<_>>()
             .join("\n");
-        if text.contains("Task: answer the question from the documents.") {
-            let q = between(&text, "<question>\n", "\n</question>").unwrap();
-            let id = QUESTIONS.iter().find(|x| x.1 == q).unwrap().0;
-            let docs = between(&text, "<documents>\n", "\n</documents>").unwrap();
-            let large = docs.split("<document id=").skip(1).any(|d| {
-                between(d, ">\n", "\n</document>")
-                    .unwrap()
-                    .split_whitespace()
-                    .count()
-                    > 8
-            });
-            return format!("ANSWER {id} {}", if large { "large" } else { "small" });
+        let id_of = |q: &str| QUESTIONS.iter().find(|x| x.1 == q).unwrap().0.to_string();
+        if let Some(answer) = scripted_answer(&text, id_of) {
+            return answer;
         }
         let crit = ["faithfulness", "relevancy", "correctness"]
             .into_iter()
@@ -87,12 +75,7 @@ fn answer() -> batch_support::Answer {
                 text.contains(task)
             })
             .unwrap_or("other");
-        let ans = between(&text, "<answer>\n", "\n</answer>").unwrap_or("");
-        let mut parts = ans.split_whitespace();
-        let (id, class) = match (parts.next(), parts.next(), parts.next()) {
-            (Some("ANSWER"), Some(id), Some(class)) => (id, class),
-            _ => ("", ""),
-        };
+        let (id, class) = graded_answer(&text);
         let reminded = text.contains("Your previous reply could not be read");
         // a repeat asks with a seed: it is answered at once (an unreadable reply is never
         // cached, so a rerun would ask its repeat again, batched or not)
@@ -111,9 +94,7 @@ fn answer() -> batch_support::Answer {
 
 /// Writes corpus, golden set and config into `dir` for the server at `url` (with `/v1`).
 fn fixture(dir: &Path, url: &str) -> PathBuf {
-    std::fs::create_dir_all(dir.join("corpus")).unwrap();
-    std::fs::write(dir.join("corpus/a.md"), DOC_A).unwrap();
-    std::fs::write(dir.join("corpus/b.md"), DOC_B).unwrap();
+    write_larkspur_corpus(dir);
     let golden: String = QUESTIONS
         .iter()
         .map(|(id, q, a, ev)| {
@@ -126,13 +107,7 @@ fn fixture(dir: &Path, url: &str) -> PathBuf {
         r#"corpus = "corpus"
 golden = "golden.jsonl"
 
-[sweep]
-strategies = ["words"]
-sizes = [8, 32]
-overlap = 0
-top_k = 2
-tokenizer = "words"
-{llm}
+{sweep}{llm}
 [llm.batch]
 enabled = false
 poll_s = 0.02
@@ -144,17 +119,12 @@ concurrency = 4
 prompts = "{}"
 "#,
         prompts.display(),
+        sweep = SMALL_AND_LARGE_SWEEP,
         llm = mock_llm_toml(url, "cache.sqlite", 10.0, 3),
     );
     let path = dir.join("config.toml");
     std::fs::write(&path, cfg).unwrap();
     path
-}
-
-fn bin() -> PathBuf {
-    std::env::var_os("CHUNKSWEEP_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
 }
 
 fn cmd(cfg: &Path, out: &Path, extra: &[&str]) -> Command {
@@ -184,22 +154,6 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-/// judge.csv without its latency columns (`*_ms_p50`, `*_ms_p95`), which a batched run leaves
-/// n/a.
-fn untimed(rows: &Rows) -> Vec<Vec<(String, String)>> {
-    rows.iter()
-        .map(|r| {
-            let mut v: Vec<(String, String)> = r
-                .iter()
-                .filter(|(k, _)| !k.contains("_ms_"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            v.sort();
-            v
-        })
-        .collect()
 }
 
 /// The estimated cost a dry run prints, in USD.

@@ -12,13 +12,10 @@ use chunksweep::judge::Criterion;
 use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 use csv_support::read_csv;
-use llm_support::{between, chat_body, prompt_text};
+use llm_support::{LARGE, SMALL, chat_body, graded_answer, prompt_text, scripted_answer};
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-const SMALL: &str = "words-8-o0-none-bm25-k2";
-const LARGE: &str = "words-32-o0-none-bm25-k2";
 
 /// The new criterion's template: is the answer free of anything the question did not ask for?
 const CONCISENESS: &str = "Task: grade conciseness.\n\nYou are a strict grader. Decide whether the ANSWER says only what the QUESTION asks.\n\n- pass: nothing beyond what was asked.\n- fail: padding, repetition or unasked detail.\n\n<question>\n{question}\n</question>\n\n<answer>\n{answer}\n</answer>\n\nReply with a JSON object only: {\"verdict\": \"pass\" or \"fail\", \"reason\": \"one sentence\"}.\n";
@@ -60,20 +57,11 @@ struct Script;
 impl Respond for Script {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let text = prompt_text(req);
-        let reply = if text.contains("Task: answer the question from the documents.") {
-            let q = between(&text, "<question>\n", "\n</question>").unwrap();
-            let id = QUESTIONS.iter().find(|x| x.1 == q).unwrap().0;
-            let docs = between(&text, "<documents>\n", "\n</documents>").unwrap();
-            // a chunk of more than 8 words can only come from the large configuration
-            let large = docs.split("<document id=").skip(1).any(|d| {
-                let body = between(d, ">\n", "\n</document>").unwrap();
-                body.split_whitespace().count() > 8
-            });
-            format!("ANSWER {id} {}", if large { "large" } else { "small" })
+        let id_of = |q: &str| QUESTIONS.iter().find(|x| x.1 == q).unwrap().0.to_string();
+        let reply = if let Some(answer) = scripted_answer(&text, id_of) {
+            answer
         } else {
-            let ans = between(&text, "<answer>\n", "\n</answer>").unwrap();
-            let mut parts = ans.split_whitespace().skip(1);
-            let (id, class) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            let (id, class) = graded_answer(&text);
             let fail = text.contains("Task: grade conciseness.")
                 && class == "small"
                 && (id == "q1" || id == "q2");

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 mod csv_support;
 mod llm_support;
 
-use csv_support::{Rows, read_csv};
-use llm_support::{between, chat_body, mock_llm_toml, prompt_text};
+use csv_support::{Rows, read_csv, untimed};
+use llm_support::{
+    LARGE, SMALL, SMALL_AND_LARGE_SWEEP, bin, chat_body, graded_answer, mock_llm_toml, prompt_text,
+    scripted_answer, write_larkspur_corpus,
+};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-const SMALL: &str = "words-8-o0-none-bm25-k2";
-const LARGE: &str = "words-32-o0-none-bm25-k2";
 
 /// What the judge says for (size class, question id, criterion).
 #[derive(Clone, Copy, PartialEq)]
@@ -39,19 +39,9 @@ struct Script {
 impl Respond for Script {
     fn respond(&self, req: &Request) -> ResponseTemplate {
         let text = prompt_text(req);
-        let reply = if text.contains("Task: answer the question from the documents.") {
-            let q = between(&text, "<question>\n", "\n</question>").unwrap();
-            let id = &self.questions[q];
-            // a chunk of more than 8 words can only come from the large configuration
-            let docs = between(&text, "<documents>\n", "\n</documents>").unwrap();
-            let large = docs.split("<document id=").skip(1).any(|d| {
-                between(d, ">\n", "\n</document>")
-                    .unwrap()
-                    .split_whitespace()
-                    .count()
-                    > 8
-            });
-            format!("ANSWER {id} {}", if large { "large" } else { "small" })
+        let id_of = |q: &str| self.questions[q].clone();
+        let reply = if let Some(answer) = scripted_answer(&text, id_of) {
+            answer
         } else {
             let crit = if text.contains("Task: grade faithfulness.") {
                 "faithfulness"
@@ -62,9 +52,7 @@ impl Respond for Script {
             } else {
                 panic!("unknown request: {text}")
             };
-            let ans = between(&text, "<answer>\n", "\n</answer>").unwrap();
-            let mut parts = ans.split_whitespace().skip(1);
-            let (id, class) = (parts.next().unwrap(), parts.next().unwrap());
+            let (id, class) = graded_answer(&text);
             let say = self
                 .verdicts
                 .get(&(class.to_string(), id.to_string(), crit.to_string()))
@@ -84,9 +72,6 @@ impl Respond for Script {
             .set_delay(self.delay)
     }
 }
-
-const DOC_A: &str = "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.";
-const DOC_B: &str = "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.";
 
 const QUESTIONS: [(&str, &str, Option<&str>); 4] = [
     (
@@ -129,9 +114,7 @@ fn script(delay: Duration) -> Script {
 
 /// Writes corpus, golden set and config into `dir` for the mock at `base`.
 fn fixture(dir: &Path, base: &str, concurrency: usize) -> PathBuf {
-    std::fs::create_dir_all(dir.join("corpus")).unwrap();
-    std::fs::write(dir.join("corpus/a.md"), DOC_A).unwrap();
-    std::fs::write(dir.join("corpus/b.md"), DOC_B).unwrap();
+    write_larkspur_corpus(dir);
     let evidence = [
         "two CPU cores",
         "user 1750",
@@ -155,13 +138,7 @@ fn fixture(dir: &Path, base: &str, concurrency: usize) -> PathBuf {
         r#"corpus = "corpus"
 golden = "golden.jsonl"
 
-[sweep]
-strategies = ["words"]
-sizes = [8, 32]
-overlap = 0
-top_k = 2
-tokenizer = "words"
-{llm}
+{sweep}{llm}
 [judge]
 generator_model = "gen"
 judge_model = "judge"
@@ -173,19 +150,12 @@ repeat_fraction = 0
 prompts = "{}"
 "#,
         prompts.display(),
+        sweep = SMALL_AND_LARGE_SWEEP,
         llm = mock_llm_toml(&format!("{base}/v1"), "cache.sqlite", 300.0, 40),
     );
     let path = dir.join("config.toml");
     std::fs::write(&path, cfg).unwrap();
     path
-}
-
-/// The binary under test; `CHUNKSWEEP_BIN` overrides it (useful when several checkouts share one
-/// CARGO_TARGET_DIR, where target/debug/chunksweep is whichever was built last).
-fn bin() -> PathBuf {
-    std::env::var_os("CHUNKSWEEP_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
 }
 
 fn run_cmd(cfg: &Path, out: &Path) -> Command {
@@ -202,21 +172,6 @@ fn run_cmd(cfg: &Path, out: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
-}
-
-/// Rows without the columns that measure time.
-fn untimed(rows: &Rows) -> Vec<Vec<(String, String)>> {
-    rows.iter()
-        .map(|r| {
-            let mut v: Vec<(String, String)> = r
-                .iter()
-                .filter(|(k, _)| !k.ends_with("_ms") && !k.contains("_ms_"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            v.sort();
-            v
-        })
-        .collect()
 }
 
 fn find<'a>(rows: &'a Rows, config: &str, q: &str) -> &'a HashMap<String, String> {

@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime};
 use batch_support::{BatchServer, Fault};
 use chunksweep::llm::RetryConfig;
 use chunksweep::llm::batch::{
-    BatchApi, BatchBook, BatchCall, BatchConfig, Batcher, Collected, LineOutcome, Progress,
-    VirtualWaiter,
+    BatchApi, BatchBook, BatchCall, BatchConfig, BatchProgress, BatchStatus, Batcher, Collected,
+    LineOutcome, VirtualWaiter,
 };
 use serde_json::{Value, json};
 
@@ -55,10 +55,12 @@ fn batcher(srv: &BatchServer, dir: &Path, stop_after: Option<usize>) -> Batcher 
 }
 
 /// Runs `calls` through `b`, keeping every progress report.
-async fn run(b: &Batcher, calls: Vec<BatchCall>) -> (Collected, Vec<Progress>) {
+async fn run(b: &Batcher, calls: Vec<BatchCall>) -> (Collected, Vec<BatchProgress>) {
     let seen = Mutex::new(Vec::new());
     let got = b
-        .run(calls, &|p: &Progress| seen.lock().unwrap().push(p.clone()))
+        .run(calls, &|p: &BatchProgress| {
+            seen.lock().unwrap().push(p.clone())
+        })
         .await
         .unwrap();
     (got, seen.into_inner().unwrap())
@@ -108,13 +110,16 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
     assert_eq!(got.outcomes["key-gen-0"].1.batch_id, "batch_0");
     assert_eq!(got.outcomes["key-judge-0"].1.batch_id, "batch_1");
     assert_eq!(
-        got.outcomes["key-gen-0"].1.submitted_at,
-        "2025-12-02T06:00:00.000Z"
+        got.outcomes["key-gen-0"].1.submitted_at.to_string(),
+        "2025-12-02T06:00:00Z"
     );
     // two polls in progress, 30 s apart: the batch was seen ended a minute after submission
     assert_eq!(
-        got.outcomes["key-gen-0"].1.completed_at.as_deref(),
-        Some("2025-12-02T06:01:00.000Z")
+        got.outcomes["key-gen-0"]
+            .1
+            .completed_at
+            .map(|t| t.to_string()),
+        Some("2025-12-02T06:01:00Z".to_string())
     );
     assert_eq!(
         srv.batch_lines(),
@@ -143,7 +148,7 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
         ]
     );
     assert_eq!(p.last().unwrap().counts.total, 3);
-    let judge: Vec<&Progress> = p.iter().filter(|p| p.batch_id == "batch_1").collect();
+    let judge: Vec<&BatchProgress> = p.iter().filter(|p| p.batch_id == "batch_1").collect();
     assert_eq!(judge.len(), 1); // ended at its first poll, never polled again
     assert_eq!(judge[0].counts.total, 1);
 
@@ -153,11 +158,11 @@ async fn one_batch_per_model_recorded_and_read_back_without_a_direct_call() {
     assert_eq!(book.entries[0].model, "gen");
     assert_eq!(book.entries[0].input_file_id, "file-in-0");
     assert_eq!(book.entries[0].calls.len(), 3);
-    assert_eq!(book.entries[0].status, "completed");
-    assert!(!book.entries[0].collected);
+    assert_eq!(book.entries[0].status, BatchStatus::Completed);
+    assert!(!book.entries[0].phase.is_collected());
     b.settle().unwrap();
     let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
-    assert!(book.entries.iter().all(|e| e.collected));
+    assert!(book.entries.iter().all(|e| e.phase.is_collected()));
 }
 
 #[tokio::test]
@@ -183,8 +188,8 @@ async fn a_stopped_wait_leaves_the_batch_running_and_the_next_run_polls_the_same
     drop(b);
     let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
     assert_eq!(book.entries.len(), 1);
-    assert!(!book.entries[0].collected);
-    assert_eq!(book.entries[0].status, "in_progress");
+    assert!(!book.entries[0].phase.is_collected());
+    assert_eq!(book.entries[0].status, BatchStatus::InProgress);
 
     // the rerun: polls batch_0 and submits nothing
     let before = srv.count("POST /files");
@@ -303,7 +308,7 @@ async fn cancelling_asks_the_server_for_every_batch_still_running() {
     assert_eq!(b.cancel_open().await.unwrap(), ["batch_0"]);
     assert_eq!(srv.count("POST /batches/batch_0/cancel"), 1);
     let book = BatchBook::open(&dir.path().join("batches.json")).unwrap();
-    assert_eq!(book.entries[0].status, "cancelling");
+    assert_eq!(book.entries[0].status, BatchStatus::Cancelling);
 }
 
 #[tokio::test]
@@ -336,7 +341,7 @@ async fn a_client_in_batch_mode_falls_back_from_a_refused_format_and_records_the
             &schema,
         )
     };
-    let none = |_: &Progress| {};
+    let none = |_: &BatchProgress| {};
 
     assert_eq!(
         ask().await.unwrap_err(),

@@ -26,17 +26,21 @@ use crate::judge::Verdict;
 use crate::judge::trust::CriterionTrust;
 use crate::stats::{OneSidedSign, sign_test_worse};
 
-/// What one criterion's verdicts say about the run under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JudgeOutcome {
+/// What one criterion's verdicts say about the run under test. In check.json it is two fields:
+/// `outcome` (its word: `regression`, `not_worse`, `cannot_gate`, `unfinished`,
+/// `inconclusive`) and `cannot_gate` (the reason, or null).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CriterionOutcome {
     /// Significantly more answers went from pass to fail than back (at least two): the check
     /// fails.
     Regression,
     /// The test does not show it worse (which is not the same as showing it as good).
     NotWorse,
-    /// The judge's verdicts on this criterion cannot gate (see [`CriterionGate::cannot_gate`]).
-    CannotGate,
+    /// The judge's verdicts on this criterion cannot gate, for `reason`.
+    CannotGate {
+        /// Why not (the judge is not the one measured, controls off or not trusted, …).
+        reason: String,
+    },
     /// Answers under test still without a verdict decide it: rerun the same command.
     Unfinished,
     /// Error verdicts decide it: with them all against the change it would be a regression,
@@ -44,15 +48,45 @@ pub enum JudgeOutcome {
     Inconclusive,
 }
 
+impl CriterionOutcome {
+    /// Its word in check.json.
+    pub fn word(&self) -> &'static str {
+        match self {
+            CriterionOutcome::Regression => "regression",
+            CriterionOutcome::NotWorse => "not_worse",
+            CriterionOutcome::CannotGate { .. } => "cannot_gate",
+            CriterionOutcome::Unfinished => "unfinished",
+            CriterionOutcome::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// Why the criterion cannot gate, when it cannot.
+    pub fn cannot_gate(&self) -> Option<&str> {
+        match self {
+            CriterionOutcome::CannotGate { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for CriterionOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("outcome", self.word())?;
+        m.serialize_entry("cannot_gate", &self.cannot_gate())?;
+        m.end()
+    }
+}
+
 /// One criterion of the answer-quality gate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CriterionGate {
     /// The criterion's name (`faithfulness`, `relevancy`, `correctness`, …).
     pub criterion: String,
-    /// What its verdicts say.
-    pub outcome: JudgeOutcome,
-    /// Why the criterion cannot gate (`None` when it can).
-    pub cannot_gate: Option<String>,
+    /// What its verdicts say (check.json's `outcome` and `cannot_gate`).
+    #[serde(flatten)]
+    pub outcome: CriterionOutcome,
     /// Questions with a pass or fail verdict on both sides.
     pub n: usize,
     /// Of those, answers that passed in the baseline.
@@ -200,9 +234,26 @@ fn test_with_unknowns(
     sign_test_worse(&first, &second)
 }
 
-/// The gate on `questions` (ids, golden-set order) from the baseline's rows for its pick and the
-/// run under test's rows (each one configuration), per criterion of `standing`; `models` are the
-/// baseline's generator and judge.
+/// The judged answers a gate compares, each side one configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Compared<'a> {
+    /// The baseline's rows for its pick.
+    pub baseline: &'a [JudgeQuestionRow],
+    /// The run under test's rows.
+    pub candidate: &'a [JudgeQuestionRow],
+}
+
+/// The models of a judge stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeModels {
+    /// The model that generated the answers.
+    pub generator: String,
+    /// The model that gave the verdicts.
+    pub judge: String,
+}
+
+/// The gate on `questions` (ids, golden-set order) from the rows `compared`, per criterion of
+/// `standing`; `models` are the baseline's generator and judge.
 ///
 /// A pair with an error verdict on either side, or whose answer under test has no row yet, is
 /// *unknown*: it is in no count, and the outcome holds only if it holds however the unknown
@@ -213,103 +264,129 @@ fn test_with_unknowns(
 pub fn gate(
     standing: &[(String, Option<String>)],
     questions: &[String],
-    (baseline, candidate): (&[JudgeQuestionRow], &[JudgeQuestionRow]),
-    models: (String, String),
+    compared: Compared<'_>,
+    models: JudgeModels,
     asked: Asked,
 ) -> JudgeGate {
-    let (before_at, now_at) = (by_question(baseline), by_question(candidate));
-    let before = |q: &str| before_at.get(q).copied();
-    let now = |q: &str| now_at.get(q).copied();
+    let rows = ByQuestion {
+        baseline: by_question(compared.baseline),
+        candidate: by_question(compared.candidate),
+    };
     let unfinished = if asked.judged {
-        questions.iter().filter(|q| now(q).is_none()).count()
+        questions
+            .iter()
+            .filter(|q| !rows.candidate.contains_key(q.as_str()))
+            .count()
     } else {
         0
     };
-    let regression = |t: &OneSidedSign| t.reference_better >= 2 && t.p_value < asked.alpha;
     let criteria: Vec<CriterionGate> = standing
         .iter()
-        .map(|(criterion, why)| {
-            let (mut known, mut unknown) = (Vec::new(), Vec::new());
-            let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
-            let mut pending = 0;
-            for q in questions {
-                let Some(b) = before(q) else { continue };
-                let vb = b.verdict(criterion);
-                if vb == Verdict::NotApplicable {
-                    continue;
-                }
-                let vc = now(q).map(|c| c.verdict(criterion));
-                pending += usize::from(vc.is_none());
-                baseline_errors += usize::from(vb == Verdict::Error);
-                candidate_errors += usize::from(vc == Some(Verdict::Error));
-                if vb == Verdict::Error || vc == Some(Verdict::Error) {
-                    errors += 1;
-                }
-                match (vb.outcome(), vc.and_then(Verdict::outcome)) {
-                    (Some(x), Some(y)) => known.push((x, y)),
-                    _ if vc == Some(Verdict::NotApplicable) => {}
-                    (x, y) => unknown.push((x, y)),
-                }
-            }
-            let t = test_with_unknowns(&known, &[], true);
-            let best = test_with_unknowns(&known, &unknown, true);
-            let worst = test_with_unknowns(&known, &unknown, false);
-            let outcome = if why.is_some() || !asked.judged {
-                JudgeOutcome::CannotGate
-            } else if regression(&best) {
-                JudgeOutcome::Regression
-            } else if !regression(&worst) {
-                JudgeOutcome::NotWorse
-            } else if pending > 0 {
-                JudgeOutcome::Unfinished
-            } else {
-                JudgeOutcome::Inconclusive
-            };
-            CriterionGate {
-                criterion: criterion.clone(),
-                outcome,
-                cannot_gate: why.clone(),
-                n: known.len(),
-                baseline_pass: known.iter().filter(|p| p.0).count(),
-                candidate_pass: known.iter().filter(|p| p.1).count(),
-                worse: t.reference_better,
-                better: t.candidate_better,
-                p_value: t.p_value,
-                unknown: unknown.len(),
-                p_value_if_unknown_worse: worst.p_value,
-                at_most_worse: known.iter().filter(|p| p.0).count()
-                    + unknown
-                        .iter()
-                        .filter(|(b, c)| *b != Some(false) && *c != Some(true))
-                        .count(),
-                errors,
-                baseline_errors,
-                candidate_errors,
-            }
-        })
+        .map(|(criterion, why)| criterion_gate(criterion, why.as_deref(), questions, &rows, asked))
         .collect();
     let inconclusive = criteria
         .iter()
-        .any(|c| c.outcome == JudgeOutcome::Inconclusive)
-        || criteria.iter().all(|c| c.cannot_gate.is_some());
+        .any(|c| c.outcome == CriterionOutcome::Inconclusive)
+        || criteria.iter().all(|c| c.outcome.cannot_gate().is_some());
     JudgeGate {
-        generator_model: models.0,
-        judge_model: models.1,
+        generator_model: models.generator,
+        judge_model: models.judge,
         questions: questions.len(),
         unfinished,
         judged: asked.judged,
         fails: criteria
             .iter()
-            .any(|c| c.outcome == JudgeOutcome::Regression)
+            .any(|c| c.outcome == CriterionOutcome::Regression)
             || (asked.fail_on_inconclusive && inconclusive),
         criteria,
+    }
+}
+
+/// Both sides' rows by question id.
+struct ByQuestion<'a> {
+    baseline: HashMap<&'a str, &'a JudgeQuestionRow>,
+    candidate: HashMap<&'a str, &'a JudgeQuestionRow>,
+}
+
+/// The gate of one criterion on `questions` ([`gate`]); `why` is why it cannot gate, if so.
+fn criterion_gate(
+    criterion: &str,
+    why: Option<&str>,
+    questions: &[String],
+    rows: &ByQuestion<'_>,
+    asked: Asked,
+) -> CriterionGate {
+    let before = |q: &str| rows.baseline.get(q).copied();
+    let now = |q: &str| rows.candidate.get(q).copied();
+    let regression = |t: &OneSidedSign| t.reference_better >= 2 && t.p_value < asked.alpha;
+    let (mut known, mut unknown) = (Vec::new(), Vec::new());
+    let (mut errors, mut baseline_errors, mut candidate_errors) = (0, 0, 0);
+    let mut pending = 0;
+    for q in questions {
+        let Some(b) = before(q) else { continue };
+        let vb = b.verdict(criterion);
+        if vb == Verdict::NotApplicable {
+            continue;
+        }
+        let vc = now(q).map(|c| c.verdict(criterion));
+        pending += usize::from(vc.is_none());
+        baseline_errors += usize::from(vb == Verdict::Error);
+        candidate_errors += usize::from(vc == Some(Verdict::Error));
+        if vb == Verdict::Error || vc == Some(Verdict::Error) {
+            errors += 1;
+        }
+        match (vb.outcome(), vc.and_then(Verdict::outcome)) {
+            (Some(x), Some(y)) => known.push((x, y)),
+            _ if vc == Some(Verdict::NotApplicable) => {}
+            (x, y) => unknown.push((x, y)),
+        }
+    }
+    let t = test_with_unknowns(&known, &[], true);
+    let best = test_with_unknowns(&known, &unknown, true);
+    let worst = test_with_unknowns(&known, &unknown, false);
+    let outcome = if let Some(reason) = why {
+        CriterionOutcome::CannotGate {
+            reason: reason.to_string(),
+        }
+    } else if !asked.judged {
+        CriterionOutcome::CannotGate {
+            reason: "the answers under test were not judged".into(),
+        }
+    } else if regression(&best) {
+        CriterionOutcome::Regression
+    } else if !regression(&worst) {
+        CriterionOutcome::NotWorse
+    } else if pending > 0 {
+        CriterionOutcome::Unfinished
+    } else {
+        CriterionOutcome::Inconclusive
+    };
+    CriterionGate {
+        criterion: criterion.to_string(),
+        outcome,
+        n: known.len(),
+        baseline_pass: known.iter().filter(|p| p.0).count(),
+        candidate_pass: known.iter().filter(|p| p.1).count(),
+        worse: t.reference_better,
+        better: t.candidate_better,
+        p_value: t.p_value,
+        unknown: unknown.len(),
+        p_value_if_unknown_worse: worst.p_value,
+        at_most_worse: known.iter().filter(|p| p.0).count()
+            + unknown
+                .iter()
+                .filter(|(b, c)| *b != Some(false) && *c != Some(true))
+                .count(),
+        errors,
+        baseline_errors,
+        candidate_errors,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::test_check;
+    use crate::judge::probes::test_probe;
     use crate::judge::rows::test_row;
     use crate::judge::trust::trust;
 
@@ -326,8 +403,11 @@ mod tests {
         vec![("faithfulness".into(), None), ("relevancy".into(), None)]
     }
 
-    fn models() -> (String, String) {
-        ("gen".into(), "judge".into())
+    fn models() -> JudgeModels {
+        JudgeModels {
+            generator: "gen".into(),
+            judge: "judge".into(),
+        }
     }
 
     /// The gate on questions q0..q`n` with both criteria trusted, at α = 0.05.
@@ -339,7 +419,10 @@ mod tests {
         gate(
             &trusted(),
             &ids(n),
-            (baseline, candidate),
+            Compared {
+                baseline,
+                candidate,
+            },
             models(),
             asked(),
         )
@@ -372,15 +455,15 @@ mod tests {
         let g = trusted_gate(10, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
-            (f.outcome, f.n, f.worse, f.better),
-            (JudgeOutcome::Regression, 10, 6, 0)
+            (f.outcome.clone(), f.n, f.worse, f.better),
+            (CriterionOutcome::Regression, 10, 6, 0)
         );
         assert!((f.p_value - 1.0 / 64.0).abs() < 1e-12, "{f:?}");
         assert_eq!((f.baseline_pass, f.candidate_pass), (10, 4));
         let r = &g.criteria[1];
         assert_eq!(
-            (r.outcome, r.n, r.worse, r.errors),
-            (JudgeOutcome::NotWorse, 9, 1, 1)
+            (r.outcome.clone(), r.n, r.worse, r.errors),
+            (CriterionOutcome::NotWorse, 9, 1, 1)
         );
         assert_eq!((r.baseline_errors, r.candidate_errors), (0, 1));
         assert!((r.p_value - 0.5).abs() < 1e-12);
@@ -403,7 +486,7 @@ mod tests {
             .map(|q| row(q, if q < 4 { "fail" } else { "pass" }, "pass"))
             .collect();
         let g = trusted_gate(8, &baseline, &candidate);
-        assert_eq!(g.criteria[0].outcome, JudgeOutcome::NotWorse);
+        assert_eq!(g.criteria[0].outcome, CriterionOutcome::NotWorse);
         assert!((g.criteria[0].p_value - 0.0625).abs() < 1e-12);
         assert!(!g.fails);
     }
@@ -422,20 +505,26 @@ mod tests {
         let g = gate(
             &standing,
             &ids(10),
-            (&baseline, &candidate),
+            Compared {
+                baseline: &baseline,
+                candidate: &candidate,
+            },
             models(),
             asked(),
         );
         assert_eq!(g.unfinished, 2);
-        assert_eq!(g.criteria[0].outcome, JudgeOutcome::CannotGate);
+        assert!(matches!(
+            g.criteria[0].outcome,
+            CriterionOutcome::CannotGate { .. }
+        ));
         assert_eq!(g.criteria[0].worse, 6);
         // relevancy: 8 pairs alike; even if both answers still to judge fail (2 worse, p =
         // 0.25) it is not a regression, so it is not worse whatever they say
-        assert_eq!(g.criteria[1].outcome, JudgeOutcome::NotWorse);
+        assert_eq!(g.criteria[1].outcome, CriterionOutcome::NotWorse);
         assert_eq!((g.criteria[1].n, g.criteria[1].unknown), (8, 2));
         assert!((g.criteria[1].p_value_if_unknown_worse - 0.25).abs() < 1e-12);
         assert!(!g.fails && g.is_unfinished());
-        assert_eq!(g.criteria[1].cannot_gate, None);
+        assert_eq!(g.criteria[1].outcome.cannot_gate(), None);
     }
 
     #[test]
@@ -452,15 +541,15 @@ mod tests {
         let g = trusted_gate(8, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
-            (f.outcome, f.worse, f.unknown),
-            (JudgeOutcome::Unfinished, 5, 1)
+            (f.outcome.clone(), f.worse, f.unknown),
+            (CriterionOutcome::Unfinished, 5, 1)
         );
         assert!((f.p_value - 1.0 / 32.0).abs() < 1e-12);
         assert!(!g.fails && g.is_unfinished());
         // the same with q5 passing in the baseline: it cannot undo five losses (best case a tie)
         let baseline: Vec<_> = (0..8).map(|q| row(q, "pass", "pass")).collect();
         let g = trusted_gate(8, &baseline, &candidate);
-        assert_eq!(g.criteria[0].outcome, JudgeOutcome::Regression);
+        assert_eq!(g.criteria[0].outcome, CriterionOutcome::Regression);
         assert!(g.fails);
     }
 
@@ -474,8 +563,14 @@ mod tests {
         let g = trusted_gate(8, &baseline, &candidate);
         let f = &g.criteria[0];
         assert_eq!(
-            (f.outcome, f.n, f.unknown, f.errors, f.candidate_errors),
-            (JudgeOutcome::Inconclusive, 0, 8, 8, 8)
+            (
+                f.outcome.clone(),
+                f.n,
+                f.unknown,
+                f.errors,
+                f.candidate_errors
+            ),
+            (CriterionOutcome::Inconclusive, 0, 8, 8, 8)
         );
         assert!((f.p_value_if_unknown_worse - 1.0 / 256.0).abs() < 1e-12);
         assert_eq!(f.at_most_worse, 8);
@@ -488,7 +583,10 @@ mod tests {
             gate(
                 &trusted(),
                 &ids(8),
-                (&baseline, &candidate),
+                Compared {
+                    baseline: &baseline,
+                    candidate: &candidate,
+                },
                 models(),
                 strict
             )
@@ -499,7 +597,10 @@ mod tests {
         let g = gate(
             &none,
             &ids(8),
-            (&baseline, &[]),
+            Compared {
+                baseline: &baseline,
+                candidate: &[],
+            },
             models(),
             Asked {
                 judged: false,
@@ -507,7 +608,10 @@ mod tests {
             },
         );
         assert!(g.fails);
-        assert_eq!(g.criteria[0].outcome, JudgeOutcome::CannotGate);
+        assert!(matches!(
+            g.criteria[0].outcome,
+            CriterionOutcome::CannotGate { .. }
+        ));
     }
 
     #[test]
@@ -518,9 +622,9 @@ mod tests {
         let mut rows = Vec::new();
         for _ in 0..6 {
             // faithfulness: an always-pass judge; relevancy: caught every planted failure
-            rows.push(test_check("other_context", "faithfulness", "fail", "pass"));
-            rows.push(test_check("other_answer", "relevancy", "fail", "fail"));
-            rows.push(test_check(
+            rows.push(test_probe("other_context", "faithfulness", "fail", "pass"));
+            rows.push(test_probe("other_answer", "relevancy", "fail", "fail"));
+            rows.push(test_probe(
                 "reference_relevant",
                 "relevancy",
                 "pass",

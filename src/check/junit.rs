@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Check;
-use super::judged::JudgeOutcome;
+use super::judged::CriterionOutcome;
 use super::render::{headline, judge_headline, markdown};
 
 /// How a JUnit test case ended.
@@ -56,7 +56,7 @@ pub fn junit(check: &Check) -> String {
             || j.criteria.iter().any(|c| {
                 matches!(
                     c.outcome,
-                    JudgeOutcome::Inconclusive | JudgeOutcome::Unfinished
+                    CriterionOutcome::Inconclusive | CriterionOutcome::Unfinished
                 )
             });
         cases.push((

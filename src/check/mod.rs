@@ -31,7 +31,7 @@ use crate::sweep::rows::QuestionRow;
 use changes::{Changes, Side};
 use compare::QuestionPair;
 use judged::JudgeGate;
-use verdict::{GateSettings, Verdict};
+use verdict::{GateSettings, RetrievalVerdict};
 
 /// Errors of the check itself (reading the baseline and sweeping are the pipeline's).
 #[derive(Debug, Error)]
@@ -147,6 +147,15 @@ pub struct Run<'a> {
     pub fingerprints: Option<&'a Fingerprints>,
 }
 
+/// The two sides a check compares.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs<'a> {
+    /// The baseline's pick.
+    pub baseline: Run<'a>,
+    /// The chunker under test.
+    pub candidate: Run<'a>,
+}
+
 /// The check: what changed, the questions compared, the verdict (check.json).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
@@ -157,7 +166,7 @@ pub struct Check {
     /// The gate's settings.
     pub settings: GateSettings,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: RetrievalVerdict,
     /// What changed since the baseline.
     pub changes: Changes,
     /// Every question compared, in golden-set order.
@@ -202,7 +211,7 @@ impl Check {
     }
 }
 
-/// Compares `candidate` (whose fingerprints are known) with `baseline` at the cut `cut` (its
+/// Compares `runs`' candidate (whose fingerprints are known) with its baseline at the cut `cut` (its
 /// tag, `k3`) with `settings`; `label` names the baseline folder.
 ///
 /// # Errors
@@ -211,10 +220,14 @@ impl Check {
 pub fn check(
     label: &str,
     cut: &str,
-    (baseline, candidate): (Run<'_>, Run<'_>),
+    runs: Runs<'_>,
     now: &Fingerprints,
     settings: GateSettings,
 ) -> Result<Check, CheckError> {
+    let Runs {
+        baseline,
+        candidate,
+    } = runs;
     settings.validate().map_err(CheckError::Invalid)?;
     let ids = |rows: &[QuestionRow]| rows.iter().map(|r| r.question_id.clone()).collect();
     let (before_ids, now_ids): (Vec<String>, Vec<String>) =

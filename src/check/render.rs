@@ -7,8 +7,8 @@ use std::fmt::Write;
 use super::Check;
 use super::changes::{NameChanges, SettingChange};
 use super::compare::{Fate, QuestionPair};
-use super::judged::{JudgeGate, JudgeOutcome, fewest_worse_to_fail};
-use super::verdict::{Outcome, Reason, Verdict};
+use super::judged::{CriterionOutcome, JudgeGate, fewest_worse_to_fail};
+use super::verdict::{RegressionReason, RetrievalOutcome, RetrievalVerdict};
 
 /// Questions listed by name in check.md before "… and N more" (check.json lists every one).
 pub const LISTED: usize = 15;
@@ -27,17 +27,17 @@ pub fn headline(check: &Check) -> String {
         signed(-v.drop),
     );
     match v.outcome {
-        Outcome::Regression => format!("regression: {compared}; {}", reasons(check)),
-        Outcome::Pass => format!(
+        RetrievalOutcome::Regression => format!("regression: {compared}; {}", reasons(check)),
+        RetrievalOutcome::Pass => format!(
             "pass: {compared}; non-inferior within δ = {} (one-sided {}% lower bound of the difference {} ≥ −{})",
-            check.settings.margin,
+            check.settings.delta,
             pct(1.0 - check.settings.alpha),
             signed(v.non_inferiority.lower),
-            check.settings.margin
+            check.settings.delta
         ),
-        Outcome::Inconclusive => format!(
+        RetrievalOutcome::Inconclusive => format!(
             "inconclusive: {compared}; neither worse nor shown within δ = {} ({}), {}",
-            check.settings.margin,
+            check.settings.delta,
             sign_text(v),
             needed(v)
         ),
@@ -51,16 +51,16 @@ fn reasons(check: &Check) -> String {
         .reasons
         .iter()
         .map(|r| match r {
-            Reason::SignificantlyWorse => {
+            RegressionReason::SignificantlyWorse => {
                 format!("significantly worse ({} at α = {})", sign_text(v), s.alpha)
             }
-            Reason::WorseThanMargin => format!(
+            RegressionReason::WorseThanMargin => format!(
                 "worse by more than δ = {} (one-sided {}% upper bound of the difference {})",
-                s.margin,
+                s.delta,
                 pct(1.0 - s.alpha),
                 signed(v.non_inferiority.upper)
             ),
-            Reason::LargeDrop => format!(
+            RegressionReason::LargeDrop => format!(
                 "mean span recall dropped {} > --max-drop {}",
                 f3(v.drop),
                 s.max_drop
@@ -70,7 +70,7 @@ fn reasons(check: &Check) -> String {
     texts.join("; ")
 }
 
-fn sign_text(v: &Verdict) -> String {
+fn sign_text(v: &RetrievalVerdict) -> String {
     format!(
         "{} question(s) worse, {} better, one-sided sign test {}",
         v.sign.reference_better,
@@ -79,7 +79,7 @@ fn sign_text(v: &Verdict) -> String {
     )
 }
 
-fn needed(v: &Verdict) -> String {
+fn needed(v: &RetrievalVerdict) -> String {
     match v.questions_needed {
         Some(n) => format!(
             "about {n} questions would settle it (α = {}, 80% power; Chow, Shao and Wang 2008 §3.1)",
@@ -94,10 +94,10 @@ pub fn markdown(check: &Check) -> String {
     let mut md = String::new();
     let v = &check.verdict;
     let title = match (v.outcome, v.fails) {
-        (Outcome::Regression, _) => "❌ regression",
-        (Outcome::Pass, _) => "✅ pass",
-        (Outcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
-        (Outcome::Inconclusive, false) => "⚠️ pass, inconclusive",
+        (RetrievalOutcome::Regression, _) => "❌ regression",
+        (RetrievalOutcome::Pass, _) => "✅ pass",
+        (RetrievalOutcome::Inconclusive, true) => "❌ inconclusive (--fail-on-inconclusive)",
+        (RetrievalOutcome::Inconclusive, false) => "⚠️ pass, inconclusive",
     };
     let answers = match (&check.judge, &check.judge_error) {
         (_, Some(_)) => Some("⛔ not judged (the judge stage stopped)"),
@@ -131,7 +131,7 @@ pub fn markdown(check: &Check) -> String {
     let _ = writeln!(
         md,
         "Baseline `{}`, cut {}; margin δ = {}, α = {} (one-sided), --max-drop {}; a regression needs at least two questions that got worse.",
-        check.baseline, check.cut, s.margin, s.alpha, s.max_drop
+        check.baseline, check.cut, s.delta, s.alpha, s.max_drop
     );
     md
 }
@@ -166,8 +166,8 @@ fn worse_section(md: &mut String, check: &Check) {
 
 /// The answer-quality gate in a few words, for check.md's title.
 fn judge_title(j: &JudgeGate) -> &'static str {
-    let any = |o: JudgeOutcome| j.criteria.iter().any(|c| c.outcome == o);
-    if j.fails && any(JudgeOutcome::Regression) {
+    let any = |o: CriterionOutcome| j.criteria.iter().any(|c| c.outcome == o);
+    if j.fails && any(CriterionOutcome::Regression) {
         "❌ regression"
     } else if j.fails && !j.judged {
         "❌ not gated: the judge cannot gate (--fail-on-inconclusive)"
@@ -177,7 +177,7 @@ fn judge_title(j: &JudgeGate) -> &'static str {
         "⏳ unfinished (rerun)"
     } else if !j.judged {
         "⚠️ not gated: the judge cannot gate"
-    } else if any(JudgeOutcome::Inconclusive) {
+    } else if any(CriterionOutcome::Inconclusive) {
         "⚠️ inconclusive"
     } else {
         "✅ not significantly worse"
@@ -186,10 +186,10 @@ fn judge_title(j: &JudgeGate) -> &'static str {
 
 /// The answer-quality gate in one line: `answer quality: …`.
 pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
-    let names = |o: JudgeOutcome| -> Vec<String> {
+    let names = |of: fn(&CriterionOutcome) -> bool| -> Vec<String> {
         j.criteria
             .iter()
-            .filter(|c| c.outcome == o)
+            .filter(|c| of(&c.outcome))
             .map(|c| c.criterion.clone())
             .collect()
     };
@@ -198,21 +198,21 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
     }
     let fewest = fewest_worse_to_fail(alpha);
     let mut parts = Vec::new();
-    let regressions = names(JudgeOutcome::Regression);
+    let regressions = names(|o| *o == CriterionOutcome::Regression);
     if !regressions.is_empty() {
         parts.push(format!(
             "regression in {} (significantly more answers failed than before, one-sided exact McNemar p < α = {alpha}, however the answers in no count turn out)",
             regressions.join(", ")
         ));
     }
-    let inconclusive = names(JudgeOutcome::Inconclusive);
+    let inconclusive = names(|o| *o == CriterionOutcome::Inconclusive);
     if !inconclusive.is_empty() {
         parts.push(format!(
             "inconclusive on {}: the error verdicts decide it",
             inconclusive.join(", ")
         ));
     }
-    let unfinished = names(JudgeOutcome::Unfinished);
+    let unfinished = names(|o| *o == CriterionOutcome::Unfinished);
     if !unfinished.is_empty() {
         parts.push(format!(
             "unfinished on {}: answers still to judge decide it",
@@ -222,7 +222,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
     let fine: Vec<String> = j
         .criteria
         .iter()
-        .filter(|c| c.outcome == JudgeOutcome::NotWorse)
+        .filter(|c| c.outcome == CriterionOutcome::NotWorse)
         .map(|c| {
             let mut note = format!("{} paired answer(s)", c.n);
             if (c.at_most_worse as u64) < fewest {
@@ -244,7 +244,7 @@ pub fn judge_headline(j: &JudgeGate, alpha: f64) -> String {
             fine.join(", ")
         ));
     }
-    let cannot = names(JudgeOutcome::CannotGate);
+    let cannot = names(|o| o.cannot_gate().is_some());
     if !cannot.is_empty() {
         parts.push(format!("the judge cannot gate on {}", cannot.join(", ")));
     }
@@ -280,12 +280,12 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for c in &j.criteria {
-        let result = match c.outcome {
-            JudgeOutcome::Regression => "❌ regression",
-            JudgeOutcome::NotWorse => "not significantly worse",
-            JudgeOutcome::CannotGate => "cannot gate",
-            JudgeOutcome::Unfinished => "unfinished",
-            JudgeOutcome::Inconclusive => "⚠️ inconclusive",
+        let result = match &c.outcome {
+            CriterionOutcome::Regression => "❌ regression",
+            CriterionOutcome::NotWorse => "not significantly worse",
+            CriterionOutcome::CannotGate { .. } => "cannot gate",
+            CriterionOutcome::Unfinished => "unfinished",
+            CriterionOutcome::Inconclusive => "⚠️ inconclusive",
         };
         let figures = if j.judged {
             format!(
@@ -314,7 +314,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         );
     }
     for c in &j.criteria {
-        if let Some(why) = &c.cannot_gate {
+        if let Some(why) = c.outcome.cannot_gate() {
             let _ = writeln!(md, "- `{}` cannot gate: {why}.", c.criterion);
             continue;
         }
@@ -325,7 +325,7 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
                 c.criterion, c.at_most_worse
             );
         }
-        if c.outcome == JudgeOutcome::Inconclusive && c.baseline_errors > 0 {
+        if c.outcome == CriterionOutcome::Inconclusive && c.baseline_errors > 0 {
             let _ = writeln!(
                 md,
                 "- `{}`: the baseline's own error verdicts ({}) are among those that decide it: a rerun settles only the answers under test, a baseline made again its own (see \"Refreshing the baseline\" in the README).",
@@ -513,8 +513,7 @@ mod tests {
             judged: true,
             criteria: vec![CriterionGate {
                 criterion: "faithfulness".into(),
-                outcome: JudgeOutcome::NotWorse,
-                cannot_gate: None,
+                outcome: CriterionOutcome::NotWorse,
                 n: baseline_pass,
                 baseline_pass,
                 candidate_pass: baseline_pass,

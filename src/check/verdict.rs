@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use super::compare::QuestionPair;
+use crate::select::DEFAULT_DELTA;
 use crate::stats::{Class, NonInferiority, OneSidedSign, non_inferiority, sign_test_worse};
 
 /// The power the questions-needed figure is computed for.
@@ -23,11 +24,15 @@ pub const POWER: f64 = 0.8;
 /// The gate's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GateSettings {
-    /// Non-inferiority margin δ on span recall (recall units, > 0; default 0.05).
-    pub margin: f64,
-    /// One-sided significance level α of both tests, in (0, 1) (default 0.05).
+    /// Non-inferiority margin δ on span recall (recall units, > 0; default
+    /// [`DEFAULT_DELTA`], the selection's). check.json keeps its older name, `margin`.
+    #[serde(rename = "margin")]
+    pub delta: f64,
+    /// One-sided significance level α of both tests, in (0, 1) (default 0.05: its `Default`,
+    /// which `check --alpha` reads).
     pub alpha: f64,
-    /// Largest drop of mean span recall that passes, in recall units, ≥ 0 (default 0.10).
+    /// Largest drop of mean span recall that passes, in recall units, ≥ 0 (default 0.10: its
+    /// `Default`, which `check --max-drop` reads).
     pub max_drop: f64,
     /// Whether an inconclusive check fails (exit 1) instead of passing with a warning.
     pub fail_on_inconclusive: bool,
@@ -36,7 +41,7 @@ pub struct GateSettings {
 impl Default for GateSettings {
     fn default() -> Self {
         GateSettings {
-            margin: 0.05,
+            delta: DEFAULT_DELTA,
             alpha: 0.05,
             max_drop: 0.10,
             fail_on_inconclusive: false,
@@ -50,10 +55,10 @@ impl GateSettings {
     /// # Errors
     /// A message naming the flag and its range.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.margin > 0.0 && self.margin < 1.0) {
+        if !(self.delta > 0.0 && self.delta < 1.0) {
             return Err(format!(
-                "--margin {} must be a span recall difference strictly between 0 and 1",
-                self.margin
+                "--delta {} must be a span recall difference strictly between 0 and 1",
+                self.delta
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -75,7 +80,7 @@ impl GateSettings {
 /// What the gate decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum RetrievalOutcome {
     /// Worse: the check fails (exit 1).
     Regression,
     /// Non-inferior within δ: the check passes.
@@ -87,7 +92,7 @@ pub enum Outcome {
 /// Why a regression is one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub enum RegressionReason {
     /// The one-sided sign test rejected "not worse" at α.
     SignificantlyWorse,
     /// The non-inferiority bound shows it worse by more than δ.
@@ -98,11 +103,11 @@ pub enum Reason {
 
 /// The verdict and the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
+pub struct RetrievalVerdict {
     /// The decision.
-    pub outcome: Outcome,
+    pub outcome: RetrievalOutcome,
     /// Why, for a regression (empty otherwise).
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<RegressionReason>,
     /// Whether the command fails (exit 1): a regression, or an inconclusive check with
     /// `fail_on_inconclusive`.
     pub fails: bool,
@@ -126,38 +131,38 @@ pub struct Verdict {
 ///
 /// # Panics
 /// If `settings` are out of range ([`GateSettings::validate`]).
-pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> Verdict {
+pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> RetrievalVerdict {
     let baseline: Vec<f64> = pairs.iter().map(|p| p.baseline.span_recall).collect();
     let candidate: Vec<f64> = pairs.iter().map(|p| p.candidate.span_recall).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let (before, now) = (mean(&baseline), mean(&candidate));
     let sign = sign_test_worse(&baseline, &candidate);
-    let ni = non_inferiority(&baseline, &candidate, settings.margin, settings.alpha);
+    let ni = non_inferiority(&baseline, &candidate, settings.delta, settings.alpha);
     let drop = before - now;
     let mut reasons = Vec::new();
     // A regression needs two questions that got worse: one alone is a wobble.
     if sign.reference_better >= 2 {
         if sign.p_value < settings.alpha {
-            reasons.push(Reason::SignificantlyWorse);
+            reasons.push(RegressionReason::SignificantlyWorse);
         }
         if ni.class == Class::Worse {
-            reasons.push(Reason::WorseThanMargin);
+            reasons.push(RegressionReason::WorseThanMargin);
         }
         if drop > settings.max_drop + 1e-12 {
-            reasons.push(Reason::LargeDrop);
+            reasons.push(RegressionReason::LargeDrop);
         }
     }
     let outcome = if !reasons.is_empty() {
-        Outcome::Regression
+        RetrievalOutcome::Regression
     } else if ni.class == Class::NonInferior {
-        Outcome::Pass
+        RetrievalOutcome::Pass
     } else {
-        Outcome::Inconclusive
+        RetrievalOutcome::Inconclusive
     };
-    Verdict {
-        fails: outcome == Outcome::Regression
-            || (outcome == Outcome::Inconclusive && settings.fail_on_inconclusive),
-        questions_needed: (outcome == Outcome::Inconclusive)
+    RetrievalVerdict {
+        fails: outcome == RetrievalOutcome::Regression
+            || (outcome == RetrievalOutcome::Inconclusive && settings.fail_on_inconclusive),
+        questions_needed: (outcome == RetrievalOutcome::Inconclusive)
             .then(|| ni.questions_needed(POWER))
             .flatten(),
         outcome,
@@ -200,7 +205,7 @@ mod tests {
     #[test]
     fn unchanged_rows_pass_as_non_inferior() {
         let v = decide(&pairs(&[]), &GateSettings::default());
-        assert_eq!((v.outcome, v.fails), (Outcome::Pass, false));
+        assert_eq!((v.outcome, v.fails), (RetrievalOutcome::Pass, false));
         assert_eq!(v.drop, 0.0);
         assert_eq!(v.non_inferiority.lower, 0.0);
     }
@@ -211,7 +216,7 @@ mod tests {
         // −0.025 − 1.684875 · 0.025 = −0.067122 < −0.05; upper 0.017122 ≥ −0.05: undetermined.
         // Questions needed: ((1.644854 + 0.841621) · 0.158114 / (0.05 − 0.025))² = 247.3 → 248.
         let v = decide(&pairs(&[(7, 0.0)]), &GateSettings::default());
-        assert_eq!(v.outcome, Outcome::Inconclusive);
+        assert_eq!(v.outcome, RetrievalOutcome::Inconclusive);
         assert!(!v.fails && v.reasons.is_empty());
         assert_eq!(v.sign.reference_better, 1);
         assert!((v.sign.p_value - 0.5).abs() < 1e-12, "{v:?}");
@@ -224,7 +229,7 @@ mod tests {
         };
         assert_eq!(
             decide(&pairs(&[(7, 0.0)]), &strict).outcome,
-            Outcome::Inconclusive
+            RetrievalOutcome::Inconclusive
         );
         let failing = GateSettings {
             fail_on_inconclusive: true,
@@ -240,7 +245,7 @@ mod tests {
         let v = decide(&three, &GateSettings::default());
         assert!((v.sign.p_value - 0.125).abs() < 1e-12, "{v:?}");
         assert!((v.drop - 0.075).abs() < 1e-12);
-        assert_eq!(v.outcome, Outcome::Inconclusive);
+        assert_eq!(v.outcome, RetrievalOutcome::Inconclusive);
         let floor = GateSettings {
             max_drop: 0.05,
             ..GateSettings::default()
@@ -248,7 +253,10 @@ mod tests {
         let v = decide(&three, &floor);
         assert_eq!(
             (v.outcome, v.reasons.as_slice()),
-            (Outcome::Regression, &[Reason::LargeDrop][..])
+            (
+                RetrievalOutcome::Regression,
+                &[RegressionReason::LargeDrop][..]
+            )
         );
         assert!(v.fails);
     }
@@ -258,8 +266,11 @@ mod tests {
         // 6 worse, 0 better: p = 1/64 = 0.015625 < 0.05.
         let lost: Vec<(usize, f64)> = (0..6).map(|q| (q, 0.0)).collect();
         let v = decide(&pairs(&lost), &GateSettings::default());
-        assert_eq!(v.outcome, Outcome::Regression);
-        assert!(v.reasons.contains(&Reason::SignificantlyWorse), "{v:?}");
+        assert_eq!(v.outcome, RetrievalOutcome::Regression);
+        assert!(
+            v.reasons.contains(&RegressionReason::SignificantlyWorse),
+            "{v:?}"
+        );
         assert!((v.sign.p_value - 0.015625).abs() < 1e-12);
     }
 }

@@ -6,13 +6,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use chunksweep::budget::MaxCostFlag;
 use chunksweep::check::verdict::GateSettings;
 use chunksweep::config::{
     ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
-    SweepSection, flag_values,
+    SweepSection,
 };
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
+use chunksweep::select::DEFAULT_DELTA;
 
 #[derive(Parser)]
 #[command(
@@ -57,13 +59,16 @@ pub enum Command {
     /// by question with the baseline run, and exit 1 on a regression (check.md, check.json);
     /// with --judge, answer quality too.
     #[command(
-        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --margin, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --delta, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
     )]
     Check(Box<CheckArgs>),
 }
 
 /// Flags of `chunksweep check`.
 #[derive(Args)]
+#[command(mut_arg("max_cost", |a| a.requires("judge").help(
+    "With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting answers once the spend would"
+)))]
 pub struct CheckArgs {
     /// The baseline run folder (a `sweep` or `run` output, e.g. committed under ci/baseline).
     #[arg(long, value_name = "RUN_DIR")]
@@ -73,14 +78,17 @@ pub struct CheckArgs {
     /// The chunker under test: the baseline's pick with these changed (one configuration).
     #[command(flatten)]
     pub sweep: SweepSection,
-    /// Non-inferiority margin δ on span recall.
-    #[arg(long, value_name = "DELTA", default_value_t = 0.05)]
-    pub margin: f64,
+    /// Non-inferiority margin δ on span recall (the selection's --delta).
+    #[arg(long, value_name = "DELTA", default_value_t = DEFAULT_DELTA)]
+    pub delta: f64,
+    /// Deprecated name of --delta, kept for one release (prints a warning).
+    #[arg(long, value_name = "DELTA", hide = true, conflicts_with = "delta")]
+    pub margin: Option<f64>,
     /// One-sided significance level of the tests.
-    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    #[arg(long, value_name = "P", default_value_t = GateSettings::default().alpha)]
     pub alpha: f64,
     /// Largest drop of mean span recall that passes (at least two questions worse to fail).
-    #[arg(long, value_name = "RECALL", default_value_t = 0.10)]
+    #[arg(long, value_name = "RECALL", default_value_t = GateSettings::default().max_drop)]
     pub max_drop: f64,
     /// Exit 1 when neither test can tell (default: pass with a warning).
     #[arg(long)]
@@ -89,10 +97,8 @@ pub struct CheckArgs {
     /// under test (needs a `run` baseline and its server; cached calls are reused).
     #[arg(long)]
     pub judge: bool,
-    /// With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting
-    /// answers once the spend would.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = chunksweep::config::flag_values::max_cost_usd, requires = "judge")]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Run folder of the chunker under test (default results/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -112,17 +118,17 @@ impl CheckArgs {
             out: self.out.clone(),
             sweep: self.sweep.clone(),
             judge: JudgeSection {
-                max_cost_usd: self.max_cost,
+                max_cost_usd: self.budget.max_cost,
                 ..JudgeSection::default()
             },
             ..self.input.layer()
         }
     }
 
-    /// The gate's settings.
+    /// The gate's settings (`--margin`, when given, as `--delta`).
     pub fn gate(&self) -> GateSettings {
         GateSettings {
-            margin: self.margin,
+            delta: self.margin.unwrap_or(self.delta),
             alpha: self.alpha,
             max_drop: self.max_drop,
             fail_on_inconclusive: self.fail_on_inconclusive,
@@ -158,10 +164,8 @@ pub struct JudgeCheckArgs {
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing is sent).
     #[arg(long)]
     pub dry_run: bool,
-    /// Refuse before sending anything when the estimate passes this many USD, and start no item
-    /// once the spend would pass it.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = flag_values::max_cost_usd)]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Send the verdicts through the Batch API ([llm] batch = true): half the price, results
     /// within the completion window; a rerun with the same --out polls the batches submitted.
     #[arg(long)]
@@ -177,7 +181,7 @@ impl JudgeCheckArgs {
                 judge_model: self.judge_model.clone(),
                 mode: self.judge_mode,
                 prompts_dir: self.prompts.clone(),
-                max_cost_usd: self.max_cost,
+                max_cost_usd: self.budget.max_cost,
                 ..JudgeSection::default()
             },
             out: self.out.clone(),
@@ -287,6 +291,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub judge: JudgeSection,
     #[command(flatten)]
+    pub budget: MaxCostFlag,
+    #[command(flatten)]
     pub options: RunOptions,
 }
 
@@ -295,7 +301,10 @@ impl RunArgs {
     /// judge's.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
-            judge: self.judge.clone(),
+            judge: JudgeSection {
+                max_cost_usd: self.budget.max_cost,
+                ..self.judge.clone()
+            },
             ..self.sweep.layer()
         }
     }

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
+use chunksweep::budget::MaxCostFlag;
 use chunksweep::config::flag_values;
-use chunksweep::golden::draft::DraftSettings;
+use chunksweep::golden::draft::{DraftSettings, defaults};
 use chunksweep::pipeline::golden_set::{self, DraftOutcome, DraftRequest};
 
 use super::progress::Progress;
@@ -34,42 +35,41 @@ pub struct DraftArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Passages to draft from, one call each: the most questions kept.
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = flag_values::at_least_one)]
+    #[arg(long, value_name = "N", default_value_t = defaults::QUESTIONS, value_parser = flag_values::at_least_one)]
     pub questions: usize,
     /// Chat model (default $CHUNKSWEEP_CHAT_MODEL, else gpt-4o-mini).
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Seed of the passage sampling (also sent to the model).
-    #[arg(long, value_name = "SEED", default_value_t = 42)]
+    #[arg(long, value_name = "SEED", default_value_t = defaults::SEED)]
     pub seed: u64,
     /// TOML config file: its [llm] section (server, limits, prices, cache) and [embed]'s
     /// base_url and query_prefix.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Most quotes per item.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = flag_values::at_least_one)]
+    #[arg(long, value_name = "N", default_value_t = defaults::MAX_QUOTES, value_parser = flag_values::at_least_one)]
     pub max_quotes: usize,
     /// Fewest characters (code points) per quote.
-    #[arg(long, value_name = "N", default_value_t = 25)]
+    #[arg(long, value_name = "N", default_value_t = defaults::MIN_EVIDENCE_CHARS)]
     pub min_evidence_chars: usize,
     /// Largest share of a question's word trigrams found in its evidence (0 to 1).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.5, value_parser = flag_values::unit_share)]
+    #[arg(long, value_name = "SHARE", default_value_t = defaults::MAX_COPIED_SHARE, value_parser = flag_values::unit_share)]
     pub max_copied_share: f64,
     /// Word Jaccard at which a question is a near-duplicate of one kept before it.
-    #[arg(long, value_name = "J", default_value_t = 0.7, value_parser = flag_values::unit_share)]
+    #[arg(long, value_name = "J", default_value_t = defaults::MAX_JACCARD, value_parser = flag_values::unit_share)]
     pub max_jaccard: f64,
     /// Embedding model for the near-duplicate filter (cosine instead of word Jaccard).
     #[arg(long, value_name = "MODEL")]
     pub embed_model: Option<String>,
     /// Embedding cosine at which a question is a near-duplicate (with --embed-model).
-    #[arg(long, value_name = "C", default_value_t = 0.92, value_parser = flag_values::unit_share)]
+    #[arg(long, value_name = "C", default_value_t = defaults::MAX_COSINE, value_parser = flag_values::unit_share)]
     pub max_cosine: f64,
     /// Ask the model whether the evidence supports each answer it does not contain verbatim.
     #[arg(long)]
     pub check_answers: bool,
-    /// Refuse to start when the estimated cost passes this many USD.
-    #[arg(long, value_name = "USD", value_parser = flag_values::max_cost_usd)]
-    pub max_cost: Option<f64>,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Print the number of calls and the estimated tokens and cost, then stop (nothing sent).
     #[arg(long)]
     pub dry_run: bool,
@@ -117,7 +117,7 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             ..defaults
         },
         dry_run: args.dry_run,
-        max_cost_usd: args.max_cost,
+        max_cost_usd: args.budget.max_cost,
     };
     let progress = Progress::new(false);
     let outcome = golden_set::draft(&req, &|e| progress.handle(e))
@@ -133,7 +133,10 @@ fn draft(args: DraftArgs) -> Result<ExitCode> {
             refused,
         } => {
             println!("dry run: {passages} passage(s) from {documents} document(s); nothing sent");
-            println!("{}", estimate.summary(&server, &model));
+            println!(
+                "{}",
+                chunksweep::golden::draft::ask::drafting_line(&estimate, &server, &model)
+            );
             super::print::refusal(refused.as_deref());
         }
         DraftOutcome::Drafted {

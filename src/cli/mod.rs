@@ -91,11 +91,14 @@ pub fn report(args: ReportArgs) -> Result<ExitCode> {
 /// `chunksweep judge-check`.
 pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
     let progress = Progress::new(false);
-    let out = pipeline::judge_check::judge_check(
+    let out = pipeline::judge_accuracy::judge_check(
         args.config.as_deref(),
         args.layer(),
         &args.labels,
-        (args.dry_run, args.batch),
+        pipeline::judge_accuracy::Sending {
+            dry_run: args.dry_run,
+            batch: args.batch,
+        },
         &|e| progress.handle(e),
     )
     .with_context(|| format!("judge-check of {}", args.labels.display()))?;
@@ -121,6 +124,11 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
 
 /// `chunksweep check`: prints check.md; exit 1 when the check fails.
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    if args.margin.is_some() {
+        eprintln!(
+            "warning: --margin is deprecated and will be removed in the next release: use --delta (the same non-inferiority margin δ, named as the selection names it)"
+        );
+    }
     let request = pipeline::check::CheckRequest {
         baseline: args.baseline.clone(),
         config: args.input.config.clone(),
@@ -138,7 +146,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     print!("{}", out.markdown);
     println!("check.md and check.json in {}", out.run_dir.display());
-    if out.check.verdict.outcome == chunksweep::check::verdict::Outcome::Inconclusive {
+    if out.check.verdict.outcome == chunksweep::check::verdict::RetrievalOutcome::Inconclusive {
         eprintln!(
             "warning: the retrieval check is inconclusive (see check.md); {}",
             if out.check.verdict.fails {
@@ -150,10 +158,10 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     if let Some(j) = &out.check.judge {
         for c in &j.criteria {
-            if let Some(why) = &c.cannot_gate {
+            if let Some(why) = c.outcome.cannot_gate() {
                 eprintln!("warning: the judge cannot gate on {}: {why}", c.criterion);
             }
-            if c.outcome == chunksweep::check::judged::JudgeOutcome::Inconclusive {
+            if c.outcome == chunksweep::check::judged::CriterionOutcome::Inconclusive {
                 eprintln!(
                     "warning: answer quality on {} is inconclusive: {} error verdict(s) decide it (see check.md); {}",
                     c.criterion,
@@ -174,7 +182,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         let regressions: Vec<&str> = j
             .criteria
             .iter()
-            .filter(|c| c.outcome == chunksweep::check::judged::JudgeOutcome::Regression)
+            .filter(|c| c.outcome == chunksweep::check::judged::CriterionOutcome::Regression)
             .map(|c| c.criterion.as_str())
             .collect();
         if !regressions.is_empty() {

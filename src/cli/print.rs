@@ -3,7 +3,7 @@
 
 use chunksweep::pipeline::Validation;
 use chunksweep::pipeline::decide::Decision;
-use chunksweep::pipeline::judge_check::JudgeCheckOutcome;
+use chunksweep::pipeline::judge_accuracy::JudgeCheckOutcome;
 use chunksweep::pipeline::judge_step::{DryRun, Judged};
 use chunksweep::report::judge_section;
 use chunksweep::select::StabilityStatus;
@@ -124,8 +124,12 @@ pub fn dry_run(d: &DryRun) {
     );
     println!(
         "{}",
-        d.estimate
-            .summary(&d.server, Some(&d.generator_model), &d.judge_model)
+        chunksweep::judge::estimate_line(
+            &d.estimate,
+            &d.server,
+            Some(&d.generator_model),
+            &d.judge_model
+        )
     );
     if let Some(b) = &d.batch {
         println!("{b}");
@@ -233,7 +237,10 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
         } => {
             println!("dry run: {items} labelled item(s)");
             match estimate {
-                Some(e) => println!("{}", e.summary(server, None, judge_model)),
+                Some(e) => println!(
+                    "{}",
+                    chunksweep::judge::estimate_line(e, server, None, judge_model)
+                ),
                 None => println!(
                     "the labelled rows' retrieved contexts cannot be rebuilt from the caches ({}); {items} chat call(s) to judge {judge_model} at {server}, their tokens and cost not estimated; nothing was sent",
                     unsent

@@ -1,18 +1,7 @@
 //! Parsers of numeric flags whose out-of-range value would silently turn a check off (a NaN
 //! compares false with everything, so `--max-cost nan` would allow any spend): each refuses such
-//! a value as a usage error (exit 2) saying the valid range. Shared by `run`, `judge-check` and
-//! `golden draft`.
-
-/// `--max-cost`: a finite number of USD, 0 or more.
-///
-/// # Errors
-/// The range, for clap to print after the flag's name and value.
-pub fn max_cost_usd(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err("must be a finite number of USD, 0 or more (e.g. 2.5)".into()),
-    }
-}
+//! a value as a usage error (exit 2) saying the valid range. `--max-cost`'s is
+//! [`crate::budget::max_cost_usd`].
 
 /// A share or similarity threshold: a number from 0 to 1.
 ///
@@ -39,15 +28,6 @@ pub fn at_least_one(s: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nan_infinite_and_negative_budgets_are_refused() {
-        for bad in ["nan", "NaN", "inf", "-inf", "-0.5", "abc", ""] {
-            assert!(max_cost_usd(bad).is_err(), "{bad}");
-        }
-        assert_eq!(max_cost_usd("0"), Ok(0.0));
-        assert_eq!(max_cost_usd("2.5"), Ok(2.5));
-    }
 
     #[test]
     fn shares_outside_zero_to_one_and_zero_counts_are_refused() {

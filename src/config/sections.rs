@@ -205,8 +205,9 @@ pub struct JudgeSection {
     /// Questions in progress at once (default 4).
     #[arg(skip)]
     pub concurrency: Option<usize>,
-    /// Stop cleanly before the estimate or the spend passes this many USD.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = super::flag_values::max_cost_usd)]
+    /// Stop cleanly before the estimate or the spend passes this many USD (the flag is
+    /// [`crate::budget::MaxCostFlag`]).
+    #[arg(skip)]
     pub max_cost_usd: Option<f64>,
     /// Significance level of the paired McNemar tests (default 0.05).
     #[arg(skip)]
@@ -259,8 +260,13 @@ pub struct SelectionSection {
     /// 0.05).
     #[arg(long, value_name = "P")]
     pub alpha: Option<f64>,
-    /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default 0.05).
-    #[arg(long, value_name = "RECALL")]
+    /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default
+    /// [`crate::select::DEFAULT_DELTA`]).
+    #[arg(long, value_name = "RECALL", help = concat!(
+        "Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default ",
+        crate::default_delta!(),
+        ")"
+    ))]
     pub delta: Option<f64>,
     /// Rule `seed` only: keep margins >= best − this × |best| (relative; default 0.03 = 3%).
     #[arg(long, value_name = "RATIO")]

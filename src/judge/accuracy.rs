@@ -70,7 +70,7 @@ impl Proportion {
 
 /// A statistic with its 95% interval (`None`: no interval can be given, see the field).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Estimate {
+pub struct Statistic {
     /// The value on all items.
     pub value: f64,
     /// Its 95% interval: MOVER from Wilson intervals for balanced accuracy, percentile bootstrap
@@ -99,13 +99,13 @@ pub fn cohen_kappa(a: &[bool], b: &[bool]) -> Option<f64> {
 /// (TPR + TNR) / 2 with the MOVER interval of the sum of two independent proportions from their
 /// Wilson intervals, halved and kept inside [0, 1]: lower bound `S − √((p₁ − l₁)² + (p₂ − l₂)²)`,
 /// upper bound `S + √((u₁ − p₁)² + (u₂ − p₂)²)`, with `S = p₁ + p₂` (Zou & Donner 2008).
-pub fn balanced_accuracy(tpr: &Proportion, tnr: &Proportion) -> Estimate {
+pub fn balanced_accuracy(tpr: &Proportion, tnr: &Proportion) -> Statistic {
     let (p1, p2) = (tpr.value, tnr.value);
     let (i1, i2) = (tpr.interval, tnr.interval);
     let sum = p1 + p2;
     let lo = sum - ((p1 - i1.lo).powi(2) + (p2 - i2.lo).powi(2)).sqrt();
     let hi = sum + ((i1.hi - p1).powi(2) + (i2.hi - p2).powi(2)).sqrt();
-    Estimate {
+    Statistic {
         value: sum / 2.0,
         interval: Some(Interval {
             lo: (lo / 2.0).max(0.0),
@@ -116,7 +116,7 @@ pub fn balanced_accuracy(tpr: &Proportion, tnr: &Proportion) -> Estimate {
 
 /// Cohen's κ of paired verdicts with its bootstrap interval (none when every resample gives the
 /// same κ); `None` when κ is undefined on all items.
-fn kappa_with_bootstrap(a: &[bool], b: &[bool]) -> Option<Estimate> {
+fn kappa_with_bootstrap(a: &[bool], b: &[bool]) -> Option<Statistic> {
     let value = cohen_kappa(a, b)?;
     let draws: Vec<f64> = bootstrap_indices(a.len(), RESAMPLES, BOOTSTRAP_SEED)
         .iter()
@@ -131,7 +131,7 @@ fn kappa_with_bootstrap(a: &[bool], b: &[bool]) -> Option<Estimate> {
         .zip(quantile(&draws, 1.0 - alpha))
         .map(|(lo, hi)| Interval { lo, hi })
         .filter(|_| draws.iter().any(|d| (d - draws[0]).abs() > 1e-12));
-    Some(Estimate { value, interval })
+    Some(Statistic { value, interval })
 }
 
 /// A judge's verdicts against right verdicts (planted or labelled by hand). Pass is the positive
@@ -155,9 +155,9 @@ pub struct Accuracy {
     /// Verdicts equal to the right one, among all items.
     pub accuracy: Option<Proportion>,
     /// (TPR + TNR) / 2 with its MOVER interval; `None` without both a positive and a negative.
-    pub balanced_accuracy: Option<Estimate>,
+    pub balanced_accuracy: Option<Statistic>,
     /// Cohen's κ of the judge against the right verdicts.
-    pub kappa: Option<Estimate>,
+    pub kappa: Option<Statistic>,
     /// Accuracy of always answering the more frequent right verdict.
     pub majority_baseline: Option<Proportion>,
 }
@@ -313,7 +313,7 @@ pub struct Agreement {
     /// Items with the same verdict on both.
     pub agreement: Option<Proportion>,
     /// Cohen's κ of the two passes (`None`: no item, or one verdict for everything).
-    pub kappa: Option<Estimate>,
+    pub kappa: Option<Statistic>,
 }
 
 impl Agreement {

@@ -11,7 +11,7 @@ use crate::llm::{ChatMessage, ChatRequest, LlmClient, LlmError};
 
 /// The inputs of a verdict: `[question, context (fenced), answer, reference]` (an empty
 /// reference when there is none).
-pub(crate) type Inputs<'a> = [&'a str; 4];
+pub(crate) type VerdictInputs<'a> = [&'a str; 4];
 
 /// One verdict call.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ impl Ask {
         &self,
         prompts: &PromptSet,
         s: &JudgeSettings,
-        inputs: Inputs<'_>,
+        inputs: VerdictInputs<'_>,
     ) -> ChatRequest {
         let [question, context, answer, reference] = inputs;
         let values = [

@@ -32,10 +32,10 @@ use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 
-use super::check::CheckItem;
 use super::criteria::{CORRECTNESS, FAITHFULNESS, RELEVANCY};
 use super::perturb::{Planted, plant};
 use super::pipeline::Job;
+use super::probes::Probe;
 use super::prompts::fence_context;
 use super::settings::JudgeSettings;
 use super::verdict::Verdict;
@@ -193,8 +193,8 @@ fn partner(sources: &[Source], at: usize, ok: impl Fn(&Source) -> bool) -> Optio
         .find(|o| o.config_id == s.config_id && o.question_id != s.question_id && ok(o))
 }
 
-fn item(kind: ControlKind, s: &Source, other: Option<&Source>) -> CheckItem {
-    CheckItem {
+fn item(kind: ControlKind, s: &Source, other: Option<&Source>) -> Probe {
+    Probe {
         kind: kind.name().into(),
         config_id: s.config_id.clone(),
         item_id: s.question_id.clone(),
@@ -210,14 +210,14 @@ fn item(kind: ControlKind, s: &Source, other: Option<&Source>) -> CheckItem {
 }
 
 /// Builds the item of `kind` for `sources[at]`, or `None` when it cannot be built.
-fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> {
+fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<Probe> {
     let s = &sources[at];
     let has_answer = !s.answer.is_empty();
     let has_ref = !s.reference.is_empty();
     match kind {
         ControlKind::OtherContext => {
             let o = partner(sources, at, |o| o.context != s.context).filter(|_| has_answer)?;
-            Some(CheckItem {
+            Some(Probe {
                 context: o.context.clone(),
                 ..item(kind, s, Some(o))
             })
@@ -230,7 +230,7 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
                 Planted::Changed(a) => (ControlKind::Perturbed, a),
                 Planted::Added(a) => (ControlKind::AddedClaim, a),
             };
-            Some(CheckItem {
+            Some(Probe {
                 answer,
                 ..item(kind, s, None)
             })
@@ -239,7 +239,7 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
             let o = partner(sources, at, |o| {
                 !o.answer.is_empty() && o.answer != s.answer
             })?;
-            Some(CheckItem {
+            Some(Probe {
                 answer: o.answer.clone(),
                 ..item(kind, s, Some(o))
             })
@@ -249,24 +249,22 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
                 !o.reference.is_empty() && o.reference != s.reference
             })
             .filter(|_| has_ref)?;
-            Some(CheckItem {
+            Some(Probe {
                 answer: o.reference.clone(),
                 ..item(kind, s, Some(o))
             })
         }
-        ControlKind::ReferenceEvidence => (has_ref && !s.evidence.is_empty()).then(|| CheckItem {
+        ControlKind::ReferenceEvidence => (has_ref && !s.evidence.is_empty()).then(|| Probe {
             answer: s.reference.clone(),
             context: s.evidence.clone(),
             config_id: String::new(),
             ..item(kind, s, None)
         }),
-        ControlKind::ReferenceRelevant | ControlKind::ReferenceItself => {
-            has_ref.then(|| CheckItem {
-                answer: s.reference.clone(),
-                config_id: String::new(),
-                ..item(kind, s, None)
-            })
-        }
+        ControlKind::ReferenceRelevant | ControlKind::ReferenceItself => has_ref.then(|| Probe {
+            answer: s.reference.clone(),
+            config_id: String::new(),
+            ..item(kind, s, None)
+        }),
     }
 }
 
@@ -274,7 +272,7 @@ fn build(kind: ControlKind, sources: &[Source], at: usize) -> Option<CheckItem> 
 /// for each kind whose criterion is among `criteria` (names), a sample of
 /// `max(ceil(fraction × sources), 5)` of the items it can be built for. Empty when `fraction` is
 /// 0.
-pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> Vec<CheckItem> {
+pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> Vec<Probe> {
     let n = sample_size(fraction, sources.len());
     let mut out = Vec::new();
     // `added_claim` items come from the `perturbed` sample (one per answer, whichever it is)
@@ -285,7 +283,7 @@ pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> 
     for kind in graded {
         let by_question = kind.expected() || kind == ControlKind::OtherReference;
         let mut seen = HashSet::new();
-        let mut built: Vec<(&Source, CheckItem)> = Vec::new();
+        let mut built: Vec<(&Source, Probe)> = Vec::new();
         for (at, s) in sources.iter().enumerate() {
             if by_question && !seen.insert(s.question_id.as_str()) {
                 continue;
@@ -307,7 +305,7 @@ pub fn plan_controls(sources: &[Source], fraction: f64, criteria: &[String]) -> 
 /// The repeats: a sample of `max(ceil(fraction × sources), 5)` answered sources, each graded
 /// again on every criterion it got a pass or fail for, with the seed plus one; the first verdict
 /// is the item's `expected`. Empty when `fraction` is 0.
-pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
+pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<Probe> {
     let n = sample_size(fraction, sources.len());
     let answered: Vec<&Source> = sources.iter().filter(|s| !s.answer.is_empty()).collect();
     let mut chosen = sample("repeat", answered, n);
@@ -317,7 +315,7 @@ pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
         .into_iter()
         .flat_map(|s| {
             s.verdicts.iter().filter_map(move |(c, v)| {
-                Some(CheckItem {
+                Some(Probe {
                     kind: "repeat".into(),
                     config_id: s.config_id.clone(),
                     item_id: s.question_id.clone(),
@@ -336,7 +334,7 @@ pub fn plan_repeats(sources: &[Source], fraction: f64) -> Vec<CheckItem> {
 }
 
 /// The controls (when on) and repeats planned over `sources`.
-pub fn check_items(settings: &JudgeSettings, sources: &[Source]) -> Vec<CheckItem> {
+pub fn plan_probes(settings: &JudgeSettings, sources: &[Source]) -> Vec<Probe> {
     let names = super::criteria::names(&settings.criteria);
     let mut items = if settings.controls {
         plan_controls(sources, settings.control_fraction, &names)

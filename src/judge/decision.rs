@@ -2,7 +2,7 @@
 //! McNemar test on the questions both have a pass or fail for ([`crate::stats`]), and the
 //! cheapest candidate no other one beats. A candidate without a single valid verdict cannot be
 //! compared, so the judge then confirms nothing; criteria whose verdicts the planted controls or
-//! repeats do not trust leave the pick unconfirmed ([`Decision::unconfirm`]).
+//! repeats do not trust leave the pick unconfirmed ([`JudgeDecision::unconfirm`]).
 
 use std::collections::BTreeMap;
 
@@ -40,7 +40,7 @@ pub struct Comparison {
 
 /// The judge's decision and its reasons.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Decision {
+pub struct JudgeDecision {
     /// The chosen configuration id; `None` when the judge confirms nothing because some
     /// candidate has no valid verdict.
     pub chosen: Option<String>,
@@ -53,21 +53,21 @@ pub struct Decision {
     /// True when the judge prefers a larger chunk size than the first candidate at equal recall.
     pub larger_at_equal_recall: bool,
     /// Criteria whose verdicts cannot confirm the pick (planted controls or repeats say so; see
-    /// [`Decision::unconfirm`]).
+    /// [`JudgeDecision::unconfirm`]).
     pub unconfirmed: Vec<String>,
     /// Why the pick is not confirmed whatever the verdicts say, in a few words each (`the run is
-    /// unfinished`, `the judge's accuracy was not measured`, …; see [`Decision::withhold`] and
+    /// unfinished`, `the judge's accuracy was not measured`, …; see [`JudgeDecision::withhold`] and
     /// [`super::gates`]); empty when nothing withholds it.
     pub withheld: Vec<String>,
-    /// True while the last of [`Decision::reasons`] is the sentence saying the judge confirms
-    /// the selection's pick; [`Decision::unconfirm`] and [`Decision::withhold`] remove it.
+    /// True while the last of [`JudgeDecision::reasons`] is the sentence saying the judge confirms
+    /// the selection's pick; [`JudgeDecision::unconfirm`] and [`JudgeDecision::withhold`] remove it.
     #[serde(skip)]
     pub confirms_pick: bool,
 }
 
-impl Decision {
+impl JudgeDecision {
     /// Marks the decision as not confirmed on every criterion whose verdicts cannot confirm the
-    /// pick ([`CriterionTrust::can_confirm`]): [`Decision::unconfirmed`] names them, the sentence
+    /// pick ([`CriterionTrust::can_confirm`]): [`JudgeDecision::unconfirmed`] names them, the sentence
     /// saying the judge confirms the pick is dropped, and one reason per criterion says why.
     /// Nothing changes when nothing was chosen.
     pub fn unconfirm(&mut self, trust: &[CriterionTrust]) {
@@ -90,7 +90,7 @@ impl Decision {
     }
 
     /// Withholds the confirmation whatever the verdicts say: `short` (a few words) is added to
-    /// [`Decision::withheld`], `reason` (a sentence saying what is missing) to the reasons, and
+    /// [`JudgeDecision::withheld`], `reason` (a sentence saying what is missing) to the reasons, and
     /// the sentence saying the judge confirms the pick is dropped. Nothing changes when nothing
     /// was chosen.
     pub fn withhold(&mut self, short: &str, reason: String) {
@@ -103,7 +103,7 @@ impl Decision {
     }
 
     /// Removes the sentence saying the judge confirms the pick (the last reason while
-    /// [`Decision::confirms_pick`] holds: every later reason is pushed after this call).
+    /// [`JudgeDecision::confirms_pick`] holds: every later reason is pushed after this call).
     fn drop_confirmation(&mut self) {
         if std::mem::take(&mut self.confirms_pick) {
             self.reasons.pop();
@@ -323,7 +323,7 @@ pub fn decide(
     criteria: &[String],
     alpha: f64,
     pick: Option<&str>,
-) -> Decision {
+) -> JudgeDecision {
     assert!(!candidates.is_empty(), "no candidate to decide between");
     let comparisons = compare(candidates, rows, criteria, alpha);
     let unjudged: Vec<String> = candidates
@@ -333,7 +333,7 @@ pub fn decide(
         .collect();
     if !unjudged.is_empty() {
         let names: Vec<String> = unjudged.iter().map(|id| format!("`{id}`")).collect();
-        return Decision {
+        return JudgeDecision {
             chosen: None,
             reasons: vec![format!(
                 "No valid verdict for {}: every verdict is an error or no answer was generated, so no candidate can be compared with it and nothing is confirmed; see the reasons in judge_questions.csv.",
@@ -364,7 +364,7 @@ pub fn decide(
         .collect();
     let (closing, larger_at_equal_recall, confirms_pick) = closing_reason(candidates, chosen, pick);
     reasons.push(closing);
-    Decision {
+    JudgeDecision {
         chosen: Some(chosen.config_id.clone()),
         unjudged: Vec::new(),
         comparisons,
@@ -379,7 +379,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::{CheckRow, test_check};
+    use crate::judge::probes::{ProbeRow, test_probe};
     use crate::judge::rows::test_row as row;
     use crate::judge::table::test_info as info;
 
@@ -493,8 +493,8 @@ mod tests {
 
     #[test]
     fn an_always_pass_judge_does_not_confirm_the_pick() {
-        let row = |kind: &str, expected: &str| test_check(kind, "faithfulness", expected, "pass");
-        let rows: Vec<CheckRow> = (0..5)
+        let row = |kind: &str, expected: &str| test_probe(kind, "faithfulness", expected, "pass");
+        let rows: Vec<ProbeRow> = (0..5)
             .flat_map(|_| {
                 [
                     row("other_context", "fail"),
@@ -503,7 +503,7 @@ mod tests {
             })
             .collect();
         let t = crate::judge::trust::trust(&rows, &names(), 0.5, 0.4);
-        let mut d = Decision {
+        let mut d = JudgeDecision {
             chosen: Some("A".into()),
             unjudged: vec![],
             comparisons: vec![],
@@ -524,7 +524,7 @@ mod tests {
             d.reasons
         );
         // nothing chosen: nothing to unconfirm
-        let mut none = Decision {
+        let mut none = JudgeDecision {
             chosen: None,
             reasons: vec![],
             unconfirmed: vec![],

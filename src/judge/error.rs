@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::prompts::PromptError;
+use crate::budget::Refusal;
 use crate::exit::ExitClass;
 use crate::sweep::SweepError;
 
@@ -171,6 +172,38 @@ impl JudgeError {
 }
 
 impl JudgeError {
+    /// The refusal of a judge stage's estimate (`run`, `check --judge`) under `--max-cost`;
+    /// `models` names the models a price may be missing for.
+    pub fn over_budget(refusal: Refusal, models: &str) -> Self {
+        match refusal {
+            Refusal::Unpriced { max } => JudgeError::Unpriced {
+                max,
+                models: models.to_string(),
+            },
+            Refusal::Over {
+                estimate,
+                spent,
+                max,
+            } => JudgeError::OverBudget {
+                estimate,
+                spent,
+                max,
+            },
+        }
+    }
+
+    /// The refusal of judge-check's estimate under `--max-cost` (its folder holds no earlier
+    /// spend); `model` is the judge model.
+    pub fn check_over_budget(refusal: Refusal, model: &str) -> Self {
+        match refusal {
+            Refusal::Unpriced { max } => JudgeError::Unpriced {
+                max,
+                models: model.to_string(),
+            },
+            Refusal::Over { estimate, max, .. } => JudgeError::CheckOverBudget { estimate, max },
+        }
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         JudgeError::Io {
             path: path.to_path_buf(),

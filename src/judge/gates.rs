@@ -11,12 +11,12 @@
 //!   [`JudgeSettings::min_judged_answers`](super::settings::JudgeSettings::min_judged_answers)
 //!   answers with a pass or fail verdict.
 //!
-//! Each gate that fails withholds the confirmation ([`Decision::withhold`]) with a sentence
+//! Each gate that fails withholds the confirmation ([`JudgeDecision::withhold`]) with a sentence
 //! saying what is missing; the decision's choice itself stands.
 
-use super::check::CheckRow;
 use super::controls::ControlKind;
-use super::decision::Decision;
+use super::decision::JudgeDecision;
+use super::probes::ProbeRow;
 use super::rows::JudgeQuestionRow;
 use super::table::CandidateInfo;
 
@@ -29,7 +29,7 @@ pub struct Gates<'a> {
     /// The judged questions (judge_questions.csv's rows).
     pub questions: &'a [JudgeQuestionRow],
     /// The planted controls and repeats (judge_checks.csv's rows).
-    pub checks: &'a [CheckRow],
+    pub probes: &'a [ProbeRow],
     /// Whether planted controls were on (`[judge] controls`).
     pub controls: bool,
     /// The fewest judged answers per candidate that can confirm (`[judge]
@@ -41,7 +41,7 @@ pub struct Gates<'a> {
 
 /// Withholds the confirmation of `d` for every gate of `g` that fails (nothing changes when
 /// nothing was chosen).
-pub fn withhold(d: &mut Decision, g: &Gates<'_>) {
+pub fn withhold(d: &mut JudgeDecision, g: &Gates<'_>) {
     if let Some(note) = g.unfinished {
         d.withhold(
             "the run is unfinished",
@@ -65,7 +65,7 @@ fn unmeasured(g: &Gates<'_>) -> Option<String> {
         .filter(|c| g.questions.iter().any(|r| r.verdict(c).outcome().is_some()));
     let missing: Vec<&String> = graded
         .filter(|c| {
-            !g.checks
+            !g.probes
                 .iter()
                 .any(|r| &r.criterion == *c && ControlKind::is_control(&r.kind))
         })
@@ -131,19 +131,32 @@ fn too_few(g: &Gates<'_>) -> Option<String> {
     ))
 }
 
-/// What an unfinished judge run is missing, or `None` when nothing is: `questions` is
-/// (candidate × question pairs without a row, pairs planned), `budget` how many of those were
-/// not started for the budget, `checks` (planted control and repeat verdicts left unfinished,
-/// asked). E.g. `4 of 8 candidate × question pair(s) have no verdict yet (4 unfinished after
-/// timeouts, failed retries or rejected requests, 0 not started for the budget); rerun the same
-/// command to finish them.`
-pub fn unfinished_note(
-    questions: (usize, usize),
-    budget: usize,
-    checks: (usize, usize),
-) -> Option<String> {
-    let (missing, planned) = questions;
-    let (checks_missing, checks_asked) = checks;
+/// What a judge run left without a verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftToJudge {
+    /// Candidate × question pairs without a row.
+    pub missing: usize,
+    /// Candidate × question pairs planned.
+    pub planned: usize,
+    /// Of the missing pairs, those not started for the budget.
+    pub not_started_for_budget: usize,
+    /// Planted control and repeat verdicts left unfinished.
+    pub probes_missing: usize,
+    /// Planted control and repeat verdicts asked.
+    pub probes_asked: usize,
+}
+
+/// What an unfinished judge run is missing (`left`), or `None` when nothing is. E.g. `4 of 8
+/// candidate × question pair(s) have no verdict yet (4 unfinished after timeouts, failed retries
+/// or rejected requests, 0 not started for the budget); rerun the same command to finish them.`
+pub fn unfinished_note(left: LeftToJudge) -> Option<String> {
+    let LeftToJudge {
+        missing,
+        planned,
+        not_started_for_budget: budget,
+        probes_missing: checks_missing,
+        probes_asked: checks_asked,
+    } = left;
     let mut parts = Vec::new();
     if missing > 0 {
         parts.push(format!(
@@ -167,7 +180,7 @@ pub fn unfinished_note(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::test_check;
+    use crate::judge::probes::test_probe;
     use crate::judge::rows::test_row as row;
     use crate::judge::table::test_info as info;
 
@@ -175,8 +188,8 @@ mod tests {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())
     }
 
-    fn chosen() -> Decision {
-        Decision {
+    fn chosen() -> JudgeDecision {
+        JudgeDecision {
             chosen: Some("A".into()),
             unjudged: vec![],
             comparisons: vec![],
@@ -196,7 +209,11 @@ mod tests {
             row("A", 0, "pass", "pass", "na"),
             row("A", 1, "pass", "error", "na"),
         ];
-        let note = unfinished_note((2, 4), 0, (0, 0));
+        let note = unfinished_note(LeftToJudge {
+            missing: 2,
+            planned: 4,
+            ..LeftToJudge::default()
+        });
         assert_eq!(
             note.as_deref(),
             Some(
@@ -210,7 +227,7 @@ mod tests {
                 criteria: &names,
                 candidates: &cands,
                 questions: &questions,
-                checks: &[],
+                probes: &[],
                 controls: false,
                 min_judged_answers: 5,
                 unfinished: note.as_deref(),
@@ -244,9 +261,9 @@ mod tests {
         let mut names = names();
         let cands = [info("A", 64, 320.0, 0.9)];
         let questions: Vec<_> = (0..5).map(|q| row("A", q, "pass", "fail", "na")).collect();
-        let checks = [
-            test_check("other_context", "faithfulness", "fail", "fail"),
-            test_check("other_answer", "relevancy", "fail", "error"),
+        let probes = [
+            test_probe("other_context", "faithfulness", "fail", "fail"),
+            test_probe("other_answer", "relevancy", "fail", "error"),
         ];
         let gates = |names: &[String]| {
             let mut d = chosen();
@@ -256,7 +273,7 @@ mod tests {
                     criteria: names,
                     candidates: &cands,
                     questions: &questions,
-                    checks: &checks,
+                    probes: &probes,
                     controls: true,
                     min_judged_answers: 5,
                     unfinished: None,
@@ -286,7 +303,7 @@ mod tests {
                 criteria: &names,
                 candidates: &cands,
                 questions: &rows,
-                checks: &checks,
+                probes: &probes,
                 controls: true,
                 min_judged_answers: 5,
                 unfinished: None,

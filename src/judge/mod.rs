@@ -20,11 +20,11 @@
 //!   is retried once with a reminder of the format, then recorded as `error`, never as a pass.
 //! - [`work`]: the one job loop (concurrency, budget, calls.csv, stopping on a refused key) that
 //!   serves both [`pipeline`] (the resumable run of candidate × question jobs, the estimate) and
-//!   [`check`] (controls, repeats and `judge-check`'s labelled items).
+//!   [`probes`] (controls, repeats and `judge-check`'s labelled items).
 //! - [`journal`]: the run folder's judge_questions.csv (appended and flushed per question) and
 //!   calls.csv (per call as it ends, each answered call once), never losing a finished row.
 //! - [`controls`]: planted controls and repeats ([`perturb`]: a fact the context states changed),
-//!   asked through [`check`] (also used by
+//!   asked through [`probes`] (also used by
 //!   `judge-check` on labelled items, [`labels`]); [`accuracy`]: TPR, TNR, balanced accuracy,
 //!   Cohen's κ; [`trust`]: whether the verdicts can confirm the pick, per criterion;
 //!   [`parroting`]: reasons that repeat the prompt's text or contradict their verdict.
@@ -37,7 +37,6 @@
 
 pub mod accuracy;
 pub mod asking;
-pub mod check;
 pub mod controls;
 pub mod criteria;
 pub mod decision;
@@ -49,6 +48,7 @@ pub mod labels;
 pub mod parroting;
 pub mod perturb;
 pub mod pipeline;
+pub mod probes;
 pub mod prompts;
 pub mod rows;
 pub mod settings;
@@ -64,7 +64,7 @@ pub use criteria::Criterion;
 pub use fingerprint::Fingerprint;
 pub use journal::{CallLog, CallRow, Finished, load_finished, recorded_spend};
 pub use pipeline::{
-    Estimate, Job, JudgeRun, Setup, estimate, judged_questions, pending, plan_jobs, run_judge,
+    Job, JudgeRun, Setup, estimate, estimate_line, judged_questions, pending, plan_jobs, run_judge,
 };
 pub use prompts::{PromptError, PromptSet};
 pub use rows::{JudgeQuestionRow, Judgement, Verdicts};

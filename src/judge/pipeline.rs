@@ -8,10 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
 use tokio::task::JoinSet;
 
-use super::asking::{Ask, Inputs, generate_request};
+use super::asking::{Ask, VerdictInputs, generate_request};
 use super::criteria::{self, Criterion};
 use super::error::JudgeError;
 use super::journal::{Appender, CallLog, Finished, questions_path, rewrite_rows};
@@ -19,7 +18,8 @@ use super::prompts::{PromptSet, fence_context};
 use super::rows::{JudgeQuestionRow, Judgement, Verdicts, tag};
 use super::settings::JudgeSettings;
 use super::verdict::{Graded, Verdict, last_record};
-use super::work::{Limits, drive};
+use super::work::{DriveLimits, drive};
+use crate::budget::CostEstimate;
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
 use crate::golden::GoldenSet;
@@ -118,86 +118,26 @@ pub fn judged_questions(golden: &GoldenSet, max_questions: Option<usize>) -> Gol
     }
 }
 
-/// Calls, tokens and cost expected for a set of jobs, before anything is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct Estimate {
-    /// Questions (candidate × question) to run.
-    pub questions: usize,
-    /// Chat calls (1 generate + 2 or 3 verdicts each; format reminders not included).
-    pub calls: usize,
-    /// Prompt tokens (exact for generation; for verdicts, the answer counted at `max_tokens`).
-    pub prompt_tokens: u64,
-    /// Completion tokens, at the caps (`max_tokens`, `judge_max_tokens`): an upper bound.
-    pub completion_tokens: u64,
-    /// Cost in USD at list prices (at the batch price in batch mode); `None` when a model has no
-    /// price.
-    pub cost_usd: Option<f64>,
-}
-
-impl Estimate {
-    /// Refuses this estimate under a budget of `max_usd` (`--max-cost`): when it has no price
-    /// (`models` names the models a price may be missing for), or when it plus `spent_usd`
-    /// (already recorded in the run folder) passes the budget. Without a budget, `Ok`.
-    ///
-    /// # Errors
-    /// [`JudgeError::Unpriced`] or [`JudgeError::OverBudget`].
-    pub fn check_budget(
-        &self,
-        max_usd: Option<f64>,
-        spent_usd: f64,
-        models: &str,
-    ) -> Result<(), JudgeError> {
-        let Some(max) = max_usd else {
-            return Ok(());
-        };
-        let Some(estimate) = self.cost_usd else {
-            return Err(JudgeError::Unpriced {
-                max,
-                models: models.to_string(),
-            });
-        };
-        if spent_usd + estimate > max {
-            return Err(JudgeError::OverBudget {
-                estimate,
-                spent: spent_usd,
-                max,
-            });
-        }
-        Ok(())
-    }
-
-    /// Adds `more` (calls, tokens, cost; no cost when either has none).
-    pub fn add(&mut self, more: &Estimate) {
-        self.calls += more.calls;
-        self.prompt_tokens += more.prompt_tokens;
-        self.completion_tokens += more.completion_tokens;
-        self.cost_usd = self.cost_usd.zip(more.cost_usd).map(|(a, b)| a + b);
-    }
-
-    /// One line saying where the calls go and what they should cost, printed before the first
-    /// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
-    /// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
-    /// redacted ([`LlmClient::base_url`]); `generator_model` is `None` when nothing is generated
-    /// (`judge-check`), and the line then names the judge only.
-    pub fn summary(
-        &self,
-        server: &str,
-        generator_model: Option<&str>,
-        judge_model: &str,
-    ) -> String {
-        let models = match generator_model {
-            Some(g) => format!("generator {g}, judge {judge_model}"),
-            None => format!("judge {judge_model}"),
-        };
-        let cost = self
-            .cost_usd
-            .map(|c| format!("${c:.4}"))
-            .unwrap_or_else(|| "unknown (no price for a model in [llm.models])".into());
-        format!(
-            "server {server}; {models}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
-            self.calls, self.prompt_tokens, self.completion_tokens
-        )
-    }
+/// One line saying where the calls go and what they should cost, printed before the first
+/// call (and by a dry run): `server URL; generator M, judge M; N chat calls, about P prompt
+/// tokens and at most C completion tokens; estimated cost $X`. `server` should be shown
+/// redacted ([`LlmClient::base_url`]); `generator_model` is `None` when nothing is generated
+/// (`judge-check`), and the line then names the judge only.
+pub fn estimate_line(
+    e: &CostEstimate,
+    server: &str,
+    generator_model: Option<&str>,
+    judge_model: &str,
+) -> String {
+    let models = match generator_model {
+        Some(g) => format!("generator {g}, judge {judge_model}"),
+        None => format!("judge {judge_model}"),
+    };
+    let cost = e.cost_text("no price for a model in [llm.models]");
+    format!(
+        "server {server}; {models}; {} chat calls, about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+        e.calls, e.prompt_tokens, e.completion_tokens
+    )
 }
 
 /// The criteria of `all` graded for `job`: those that need a reference only when it has one.
@@ -208,7 +148,7 @@ fn applicable<'a>(all: &'a [Criterion], job: &Job) -> Vec<&'a Criterion> {
 }
 
 /// The inputs of `job`'s verdicts on `answer`.
-fn inputs<'a>(job: &'a Job, answer: &'a str) -> Inputs<'a> {
+fn inputs<'a>(job: &'a Job, answer: &'a str) -> VerdictInputs<'a> {
     [
         job.question.as_str(),
         job.context.as_str(),
@@ -223,20 +163,20 @@ pub(crate) fn schema_tokens() -> u64 {
     count_tokens(&schema_instruction(&super::verdict::verdict_schema())) + 4
 }
 
-/// Estimates calls, tokens and cost of `jobs` (see [`Estimate`] for what is exact and what is a
-/// cap).
+/// Estimates calls, tokens and cost of `jobs`: one generation and 2 or 3 verdicts each (format
+/// reminders not included); prompt tokens exact for generation, for verdicts the answer counted
+/// at `max_tokens`; completion tokens at the caps (`max_tokens`, `judge_max_tokens`).
 pub fn estimate(
     jobs: &[Job],
     prompts: &PromptSet,
     s: &JudgeSettings,
     cfg: &ClientConfig,
-) -> Estimate {
+) -> CostEstimate {
     let schema_tokens = schema_tokens();
     let placeholder_answer = "x ".repeat(s.max_tokens as usize);
-    let mut e = Estimate::default();
+    let mut e = CostEstimate::default();
     let (mut gen_p, mut gen_c, mut jud_p, mut jud_c) = (0u64, 0u64, 0u64, 0u64);
     for job in jobs {
-        e.questions += 1;
         e.calls += 1;
         let gen_req = generate_request(prompts, s, &job.question, &job.context);
         gen_p += estimate_chat_prompt_tokens(&gen_req.messages);
@@ -533,12 +473,7 @@ pub async fn run_judge(
         .cost_usd
         .unwrap_or(0.0)
     };
-    let limits = Limits {
-        concurrency: settings.concurrency,
-        budget: settings
-            .max_cost_usd
-            .map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
-    };
+    let limits = DriveLimits::new(settings.concurrency, settings.max_cost_usd, &cost);
     let start = |i: usize| {
         run_job(
             client.clone(),

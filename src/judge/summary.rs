@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use super::check::CheckRow;
-use super::decision::{Decision, decide};
+use super::decision::{JudgeDecision, decide};
 use super::error::JudgeError;
 use super::gates::{self, Gates};
+use super::probes::ProbeRow;
 use super::rows::JudgeQuestionRow;
 use super::settings::JudgeSettings;
 use super::table::{self, CandidateInfo, JudgeRow};
@@ -28,13 +28,13 @@ pub struct JudgeSummary {
     /// judge.csv's rows, one per candidate, in candidate order.
     pub table: Vec<JudgeRow>,
     /// The decision, amended by the trust figures.
-    pub decision: Decision,
+    pub decision: JudgeDecision,
     /// The judge's trust per criterion that has a control or a repeat.
     pub trust: Vec<CriterionTrust>,
     /// The judged questions (judge_questions.csv's rows the figures come from).
     pub questions: Vec<JudgeQuestionRow>,
     /// The planted controls and repeats (judge_checks.csv).
-    pub checks: Vec<CheckRow>,
+    pub probes: Vec<ProbeRow>,
 }
 
 /// What a summary is built from.
@@ -46,7 +46,7 @@ pub struct SummaryInputs<'a> {
     /// The judged questions.
     pub questions: Vec<JudgeQuestionRow>,
     /// The controls and repeats.
-    pub checks: Vec<CheckRow>,
+    pub probes: Vec<ProbeRow>,
     /// Models, significance level and trust thresholds.
     pub settings: &'a JudgeSettings,
     /// The selection's pick (its configuration id), when the candidates came from it.
@@ -57,7 +57,7 @@ pub struct SummaryInputs<'a> {
 
 impl JudgeSummary {
     /// Builds the figures, the trust per criterion and the decision, amended by the trust
-    /// ([`Decision::unconfirm`]) and by what was not measured ([`gates::withhold`]: controls off,
+    /// ([`JudgeDecision::unconfirm`]) and by what was not measured ([`gates::withhold`]: controls off,
     /// an unfinished run, too few judged answers).
     ///
     /// # Panics
@@ -65,7 +65,7 @@ impl JudgeSummary {
     pub fn build(inputs: SummaryInputs<'_>) -> Self {
         let s = inputs.settings;
         let trust = trust(
-            &inputs.checks,
+            &inputs.probes,
             inputs.criteria,
             s.min_control_tnr,
             s.min_repeat_kappa,
@@ -85,7 +85,7 @@ impl JudgeSummary {
                 criteria: inputs.criteria,
                 candidates: inputs.candidates,
                 questions: &inputs.questions,
-                checks: &inputs.checks,
+                probes: &inputs.probes,
                 controls: s.controls,
                 min_judged_answers: s.min_judged_answers,
                 unfinished: inputs.incomplete.as_deref(),
@@ -100,7 +100,7 @@ impl JudgeSummary {
             decision,
             trust,
             questions: inputs.questions,
-            checks: inputs.checks,
+            probes: inputs.probes,
         }
     }
 

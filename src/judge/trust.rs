@@ -8,9 +8,9 @@
 //! built-in templates): a warning under the table, which does not change the decision.
 
 use super::accuracy::{Accuracy, Agreement};
-use super::check::CheckRow;
 use super::controls::ControlKind;
 use super::parroting::{Parroting, builtin_template_texts};
+use super::probes::ProbeRow;
 use super::verdict::Verdict;
 
 pub use super::accuracy::prop;
@@ -44,7 +44,7 @@ impl CriterionTrust {
 /// The trust of every criterion of `criteria` (names, in report order) that has a control or a
 /// repeat in `rows` (judge_checks.csv).
 pub fn trust(
-    rows: &[CheckRow],
+    rows: &[ProbeRow],
     criteria: &[String],
     min_control_tnr: f64,
     min_repeat_kappa: f64,
@@ -54,22 +54,22 @@ pub fn trust(
     criteria
         .iter()
         .filter_map(|c| {
-            let mine: Vec<&CheckRow> = rows.iter().filter(|r| &r.criterion == c).collect();
+            let mine: Vec<&ProbeRow> = rows.iter().filter(|r| &r.criterion == c).collect();
             if mine.is_empty() {
                 return None;
             }
-            let controls_rows: Vec<&CheckRow> = mine
+            let controls_rows: Vec<&ProbeRow> = mine
                 .iter()
                 .copied()
                 .filter(|r| ControlKind::is_control(&r.kind))
                 .collect();
-            let pairs = |rows: &[&CheckRow]| rows.iter().filter_map(|r| r.pair()).collect::<Vec<_>>();
+            let pairs = |rows: &[&ProbeRow]| rows.iter().filter_map(|r| r.pair()).collect::<Vec<_>>();
             let controls = Accuracy::of(&pairs(&controls_rows));
             let control_errors = controls_rows
                 .iter()
                 .filter(|r| Verdict::parse(&r.verdict) == Some(Verdict::Error))
                 .count();
-            let repeat_rows: Vec<&CheckRow> =
+            let repeat_rows: Vec<&ProbeRow> =
                 mine.iter().copied().filter(|r| r.kind == "repeat").collect();
             let repeat = Agreement::of(&pairs(&repeat_rows));
             let mut doubts = Vec::new();
@@ -115,7 +115,7 @@ pub fn trust(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::check::test_check as row;
+    use crate::judge::probes::test_probe as row;
 
     fn names() -> Vec<String> {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())

@@ -21,16 +21,39 @@ use super::error::JudgeError;
 use super::journal::CallLog;
 use super::rows::TAG_SEP;
 use crate::events::{Events, RunEvent, Step};
-use crate::llm::batch::Progress;
+use crate::llm::batch::BatchProgress;
 use crate::llm::{CallRecord, LlmClient, LlmError};
 
 /// How the loop runs.
-pub(crate) struct Limits<'a> {
+pub(crate) struct DriveLimits<'a> {
     /// Jobs in progress at once (at least 1).
     pub concurrency: usize,
-    /// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
-    /// running and of the next one would pass this, in USD; with each job's estimate.
-    pub budget: Option<(f64, &'a (dyn Fn(usize) -> f64 + Sync))>,
+    /// The spending cap (`--max-cost`), if any.
+    pub budget: Option<SpendCap<'a>>,
+}
+
+/// Stop starting jobs when the spend recorded in calls.csv plus the estimates of the jobs
+/// running and of the next one would pass `max_usd`.
+pub(crate) struct SpendCap<'a> {
+    /// The cap, USD.
+    pub max_usd: f64,
+    /// Job `i`'s estimated cost, USD.
+    pub cost_of: &'a (dyn Fn(usize) -> f64 + Sync),
+}
+
+impl<'a> DriveLimits<'a> {
+    /// `concurrency` jobs at once under the cap `max_usd` (none: no cap), job `i` estimated at
+    /// `cost_of(i)`.
+    pub fn new(
+        concurrency: usize,
+        max_usd: Option<f64>,
+        cost_of: &'a (dyn Fn(usize) -> f64 + Sync),
+    ) -> Self {
+        DriveLimits {
+            concurrency,
+            budget: max_usd.map(|max_usd| SpendCap { max_usd, cost_of }),
+        }
+    }
 }
 
 /// What the loop did.
@@ -51,7 +74,7 @@ pub(crate) struct Ended<T> {
 /// What `ended` or writing calls.csv returns.
 pub(crate) async fn drive<T, Fut>(
     jobs: &[usize],
-    limits: &Limits<'_>,
+    limits: &DriveLimits<'_>,
     client: &LlmClient,
     calls: &mut Option<CallLog>,
     events: Events<'_>,
@@ -89,10 +112,10 @@ where
                 break;
             };
             let i = queue[next];
-            if let Some((max, cost)) = limits.budget {
-                let est = cost(i);
+            if let Some(cap) = &limits.budget {
+                let est = (cap.cost_of)(i);
                 let spent = calls.as_ref().map_or(0.0, CallLog::spent_total);
-                if spent + running.values().sum::<f64>() + est > max {
+                if spent + running.values().sum::<f64>() + est > cap.max_usd {
                     out.skipped = queue.len() - next;
                     break;
                 }
@@ -149,8 +172,8 @@ where
         record(calls, &rec)?;
     }
     if let Err(e) = client.settle_batches() {
-        events(RunEvent::Note(format!(
-            "warning: {e} (the next run reads those batches again)"
+        events(RunEvent::Warning(format!(
+            "{e} (the next run reads those batches again)"
         )));
     }
     Ok(out)
@@ -160,12 +183,12 @@ where
 /// whether any call was waiting. A batch that cannot be submitted or read leaves its calls
 /// unfinished, with a warning.
 async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
-    let progress = |p: &Progress| events(RunEvent::Note(progress_line(p)));
+    let progress = |p: &BatchProgress| events(RunEvent::Note(progress_line(p)));
     match client.flush_batches(&progress).await {
         Ok(n) => n > 0,
         Err(e) => {
-            events(RunEvent::Note(format!(
-                "warning: {e}; the calls waiting for it are left unfinished"
+            events(RunEvent::Warning(format!(
+                "{e}; the calls waiting for it are left unfinished"
             )));
             true
         }
@@ -174,7 +197,7 @@ async fn send_batches(client: &LlmClient, events: Events<'_>) -> bool {
 
 /// One poll of a batch, for the display: `batch batch_abc (gpt-4o-mini): in_progress, 120/400
 /// answered, 2 failed, 95 s since it was submitted`.
-fn progress_line(p: &Progress) -> String {
+fn progress_line(p: &BatchProgress) -> String {
     format!(
         "batch {} ({}): {}, {}/{} answered, {} failed, {:.0} s since it was submitted",
         p.batch_id,

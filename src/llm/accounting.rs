@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::cache::CachedResponse;
 use super::cost::count_tokens;
 use super::format::ResponseFormatKind;
-use super::record::{CallKind, CallRecord, rfc3339_utc};
+use super::record::{CallKind, CallRecord, rfc3339, rfc3339_utc};
 use super::transport::{Attempts, ms};
 use super::types::WireUsage;
 
@@ -85,8 +85,8 @@ impl<'a> CallCtx<'a> {
         let mut r = self.base();
         if let Some(b) = &att.batch {
             r.batch_id = Some(b.batch_id.clone());
-            r.batch_submitted_at = Some(b.submitted_at.clone());
-            r.batch_completed_at = b.completed_at.clone();
+            r.batch_submitted_at = Some(rfc3339(b.submitted_at));
+            r.batch_completed_at = b.completed_at.map(rfc3339);
         }
         r
     }

@@ -93,7 +93,16 @@ pub fn write_csv<W: Write>(records: &[CallRecord], out: W) -> Result<(), csv::Er
 /// Formats a time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-29T21:30:05.123Z`
 /// (jiff's formatting; a time before 1970 or past jiff's range is shown as the epoch).
 pub fn rfc3339_utc(t: SystemTime) -> String {
-    let ts = jiff::Timestamp::try_from(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    rfc3339(timestamp(t))
+}
+
+/// `t` as a timestamp (a time before 1970 or past jiff's range as the epoch).
+pub fn timestamp(t: SystemTime) -> jiff::Timestamp {
+    jiff::Timestamp::try_from(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+/// Formats a timestamp as RFC 3339 in UTC with milliseconds, as [`rfc3339_utc`] does.
+pub fn rfc3339(ts: jiff::Timestamp) -> String {
     format!("{ts:.3}")
 }
 

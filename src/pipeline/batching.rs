@@ -24,15 +24,16 @@ pub(crate) async fn start(
     client.use_batches(Batcher::open(cfg, &book).map_err(JudgeError::from)?);
     dir.record(files::BATCHES);
     if cfg.batch.cancel {
-        let said = match client.cancel_batches().await {
-            Ok(ids) if ids.is_empty() => "no batch of this run folder is in progress".to_string(),
-            Ok(ids) => format!(
+        events(match client.cancel_batches().await {
+            Ok(ids) if ids.is_empty() => {
+                RunEvent::Note("no batch of this run folder is in progress".to_string())
+            }
+            Ok(ids) => RunEvent::Note(format!(
                 "cancelled batch(es) {}: what they answered is kept, the rest is left unfinished",
                 ids.join(", ")
-            ),
-            Err(e) => format!("warning: cancelling the batches failed: {e}"),
-        };
-        events(RunEvent::Note(said));
+            )),
+            Err(e) => RunEvent::Warning(format!("cancelling the batches failed: {e}")),
+        });
     }
     Ok(())
 }

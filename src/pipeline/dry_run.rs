@@ -1,15 +1,17 @@
 //! `run --dry-run`: what it prints, sending nothing. The sweep's part is counted by the prepare
 //! step from the caches and the grid ([`WouldSend`]); the judge stage's estimate is exact when
 //! the caches let the sweep run (`judge_step::judge`), and without its candidates otherwise
-//! ([`estimate_unswept`]). Also the `--max-cost` checks of `run` and `judge-check`
-//! ([`run_budget`], [`check_budget`]): a dry run reports them, a real run enforces them.
+//! ([`estimate_unswept`]). A dry run reports what `--max-cost` would refuse
+//! ([`super::judge_session::refuse_run`]); a real run enforces it.
 
+use super::judge_session::refuse_run;
 use super::swept::Unsent;
+use crate::budget::CostEstimate;
 use crate::error::Error;
-use crate::judge::check::estimate_items;
-use crate::judge::controls::{check_items, placeholders, sources};
+use crate::judge::controls::{placeholders, plan_probes, sources};
+use crate::judge::probes::estimate_probes;
 use crate::judge::prompts::fence_context;
-use crate::judge::{self, Estimate, Job, JudgeError, JudgeSettings, PromptSet};
+use crate::judge::{self, Job, JudgeError, PromptSet};
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::prepare::WouldSend;
@@ -26,7 +28,7 @@ pub struct DryRun {
     /// Pairs left to run.
     pub todo: usize,
     /// Calls, tokens and cost of what is left, controls and repeats included.
-    pub estimate: Estimate,
+    pub estimate: CostEstimate,
     /// Planted control calls in the estimate (over every judged answer, finished ones too:
     /// those are cache hits).
     pub control_calls: usize,
@@ -50,23 +52,6 @@ pub struct DryRun {
     /// With `--max-cost`: why the real run would be refused before sending anything (the
     /// estimate, plus any spend already in the folder, passes the budget, or has no price).
     pub refused: Option<String>,
-}
-
-/// Refuses the judge stage's estimate `est` under `settings.max_cost_usd` when it has no price,
-/// or when it plus `spent` USD passes the budget (see [`Estimate::check_budget`]).
-///
-/// # Errors
-/// [`JudgeError::Unpriced`] or [`JudgeError::OverBudget`].
-pub(super) fn run_budget(
-    settings: &JudgeSettings,
-    est: &Estimate,
-    spent: f64,
-) -> Result<(), JudgeError> {
-    est.check_budget(
-        settings.max_cost_usd,
-        spent,
-        &format!("{} and {}", settings.generator_model, settings.judge_model),
-    )
 }
 
 /// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
@@ -130,25 +115,25 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         })
         .collect();
     let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
-    let checks = check_items(
+    let probes = plan_probes(
         settings,
         &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
     );
-    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
+    let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
+    estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     Ok(DryRun {
         questions: judged.questions.len(),
         done: 0,
         todo: jobs.len(),
         estimate,
         control_calls,
-        repeat_calls: checks.len() - control_calls,
+        repeat_calls: probes.len() - control_calls,
         generator_model: settings.generator_model.clone(),
         judge_model: settings.judge_model.clone(),
         server: redact_url(&plan.llm.resolved_base_url()),
         sweep: Some(unsent.would_send.clone()),
         batch: plan.llm.batch.estimate_note(),
-        refused: run_budget(settings, &estimate, 0.0)
+        refused: refuse_run(settings, &estimate, 0.0)
             .err()
             .map(|e| e.to_string()),
         unswept: Some(format!(
@@ -156,27 +141,4 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         )),
         candidates: ids,
     })
-}
-
-/// Refuses a judge-check whose estimate passes `--max-cost`, or that has a budget and no price
-/// for the judge model, before anything is sent (as `run` does; judge-check's folder holds no
-/// earlier spend: its calls.csv is its own).
-///
-/// # Errors
-/// [`JudgeError::Unpriced`] or [`JudgeError::CheckOverBudget`].
-pub(super) fn check_budget(
-    settings: &JudgeSettings,
-    estimate: &Estimate,
-) -> Result<(), JudgeError> {
-    match (settings.max_cost_usd, estimate.cost_usd) {
-        (Some(max), None) => Err(JudgeError::Unpriced {
-            max,
-            models: settings.judge_model.clone(),
-        }),
-        (Some(max), Some(cost)) if cost > max => Err(JudgeError::CheckOverBudget {
-            estimate: cost,
-            max,
-        }),
-        _ => Ok(()),
-    }
 }

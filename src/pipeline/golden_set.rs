@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::runtime;
+use crate::budget::{self, CostEstimate};
 use crate::config::ConfigFile;
 use crate::corpus;
 use crate::error::Error;
 use crate::events::{Events, RunEvent};
-use crate::golden::draft::ask::Estimate;
+use crate::golden::draft::ask::drafting_line;
 use crate::golden::draft::{self, DraftError, DraftSettings, Drafted};
 use crate::llm::config::redact_url;
 use crate::llm::{ClientConfig, LlmClient};
@@ -31,7 +32,7 @@ pub struct DraftRequest {
     pub settings: DraftSettings,
     /// Print the estimate and send nothing.
     pub dry_run: bool,
-    /// Refuse to start when the estimate passes this, USD.
+    /// `--max-cost`: refuse to start when the estimate passes this, USD.
     pub max_cost_usd: Option<f64>,
 }
 
@@ -45,7 +46,7 @@ pub enum DraftOutcome {
         /// Documents they come from.
         documents: usize,
         /// The estimate.
-        estimate: Estimate,
+        estimate: CostEstimate,
         /// The server, credentials redacted.
         server: String,
         /// The model.
@@ -133,7 +134,7 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
     events(RunEvent::Note(format!(
         "drafting from {} passage(s): {}",
         planned.passages.len(),
-        planned.estimate.summary(client.base_url(), &settings.model)
+        drafting_line(&planned.estimate, client.base_url(), &settings.model)
     )));
     let drafted = runtime()?.block_on(draft::run(
         &corpus,
@@ -174,17 +175,14 @@ pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error>
 }
 
 /// Refuses a drafting estimate without a price for `model`, or passing `max_usd`, under a budget
-/// (`--max-cost`); without one, `Ok`.
-fn check_budget(max_usd: Option<f64>, estimate: &Estimate, model: &str) -> Result<(), DraftError> {
-    let Some(max) = max_usd else {
-        return Ok(());
-    };
-    match estimate.cost_usd {
-        None => Err(DraftError::Unpriced {
-            max,
-            model: model.to_string(),
-        }),
-        Some(c) if c > max => Err(DraftError::OverBudget { estimate: c, max }),
-        Some(_) => Ok(()),
+/// (`--max-cost`, [`budget::refusal`]); without one, `Ok`.
+fn check_budget(
+    max_usd: Option<f64>,
+    estimate: &CostEstimate,
+    model: &str,
+) -> Result<(), DraftError> {
+    match budget::refusal(max_usd, estimate, 0.0) {
+        Some(r) => Err(DraftError::over_budget(r, model)),
+        None => Ok(()),
     }
 }

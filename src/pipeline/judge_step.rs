@@ -7,23 +7,23 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::batching;
 pub use super::dry_run::DryRun;
-use super::dry_run::run_budget;
+use super::judge_session::{self, Budget, Session, refuse_run_in};
 use super::swept::Swept;
+use crate::budget::CostEstimate;
 use crate::chunking::enrich::Prefix;
 use crate::config::ComparePrefix;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::GoldenSet;
-use crate::judge::check::{CheckRow, estimate_items, load_checks, run_checks};
-use crate::judge::controls::{check_items, placeholders, sources};
-use crate::judge::gates::unfinished_note;
+use crate::judge::controls::{placeholders, plan_probes, sources};
+use crate::judge::gates::{LeftToJudge, unfinished_note};
+use crate::judge::probes::{ProbeRow, estimate_probes, load_probes, run_probes};
 use crate::judge::table::CandidateInfo;
 use crate::judge::{
-    self, Estimate, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun,
-    JudgeSettings, JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
+    self, Fingerprint, Finished, Job, JudgeError, JudgeQuestionRow, JudgeRun, JudgeSettings,
+    JudgeSummary, PromptSet, Setup, SummaryInputs, Verdict,
 };
 use crate::llm::LlmClient;
 use crate::llm::config::redact_url;
@@ -126,7 +126,7 @@ struct Planned {
     /// Jobs without a row yet.
     todo: usize,
     /// Calls, tokens and cost of what is left, controls and repeats included.
-    estimate: Estimate,
+    estimate: CostEstimate,
     control_calls: usize,
     repeat_calls: usize,
 }
@@ -156,15 +156,15 @@ fn plan(
         .map(|i| jobs[i].clone())
         .collect();
     let mut estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
-    let checks = check_items(
+    let probes = plan_probes(
         settings,
         &sources(&jobs, &judged, &swept.corpus, &placeholders(settings)),
     );
-    let control_calls = checks.iter().filter(|i| i.kind != "repeat").count();
-    estimate.add(&estimate_items(&checks, &prompts, settings, &plan.llm));
+    let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
+    estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     Ok(Planned {
         todo: todo.len(),
-        repeat_calls: checks.len() - control_calls,
+        repeat_calls: probes.len() - control_calls,
         control_calls,
         prompts,
         judged,
@@ -172,20 +172,6 @@ fn plan(
         done,
         estimate,
     })
-}
-
-/// Refuses a run whose estimate has no price under a budget, or whose estimate plus the spend
-/// already recorded in the folder passes it.
-pub(super) fn check_budget(
-    settings: &JudgeSettings,
-    est: &Estimate,
-    dir: &Path,
-) -> Result<(), Error> {
-    let spent = match settings.max_cost_usd {
-        Some(_) => judge::recorded_spend(dir)?,
-        None => 0.0,
-    };
-    Ok(run_budget(settings, est, spent)?)
 }
 
 /// Estimates (`--dry-run`) or runs the judge stage for `candidates` in `dir`, resuming from the
@@ -211,8 +197,8 @@ pub async fn judge(
 ) -> Result<JudgeOutcome, Error> {
     let settings = &plan.judge;
     for name in unused_models(plan) {
-        events(RunEvent::Note(format!(
-            "warning: [llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
+        events(RunEvent::Warning(format!(
+            "[llm.models.{name}] is used by no stage of this run (a typo?); its limits and prices apply to nothing"
         )));
     }
     let infos = candidate_infos(swept, candidates)?;
@@ -235,51 +221,43 @@ pub async fn judge(
             sweep: swept.prepared.would_send.clone(),
             unswept: None,
             batch,
-            refused: check_budget(settings, &planned.estimate, dir.path())
+            refused: refuse_run_in(settings, &planned.estimate, dir.path())
                 .err()
                 .map(|e| e.to_string()),
         })));
     }
-    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    if batch.is_some() {
-        batching::start(&plan.llm, &client, dir, events).await?;
-    }
-    check_budget(settings, &planned.estimate, dir.path())?;
-    Fingerprint::new(settings, &planned.prompts).check_and_store(dir.path())?;
-    dir.record(files::JUDGE_SETTINGS);
-    events(RunEvent::Note(format!(
-        "judging {} candidate(s) on {} question(s), {} of {} already done: {}",
-        candidates.len(),
-        planned.judged.questions.len(),
-        planned.jobs.len() - planned.todo,
-        planned.jobs.len(),
-        planned.estimate.summary(
-            client.base_url(),
-            Some(&settings.generator_model),
-            &settings.judge_model
-        ) + &batch.map(|b| format!("; {b}")).unwrap_or_default()
-    )));
-    events(RunEvent::Started {
-        step: Step::Judge,
-        total: planned.estimate.calls as u64,
-    });
+    let session = Session {
+        llm: &plan.llm,
+        settings,
+        estimate: &planned.estimate,
+        budget: Budget::WithRecordedSpend,
+        fingerprint: Some(&Fingerprint::new(settings, &planned.prompts)),
+        generates: true,
+        what: format!(
+            "judging {} candidate(s) on {} question(s), {} of {} already done",
+            candidates.len(),
+            planned.judged.questions.len(),
+            planned.jobs.len() - planned.todo,
+            planned.jobs.len(),
+        ),
+    };
+    let client = judge_session::open(session, dir, events).await?;
     let prompt_sha256 = planned.prompts.hashes();
     let planned_jobs = planned.jobs.len();
     let judged = run(planned, swept, settings, &client, dir, events).await?;
-    let (run, checks) = judged;
-    let incomplete = unfinished_note(
-        (run.unfinished.len() + run.skipped_for_budget, planned_jobs),
-        run.skipped_for_budget,
-        (
-            checks.iter().filter(|r| is_unfinished(r)).count(),
-            checks.len(),
-        ),
-    );
+    let (run, probes) = judged;
+    let incomplete = unfinished_note(LeftToJudge {
+        missing: run.unfinished.len() + run.skipped_for_budget,
+        planned: planned_jobs,
+        not_started_for_budget: run.skipped_for_budget,
+        probes_missing: probes.iter().filter(|r| is_unfinished(r)).count(),
+        probes_asked: probes.len(),
+    });
     let summary = JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &run.criteria,
         questions: run.rows.clone(),
-        checks,
+        probes,
         settings,
         pick,
         incomplete: incomplete.clone(),
@@ -319,7 +297,7 @@ async fn run(
     client: &LlmClient,
     dir: &mut RunDir,
     events: Events<'_>,
-) -> Result<(JudgeRun, Vec<CheckRow>), Error> {
+) -> Result<(JudgeRun, Vec<ProbeRow>), Error> {
     let prompts = Arc::new(planned.prompts);
     let settings_arc = Arc::new(settings.clone());
     let setup = Setup {
@@ -361,12 +339,12 @@ async fn run(
                 .is_empty()
                 .then(|| (r.answer.clone(), verdicts))
         };
-        check_items(
+        plan_probes(
             settings,
             &sources(&planned.jobs, &planned.judged, &swept.corpus, &answer),
         )
     };
-    let mut checks = run_checks(
+    let mut probes = run_probes(
         &items,
         prompts,
         settings_arc,
@@ -376,13 +354,13 @@ async fn run(
         events,
     )
     .await?;
-    for row in &mut checks {
+    for row in &mut probes {
         if row.verdict == Verdict::Error.as_str() && row.calls == 0 {
             row.verdict = UNFINISHED.into();
         }
     }
-    dir.write_csv(files::JUDGE_CHECKS, &checks)?;
-    Ok((run, checks))
+    dir.write_csv(files::JUDGE_CHECKS, &probes)?;
+    Ok((run, probes))
 }
 
 /// The `verdict` of a judge_checks.csv row whose call got no answer (timeouts, retries
@@ -391,8 +369,8 @@ const UNFINISHED: &str = "unfinished";
 
 /// Whether a judge_checks.csv row is unfinished ([`UNFINISHED`]). Such a row is recognised when
 /// it is written: an `error` row without a single call recorded is one whose call failed without
-/// an answer ([`run_checks`] records every call of a verdict the server answered, one at least).
-fn is_unfinished(row: &CheckRow) -> bool {
+/// an answer ([`run_probes`] records every call of a verdict the server answered, one at least).
+fn is_unfinished(row: &ProbeRow) -> bool {
     row.verdict == UNFINISHED
 }
 
@@ -482,7 +460,7 @@ pub fn summary_from_folder(
     if rows.is_empty() {
         return Ok(None);
     }
-    let checks = load_checks(dir)?;
+    let probes = load_probes(dir)?;
     let Some(fingerprint) = Fingerprint::load(dir)? else {
         return Ok(None);
     };
@@ -502,12 +480,12 @@ pub fn summary_from_folder(
         ..settings.clone()
     };
     let asked = own_settings.then_some((sweep, settings.max_questions));
-    let incomplete = folder_unfinished(&rows, &infos, asked, &checks);
+    let incomplete = folder_unfinished(&rows, &infos, asked, &probes);
     Ok(Some(JudgeSummary::build(SummaryInputs {
         candidates: &infos,
         criteria: &criteria,
         questions: rows,
-        checks,
+        probes,
         settings: &settings,
         pick,
         incomplete,
@@ -523,7 +501,7 @@ fn folder_unfinished(
     rows: &[JudgeQuestionRow],
     infos: &[CandidateInfo],
     asked: Option<(&[SweepRow], Option<usize>)>,
-    checks: &[CheckRow],
+    probes: &[ProbeRow],
 ) -> Option<String> {
     let (mut missing, mut planned) = (0, 0);
     for info in infos {
@@ -544,6 +522,12 @@ fn folder_unfinished(
         missing += wanted.saturating_sub(have);
         planned += wanted.max(have);
     }
-    let unfinished_checks = checks.iter().filter(|r| is_unfinished(r)).count();
-    unfinished_note((missing, planned), 0, (unfinished_checks, checks.len()))
+    let unfinished_checks = probes.iter().filter(|r| is_unfinished(r)).count();
+    unfinished_note(LeftToJudge {
+        missing,
+        planned,
+        not_started_for_budget: 0,
+        probes_missing: unfinished_checks,
+        probes_asked: probes.len(),
+    })
 }

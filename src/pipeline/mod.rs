@@ -5,7 +5,7 @@
 //! - [`run`]: the same, then judge → report;
 //! - [`report`]: select → report again from a run folder's CSVs;
 //! - [`validate`]: load the inputs and list every problem of the golden set;
-//! - [`judge_check::judge_check`]: the judge's accuracy on human-labelled items;
+//! - [`judge_accuracy::judge_check`]: `judge-check`, the judge's accuracy on human-labelled items;
 //! - [`check::check`]: one chunker against a baseline run, as a CI gate.
 //!
 //! This module owns the one async runtime (for the prepare and judge steps, which talk to
@@ -14,11 +14,11 @@
 
 mod batching;
 pub mod check;
-mod check_judge;
 pub mod decide;
 pub mod dry_run;
 pub mod golden_set;
-pub mod judge_check;
+pub mod judge_accuracy;
+mod judge_session;
 pub mod judge_step;
 pub mod record;
 pub mod swept;
@@ -93,6 +93,18 @@ fn label(plan: &Plan) -> String {
         .to_string()
 }
 
+/// What a sweep measured and what the selection made of it.
+struct Measured<'a> {
+    /// sweep.csv's rows.
+    rows: &'a [SweepRow],
+    /// sweep_questions.csv's rows.
+    questions: &'a [QuestionRow],
+    /// The selection at each cut.
+    cuts: Cuts,
+    /// The prefix comparisons.
+    prefixes: Vec<PrefixComparison>,
+}
+
 /// The decision files of a `sweep` or `run` (selection.csv, prefix_comparison.csv, report.md
 /// with the judge's part, the figures, report.html), the run folder named as `plan` gives it.
 fn write_decision(
@@ -100,10 +112,15 @@ fn write_decision(
     plan: &Plan,
     command: &[String],
     swept: &swept::Swept,
-    (rows, questions): (&[SweepRow], &[QuestionRow]),
-    (cuts, prefixes): (Cuts, Vec<PrefixComparison>),
+    measured: Measured<'_>,
     judge: Option<&JudgeSummary>,
 ) -> Result<Decision, Error> {
+    let Measured {
+        rows,
+        questions,
+        cuts,
+        prefixes,
+    } = measured;
     let label = label(plan);
     decide::write(
         dir,
@@ -147,8 +164,12 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         plan,
         command,
         &swept,
-        (&rows, &questions),
-        (cuts, prefixes),
+        Measured {
+            rows: &rows,
+            questions: &questions,
+            cuts,
+            prefixes,
+        },
         judged.as_ref(),
     )?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -157,7 +178,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         &mut dir,
         plan,
         command,
-        (started_at, wall_s),
+        record::Timing { started_at, wall_s },
         &swept,
         &pick,
         None,
@@ -235,27 +256,23 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan,
         command,
         &swept,
-        (&rows, &questions),
-        (cuts, prefixes),
+        Measured {
+            rows: &rows,
+            questions: &questions,
+            cuts,
+            prefixes,
+        },
         judge,
     )?;
     let wall_s = started.elapsed().as_secs_f64();
-    let judge_record = match &judged {
-        JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
-            candidates: &j.candidates,
-            prompt_sha256: &j.prompt_sha256,
-            server: &j.server,
-        }),
-        JudgeOutcome::DryRun(_) => None,
-    };
     record::write_manifest(
         &mut dir,
         plan,
         command,
-        (started_at, wall_s),
+        record::Timing { started_at, wall_s },
         &swept,
         &swept.config_cut(&pick)?,
-        judge_record,
+        judge_record(&judged),
     )?;
     // the report says the judge confirms nothing; the command fails (unless a rerun may help)
     if let JudgeOutcome::Judged(j) = &judged
@@ -277,6 +294,18 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         }),
         judge: judged,
     })
+}
+
+/// What the manifest records of a judge stage that ran (nothing for a dry run).
+fn judge_record(judged: &JudgeOutcome) -> Option<record::JudgeRecord<'_>> {
+    match judged {
+        JudgeOutcome::Judged(j) => Some(record::JudgeRecord {
+            candidates: &j.candidates,
+            prompt_sha256: &j.prompt_sha256,
+            server: &j.server,
+        }),
+        JudgeOutcome::DryRun(_) => None,
+    }
 }
 
 /// What `report` did.

@@ -35,7 +35,7 @@ use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
 use crate::plan::Plan;
 use crate::prepare::contexts::{ContextSettings, ContextSummary};
 use crate::prepare::embed::EmbedStats;
-use crate::report::manifest::{Inputs, MANIFEST_SCHEMA, Manifest};
+use crate::report::manifest::{MANIFEST_SCHEMA, Manifest, ManifestInputs};
 use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
 use crate::retrieval::embeddings::EmbedSettings;
@@ -66,14 +66,23 @@ pub(super) struct JudgeRecord<'a> {
     pub server: &'a str,
 }
 
+/// When a run started and how long it took.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timing {
+    /// When it started.
+    pub started_at: jiff::Timestamp,
+    /// Its wall time, seconds.
+    pub wall_s: f64,
+}
+
 /// Writes manifest.json into `dir`, listing every file `dir` recorded, with the fingerprints
 /// of `pick`'s chunker (the run's pick, or the chunker `check` tested), the corpus and the
-/// golden set. `timing` is when the run started and its wall time in seconds.
+/// golden set. `timing` is when the run started and how long it took.
 pub(super) fn write_manifest(
     dir: &mut RunDir,
     plan: &Plan,
     command: &[String],
-    (started_at, wall_s): (jiff::Timestamp, f64),
+    timing: Timing,
     swept: &Swept,
     pick: &ConfigCut,
     judged: Option<JudgeRecord<'_>>,
@@ -90,7 +99,7 @@ pub(super) fn write_manifest(
         schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",
         version: env!("CARGO_PKG_VERSION"),
-        started_at: started_at.to_string(),
+        started_at: timing.started_at.to_string(),
         command: command.to_vec(),
         config: RunConfig {
             plan,
@@ -98,10 +107,10 @@ pub(super) fn write_manifest(
             llm_context: swept.prepared.contexts.as_ref().map(|c| &c.summary),
             judged,
         },
-        inputs: Inputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
+        inputs: ManifestInputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
         fingerprints: Fingerprints::new(chunker, &swept.corpus, &swept.golden),
         bm25: plan.sweep.bm25,
-        wall_time_s: wall_s,
+        wall_time_s: timing.wall_s,
         phase_time_ms: swept.phases,
         config_time_ms: swept
             .outcomes

@@ -2,11 +2,11 @@
 //! chunker and versions made each external configuration, what its sizes count, and how its
 //! chunks were placed in their documents (docs/chunkers.md).
 
-use super::doc::{Align, Block, Prose, Section, Table};
+use super::doc::{Align, Block, Prose, DocSection, Table};
 use crate::chunking::external::PlacementCounts;
 
 /// The section, or `None` for a run without external chunkers.
-pub fn section(rows: &[PlacementCounts]) -> Option<Section> {
+pub fn section(rows: &[PlacementCounts]) -> Option<DocSection> {
     if rows.is_empty() {
         return None;
     }
@@ -54,7 +54,7 @@ pub fn section(rows: &[PlacementCounts]) -> Option<Section> {
             })
             .collect(),
     };
-    Some(Section::new(
+    Some(DocSection::new(
         "External chunkers",
         vec![Block::Para(intro), Block::Table(table)],
     ))

@@ -1,4 +1,4 @@
-//! The report's text as typed blocks ([`Section`], [`Block`], [`Prose`]), made once from the
+//! The report's text as typed blocks ([`DocSection`], [`Block`], [`Prose`]), made once from the
 //! run's [`crate::report::outcome::Outcome`] and rendered twice: as Markdown by [`to_markdown`]
 //! (report.md) and as HTML by [`crate::report::html`] (report.html), so that neither format is
 //! made from the other.
@@ -131,14 +131,14 @@ pub enum Block {
 
 /// A section of the report: a level-2 heading and its blocks.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub struct DocSection {
     /// The heading.
     pub title: String,
     /// The blocks, in order.
     pub blocks: Vec<Block>,
 }
 
-impl Section {
+impl DocSection {
     /// A section titled `title` with `blocks`.
     pub fn new(title: impl Into<String>, blocks: Vec<Block>) -> Self {
         Self {
@@ -150,7 +150,7 @@ impl Section {
 
 /// `sections` as Markdown: each section's heading and blocks, every block followed by a blank
 /// line but the last, which ends with a line break.
-pub fn to_markdown(sections: &[Section]) -> String {
+pub fn to_markdown(sections: &[DocSection]) -> String {
     let mut blocks = Vec::new();
     for s in sections {
         blocks.push(format!("## {}\n", s.title));
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn sections_are_blocks_separated_by_blank_lines() {
-        let s = Section::new(
+        let s = DocSection::new(
             "T",
             vec![
                 Block::Para(Prose::new().b(Prose::text("Use ").c("x")).t(".")),

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::doc::{Block, Prose, Section};
+use super::doc::{Block, DocSection, Prose};
 use crate::golden::{GoldenSet, Question};
 use crate::select::Selection;
 use crate::stats::{bootstrap_indices, quantile};
@@ -29,13 +29,13 @@ pub struct DraftCheck {
     pub unreviewed: usize,
     /// The rankings compared, when both parts have two or more questions and the cut two or
     /// more configurations.
-    pub agreement: Option<Agreement>,
+    pub agreement: Option<DraftAgreement>,
 }
 
 /// Kendall's τ-b between the configurations' mean span recall on the human-written questions and
 /// on the drafted ones.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Agreement {
+pub struct DraftAgreement {
     /// Human-written questions.
     pub human: usize,
     /// Drafted questions.
@@ -137,7 +137,12 @@ fn means(table: &[Vec<f64>], draw: Option<&[u32]>) -> Vec<f64> {
         .collect()
 }
 
-fn agreement(configs: &[&str], human: &[&str], drafts: &[&str], rows: &[QuestionRow]) -> Agreement {
+fn agreement(
+    configs: &[&str],
+    human: &[&str],
+    drafts: &[&str],
+    rows: &[QuestionRow],
+) -> DraftAgreement {
     let h = recall_table(configs, human, rows);
     let d = recall_table(configs, drafts, rows);
     let tau = kendall_tau_b(&means(&h, None), &means(&d, None));
@@ -149,7 +154,7 @@ fn agreement(configs: &[&str], human: &[&str], drafts: &[&str], rows: &[Question
         .filter_map(|(a, b)| kendall_tau_b(&means(&h, Some(a)), &means(&d, Some(b))))
         .collect();
     let interval = quantile(&taus, 0.025).zip(quantile(&taus, 0.975));
-    Agreement {
+    DraftAgreement {
         human: human.len(),
         drafts: drafts.len(),
         configs: configs.len(),
@@ -159,7 +164,7 @@ fn agreement(configs: &[&str], human: &[&str], drafts: &[&str], rows: &[Question
 }
 
 /// The report's section "Drafted questions".
-pub fn section(d: &DraftCheck) -> Section {
+pub fn section(d: &DraftCheck) -> DocSection {
     let mut blocks = vec![Block::Para(
         Prose::text(format!(
             "{} of {} questions were drafted by a model (",
@@ -199,7 +204,7 @@ pub fn section(d: &DraftCheck) -> Section {
         ))),
         None => {}
     }
-    Section::new("Drafted questions", blocks)
+    DocSection::new("Drafted questions", blocks)
 }
 
 #[cfg(test)]

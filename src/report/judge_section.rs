@@ -10,7 +10,7 @@ use maud::{Markup, html};
 
 use crate::judge::accuracy::Proportion;
 use crate::judge::controls::ControlKind;
-use crate::judge::decision::Decision;
+use crate::judge::decision::JudgeDecision;
 use crate::judge::summary::JudgeSummary;
 use crate::judge::table::{JudgeRow, Rate};
 use crate::judge::trust::{CriterionTrust, prop};
@@ -129,7 +129,7 @@ const MCNEMAR_INTRO: &str = "Paired exact McNemar tests (questions both have a p
 
 /// The decision's headline, without Markdown emphasis: the choice, and when it is not confirmed
 /// why, in a few words (the reasons below say it in full).
-fn headline(d: &Decision) -> String {
+fn headline(d: &JudgeDecision) -> String {
     let Some(id) = &d.chosen else {
         return "No decision: the judge gave no valid verdict.".into();
     };
@@ -162,7 +162,7 @@ fn planted_note(s: &JudgeSummary) -> Option<String> {
     let counts: Vec<String> = ControlKind::ALL
         .iter()
         .filter_map(|k| {
-            let n = s.checks.iter().filter(|r| r.kind == k.name()).count();
+            let n = s.probes.iter().filter(|r| r.kind == k.name()).count();
             (n > 0).then(|| format!("{n} {}", k.name()))
         })
         .collect();
@@ -370,7 +370,7 @@ mod tests {
     fn summary(
         cands: &[CandidateInfo],
         rows: &[JudgeQuestionRow],
-        checks: Vec<crate::judge::check::CheckRow>,
+        probes: Vec<crate::judge::probes::ProbeRow>,
     ) -> JudgeSummary {
         let settings = JudgeSettings {
             generator_model: "g".into(),
@@ -382,7 +382,7 @@ mod tests {
             candidates: cands,
             criteria: &names,
             questions: rows.to_vec(),
-            checks,
+            probes,
             settings: &settings,
             pick: Some("A"),
             incomplete: None,
@@ -493,17 +493,17 @@ mod tests {
     #[test]
     fn an_always_pass_judge_is_shown_not_to_confirm() {
         let check = |kind: &str, expected: &str, verdict: &str| {
-            crate::judge::check::test_check(kind, "faithfulness", expected, verdict)
+            crate::judge::probes::test_probe(kind, "faithfulness", expected, verdict)
         };
-        let mut checks = Vec::new();
+        let mut probes = Vec::new();
         for _ in 0..5 {
-            checks.push(check("other_context", "fail", "pass"));
-            checks.push(check("reference_evidence", "pass", "pass"));
-            checks.push(check("repeat", "pass", "pass"));
+            probes.push(check("other_context", "fail", "pass"));
+            probes.push(check("reference_evidence", "pass", "pass"));
+            probes.push(check("repeat", "pass", "pass"));
         }
-        checks.push(check("perturbed", "fail", "error"));
+        probes.push(check("perturbed", "fail", "error"));
         let rows = [row("A", 0, "pass", "pass", "na")];
-        let s = summary(&[info("A", 64, 320.0, 0.9)], &rows, checks);
+        let s = summary(&[info("A", 64, 320.0, 0.9)], &rows, probes);
         let md = markdown(&s);
         assert!(
             md.contains("| faithfulness | 0.00 [0.00, 0.43] of 5 | 1.00 [0.57, 1.00] of 5 | 0.50 | 1.00 [0.57, 1.00] of 5 | n/a | 1 | **no** |"),

@@ -14,7 +14,7 @@ use crate::fingerprint::Fingerprints;
 
 /// Fingerprint of the inputs.
 #[derive(Debug, Clone, Serialize)]
-pub struct Inputs {
+pub struct ManifestInputs {
     /// Corpus folder.
     pub corpus_dir: PathBuf,
     /// Documents read.
@@ -31,7 +31,7 @@ pub struct Inputs {
     pub n_questions: usize,
 }
 
-impl Inputs {
+impl ManifestInputs {
     /// Fingerprints a loaded corpus and a golden-set file.
     ///
     /// # Errors
@@ -52,7 +52,7 @@ impl Inputs {
             path: golden_path.to_path_buf(),
             source,
         })?;
-        Ok(Inputs {
+        Ok(ManifestInputs {
             corpus_dir: corpus.root.clone(),
             n_documents: corpus.docs.len(),
             corpus_bytes: corpus.total_bytes(),
@@ -90,7 +90,7 @@ pub struct Manifest<C: Serialize> {
     /// The resolved configuration.
     pub config: C,
     /// Input fingerprints.
-    pub inputs: Inputs,
+    pub inputs: ManifestInputs,
     /// The pick's chunker, each document and each question, fingerprinted for `chunksweep
     /// check` (since schema 4).
     pub fingerprints: Fingerprints,

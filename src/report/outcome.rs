@@ -174,7 +174,7 @@ mod tests {
             candidates: &[info("fixed-64", 64, 300.0), info("fixed-256", 256, 1200.0)],
             criteria: &criteria,
             questions,
-            checks: Vec::new(),
+            probes: Vec::new(),
             settings: &settings,
             pick: Some("fixed-64"),
             incomplete: None,

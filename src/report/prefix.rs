@@ -1,7 +1,7 @@
 //! The "Prefixes" section of report.md, rendered from the selection's prefix comparison
 //! ([`crate::select::prefix`]).
 
-use super::doc::{Align, Block, Prose, Section, Table, to_markdown};
+use super::doc::{Align, Block, DocSection, Prose, Table, to_markdown};
 use crate::select::SelectionSettings;
 use crate::select::prefix::PrefixComparison;
 
@@ -29,7 +29,7 @@ pub fn markdown(table: &[PrefixComparison], settings: &SelectionSettings) -> Str
 
 /// The "Prefixes" section for `table` (`None` when the table is empty): what the columns mean,
 /// the table, the one-off cost of the written prefixes and a summary per prefix.
-pub fn section(table: &[PrefixComparison], settings: &SelectionSettings) -> Option<Section> {
+pub fn section(table: &[PrefixComparison], settings: &SelectionSettings) -> Option<DocSection> {
     if table.is_empty() {
         return None;
     }
@@ -82,7 +82,7 @@ pub fn section(table: &[PrefixComparison], settings: &SelectionSettings) -> Opti
     blocks.push(Block::Table(comparison_table(table, &conf)));
     blocks.extend(context_costs(table));
     blocks.push(Block::List(summaries(table, settings)));
-    Some(Section::new("Prefixes", blocks))
+    Some(DocSection::new("Prefixes", blocks))
 }
 
 /// The comparison table, one row per prefixed configuration.

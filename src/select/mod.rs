@@ -47,8 +47,8 @@ use plateau::{Plateau, PlateauInput, mean_at, plateau};
 use reason::reason;
 pub(crate) use text::{fmt_p, trim};
 pub use types::{
-    ConfigSelection, Cuts, POWER, SelectError, Selection, SelectionSettings, Stability,
-    StabilityStatus, Status, TypePick,
+    ConfigSelection, Cuts, DEFAULT_DELTA, POWER, SelectError, Selection, SelectionSettings,
+    Stability, StabilityStatus, Status, TypePick,
 };
 
 /// Groups the rows by cut (`budget_tokens`; none is top k) and runs [`select`] on each (see

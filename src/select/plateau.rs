@@ -5,12 +5,13 @@
 //! highest macro span recall@k (ties: higher mean margin, then cheaper, then the order below).
 //!
 //! **`equivalence`** (the default). Every other configuration is compared with the best on the
-//! same questions by a paired non-inferiority test within the margin `delta` (δ, 0.05 span
-//! recall; [`crate::stats::non_inferiority`]: the one-sided 95% t bound of the mean per-question
-//! difference against −δ) and put in one of three classes: non-inferior (lower bound ≥ −δ), worse
-//! (upper bound < −δ: worse by more than δ) or undetermined. The best and the non-inferior ones
-//! are **kept**. No fixed tolerance: "as good" is what the test shows. Each comparison is made at
-//! α on its own (the claim made of the pick is one comparison).
+//! same questions by a paired non-inferiority test within the margin `delta` (δ,
+//! [`super::DEFAULT_DELTA`] span recall; [`crate::stats::non_inferiority`]: the one-sided 95% t
+//! bound of the mean per-question difference against −δ) and put in one of three classes:
+//! non-inferior (lower bound ≥ −δ), worse (upper bound < −δ: worse by more than δ) or
+//! undetermined. The best and the non-inferior ones are **kept**. No fixed tolerance: "as good"
+//! is what the test shows. Each comparison is made at α on its own (the claim made of the pick
+//! is one comparison).
 //!
 //! **`paired`** (the rule before `equivalence`). Every other configuration is compared with it on
 //! the same questions by the
@@ -95,7 +96,7 @@ pub struct RuleSettings {
     /// Significance level of the Holm-corrected paired tests and of the one-sided
     /// non-inferiority bound (0.05).
     pub alpha: f64,
-    /// Non-inferiority margin δ on span recall, in recall units (0.05).
+    /// Non-inferiority margin δ on span recall, in recall units ([`super::DEFAULT_DELTA`]).
     pub delta: f64,
 }
 

@@ -9,7 +9,21 @@ use super::plateau::{Rule, RuleSettings, VsBest};
 /// The power at which [`ConfigSelection::questions_needed`] is worked out (80%).
 pub const POWER: f64 = 0.8;
 
-/// Settings of the selection. Defaults: the equivalence rule at α = 0.05 with δ = 0.05, 3% margin
+/// The default non-inferiority margin δ on span recall, as a literal for help texts built
+/// with `concat!` ([`DEFAULT_DELTA`] is its value).
+#[macro_export]
+macro_rules! default_delta {
+    () => {
+        0.05
+    };
+}
+
+/// The default non-inferiority margin δ on span recall (recall units): the selection's `delta`
+/// (`--delta`) and the check's `--delta`, one idea under one name.
+pub const DEFAULT_DELTA: f64 = default_delta!();
+
+/// Settings of the selection. Defaults: the equivalence rule at α = 0.05 with δ =
+/// [`DEFAULT_DELTA`], 3% margin
 /// tolerance (seed rule only), 0.02 recall tolerance (paired and seed rules), 3 judge candidates, 200 halves, seed 42, 90% to call a
 /// pick stable, 95% intervals, 2000 bootstrap resamples, 30 questions minimum, 0.15 boundary
 /// gap, 10 questions per type, 0.7 span recall below which retrieval is the bottleneck.
@@ -72,7 +86,7 @@ impl Default for SelectionSettings {
         SelectionSettings {
             rule: Rule::Equivalence,
             alpha: 0.05,
-            delta: 0.05,
+            delta: DEFAULT_DELTA,
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
             candidates: 3,

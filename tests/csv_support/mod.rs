@@ -21,3 +21,20 @@ pub fn read_csv(path: &Path) -> Rows {
         })
         .collect()
 }
+
+#[allow(dead_code)] // used by the tests of judged runs only
+/// `rows` without the columns that measure time (`*_ms`, `*_ms_p50`, `*_ms_p95`, …), each row's
+/// cells sorted by column: what two runs of the same inputs must share.
+pub fn untimed(rows: &Rows) -> Vec<Vec<(String, String)>> {
+    rows.iter()
+        .map(|r| {
+            let mut v: Vec<(String, String)> = r
+                .iter()
+                .filter(|(k, _)| !k.ends_with("_ms") && !k.contains("_ms_"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            v.sort();
+            v
+        })
+        .collect()
+}

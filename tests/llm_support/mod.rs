@@ -230,3 +230,65 @@ output_usd_per_mtok = 10.0
 "#
     )
 }
+
+/// The binary under test; `CHUNKSWEEP_BIN` overrides it (useful when several checkouts share one
+/// CARGO_TARGET_DIR, where target/debug/chunksweep is whichever was built last).
+pub fn bin() -> std::path::PathBuf {
+    std::env::var_os("CHUNKSWEEP_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_chunksweep")))
+}
+
+/// The scripted judge runs' two candidates (judge_e2e, judge_batch, judge_criteria): chunks of 8
+/// and of 32 words, two retrieved.
+pub const SMALL: &str = "words-8-o0-none-bm25-k2";
+/// See [`SMALL`].
+pub const LARGE: &str = "words-32-o0-none-bm25-k2";
+
+/// The scripted generator's reply to a prompt that asks for an answer: `ANSWER <id> large` when a
+/// chunk of more than 8 words was in its context (only [`LARGE`] retrieves one), else `ANSWER
+/// <id> small`, `id` being `id_of` the question's text; `None` for any other prompt.
+pub fn scripted_answer(text: &str, id_of: impl Fn(&str) -> String) -> Option<String> {
+    if !text.contains("Task: answer the question from the documents.") {
+        return None;
+    }
+    let q = between(text, "<question>\n", "\n</question>").unwrap();
+    let docs = between(text, "<documents>\n", "\n</documents>").unwrap();
+    let large = docs.split("<document id=").skip(1).any(|d| {
+        let body = between(d, ">\n", "\n</document>").unwrap();
+        body.split_whitespace().count() > 8
+    });
+    Some(format!(
+        "ANSWER {} {}",
+        id_of(q),
+        if large { "large" } else { "small" }
+    ))
+}
+
+/// The question id and size class of the [`scripted_answer`] a verdict prompt grades (empty words
+/// when its answer is not one).
+pub fn graded_answer(text: &str) -> (&str, &str) {
+    let ans = between(text, "<answer>\n", "\n</answer>").unwrap_or("");
+    let mut parts = ans.split_whitespace();
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("ANSWER"), Some(id), Some(class)) => (id, class),
+        _ => ("", ""),
+    }
+}
+
+/// The `[sweep]` section of the scripted judge runs: [`SMALL`] and [`LARGE`] only.
+pub const SMALL_AND_LARGE_SWEEP: &str = r#"[sweep]
+strategies = ["words"]
+sizes = [8, 32]
+overlap = 0
+top_k = 2
+tokenizer = "words"
+"#;
+
+/// Writes the scripted judge runs' two documents, `corpus/a.md` (Larkspur's requirements) and
+/// `corpus/b.md` (billing and files), under `dir`.
+pub fn write_larkspur_corpus(dir: &Path) {
+    std::fs::create_dir_all(dir.join("corpus")).unwrap();
+    std::fs::write(dir.join("corpus/a.md"), "Larkspur needs two CPU cores and four gigabytes of memory to run. The container runs as user 1750 by default. Settings live in a TOML file under the config folder. The sync interval defaults to three hundred seconds.").unwrap();
+    std::fs::write(dir.join("corpus/b.md"), "Refunds are issued within fourteen days of a request. Invoices are sent on the first day of each month. Deleted files stay recoverable for thirty days. Uploads above five gigabytes use the multipart command.").unwrap();
+}

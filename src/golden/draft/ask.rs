@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::sample::{Length, Passage};
+use crate::budget::CostEstimate;
 use crate::corpus::Corpus;
 use crate::llm::config::ClientConfig;
 use crate::llm::cost::{cost_usd, count_tokens, estimate_chat_prompt_tokens};
@@ -127,65 +128,47 @@ pub fn check_request(question: &str, evidence: &str, answer: &str, asking: &Aski
     request(asking, prompt)
 }
 
-/// Calls, tokens and cost of a drafting run, before anything is sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Estimate {
-    /// Chat calls: one per passage, and at most one more each with the answer check.
-    pub calls: usize,
-    /// Prompt tokens (cl100k_base counts, the schema included).
-    pub prompt_tokens: u64,
-    /// Completion tokens at the cap: an upper bound.
-    pub completion_tokens: u64,
-    /// Cost in USD at the model's prices; `None` when it has none.
-    pub cost_usd: Option<f64>,
+/// Calls, tokens and cost of a drafting run, before anything is sent: one call per passage in
+/// `requests` (drafting, each sent with `schema`) and, with `check`, as many answer checks (an
+/// upper bound: an answer found in its evidence is not checked), each counted as the check
+/// template, its schema and 400 tokens for the question, evidence and answer; completion tokens
+/// at the cap; `cfg` gives `model`'s prices.
+pub fn drafting_estimate(
+    requests: &[ChatRequest],
+    schema: &Value,
+    check: bool,
+    cfg: &ClientConfig,
+    model: &str,
+) -> CostEstimate {
+    let draft_schema = count_tokens(&schema.to_string());
+    let mut prompt_tokens: u64 = requests
+        .iter()
+        .map(|r| estimate_chat_prompt_tokens(&r.messages) + draft_schema)
+        .sum();
+    let mut calls = requests.len();
+    if check {
+        let per = count_tokens(CHECK_PROMPT) + count_tokens(&check_schema().to_string()) + 400;
+        prompt_tokens += per * requests.len() as u64;
+        calls *= 2;
+    }
+    let cap = requests.first().and_then(|r| r.max_tokens).unwrap_or(0);
+    let completion_tokens = calls as u64 * u64::from(cap);
+    CostEstimate {
+        calls,
+        prompt_tokens,
+        completion_tokens,
+        cost_usd: cost_usd(cfg.model(model), prompt_tokens, completion_tokens),
+    }
 }
 
-impl Estimate {
-    /// The estimate of `requests` (drafting, each sent with `schema`) and, with `check`, as many
-    /// answer checks (an upper
-    /// bound: an answer found in its evidence is not checked), each counted as the check
-    /// template, its schema and 400 tokens for the question, evidence and answer; `cfg` gives
-    /// `model`'s prices.
-    pub fn of(
-        requests: &[ChatRequest],
-        schema: &Value,
-        check: bool,
-        cfg: &ClientConfig,
-        model: &str,
-    ) -> Self {
-        let draft_schema = count_tokens(&schema.to_string());
-        let mut prompt_tokens: u64 = requests
-            .iter()
-            .map(|r| estimate_chat_prompt_tokens(&r.messages) + draft_schema)
-            .sum();
-        let mut calls = requests.len();
-        if check {
-            let per = count_tokens(CHECK_PROMPT) + count_tokens(&check_schema().to_string()) + 400;
-            prompt_tokens += per * requests.len() as u64;
-            calls *= 2;
-        }
-        let cap = requests.first().and_then(|r| r.max_tokens).unwrap_or(0);
-        let completion_tokens = calls as u64 * u64::from(cap);
-        Estimate {
-            calls,
-            prompt_tokens,
-            completion_tokens,
-            cost_usd: cost_usd(cfg.model(model), prompt_tokens, completion_tokens),
-        }
-    }
-
-    /// One line: `N chat calls to SERVER (model M), about P prompt tokens and at most C
-    /// completion tokens; estimated cost $X (cache hits cost nothing)`.
-    pub fn summary(&self, server: &str, model: &str) -> String {
-        let cost = self
-            .cost_usd
-            .map(|c| format!("${c:.4}"))
-            .unwrap_or_else(|| "unknown (no price for the model in [llm.models])".into());
-        format!(
-            "{} chat calls to {server} (model {model}), about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
-            self.calls, self.prompt_tokens, self.completion_tokens
-        )
-    }
+/// One line: `N chat calls to SERVER (model M), about P prompt tokens and at most C completion
+/// tokens; estimated cost $X (cache hits cost nothing)`.
+pub fn drafting_line(e: &CostEstimate, server: &str, model: &str) -> String {
+    let cost = e.cost_text("no price for the model in [llm.models]");
+    format!(
+        "{} chat calls to {server} (model {model}), about {} prompt tokens and at most {} completion tokens; estimated cost {cost} (cache hits cost nothing)",
+        e.calls, e.prompt_tokens, e.completion_tokens
+    )
 }
 
 #[cfg(test)]

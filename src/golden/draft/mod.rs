@@ -29,15 +29,39 @@ use std::path::Path;
 
 use thiserror::Error;
 
+use crate::budget::{CostEstimate, Refusal};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent};
 use crate::golden::Finder;
 use crate::llm::{ChatRequest, EmbedRequest, LlmClient, LlmError};
 use crate::vector::cosine;
-use ask::{Asking, Estimate};
+use ask::Asking;
 use sample::Passage;
 pub use verify::Reason;
 use verify::{Limits, Quote, Rejection, Reply};
+
+/// The defaults of [`DraftSettings`], written once: its `Default` and the flags' defaults read
+/// them.
+pub mod defaults {
+    /// Passages to draft from.
+    pub const QUESTIONS: usize = 20;
+    /// Seed of the passage sampling.
+    pub const SEED: u64 = 42;
+    /// Most quotes per item.
+    pub const MAX_QUOTES: usize = 5;
+    /// Fewest code points per quote.
+    pub const MIN_EVIDENCE_CHARS: usize = 25;
+    /// Largest share of a question's word trigrams found in its evidence.
+    pub const MAX_COPIED_SHARE: f64 = 0.5;
+    /// Word Jaccard of a near-duplicate.
+    pub const MAX_JACCARD: f64 = 0.7;
+    /// Embedding cosine of a near-duplicate.
+    pub const MAX_COSINE: f64 = 0.92;
+    /// Completion cap per call, tokens.
+    pub const MAX_TOKENS: u32 = 400;
+    /// Longest passage, code points.
+    pub const PASSAGE_CHARS: usize = 1500;
+}
 
 /// The settings of a drafting run (flags of `chunksweep golden draft`).
 #[derive(Debug, Clone)]
@@ -74,19 +98,19 @@ pub struct DraftSettings {
 impl Default for DraftSettings {
     fn default() -> Self {
         DraftSettings {
-            questions: 20,
+            questions: defaults::QUESTIONS,
             model: crate::llm::config::default_chat_model(),
-            seed: 42,
-            max_quotes: 5,
-            min_evidence_chars: 25,
-            max_copied_share: 0.5,
-            max_jaccard: 0.7,
-            max_cosine: 0.92,
+            seed: defaults::SEED,
+            max_quotes: defaults::MAX_QUOTES,
+            min_evidence_chars: defaults::MIN_EVIDENCE_CHARS,
+            max_copied_share: defaults::MAX_COPIED_SHARE,
+            max_jaccard: defaults::MAX_JACCARD,
+            max_cosine: defaults::MAX_COSINE,
             embed_model: None,
             embed_prefix: String::new(),
             check_answers: false,
-            max_tokens: 400,
-            passage_chars: 1500,
+            max_tokens: defaults::MAX_TOKENS,
+            passage_chars: defaults::PASSAGE_CHARS,
         }
     }
 }
@@ -177,6 +201,17 @@ pub enum DraftError {
 }
 
 impl DraftError {
+    /// The refusal of a drafting estimate under `--max-cost`; `model` is the drafting model.
+    pub fn over_budget(refusal: Refusal, model: &str) -> Self {
+        match refusal {
+            Refusal::Unpriced { max } => DraftError::Unpriced {
+                max,
+                model: model.to_string(),
+            },
+            Refusal::Over { estimate, max, .. } => DraftError::OverBudget { estimate, max },
+        }
+    }
+
     /// Usage (2) for the input, the budget and the key; failure (1) otherwise (a run that keeps
     /// no item included).
     pub fn exit_class(&self) -> crate::exit::ExitClass {
@@ -201,7 +236,7 @@ pub struct Planned {
     /// One request per passage.
     pub requests: Vec<ChatRequest>,
     /// Calls, tokens and cost.
-    pub estimate: Estimate,
+    pub estimate: CostEstimate,
 }
 
 /// Samples the passages and builds their requests; `cfg` prices the estimate.
@@ -226,7 +261,7 @@ pub fn plan(
         .iter()
         .map(|p| ask::draft_request(corpus, p, &asking))
         .collect();
-    let estimate = Estimate::of(
+    let estimate = ask::drafting_estimate(
         &requests,
         &ask::draft_schema(settings.max_quotes),
         settings.check_answers,

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use reqwest::multipart::{Form, Part};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::error::BatchError;
@@ -35,9 +35,8 @@ pub struct RequestCounts {
 pub struct BatchInfo {
     /// The batch's id (`batch_…`).
     pub id: String,
-    /// `validating`, `in_progress`, `finalizing`, `completed`, `failed`, `expired`,
-    /// `cancelling` or `cancelled`.
-    pub status: String,
+    /// Its status.
+    pub status: BatchStatus,
     /// The input file's id.
     pub input_file_id: Option<String>,
     /// The file of answered lines, once there is one.
@@ -51,13 +50,104 @@ pub struct BatchInfo {
 }
 
 impl BatchInfo {
-    /// Whether the batch will not change any more: `completed`, `expired`, `failed` or
+    /// Whether the batch will not change any more ([`BatchStatus::is_terminal`]).
+    pub fn is_terminal(&self) -> bool {
+        self.status.is_terminal()
+    }
+}
+
+/// A batch's status, as the server words it (OpenAI's batch lifecycle); a word it does not
+/// know is kept as sent, and is never terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum BatchStatus {
+    /// `validating`: the input file is being checked.
+    Validating,
+    /// `in_progress`: lines are being answered.
+    InProgress,
+    /// `finalizing`: the output files are being written.
+    Finalizing,
+    /// `completed`: every line has an answer or an error.
+    Completed,
+    /// `failed`: the batch failed as a whole.
+    Failed,
+    /// `expired`: the completion window passed first.
+    Expired,
+    /// `cancelling`: a cancel was asked for.
+    Cancelling,
     /// `cancelled`.
+    Cancelled,
+    /// Any other word (empty when the server sent none).
+    Other(String),
+}
+
+impl BatchStatus {
+    /// The server's word for it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            BatchStatus::Validating => "validating",
+            BatchStatus::InProgress => "in_progress",
+            BatchStatus::Finalizing => "finalizing",
+            BatchStatus::Completed => "completed",
+            BatchStatus::Failed => "failed",
+            BatchStatus::Expired => "expired",
+            BatchStatus::Cancelling => "cancelling",
+            BatchStatus::Cancelled => "cancelled",
+            BatchStatus::Other(s) => s,
+        }
+    }
+
+    /// Whether a batch with it will not change any more: completed, expired, failed or
+    /// cancelled.
     pub fn is_terminal(&self) -> bool {
         matches!(
-            self.status.as_str(),
-            "completed" | "expired" | "failed" | "cancelled"
+            self,
+            BatchStatus::Completed
+                | BatchStatus::Expired
+                | BatchStatus::Failed
+                | BatchStatus::Cancelled
         )
+    }
+}
+
+impl Default for BatchStatus {
+    /// No word sent: [`BatchStatus::Other`] with an empty word.
+    fn default() -> Self {
+        BatchStatus::Other(String::new())
+    }
+}
+
+impl From<String> for BatchStatus {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "validating" => BatchStatus::Validating,
+            "in_progress" => BatchStatus::InProgress,
+            "finalizing" => BatchStatus::Finalizing,
+            "completed" => BatchStatus::Completed,
+            "failed" => BatchStatus::Failed,
+            "expired" => BatchStatus::Expired,
+            "cancelling" => BatchStatus::Cancelling,
+            "cancelled" => BatchStatus::Cancelled,
+            _ => BatchStatus::Other(s),
+        }
+    }
+}
+
+impl From<&str> for BatchStatus {
+    fn from(s: &str) -> Self {
+        BatchStatus::from(s.to_string())
+    }
+}
+
+impl From<BatchStatus> for String {
+    fn from(s: BatchStatus) -> Self {
+        s.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for BatchStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -5,8 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::api::RequestCounts;
+use jiff::Timestamp;
+
+use super::api::{BatchStatus, RequestCounts};
 use super::error::BatchError;
+use crate::llm::record::rfc3339;
 
 /// One call in a batch: its line's custom id and its request key (the SHA-256 of the request
 /// line's body, as hex), which matches a later run's call to the line that asks it.
@@ -18,8 +21,11 @@ pub struct BookedCall {
     pub key: String,
 }
 
-/// One submitted batch.
+/// One submitted batch. In `batches.json` its phase is written as two fields,
+/// `completed_at` (RFC 3339, UTC, or null) and `collected`, and its times as RFC 3339 text: a
+/// time that cannot be read, or a batch collected before it ended, is an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "EntryFile", into = "EntryFile")]
 pub struct BatchEntry {
     /// The batch's id at the provider.
     pub id: String,
@@ -29,29 +35,134 @@ pub struct BatchEntry {
     pub input_file_id: String,
     /// The calls the batch holds, in line order.
     pub calls: Vec<BookedCall>,
-    /// The batch's last known status (`validating`, `in_progress`, `completed`, `expired`, ...).
-    pub status: String,
+    /// The batch's last known status.
+    pub status: BatchStatus,
     /// Request counts at the last poll (total, completed, failed).
     pub total: u64,
     /// Requests answered at the last poll.
     pub completed: u64,
     /// Requests failed at the last poll.
     pub failed: u64,
-    /// When the batch was submitted (RFC 3339, UTC).
-    pub submitted_at: String,
-    /// When this run saw it end (RFC 3339, UTC), once it has.
-    pub completed_at: Option<String>,
-    /// Whether its output was read back and every answer stored: a collected batch is never
-    /// polled again, and its unanswered calls go into a new batch.
-    pub collected: bool,
+    /// When the batch was submitted.
+    pub submitted_at: Timestamp,
+    /// Where it stands for this run folder.
+    pub phase: Phase,
+}
+
+/// Where a batch stands for the run folder that submitted it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Not seen ended yet: polled until it ends.
+    Running,
+    /// Seen ended at `at`, its output not yet used.
+    Ended {
+        /// When this run saw it end.
+        at: Timestamp,
+    },
+    /// Its output was read back and every answer stored: never polled again, and its
+    /// unanswered calls go into a new batch.
+    Collected {
+        /// When a run saw it end.
+        ended_at: Timestamp,
+    },
+}
+
+impl Phase {
+    /// When the batch was seen ended, once it was.
+    pub fn ended_at(self) -> Option<Timestamp> {
+        match self {
+            Phase::Running => None,
+            Phase::Ended { at } | Phase::Collected { ended_at: at } => Some(at),
+        }
+    }
+
+    /// Whether its output was read back and stored.
+    pub fn is_collected(self) -> bool {
+        matches!(self, Phase::Collected { .. })
+    }
 }
 
 impl BatchEntry {
     /// Takes the status and request counts of a poll.
-    pub fn update(&mut self, status: &str, counts: Option<RequestCounts>) {
-        self.status = status.to_string();
+    pub fn update(&mut self, status: &BatchStatus, counts: Option<RequestCounts>) {
+        self.status = status.clone();
         if let Some(c) = counts {
             (self.total, self.completed, self.failed) = (c.total, c.completed, c.failed);
+        }
+    }
+}
+
+/// A [`BatchEntry`] as `batches.json` words it.
+#[derive(Serialize, Deserialize)]
+struct EntryFile {
+    id: String,
+    model: String,
+    input_file_id: String,
+    calls: Vec<BookedCall>,
+    status: BatchStatus,
+    total: u64,
+    completed: u64,
+    failed: u64,
+    submitted_at: String,
+    completed_at: Option<String>,
+    collected: bool,
+}
+
+impl TryFrom<EntryFile> for BatchEntry {
+    type Error = String;
+
+    fn try_from(f: EntryFile) -> Result<Self, String> {
+        let time = |what: &str, text: &str| {
+            text.parse::<Timestamp>().map_err(|e| {
+                format!(
+                    "batch {}: {what} {text:?} is not an RFC 3339 time ({e})",
+                    f.id
+                )
+            })
+        };
+        let submitted_at = time("submitted_at", &f.submitted_at)?;
+        let ended = f
+            .completed_at
+            .as_deref()
+            .map(|t| time("completed_at", t))
+            .transpose()?;
+        let phase = match (ended, f.collected) {
+            (None, false) => Phase::Running,
+            (Some(at), false) => Phase::Ended { at },
+            (Some(ended_at), true) => Phase::Collected { ended_at },
+            (None, true) => {
+                return Err(format!("batch {}: collected but never seen ended", f.id));
+            }
+        };
+        Ok(BatchEntry {
+            id: f.id,
+            model: f.model,
+            input_file_id: f.input_file_id,
+            calls: f.calls,
+            status: f.status,
+            total: f.total,
+            completed: f.completed,
+            failed: f.failed,
+            submitted_at,
+            phase,
+        })
+    }
+}
+
+impl From<BatchEntry> for EntryFile {
+    fn from(e: BatchEntry) -> Self {
+        EntryFile {
+            id: e.id,
+            model: e.model,
+            input_file_id: e.input_file_id,
+            calls: e.calls,
+            status: e.status,
+            total: e.total,
+            completed: e.completed,
+            failed: e.failed,
+            submitted_at: rfc3339(e.submitted_at),
+            completed_at: e.phase.ended_at().map(rfc3339),
+            collected: e.phase.is_collected(),
         }
     }
 }
@@ -120,7 +231,7 @@ impl BatchBook {
     pub fn open_holding(&self, key: &str) -> Option<&BatchEntry> {
         self.entries
             .iter()
-            .find(|e| !e.collected && e.calls.iter().any(|c| c.key == key))
+            .find(|e| !e.phase.is_collected() && e.calls.iter().any(|c| c.key == key))
     }
 }
 
@@ -155,13 +266,18 @@ mod tests {
                     key: (*k).into(),
                 })
                 .collect(),
-            status: "in_progress".into(),
+            status: BatchStatus::InProgress,
             total: 0,
             completed: 0,
             failed: 0,
-            submitted_at: "2026-12-02T06:00:00.000Z".into(),
-            completed_at: None,
-            collected,
+            submitted_at: "2026-12-02T06:00:00.000Z".parse().unwrap(),
+            phase: if collected {
+                Phase::Collected {
+                    ended_at: "2026-12-02T07:00:00.000Z".parse().unwrap(),
+                }
+            } else {
+                Phase::Running
+            },
         }
     }
 
@@ -180,6 +296,35 @@ mod tests {
         assert_eq!(back.open_holding("k2").unwrap().id, "b2");
         assert_eq!(back.open_holding("k3").unwrap().id, "b2");
         assert!(back.open_holding("k1").is_none());
+    }
+
+    #[test]
+    fn a_book_keeps_its_file_format_and_refuses_a_time_it_cannot_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("batches.json");
+        let mut book = BatchBook::open(&path).unwrap();
+        book.entries.push(entry("b1", &["k1"], true));
+        book.save().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#""status": "in_progress""#), "{text}");
+        assert!(
+            text.contains(r#""submitted_at": "2026-12-02T06:00:00.000Z""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""completed_at": "2026-12-02T07:00:00.000Z""#),
+            "{text}"
+        );
+        assert!(text.contains(r#""collected": true"#), "{text}");
+        std::fs::write(&path, text.replace("2026-12-02T06:00:00.000Z", "yesterday")).unwrap();
+        let err = BatchBook::open(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(r#"submitted_at "yesterday" is not an RFC 3339 time"#),
+            "{err}"
+        );
+        std::fs::write(&path, text.replace(r#""2026-12-02T07:00:00.000Z""#, "null")).unwrap();
+        let err = BatchBook::open(&path).unwrap_err().to_string();
+        assert!(err.contains("collected but never seen ended"), "{err}");
     }
 
     #[test]

@@ -20,7 +20,9 @@ use crate::llm::cache::{cache_key, canonical_json};
 pub struct Deferrals {
     batcher: Batcher,
     queue: Mutex<Vec<BatchCall>>,
-    outcomes: Mutex<HashMap<String, (LineOutcome, Stamp)>>,
+    /// Each call's outcome, by request key, with the batch that answered it (`None` when the
+    /// batches could not be sent or read).
+    outcomes: Mutex<HashMap<String, (LineOutcome, Option<Stamp>)>>,
 }
 
 impl Deferrals {
@@ -40,7 +42,12 @@ impl Deferrals {
 
     /// The outcome of the call tagged `stage` to `model` with `body` in the batches read back;
     /// `None` when no batch has seen it yet: it is then queued for the next one.
-    pub fn lookup(&self, stage: &str, model: &str, body: Value) -> Option<(LineOutcome, Stamp)> {
+    pub fn lookup(
+        &self,
+        stage: &str,
+        model: &str,
+        body: Value,
+    ) -> Option<(LineOutcome, Option<Stamp>)> {
         let key = cache_key(&canonical_json(&body));
         let found = self.outcomes.lock().expect("outcomes").get(&key).cloned();
         if found.is_none() {
@@ -73,18 +80,13 @@ impl Deferrals {
         let mut outcomes = self.outcomes.lock().expect("outcomes");
         match got {
             Ok(c) => {
-                outcomes.extend(c.outcomes);
+                outcomes.extend(c.outcomes.into_iter().map(|(k, (o, s))| (k, (o, Some(s)))));
                 Ok(n)
             }
             Err(e) => {
-                let stamp = Stamp {
-                    batch_id: String::new(),
-                    submitted_at: String::new(),
-                    completed_at: None,
-                };
                 for k in keys {
                     let reason = e.to_string();
-                    outcomes.insert(k, (LineOutcome::Unfinished { reason }, stamp.clone()));
+                    outcomes.insert(k, (LineOutcome::Unfinished { reason }, None));
                 }
                 Err(e)
             }

@@ -53,11 +53,11 @@ pub mod settings;
 pub mod waiter;
 pub mod wire;
 
-pub use api::{BatchApi, BatchInfo, RequestCounts};
-pub use book::{BatchBook, BatchEntry, BookedCall};
+pub use api::{BatchApi, BatchInfo, BatchStatus, RequestCounts};
+pub use book::{BatchBook, BatchEntry, BookedCall, Phase};
 pub use defer::Deferrals;
 pub use error::BatchError;
-pub use runner::{BatchCall, Batcher, Collected, OnProgress, Progress, Stamp};
+pub use runner::{BatchCall, BatchProgress, Batcher, Collected, OnProgress, Stamp};
 pub use settings::BatchConfig;
 pub use waiter::{RealWaiter, VirtualWaiter, Waiter};
 pub use wire::LineOutcome;

@@ -4,19 +4,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::api::{BatchApi, BatchInfo, RequestCounts};
-use super::book::{BatchBook, BatchEntry, BookedCall};
+use jiff::Timestamp;
+
+use super::api::{BatchApi, BatchInfo, BatchStatus, RequestCounts};
+use super::book::{BatchBook, BatchEntry, BookedCall, Phase};
 use super::error::BatchError;
 use super::settings::BatchConfig;
 use super::waiter::Waiter;
 use super::wire::{LineOutcome, custom_id, input_line, read_lines};
 use crate::llm::config::ClientConfig;
 use crate::llm::error::LlmError;
-use crate::llm::record::rfc3339_utc;
+use crate::llm::record::timestamp;
 
 /// One call to put in a batch.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,10 +39,10 @@ pub struct BatchCall {
 pub struct Stamp {
     /// The batch's id.
     pub batch_id: String,
-    /// Submitted at (RFC 3339, UTC).
-    pub submitted_at: String,
-    /// Seen ended at (RFC 3339, UTC); `None` for a batch still running.
-    pub completed_at: Option<String>,
+    /// Submitted at.
+    pub submitted_at: Timestamp,
+    /// Seen ended at; `None` for a batch still running.
+    pub completed_at: Option<Timestamp>,
 }
 
 /// What [`Batcher::run`] got back: an outcome for every call asked, by request key.
@@ -56,13 +58,13 @@ pub struct Collected {
 
 /// A batch's progress, reported at every poll.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+pub struct BatchProgress {
     /// The batch's id.
     pub batch_id: String,
     /// The model it asks.
     pub model: String,
     /// Its status.
-    pub status: String,
+    pub status: BatchStatus,
     /// Its request counts.
     pub counts: RequestCounts,
     /// Seconds since it was submitted (by this run or an earlier one).
@@ -81,7 +83,7 @@ pub struct Batcher {
 }
 
 /// Who is told of every poll of a batch.
-pub type OnProgress<'a> = &'a (dyn Fn(&Progress) + Sync);
+pub type OnProgress<'a> = &'a (dyn Fn(&BatchProgress) + Sync);
 
 impl Batcher {
     /// A batcher on `api` with `cfg`, keeping `book`, waiting with `waiter`.
@@ -136,10 +138,9 @@ impl Batcher {
         let mut changed = false;
         for id in ids {
             if let Some(e) = book.entry_mut(&id)
-                && e.completed_at.is_some()
-                && !e.collected
+                && let Phase::Ended { at } = e.phase
             {
-                e.collected = true;
+                e.phase = Phase::Collected { ended_at: at };
                 changed = true;
             }
         }
@@ -224,9 +225,8 @@ impl Batcher {
             total: calls.len() as u64,
             completed: 0,
             failed: 0,
-            submitted_at: rfc3339_utc(self.waiter.now()),
-            completed_at: None,
-            collected: false,
+            submitted_at: timestamp(self.waiter.now()),
+            phase: Phase::Running,
         });
         book.save()?;
         Ok(info.id)
@@ -272,16 +272,16 @@ impl Batcher {
         info: &BatchInfo,
         progress: OnProgress<'_>,
     ) -> Result<(), BatchError> {
-        let now = self.waiter.now();
+        let now = timestamp(self.waiter.now());
         let mut book = self.lock();
         let Some(e) = book.entry_mut(id) else {
             return Ok(());
         };
         e.update(&info.status, info.request_counts);
-        if info.is_terminal() && e.completed_at.is_none() {
-            e.completed_at = Some(rfc3339_utc(now));
+        if info.is_terminal() && e.phase == Phase::Running {
+            e.phase = Phase::Ended { at: now };
         }
-        let seen = Progress {
+        let seen = BatchProgress {
             batch_id: id.to_string(),
             model: e.model.clone(),
             status: e.status.clone(),
@@ -290,7 +290,7 @@ impl Batcher {
                 completed: e.completed,
                 failed: e.failed,
             },
-            elapsed_s: elapsed_since(&e.submitted_at, now),
+            elapsed_s: elapsed_since(e.submitted_at, now),
         };
         book.save()?;
         drop(book);
@@ -317,21 +317,12 @@ impl Batcher {
                 lines.extend(read);
             }
         }
-        let entry = self
-            .lock()
-            .entries
-            .iter()
-            .find(|e| e.id == id)
-            .cloned()
-            .ok_or_else(|| BatchError::Book {
-                path: self.lock().path().display().to_string(),
-                message: format!("batch {id} is not recorded"),
-            })?;
+        let entry = self.recorded(id)?;
         let missing = missing_reason(id, info);
         let stamp = Stamp {
             batch_id: id.to_string(),
-            submitted_at: entry.submitted_at.clone(),
-            completed_at: entry.completed_at.clone(),
+            submitted_at: entry.submitted_at,
+            completed_at: entry.phase.ended_at(),
         };
         for call in &entry.calls {
             let outcome =
@@ -346,6 +337,20 @@ impl Batcher {
         Ok(())
     }
 
+    /// A copy of batch `id`'s entry in the book, taking the book's lock once (the error names
+    /// the book's file under the same guard).
+    ///
+    /// # Errors
+    /// [`BatchError::Book`] when the book holds no batch `id`.
+    fn recorded(&self, id: &str) -> Result<BatchEntry, BatchError> {
+        let book = self.lock();
+        let found = book.entries.iter().find(|e| e.id == id).cloned();
+        found.ok_or_else(|| BatchError::Book {
+            path: book.path().display().to_string(),
+            message: format!("batch {id} is not recorded"),
+        })
+    }
+
     /// Cancels every recorded batch that has not ended (`--cancel-batches`); the ids cancelled.
     /// Lines the provider already answered are still returned by its output file, which the
     /// next run reads.
@@ -357,7 +362,7 @@ impl Batcher {
             .lock()
             .entries
             .iter()
-            .filter(|e| !e.collected && e.completed_at.is_none())
+            .filter(|e| e.phase == Phase::Running)
             .map(|e| e.id.clone())
             .collect();
         for id in &open {
@@ -374,11 +379,11 @@ impl Batcher {
 
 /// Why a call of batch `id` (last seen as `info`) has no line.
 fn missing_reason(id: &str, info: &BatchInfo) -> String {
-    match info.status.as_str() {
-        "completed" => format!("no line for it in the output of batch {id}"),
-        "expired" => format!("batch {id} expired before answering it"),
-        "cancelled" => format!("batch {id} was cancelled before answering it"),
-        "failed" => format!(
+    match &info.status {
+        BatchStatus::Completed => format!("no line for it in the output of batch {id}"),
+        BatchStatus::Expired => format!("batch {id} expired before answering it"),
+        BatchStatus::Cancelled => format!("batch {id} was cancelled before answering it"),
+        BatchStatus::Failed => format!(
             "batch {id} failed{}",
             info.errors
                 .as_ref()
@@ -391,13 +396,9 @@ fn missing_reason(id: &str, info: &BatchInfo) -> String {
     }
 }
 
-/// Seconds from `since` (RFC 3339) to `now`; 0 when `since` cannot be read.
-fn elapsed_since(since: &str, now: SystemTime) -> f64 {
-    let Ok(t) = since.parse::<jiff::Timestamp>() else {
-        return 0.0;
-    };
-    let now = jiff::Timestamp::try_from(now).unwrap_or(t);
-    (now.as_millisecond() - t.as_millisecond()).max(0) as f64 / 1e3
+/// Seconds from `since` to `now` (0 when `now` is earlier).
+fn elapsed_since(since: Timestamp, now: Timestamp) -> f64 {
+    (now.as_millisecond() - since.as_millisecond()).max(0) as f64 / 1e3
 }
 
 /// `name` with every character but ASCII letters, digits, `-`, `_` and `.` as `_`.
@@ -416,6 +417,7 @@ fn file_safe(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn reasons_name_the_batch_and_what_happened() {
@@ -432,11 +434,61 @@ mod tests {
         assert!(missing_reason("b", &info("in_progress")).contains("rerun the same command"));
     }
 
+    /// A batcher with an empty book at `dir/batches.json` and a server nobody asks.
+    fn idle_batcher(dir: &Path) -> Batcher {
+        let api = BatchApi::new("http://127.0.0.1:9/v1", None, Default::default()).unwrap();
+        let book = BatchBook::open(&dir.join("batches.json")).unwrap();
+        let waiter = Arc::new(super::super::waiter::VirtualWaiter::new(
+            SystemTime::UNIX_EPOCH,
+            None,
+        ));
+        Batcher::new(api, BatchConfig::default(), book, waiter)
+    }
+
+    /// Collecting a batch the book does not hold is an error naming the book, and leaves the
+    /// book's lock free. The error once locked the book a second time while the first guard
+    /// still lived, which blocks a `std::sync::Mutex` forever: the body runs on its own thread
+    /// so that such a regression fails this test (the wait is a failure detector, not a speed
+    /// bound) instead of hanging the suite.
+    #[test]
+    fn collecting_an_unrecorded_batch_is_an_error_not_a_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        let batcher = Arc::new(idle_batcher(dir.path()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = Arc::clone(&batcher);
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let info = BatchInfo {
+                id: "batch_gone".into(),
+                status: BatchStatus::InProgress,
+                ..Default::default()
+            };
+            let mut out = Collected::default();
+            let got = rt.block_on(b.collect("batch_gone", &info, &mut out));
+            let _ = tx.send((got, out));
+        });
+        let (got, out) = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("collect never returned: the book's lock is taken twice on the error path");
+        match got {
+            Err(BatchError::Book { path, message }) => {
+                assert!(path.ends_with("batches.json"), "{path}");
+                assert_eq!(message, "batch batch_gone is not recorded");
+            }
+            other => panic!("expected a book error, got {other:?}"),
+        }
+        assert!(out.outcomes.is_empty());
+        assert!(batcher.book.try_lock().is_ok(), "the book stays locked");
+    }
+
     #[test]
     fn elapsed_and_file_names() {
-        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(90);
-        assert_eq!(elapsed_since("1970-01-01T00:00:30.000Z", t), 60.0);
-        assert_eq!(elapsed_since("garbage", t), 0.0);
+        let t = timestamp(SystemTime::UNIX_EPOCH + Duration::from_secs(90));
+        let since = "1970-01-01T00:00:30.000Z".parse().unwrap();
+        assert_eq!(elapsed_since(since, t), 60.0);
+        assert_eq!(elapsed_since(t, since), 0.0);
         assert_eq!(file_safe("org/model:v1"), "org_model_v1");
     }
 }

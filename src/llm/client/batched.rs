@@ -32,8 +32,11 @@ impl LlmClient {
         let Some((outcome, stamp)) = d.lookup(stage, model, body) else {
             return Err(SendError::Fatal(LlmError::Deferred));
         };
-        let batch_id = stamp.batch_id.clone();
-        att.batch = Some(stamp);
+        let batch_id = stamp
+            .as_ref()
+            .map(|s| s.batch_id.clone())
+            .unwrap_or_default();
+        att.batch = stamp;
         match outcome {
             LineOutcome::Answered { body: text } => {
                 att.count = 1;

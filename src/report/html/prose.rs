@@ -4,10 +4,10 @@
 
 use maud::{Markup, html};
 
-use crate::report::doc::{Align, Block, Inline, Prose, Section};
+use crate::report::doc::{Align, Block, DocSection, Inline, Prose};
 
 /// A section: its heading and blocks.
-pub fn section(s: &Section) -> Markup {
+pub fn section(s: &DocSection) -> Markup {
     html! {
         h2 { (s.title) }
         @for b in &s.blocks { (block(b)) }

@@ -2,12 +2,12 @@
 //! diagnoses, the pick by question type and how to reproduce the run.
 
 use super::numbers::{fmt_num, pct, with_ci};
-use crate::report::doc::{Align, Block, Prose, Section, Table};
+use crate::report::doc::{Align, Block, DocSection, Prose, Table};
 use crate::report::outcome::Outcome;
 use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p};
 
 /// "The rule": the plateau, cheapest first, the split halves, with the run's settings.
-pub(super) fn rule(sel: &Selection) -> Section {
+pub(super) fn rule(sel: &Selection) -> DocSection {
     let s = &sel.settings;
     let plateau = match s.rule {
         Rule::Equivalence => Prose::new()
@@ -92,14 +92,14 @@ pub(super) fn rule(sel: &Selection) -> Section {
         s.seed,
         pct(s.stable_share),
     ));
-    Section::new(
+    DocSection::new(
         "The rule",
         vec![Block::Numbered(vec![plateau, cheapest, halves])],
     )
 }
 
 /// "Configurations": every configuration at the deciding cut, ranked ones first.
-pub(super) fn configurations(sel: &Selection) -> Section {
+pub(super) fn configurations(sel: &Selection) -> DocSection {
     let intro = Prose::text(format!(
         "Intervals are {}%: bootstrap over questions for span recall@k, coverage@k and the \
          margin; Wilson for hit@k. ",
@@ -155,7 +155,7 @@ pub(super) fn configurations(sel: &Selection) -> Section {
     let mut configs: Vec<&ConfigSelection> = sel.configs.iter().collect();
     configs.sort_by_key(|c| (c.rank.is_none(), c.rank));
     let rows = configs.into_iter().map(config_row).collect();
-    Section::new(
+    DocSection::new(
         "Configurations",
         vec![
             Block::Para(intro),
@@ -239,7 +239,7 @@ fn over_budget(c: &ConfigSelection) -> String {
 
 /// "Diagnoses": each diagnosis of the deciding cut with its evidence and advice, or what was
 /// checked; then those of every other cut, each computed from that cut's own configurations.
-pub(super) fn diagnoses(sel: &Selection, others: &[Selection]) -> Section {
+pub(super) fn diagnoses(sel: &Selection, others: &[Selection]) -> DocSection {
     let s = &sel.settings;
     let mut blocks = Vec::new();
     if sel.diagnoses.is_empty() {
@@ -276,7 +276,7 @@ pub(super) fn diagnoses(sel: &Selection, others: &[Selection]) -> Section {
             ));
         }
     }
-    Section::new("Diagnoses", blocks)
+    DocSection::new("Diagnoses", blocks)
 }
 
 /// "a budget of 2,000 tokens" or "k = 5": the cut of a selection, for a heading.
@@ -289,7 +289,7 @@ fn cut_name(sel: &Selection) -> String {
 }
 
 /// "Pick by question type", when some type has enough questions.
-pub(super) fn by_type(sel: &Selection) -> Option<Section> {
+pub(super) fn by_type(sel: &Selection) -> Option<DocSection> {
     if sel.by_type.is_empty() {
         return None;
     }
@@ -321,7 +321,7 @@ pub(super) fn by_type(sel: &Selection) -> Option<Section> {
             ]
         })
         .collect();
-    Some(Section::new(
+    Some(DocSection::new(
         "Pick by question type",
         vec![
             Block::Para(intro),
@@ -336,7 +336,7 @@ pub(super) fn by_type(sel: &Selection) -> Option<Section> {
 
 /// "Reproduce": the sweep's command line (its program shown as `chunksweep`), the command that
 /// regenerates the decision files, and every selection setting.
-pub(super) fn reproduce(outcome: &Outcome) -> Section {
+pub(super) fn reproduce(outcome: &Outcome) -> DocSection {
     let mut lines = vec![match outcome.command.as_deref() {
         Some(args) if !args.is_empty() => std::iter::once("chunksweep".to_string())
             .chain(args[1..].iter().map(|a| shell_quote(a)))
@@ -380,7 +380,7 @@ pub(super) fn reproduce(outcome: &Outcome) -> Section {
             fmt_num(s.boundary_gap),
             fmt_num(s.weak_recall)
         ));
-    Section::new(
+    DocSection::new(
         "Reproduce",
         vec![Block::Shell(lines), Block::Para(settings)],
     )

@@ -4,13 +4,13 @@
 
 use super::numbers::{fmt_num, pct, with_ci};
 use crate::files;
-use crate::report::doc::{Block, Prose, Section};
+use crate::report::doc::{Block, DocSection, Prose};
 use crate::report::outcome::Outcome;
 use crate::report::sentence::{cut_table, cut_words, decision_sentence, gives_up, tradeoff_blocks};
 use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status};
 
 /// The section, for the outcome's deciding cut and its other cuts.
-pub(super) fn decision(outcome: &Outcome) -> Section {
+pub(super) fn decision(outcome: &Outcome) -> DocSection {
     let sel = &outcome.selection;
     let w = sel.winner();
     let headline = Prose::text("Use ").c(&w.config_id).t(format!(
@@ -74,7 +74,7 @@ pub(super) fn decision(outcome: &Outcome) -> Section {
             .into(),
         file: files::FRONTIER.into(),
     });
-    Section::new("Decision", blocks)
+    DocSection::new("Decision", blocks)
 }
 
 /// The identical configurations merged into one row, when there are any.

@@ -10,14 +10,14 @@ mod body;
 mod decision;
 mod numbers;
 
-use super::doc::Section;
+use super::doc::DocSection;
 use super::outcome::Outcome;
 use super::prefix;
 
 /// Every section made here, in report order: [`main`], then the prefix comparison when there is
 /// one, the external chunkers when there are any ([`super::chunkers`]), then the drafted
 /// questions when the golden set has any ([`super::drafts`]).
-pub fn sections(outcome: &Outcome) -> Vec<Section> {
+pub fn sections(outcome: &Outcome) -> Vec<DocSection> {
     let mut out = main(outcome);
     out.extend(prefix::section(&outcome.prefixes, &outcome.settings));
     out.extend(super::chunkers::section(&outcome.chunkers));
@@ -26,7 +26,7 @@ pub fn sections(outcome: &Outcome) -> Vec<Section> {
 }
 
 /// The sections from the decision to "Reproduce".
-pub fn main(outcome: &Outcome) -> Vec<Section> {
+pub fn main(outcome: &Outcome) -> Vec<DocSection> {
     let mut out = vec![
         decision::decision(outcome),
         body::rule(&outcome.selection),

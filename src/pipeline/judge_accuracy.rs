@@ -13,22 +13,23 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::dry_run::check_budget;
+use super::judge_session::{self, Budget, Session, refuse_check};
 use super::runtime;
+use crate::budget::CostEstimate;
 use crate::corpus;
 use crate::error::Error;
 use crate::events::{Events, RunEvent};
 use crate::exit::ExitClass;
 use crate::files;
 use crate::golden;
-use crate::judge::accuracy::{Accuracy, Estimate as Stat, Proportion};
-use crate::judge::check::{CheckItem, CheckRow, estimate_items, run_checks};
+use crate::judge::accuracy::{Accuracy, Proportion, Statistic};
 use crate::judge::labels::{self, LabelledItem, RowLabel};
 use crate::judge::parroting::{Parroting, template_texts};
+use crate::judge::probes::{Probe, ProbeRow, estimate_probes, run_probes};
 use crate::judge::prompts::fence_context;
-use crate::judge::{self, Estimate, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::judge::{self, JudgeError, JudgeSettings, PromptSet, Verdict};
+use crate::llm::ClientConfig;
 use crate::llm::config::redact_url;
-use crate::llm::{ClientConfig, LlmClient};
 use crate::plan::{JudgeOnly, Plan};
 use crate::prepare::{self, PrepareInputs, WouldSend};
 use crate::report::run_dir::RunDir;
@@ -127,7 +128,7 @@ fn prop_cells(p: Option<Proportion>) -> Cells {
     })
 }
 
-fn stat_cells(s: Option<Stat>) -> Cells {
+fn stat_cells(s: Option<Statistic>) -> Cells {
     s.map_or([None; 3], |s| {
         [
             Some(s.value),
@@ -139,7 +140,7 @@ fn stat_cells(s: Option<Stat>) -> Cells {
 
 impl CheckAccuracyRow {
     /// The row of `criterion` from its items' rows; with its verdict unless it is `all`.
-    fn new(criterion: &str, s: &JudgeSettings, rows: &[&CheckRow], templates: &[&str]) -> Self {
+    fn new(criterion: &str, s: &JudgeSettings, rows: &[&ProbeRow], templates: &[&str]) -> Self {
         let pairs: Vec<(bool, bool)> = rows.iter().filter_map(|r| r.pair()).collect();
         let a = Accuracy::of(&pairs);
         let parroting = Parroting::of(rows.iter().filter_map(|r| r.reply()), templates);
@@ -251,18 +252,18 @@ fn unfinished_reason(unfinished: usize) -> String {
 /// for parroting against `templates` ([`crate::judge::parroting::template_texts`]).
 pub fn accuracy_rows(
     settings: &JudgeSettings,
-    rows: &[CheckRow],
+    rows: &[ProbeRow],
     templates: &[&str],
 ) -> Vec<CheckAccuracyRow> {
     let mut out: Vec<CheckAccuracyRow> = settings
         .criteria
         .iter()
         .filter_map(|c| {
-            let mine: Vec<&CheckRow> = rows.iter().filter(|r| r.criterion == c.name).collect();
+            let mine: Vec<&ProbeRow> = rows.iter().filter(|r| r.criterion == c.name).collect();
             (!mine.is_empty()).then(|| CheckAccuracyRow::new(&c.name, settings, &mine, templates))
         })
         .collect();
-    let all: Vec<&CheckRow> = rows.iter().collect();
+    let all: Vec<&ProbeRow> = rows.iter().collect();
     out.push(CheckAccuracyRow::new(ALL, settings, &all, templates));
     out
 }
@@ -276,7 +277,7 @@ pub enum JudgeCheckOutcome {
         items: usize,
         /// Calls, tokens and cost; `None` when the retrieved contexts of a labelled
         /// judge_questions.csv cannot be rebuilt from the caches.
-        estimate: Option<Estimate>,
+        estimate: Option<CostEstimate>,
         /// Then, what rebuilding them would send ([`WouldSend::summary`]).
         unsent: Option<String>,
         /// The judge model.
@@ -292,7 +293,7 @@ pub enum JudgeCheckOutcome {
         /// judge_check.csv.
         table: Vec<CheckAccuracyRow>,
         /// judge_check_items.csv.
-        items: Vec<CheckRow>,
+        items: Vec<ProbeRow>,
         /// The threshold both rates' lower bounds must reach (`[judge] min_control_tnr`).
         min_lower: f64,
         /// The output folder.
@@ -374,8 +375,8 @@ impl JudgeCheckOutcome {
 }
 
 /// A labelled set item as a verdict to ask: its context fenced as one document `context`.
-fn item_of(l: &LabelledItem) -> CheckItem {
-    CheckItem {
+fn item_of(l: &LabelledItem) -> Probe {
+    Probe {
         kind: "label".into(),
         config_id: String::new(),
         item_id: l.id.clone(),
@@ -394,7 +395,7 @@ fn item_of(l: &LabelledItem) -> CheckItem {
 /// cannot rebuild their retrieved contexts, what rebuilding them would send.
 enum Rebuilt {
     /// The items.
-    Items(Vec<CheckItem>),
+    Items(Vec<Probe>),
     /// What the prepare step would send (nothing was sent).
     Unsent(WouldSend),
 }
@@ -473,7 +474,7 @@ fn items_of_run(
                         plan.golden.display()
                     ),
                 })?;
-            Ok(CheckItem {
+            Ok(Probe {
                 kind: "label".into(),
                 config_id: l.config_id.clone(),
                 item_id: l.question_id.clone(),
@@ -487,7 +488,7 @@ fn items_of_run(
                 seed_offset: 0,
             })
         })
-        .collect::<Result<Vec<CheckItem>, Error>>()?;
+        .collect::<Result<Vec<Probe>, Error>>()?;
     Ok(Rebuilt::Items(items))
 }
 
@@ -513,9 +514,18 @@ fn plan_of_run(
     }
     let record = super::record::RunRecord::open(folder)?;
     for warning in &record.warnings {
-        events(RunEvent::Note(format!("warning: {warning}")));
+        events(RunEvent::Warning(warning.clone()));
     }
     record.plan.with_judge_flags(&flags, now)
+}
+
+/// How judge-check sends its calls.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sending {
+    /// `--dry-run`: estimate only, send nothing.
+    pub dry_run: bool,
+    /// `--batch`: the verdicts through the Batch API.
+    pub batch: bool,
 }
 
 /// Judges the items of the labels file `labels` (a `.csv` is a run's judge_questions.csv, whose
@@ -542,15 +552,16 @@ pub fn judge_check(
     config: Option<&Path>,
     flags: crate::config::ConfigFile,
     labels_path: &Path,
-    (dry_run, batch): (bool, bool),
+    sending: Sending,
     events: Events<'_>,
 ) -> Result<JudgeCheckOutcome, Error> {
+    let Sending { dry_run, batch } = sending;
     let rt = runtime()?;
     let now = jiff::Timestamp::now();
     let is_csv = labels_path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-    let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<CheckItem>) =
+    let (settings, llm, run_dir, items): (JudgeSettings, ClientConfig, PathBuf, Vec<Probe>) =
         if is_csv {
             let plan = plan_of_run(config, flags, labels_path, now, events)?;
             RunDir::check_out(&plan.run_dir, files::JUDGE_CHECK_OUTPUTS)?;
@@ -585,7 +596,7 @@ pub fn judge_check(
     llm.batch.enabled |= batch;
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
-    let estimate = estimate_items(&items, &prompts, &settings, &llm);
+    let estimate = estimate_probes(&items, &prompts, &settings, &llm);
     let server = redact_url(&llm.resolved_base_url());
     if dry_run {
         return Ok(JudgeCheckOutcome::DryRun {
@@ -594,35 +605,31 @@ pub fn judge_check(
             unsent: None,
             judge_model: settings.judge_model.clone(),
             server,
-            refused: check_budget(&settings, &estimate)
+            refused: refuse_check(&settings, &estimate)
                 .err()
                 .map(|e| e.to_string()),
         });
     }
     llm.validate().map_err(JudgeError::from)?;
-    let client = LlmClient::new(llm.clone()).map_err(JudgeError::from)?;
-    check_budget(&settings, &estimate)?;
+    refuse_check(&settings, &estimate)?;
     let mut dir = RunDir::create(&run_dir)?;
-    if llm.batch.enabled {
-        rt.block_on(super::batching::start(&llm, &client, &mut dir, events))?;
-    }
     // One calls.csv per judge-check: this run's calls only (answered ones come from the cache).
     let calls = dir.path().join(files::CALLS);
     if calls.exists() {
         std::fs::remove_file(&calls).map_err(|e| JudgeError::io(&calls, e))?;
     }
-    events(RunEvent::Note(format!(
-        "judging {} labelled item(s): {}",
-        items.len(),
-        estimate.summary(&server, None, &settings.judge_model)
-            + &llm
-                .batch
-                .estimate_note()
-                .map(|b| format!("; {b}"))
-                .unwrap_or_default()
-    )));
+    let session = Session {
+        llm: &llm,
+        settings: &settings,
+        estimate: &estimate,
+        budget: Budget::Checked,
+        fingerprint: None,
+        generates: false,
+        what: format!("judging {} labelled item(s)", items.len()),
+    };
+    let client = rt.block_on(judge_session::open(session, &mut dir, events))?;
     let templates = template_texts(&prompts, &settings.criteria);
-    let rows = rt.block_on(run_checks(
+    let rows = rt.block_on(run_probes(
         &items,
         Arc::new(prompts),
         Arc::new(settings.clone()),

@@ -1,7 +1,7 @@
-//! Verdicts asked to measure the judge rather than the answers: planted controls and repeats in a
-//! run ([`super::controls`]), labelled items in `chunksweep judge-check` ([`super::labels`]). They
-//! go through the same prompts, model, cache and cost accounting as every other verdict, and
-//! never enter a pass rate.
+//! Probes: verdicts asked to measure the judge rather than the answers: planted controls and
+//! repeats in a run ([`super::controls`]), labelled items in `chunksweep judge-check`
+//! ([`super::labels`]). They go through the same prompts, model, cache and cost accounting as
+//! every other verdict, and never enter a pass rate. A run keeps them in judge_checks.csv.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,12 +10,13 @@ use super::asking::Ask;
 use super::criteria;
 use super::error::JudgeError;
 use super::journal::CallLog;
-use super::pipeline::{Estimate, records_cost, schema_tokens};
+use super::pipeline::{records_cost, schema_tokens};
 use super::prompts::PromptSet;
 use super::rows::tag;
 use super::settings::JudgeSettings;
 use super::verdict::Verdict;
-use super::work::{Limits, drive};
+use super::work::{DriveLimits, drive};
+use crate::budget::CostEstimate;
 use crate::events::Events;
 use crate::llm::cost::{estimate_chat_prompt_tokens, planned_cost_usd};
 use crate::llm::{ClientConfig, LlmClient};
@@ -26,7 +27,7 @@ pub const NOT_STARTED_FOR_BUDGET: &str = "not started: --max-cost";
 
 /// One verdict to ask, with the verdict it should get when that is known.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CheckItem {
+pub struct Probe {
     /// What the item is: a control kind ([`super::controls::ControlKind::name`]), `repeat`, or
     /// `label` (judge-check).
     pub kind: String,
@@ -52,7 +53,7 @@ pub struct CheckItem {
     pub seed_offset: i64,
 }
 
-impl CheckItem {
+impl Probe {
     /// The one call that asks this item's verdict in the settings' mode.
     ///
     /// # Panics
@@ -96,16 +97,16 @@ impl CheckItem {
 
 /// One asked verdict: a row of judge_checks.csv (run) or judge_check_items.csv (judge-check).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckRow {
-    /// See [`CheckItem::kind`].
+pub struct ProbeRow {
+    /// See [`Probe::kind`].
     pub kind: String,
     /// Criterion name.
     pub criterion: String,
-    /// See [`CheckItem::config_id`].
+    /// See [`Probe::config_id`].
     pub config_id: String,
-    /// See [`CheckItem::item_id`].
+    /// See [`Probe::item_id`].
     pub item_id: String,
-    /// See [`CheckItem::other_id`].
+    /// See [`Probe::other_id`].
     pub other_id: String,
     /// `pass`, `fail`, or empty when unknown.
     pub expected: String,
@@ -123,7 +124,7 @@ pub struct CheckRow {
     pub cost_usd: Option<f64>,
 }
 
-impl CheckRow {
+impl ProbeRow {
     /// `(expected, said)` when both are pass or fail.
     pub fn pair(&self) -> Option<(bool, bool)> {
         let e = Verdict::parse(&self.expected)?.outcome()?;
@@ -160,12 +161,12 @@ fn outcome_str(v: Option<bool>) -> &'static str {
 }
 
 /// Calls, tokens and cost of `items` (one verdict call each, completion at the cap).
-pub fn estimate_items(
-    items: &[CheckItem],
+pub fn estimate_probes(
+    items: &[Probe],
     prompts: &PromptSet,
     s: &JudgeSettings,
     cfg: &ClientConfig,
-) -> Estimate {
+) -> CostEstimate {
     let schema_tokens = schema_tokens();
     let prompt_tokens: u64 = items
         .iter()
@@ -175,8 +176,7 @@ pub fn estimate_items(
         })
         .sum();
     let completion_tokens = items.len() as u64 * u64::from(s.judge_max_tokens);
-    Estimate {
-        questions: 0,
+    CostEstimate {
         calls: items.len(),
         prompt_tokens,
         completion_tokens,
@@ -195,18 +195,18 @@ pub fn estimate_items(
 /// # Errors
 /// [`JudgeError::Stopped`] after an authentication or unknown-model error (no item is started
 /// after it); [`JudgeError::Io`]/[`JudgeError::Csv`] for calls.csv.
-pub async fn run_checks(
-    items: &[CheckItem],
+pub async fn run_probes(
+    items: &[Probe],
     prompts: Arc<PromptSet>,
     settings: Arc<JudgeSettings>,
     client: &LlmClient,
     dir: Option<&Path>,
     budget: Option<f64>,
     events: Events<'_>,
-) -> Result<Vec<CheckRow>, JudgeError> {
+) -> Result<Vec<ProbeRow>, JudgeError> {
     let mut log = dir.map(CallLog::open).transpose()?;
     let cost = |i: usize| {
-        estimate_items(
+        estimate_probes(
             std::slice::from_ref(&items[i]),
             &prompts,
             &settings,
@@ -215,10 +215,7 @@ pub async fn run_checks(
         .cost_usd
         .unwrap_or(0.0)
     };
-    let limits = Limits {
-        concurrency: settings.concurrency,
-        budget: budget.map(|m| (m, &cost as &(dyn Fn(usize) -> f64 + Sync))),
-    };
+    let limits = DriveLimits::new(settings.concurrency, budget, &cost);
     let start = |i: usize| {
         let item = &items[i];
         let ask = item.ask(&settings);
@@ -240,7 +237,7 @@ pub async fn run_checks(
         |_, _| Ok(()),
     )
     .await?;
-    let rows: Vec<CheckRow> = items
+    let rows: Vec<ProbeRow> = items
         .iter()
         .enumerate()
         .map(|(i, item)| {
@@ -261,7 +258,7 @@ pub async fn run_checks(
                     Vec::new(),
                 ),
             };
-            CheckRow {
+            ProbeRow {
                 kind: item.kind.clone(),
                 criterion: item.criterion.clone(),
                 config_id: item.config_id.clone(),
@@ -288,14 +285,14 @@ pub async fn run_checks(
 ///
 /// # Errors
 /// [`JudgeError::Csv`] when it exists but cannot be read.
-pub fn load_checks(dir: &Path) -> Result<Vec<CheckRow>, JudgeError> {
+pub fn load_probes(dir: &Path) -> Result<Vec<ProbeRow>, JudgeError> {
     let path = dir.join(crate::files::JUDGE_CHECKS);
     if !path.exists() {
         return Ok(Vec::new());
     }
     csv::Reader::from_path(&path)
         .map_err(|e| JudgeError::csv(&path, e))?
-        .deserialize::<CheckRow>()
+        .deserialize::<ProbeRow>()
         .map(|r| r.map_err(|e| JudgeError::csv(&path, e)))
         .collect()
 }
@@ -303,8 +300,8 @@ pub fn load_checks(dir: &Path) -> Result<Vec<CheckRow>, JudgeError> {
 /// A planted-control or repeat row of configuration `A`, item `q`: `kind`, `criterion`, the
 /// `expected` verdict and the judge's `verdict`, one call and no tokens, for tests.
 #[cfg(test)]
-pub(crate) fn test_check(kind: &str, criterion: &str, expected: &str, verdict: &str) -> CheckRow {
-    CheckRow {
+pub(crate) fn test_probe(kind: &str, criterion: &str, expected: &str, verdict: &str) -> ProbeRow {
+    ProbeRow {
         kind: kind.into(),
         criterion: criterion.into(),
         config_id: "A".into(),

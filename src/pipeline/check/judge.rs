@@ -15,24 +15,23 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::batching;
-use super::judge_step::check_budget;
-use super::swept::Swept;
 use crate::check::CheckError;
-use crate::check::judged::{self, Asked, JudgeGate};
+use crate::check::judged::{self, Asked, Compared, JudgeGate, JudgeModels};
 use crate::check::verdict::GateSettings;
 use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::fingerprint::Fingerprints;
 use crate::golden::GoldenSet;
-use crate::judge::check::{CheckRow, load_checks};
+use crate::judge::probes::{ProbeRow, load_probes};
 use crate::judge::trust::trust;
 use crate::judge::{
     self, Fingerprint, Finished, JudgeError, JudgeQuestionRow, JudgeSettings, PromptSet, Setup,
 };
 use crate::llm::config::redact_url;
-use crate::llm::{ClientConfig, LlmClient};
+use crate::llm::format::ResponseFormatKind;
+use crate::pipeline::judge_session::{self, Budget, Session};
+use crate::pipeline::swept::Swept;
 use crate::plan::Plan;
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
@@ -42,19 +41,27 @@ use crate::sweep::grid::ConfigCut;
 pub(super) struct BaselineJudge {
     criteria: Vec<String>,
     rows: Vec<JudgeQuestionRow>,
-    checks: Vec<CheckRow>,
+    probes: Vec<ProbeRow>,
     fingerprint: Option<Fingerprint>,
     settings: JudgeSettings,
-    /// The server its judge stage called (credentials redacted), from its manifest's
-    /// `config.judged.server`, and the `[llm] json_mode` it asked verdicts with.
-    client: (Option<String>, String),
+    /// How its judge stage asked for verdicts.
+    client: JudgeClient,
+}
+
+/// How a baseline's judge stage asked for verdicts, beside what its fingerprint holds.
+struct JudgeClient {
+    /// The server it called (credentials redacted), from the manifest's
+    /// `config.judged.server`; `None` in a manifest of an older chunksweep.
+    server: Option<String>,
+    /// The `[llm] json_mode` it asked verdicts with.
+    json_mode: ResponseFormatKind,
 }
 
 /// The judge a check asks: its fingerprint, the server it calls (redacted) and the json_mode.
 pub(super) struct JudgeNow<'a> {
     fingerprint: &'a Fingerprint,
     server: &'a str,
-    json_mode: String,
+    json_mode: ResponseFormatKind,
 }
 
 impl BaselineJudge {
@@ -99,10 +106,13 @@ impl BaselineJudge {
         Ok(BaselineJudge {
             criteria,
             rows,
-            checks: load_checks(dir).map_err(damaged)?,
+            probes: load_probes(dir).map_err(damaged)?,
             fingerprint: Fingerprint::load(dir).map_err(damaged)?,
             settings: recorded.judge.clone(),
-            client: (server, json_mode(&recorded.llm)),
+            client: JudgeClient {
+                server,
+                json_mode: recorded.llm.json_mode,
+            },
         })
     }
 
@@ -117,14 +127,33 @@ impl BaselineJudge {
     }
 
     /// Its generator and judge models (from its judge_settings.json; `settings`' without one).
-    fn models(&self, settings: &JudgeSettings) -> (String, String) {
-        match &self.fingerprint {
-            Some(f) => (f.generator_model.clone(), f.judge_model.clone()),
-            None => (
-                settings.generator_model.clone(),
-                settings.judge_model.clone(),
-            ),
+    fn models(&self, settings: &JudgeSettings) -> JudgeModels {
+        let (generator, judge) = match &self.fingerprint {
+            Some(f) => (&f.generator_model, &f.judge_model),
+            None => (&settings.generator_model, &settings.judge_model),
+        };
+        JudgeModels {
+            generator: generator.clone(),
+            judge: judge.clone(),
         }
+    }
+
+    /// [`Self::standing`] on `questions` (those it judged among the shared ones): with none,
+    /// no criterion can gate.
+    fn standing_on(
+        &self,
+        questions: &[String],
+        now: &JudgeNow<'_>,
+    ) -> Vec<(String, Option<String>)> {
+        let mut standing = self.standing(now);
+        if questions.is_empty() {
+            for (_, why) in &mut standing {
+                why.get_or_insert_with(|| {
+                    "none of the questions the baseline judged for its pick is still shared unchanged (each was edited or removed since)".into()
+                });
+            }
+        }
+        standing
     }
 
     /// Per criterion, `None` when its verdicts can gate, else why not
@@ -134,7 +163,7 @@ impl BaselineJudge {
         let changed = match &self.fingerprint {
             Some(before) => {
                 let mut what = before.differences(now.fingerprint);
-                match &self.client.0 {
+                match &self.client.server {
                     Some(server) if server != now.server => {
                         what.push(format!("server {server} → {}", now.server));
                     }
@@ -144,15 +173,19 @@ impl BaselineJudge {
                         now.server
                     )),
                 }
-                if self.client.1 != now.json_mode {
-                    what.push(format!("json_mode {} → {}", self.client.1, now.json_mode));
+                if self.client.json_mode != now.json_mode {
+                    what.push(format!(
+                        "json_mode {} → {}",
+                        self.client.json_mode.as_str(),
+                        now.json_mode.as_str()
+                    ));
                 }
                 (!what.is_empty()).then(|| what.join("; "))
             }
             None => Some(format!("the baseline has no {}", files::JUDGE_SETTINGS)),
         };
         let measured = trust(
-            &self.checks,
+            &self.probes,
             &self.criteria,
             self.settings.min_control_tnr,
             self.settings.min_repeat_kappa,
@@ -164,14 +197,6 @@ impl BaselineJudge {
             changed.as_deref(),
         )
     }
-}
-
-/// The `[llm] json_mode` of `llm`, as a word.
-fn json_mode(llm: &ClientConfig) -> String {
-    serde_json::to_value(llm.json_mode)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Refuses the run folder `dir` when it holds judged answers made from other inputs than
@@ -221,7 +246,7 @@ pub(super) fn refuse_judged(dir: &Path) -> Result<(), Error> {
 }
 
 /// What [`judge`] did: the gate, and, when anything was judged, what the manifest records of it.
-pub(super) struct Judged {
+pub(super) struct JudgedGate {
     /// The answer-quality gate.
     pub gate: JudgeGate,
     /// SHA-256 of each prompt template used, by file name (`None`: nothing was judged).
@@ -230,63 +255,15 @@ pub(super) struct Judged {
     pub server: String,
 }
 
-/// Judges `candidate` on the questions of `shared` (unchanged since the baseline, golden-set
-/// order) that the baseline judged for its pick, with `plan`'s judge settings and client,
-/// resuming from the rows already in `dir`, and gates at one-sided level `alpha`.
+/// The judge's jobs of `candidate` on `questions` (ids) of the swept golden set, in its order.
 ///
 /// # Errors
-/// [`JudgeError`] for prompts, a budget the estimate passes (or unpriced under a budget), run
-/// files, a client that cannot be built, a server that refuses the key or the model; the
-/// sweep's errors when the candidate cannot be retrieved with.
-pub(super) async fn judge(
-    plan: &Plan,
+/// The sweep's errors when the candidate cannot be retrieved with.
+fn jobs_on(
     swept: &Swept,
-    (candidate, shared): (&ConfigCut, &[String]),
-    (baseline, inputs): (&BaselineJudge, &Fingerprints),
-    gate_settings: &GateSettings,
-    dir: &mut RunDir,
-    events: Events<'_>,
-) -> Result<Judged, Error> {
-    let settings = &plan.judge;
-    let server = redact_url(&plan.llm.resolved_base_url());
-    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
-        .map_err(JudgeError::from)?;
-    let now = Fingerprint::new(settings, &prompts);
-    let mut standing = baseline.standing(&JudgeNow {
-        fingerprint: &now,
-        server: &server,
-        json_mode: json_mode(&plan.llm),
-    });
-    let questions = baseline.judged_among(shared);
-    let models = baseline.models(settings);
-    if questions.is_empty() {
-        for (_, why) in &mut standing {
-            why.get_or_insert_with(|| {
-                "none of the questions the baseline judged for its pick is still shared unchanged (each was edited or removed since)".into()
-            });
-        }
-    }
-    let asked = |judged| Asked {
-        alpha: gate_settings.alpha,
-        fail_on_inconclusive: gate_settings.fail_on_inconclusive,
-        judged,
-    };
-    if standing.iter().all(|(_, why)| why.is_some()) {
-        events(RunEvent::Note(
-            "the judge cannot gate on any criterion (see check.md): nothing is sent".into(),
-        ));
-        return Ok(Judged {
-            gate: judged::gate(
-                &standing,
-                &questions,
-                (&baseline.rows, &[]),
-                models,
-                asked(false),
-            ),
-            prompt_sha256: None,
-            server,
-        });
-    }
+    candidate: &ConfigCut,
+    questions: &[String],
+) -> Result<Vec<judge::Job>, Error> {
     let wanted: HashSet<&str> = questions.iter().map(String::as_str).collect();
     let subset = GoldenSet {
         questions: swept
@@ -298,42 +275,105 @@ pub(super) async fn judge(
             .collect(),
         ..swept.golden.clone()
     };
-    let jobs = judge::plan_jobs(
+    Ok(judge::plan_jobs(
         &swept.corpus,
         &subset,
         std::slice::from_ref(candidate),
         &swept.tokens,
         &swept.context,
-    )?;
+    )?)
+}
+
+/// What a check judges, against what.
+pub(super) struct Judging<'a> {
+    /// The chunker under test.
+    pub candidate: &'a ConfigCut,
+    /// The questions shared unchanged with the baseline, golden-set order.
+    pub shared: &'a [String],
+    /// The baseline's judge stage.
+    pub baseline: &'a BaselineJudge,
+    /// The fingerprints of the inputs the answers are made from (judge_inputs.json).
+    pub inputs: &'a Fingerprints,
+}
+
+/// Judges `judging`'s candidate on the questions it shares with the baseline that the baseline
+/// judged for its pick, with `plan`'s judge settings and client, resuming from the rows already
+/// in `dir`, and gates at one-sided level `alpha`.
+///
+/// # Errors
+/// [`JudgeError`] for prompts, a budget the estimate passes (or unpriced under a budget), run
+/// files, a client that cannot be built, a server that refuses the key or the model; the
+/// sweep's errors when the candidate cannot be retrieved with.
+pub(super) async fn judge(
+    plan: &Plan,
+    swept: &Swept,
+    judging: Judging<'_>,
+    gate_settings: &GateSettings,
+    dir: &mut RunDir,
+    events: Events<'_>,
+) -> Result<JudgedGate, Error> {
+    let baseline = judging.baseline;
+    let settings = &plan.judge;
+    let server = redact_url(&plan.llm.resolved_base_url());
+    let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
+        .map_err(JudgeError::from)?;
+    let now = Fingerprint::new(settings, &prompts);
+    let questions = baseline.judged_among(judging.shared);
+    let standing = baseline.standing_on(
+        &questions,
+        &JudgeNow {
+            fingerprint: &now,
+            server: &server,
+            json_mode: plan.llm.json_mode,
+        },
+    );
+    // the gate on the answers under test (`judged`: whether they were asked for)
+    let gate = |candidate: &[JudgeQuestionRow], judged: bool| {
+        let asked = Asked {
+            alpha: gate_settings.alpha,
+            fail_on_inconclusive: gate_settings.fail_on_inconclusive,
+            judged,
+        };
+        let rows = Compared {
+            baseline: &baseline.rows,
+            candidate,
+        };
+        let models = baseline.models(settings);
+        judged::gate(&standing, &questions, rows, models, asked)
+    };
+    if standing.iter().all(|(_, why)| why.is_some()) {
+        events(RunEvent::Note(
+            "the judge cannot gate on any criterion (see check.md): nothing is sent".into(),
+        ));
+        return Ok(JudgedGate {
+            gate: gate(&[], false),
+            prompt_sha256: None,
+            server,
+        });
+    }
+    let jobs = jobs_on(swept, judging.candidate, &questions)?;
     let done = judge::load_finished(dir.path())?;
-    dir.write_json(files::JUDGE_INPUTS, inputs)?;
+    dir.write_json(files::JUDGE_INPUTS, judging.inputs)?;
     let todo: Vec<judge::Job> = judge::pending(&jobs, &done)
         .into_iter()
         .map(|i| jobs[i].clone())
         .collect();
     let estimate = judge::estimate(&todo, &prompts, settings, &plan.llm);
-    let client = LlmClient::new(plan.llm.clone()).map_err(JudgeError::from)?;
-    if plan.llm.batch.enabled {
-        batching::start(&plan.llm, &client, dir, events).await?;
-    }
-    check_budget(settings, &estimate, dir.path())?;
-    now.check_and_store(dir.path())?;
-    dir.record(files::JUDGE_SETTINGS);
-    events(RunEvent::Note(format!(
-        "judging `{}` on {} question(s) the baseline judged, {} already done: {}",
-        candidate.id(),
-        jobs.len(),
-        jobs.len() - todo.len(),
-        estimate.summary(
-            client.base_url(),
-            Some(&settings.generator_model),
-            &settings.judge_model
-        )
-    )));
-    events(RunEvent::Started {
-        step: Step::Judge,
-        total: estimate.calls as u64,
-    });
+    let session = Session {
+        llm: &plan.llm,
+        settings,
+        estimate: &estimate,
+        budget: Budget::WithRecordedSpend,
+        fingerprint: Some(&now),
+        generates: true,
+        what: format!(
+            "judging `{}` on {} question(s) the baseline judged, {} already done",
+            judging.candidate.id(),
+            jobs.len(),
+            jobs.len() - todo.len(),
+        ),
+    };
+    let client = judge_session::open(session, dir, events).await?;
     let prompt_sha256 = Some(prompts.hashes());
     let setup = Setup {
         settings: Arc::new(settings.clone()),
@@ -354,14 +394,8 @@ pub(super) async fn judge(
             run.spent_usd
         ),
     });
-    Ok(Judged {
-        gate: judged::gate(
-            &standing,
-            &questions,
-            (&baseline.rows, &run.rows),
-            models,
-            asked(true),
-        ),
+    Ok(JudgedGate {
+        gate: gate(&run.rows, true),
         prompt_sha256,
         server,
     })

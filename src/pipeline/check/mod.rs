@@ -22,12 +22,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::check_judge::{self, BaselineJudge};
+mod judge;
+
 use super::{record, runtime, swept};
 use crate::check::junit::junit;
 use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
-use crate::check::{self, Check, CheckError, Run};
+use crate::check::{self, Check, CheckError, Run, Runs};
 use crate::config::{
     ConfigError, ConfigFile, ContextSection, EmbedSection, RunOptions, SweepSection, merge,
 };
@@ -43,6 +44,7 @@ use crate::report::read::{ReadError, read_rows};
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::rows::{QuestionRow, SweepRow};
+use judge::BaselineJudge;
 use record::{JudgeRecord, RunRecord};
 
 /// What `check` is asked.
@@ -97,7 +99,8 @@ impl Baseline {
             Some(f) => f.chunker.chunker.config_id.clone(),
             None => {
                 let sweep: Vec<SweepRow> = read_rows(&dir.join(files::SWEEP))?;
-                let (cuts, _) = super::decide::select(&sweep, &questions, &record.plan.selection)?;
+                let (cuts, _) =
+                    crate::pipeline::decide::select(&sweep, &questions, &record.plan.selection)?;
                 cuts.primary().winner().config_id.clone()
             }
         };
@@ -177,49 +180,23 @@ pub fn check(
     // before anything is written: a folder of answers to other inputs (or, without --judge, of
     // any judged answers) is refused untouched
     if request.judge {
-        check_judge::check_inputs(&plan.run_dir, &now)?;
+        judge::check_inputs(&plan.run_dir, &now)?;
     } else {
-        check_judge::refuse_judged(&plan.run_dir)?;
+        judge::refuse_judged(&plan.run_dir)?;
     }
     let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
-    let rows = &swept.outcomes[0]
-        .cuts
-        .iter()
-        .find(|c| c.cut == cut)
-        .expect("the plan holds the baseline's cut")
-        .questions;
-    let baseline_id = baseline.pick.id();
-    let candidate_id = candidate.id();
-    let label = request.baseline.display().to_string();
-    let mut check = check::check(
-        &label,
-        &cut.tag(),
-        (
-            Run {
-                config_id: &baseline_id,
-                rows: &baseline.rows,
-                fingerprints: baseline.record.fingerprints.as_ref(),
-            },
-            Run {
-                config_id: &candidate_id,
-                rows,
-                fingerprints: Some(&now),
-            },
-        ),
-        &now,
-        request.settings,
-    )?;
+    let mut check = retrieval_check(request, &baseline, &swept, &candidate, &now)?;
     // the retrieval verdict is written first: a judge stage that stops with an error (a refused
     // key, the budget) leaves it, and says so in check.md
     write_check(&mut dir, &check, request.junit.as_deref())?;
-    let candidates = [candidate_id.clone()];
+    let candidates = [candidate.id()];
     let manifest = |dir: &mut RunDir, judged: Option<JudgeRecord<'_>>| {
         let wall_s = started.elapsed().as_secs_f64();
         record::write_manifest(
             dir,
             &plan,
             command,
-            (started_at, wall_s),
+            record::Timing { started_at, wall_s },
             &swept,
             &candidate,
             judged,
@@ -228,11 +205,15 @@ pub fn check(
     let judged = match &baseline_judge {
         Some(b) => {
             let shared = check.changes.shared.clone();
-            let judged = rt.block_on(check_judge::judge(
+            let judged = rt.block_on(judge::judge(
                 &plan,
                 &swept,
-                (&candidate, &shared),
-                (b, &now),
+                judge::Judging {
+                    candidate: &candidate,
+                    shared: &shared,
+                    baseline: b,
+                    inputs: &now,
+                },
                 &request.settings,
                 &mut dir,
                 events,
@@ -269,6 +250,45 @@ pub fn check(
         run_dir: plan.run_dir.clone(),
         warnings: baseline.record.warnings,
     })
+}
+
+/// The retrieval verdict of `candidate` (swept in `swept`, its fingerprints `now`) against the
+/// baseline's pick at the baseline's cut.
+///
+/// # Errors
+/// [`CheckError`] for settings out of range or no question shared unchanged.
+fn retrieval_check(
+    request: &CheckRequest,
+    baseline: &Baseline,
+    swept: &swept::Swept,
+    candidate: &ConfigCut,
+    now: &Fingerprints,
+) -> Result<Check, Error> {
+    let cut = baseline.pick.cut;
+    let rows = &swept.outcomes[0]
+        .cuts
+        .iter()
+        .find(|c| c.cut == cut)
+        .expect("the plan holds the baseline's cut")
+        .questions;
+    Ok(check::check(
+        &request.baseline.display().to_string(),
+        &cut.tag(),
+        Runs {
+            baseline: Run {
+                config_id: &baseline.pick.id(),
+                rows: &baseline.rows,
+                fingerprints: baseline.record.fingerprints.as_ref(),
+            },
+            candidate: Run {
+                config_id: &candidate.id(),
+                rows,
+                fingerprints: Some(now),
+            },
+        },
+        now,
+        request.settings,
+    )?)
 }
 
 /// Writes check.md, check.json and, when asked, the JUnit file at `junit_path`.
