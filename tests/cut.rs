@@ -8,7 +8,7 @@ use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
 use chunksweep::metrics::Cut;
 use chunksweep::sweep::{
-    ConfigCut, CutOutcome, Overlap, RetrieverKind, SweepSpec, expand, run_sweep,
+    ConfigCut, CutOutcome, Grid, Overlap, RetrieverKind, SweepSpec, expand, run_sweep,
 };
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
@@ -31,7 +31,10 @@ fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<CutOutcome> {
         &corpus,
         &tokens,
         &golden,
-        (&expand(&spec).unwrap(), &spec.cuts()),
+        Grid {
+            configs: &expand(&spec).unwrap(),
+            cuts: &spec.cuts(),
+        },
         &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
             &corpus, &spec,
         )),
@@ -139,7 +142,10 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
         &corpus,
         &tokens,
         &golden,
-        (&configs, &cuts),
+        Grid {
+            configs: &configs,
+            cuts: &cuts,
+        },
         &context,
         false,
         |_| {},

@@ -17,7 +17,7 @@ use chunksweep::prepare::vectors::{embed_chunks, embed_sentences};
 use chunksweep::retrieval::embeddings::EmbedSettings;
 use chunksweep::retrieval::hybrid::HybridSettings;
 use chunksweep::sweep::{
-    ConfigOutcome, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
+    ConfigOutcome, Grid, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
 };
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 use embed_support::embeddings_reply;
@@ -166,7 +166,10 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         &corpus,
         &tokens,
         &golden,
-        (&expand(&spec).unwrap(), &spec.cuts()),
+        Grid {
+            configs: &expand(&spec).unwrap(),
+            cuts: &spec.cuts(),
+        },
         &context,
         true,
         |_| {},
@@ -238,7 +241,10 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
         &corpus,
         &tokens,
         &golden,
-        (&expand(&spec).unwrap(), &spec.cuts()),
+        Grid {
+            configs: &expand(&spec).unwrap(),
+            cuts: &spec.cuts(),
+        },
         &Arc::new(context2),
         false,
         |_| {},
@@ -290,7 +296,10 @@ async fn semantic_chunking_splits_at_the_topic_shift() {
         &corpus,
         &tokens,
         &golden,
-        (&expand(&spec).unwrap(), &spec.cuts()),
+        Grid {
+            configs: &expand(&spec).unwrap(),
+            cuts: &spec.cuts(),
+        },
         &Arc::new(context),
         true,
         |_| {},

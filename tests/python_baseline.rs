@@ -16,7 +16,7 @@ use chunksweep::retrieval::{AnalyzerKind, Bm25Settings};
 use std::sync::Arc;
 
 use chunksweep::sweep::{
-    ConfigIndex, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
+    ConfigIndex, Grid, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
 };
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 use serde_json::Value;
@@ -79,7 +79,10 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
         &corpus,
         &tokens,
         &golden,
-        (&configs, &spec.cuts()),
+        Grid {
+            configs: &configs,
+            cuts: &spec.cuts(),
+        },
         &context,
         false,
         |_| {},

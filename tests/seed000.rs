@@ -14,7 +14,9 @@ use chunksweep::chunking::Strategy;
 use chunksweep::corpus::load_corpus;
 use chunksweep::golden::{self, GoldenFormat};
 use chunksweep::retrieval::{AnalyzerKind, Bm25Settings};
-use chunksweep::sweep::{Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep};
+use chunksweep::sweep::{
+    Grid, Overlap, RetrievalContext, RetrieverKind, SweepSpec, expand, run_sweep,
+};
 use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 
 #[test]
@@ -41,7 +43,10 @@ fn seed_000_table_is_reproduced() {
         &corpus,
         &tokens,
         &golden,
-        (&expand(&spec).unwrap(), &spec.cuts()),
+        Grid {
+            configs: &expand(&spec).unwrap(),
+            cuts: &spec.cuts(),
+        },
         &Arc::new(RetrievalContext::for_spec(&corpus, &spec)),
         false,
         |_| {},

@@ -16,7 +16,7 @@ use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
 use crate::report::manifest::PhaseTimes;
 use crate::report::run_dir::RunDir;
 use crate::sweep::SweepError;
-use crate::sweep::driver::run_sweep;
+use crate::sweep::driver::{Grid, run_sweep};
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::RetrievalContext;
 use crate::sweep::rows::{ConfigOutcome, QuestionRow, SweepRow};
@@ -275,7 +275,10 @@ fn sweep_prepared(
         &corpus,
         &tokens,
         &golden,
-        (&plan.configs, &plan.sweep.cuts()),
+        Grid {
+            configs: &plan.configs,
+            cuts: &plan.sweep.cuts(),
+        },
         &context,
         plan.dump_chunks,
         |o| {

@@ -13,7 +13,9 @@ use super::embed_cache::{CacheError, EmbedCache};
 use crate::exit::ExitClass;
 use crate::llm::cost::{count_tokens, estimate_embed_tokens};
 use crate::llm::{CallRecord, ClientConfig, EmbedRequest, LlmClient, LlmError};
-use crate::retrieval::embeddings::{EmbedSettings, EmbeddingError, Embeddings, Role, text_hash};
+use crate::retrieval::embeddings::{
+    EmbedRole, EmbedSettings, EmbeddingError, Embeddings, text_hash,
+};
 use crate::sweep::error::SweepError;
 
 /// Errors of the embedding step.
@@ -207,11 +209,14 @@ impl Embedder {
         let mut out = Embeddings::new(
             self.settings.clone(),
             llm.model(&self.settings.model).input_usd_per_mtok,
-            llm.model(self.settings.model_for(Role::Query))
+            llm.model(self.settings.model_for(EmbedRole::Query))
                 .input_usd_per_mtok,
         );
         let mut tasks = tokio::task::JoinSet::new();
-        for (role, texts) in [(Role::Document, documents), (Role::Query, queries)] {
+        for (role, texts) in [
+            (EmbedRole::Document, documents),
+            (EmbedRole::Query, queries),
+        ] {
             let model = self.settings.model_for(role).to_string();
             let mut seen = std::collections::HashSet::new();
             let mut todo: Vec<String> = Vec::new();

@@ -32,7 +32,7 @@ use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::{CallRecord, ClientConfig, LlmClient};
-use crate::retrieval::embeddings::{EmbedSettings, Role};
+use crate::retrieval::embeddings::{EmbedRole, EmbedSettings};
 use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
 use crate::tokenize::CorpusTokens;
@@ -315,7 +315,7 @@ pub async fn prepare(
             });
             would.embed = Some(stats.clone());
             let settings = embedder.settings();
-            would.embed_priced = [Role::Document, Role::Query].iter().all(|&r| {
+            would.embed_priced = [EmbedRole::Document, EmbedRole::Query].iter().all(|&r| {
                 inputs
                     .llm
                     .model(settings.model_for(r))

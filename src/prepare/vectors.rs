@@ -22,7 +22,7 @@ use super::embed::{EmbedError, EmbedStats, Embedder};
 use crate::chunking::{Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
-use crate::retrieval::embeddings::Role;
+use crate::retrieval::embeddings::EmbedRole;
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{RetrievalContext, prefixed_chunks};
 use crate::tokenize::CorpusTokens;
@@ -95,7 +95,7 @@ pub async fn embed_chunks(
             }
             // over-long input (prefix included) is named with its configuration
             settings
-                .prepare(Role::Document, &text)
+                .prepare(EmbedRole::Document, &text)
                 .map_err(|source| EmbedError::TooLongIn {
                     config: config.id(),
                     source,

@@ -2,7 +2,7 @@
 //! chunker and versions made each external configuration, what its sizes count, and how its
 //! chunks were placed in their documents (docs/chunkers.md).
 
-use super::doc::{Align, Block, Prose, DocSection, Table};
+use super::doc::{Align, Block, DocSection, Prose, Table};
 use crate::chunking::external::PlacementCounts;
 
 /// The section, or `None` for a run without external chunkers.

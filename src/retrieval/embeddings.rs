@@ -1,4 +1,4 @@
-//! Embeddings as plain values: which side a text is on ([`Role`]), the `[embed]` settings
+//! Embeddings as plain values: which side a text is on ([`EmbedRole`]), the `[embed]` settings
 //! ([`EmbedSettings`]: models, instruction prefixes, the input limit), and the map of vectors a
 //! sweep reads ([`Embeddings`]). Making them talks to a server: see [`crate::prepare::embed`].
 //!
@@ -48,7 +48,7 @@ pub enum EmbeddingError {
     )]
     TooLong {
         /// `query` or `document`.
-        role: Role,
+        role: EmbedRole,
         /// Its tokens (cl100k, prefix included).
         tokens: usize,
         /// The limit.
@@ -62,7 +62,7 @@ pub enum EmbeddingError {
     )]
     Missing {
         /// `query` or `document`.
-        role: Role,
+        role: EmbedRole,
         /// Its first characters.
         preview: String,
     },
@@ -88,18 +88,18 @@ impl EmbeddingError {
 /// Which side of retrieval a text is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Role {
+pub enum EmbedRole {
     /// Chunks and sentences.
     Document,
     /// Questions.
     Query,
 }
 
-impl std::fmt::Display for Role {
+impl std::fmt::Display for EmbedRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Role::Document => "document",
-            Role::Query => "query",
+            EmbedRole::Document => "document",
+            EmbedRole::Query => "query",
         })
     }
 }
@@ -194,7 +194,7 @@ impl EmbedSettings {
                 "batch_size and max_input_tokens must be at least 1".into(),
             ));
         }
-        if self.model.trim().is_empty() || self.model_for(Role::Query).trim().is_empty() {
+        if self.model.trim().is_empty() || self.model_for(EmbedRole::Query).trim().is_empty() {
             return Err(EmbeddingError::Config(
                 "model and query_model must be named".into(),
             ));
@@ -203,10 +203,10 @@ impl EmbedSettings {
     }
 
     /// The model of a side.
-    pub fn model_for(&self, role: Role) -> &str {
+    pub fn model_for(&self, role: EmbedRole) -> &str {
         match role {
-            Role::Document => &self.model,
-            Role::Query => self.query_model.as_deref().unwrap_or(&self.model),
+            EmbedRole::Document => &self.model,
+            EmbedRole::Query => self.query_model.as_deref().unwrap_or(&self.model),
         }
     }
 
@@ -234,10 +234,10 @@ impl EmbedSettings {
     ///
     /// # Errors
     /// [`EmbeddingError::TooLong`] when it is too long and overflow is `error`.
-    pub fn prepare(&self, role: Role, text: &str) -> Result<(String, bool), EmbeddingError> {
+    pub fn prepare(&self, role: EmbedRole, text: &str) -> Result<(String, bool), EmbeddingError> {
         let prefix = match role {
-            Role::Document => &self.document_prefix,
-            Role::Query => &self.query_prefix,
+            EmbedRole::Document => &self.document_prefix,
+            EmbedRole::Query => &self.query_prefix,
         };
         let sent = format!("{prefix}{text}");
         // a cl100k token is at least one byte, so a short text needs no count
@@ -284,9 +284,9 @@ pub struct Embedded {
 #[derive(Debug, Clone, Default)]
 pub struct Embeddings {
     settings: Option<EmbedSettings>,
-    map: HashMap<(Role, [u8; 32]), Embedded>,
+    map: HashMap<(EmbedRole, [u8; 32]), Embedded>,
     /// Price per input token in USD of each side's model (`None`: unknown).
-    usd_per_token: HashMap<Role, Option<f64>>,
+    usd_per_token: HashMap<EmbedRole, Option<f64>>,
 }
 
 impl Embeddings {
@@ -298,8 +298,8 @@ impl Embeddings {
         query_usd_per_mtok: Option<f64>,
     ) -> Self {
         let mut usd_per_token = HashMap::new();
-        usd_per_token.insert(Role::Document, doc_usd_per_mtok.map(|p| p / 1e6));
-        usd_per_token.insert(Role::Query, query_usd_per_mtok.map(|p| p / 1e6));
+        usd_per_token.insert(EmbedRole::Document, doc_usd_per_mtok.map(|p| p / 1e6));
+        usd_per_token.insert(EmbedRole::Query, query_usd_per_mtok.map(|p| p / 1e6));
         Embeddings {
             settings: Some(settings),
             map: HashMap::new(),
@@ -338,7 +338,7 @@ impl Embeddings {
     /// [`EmbeddingError::Vector`] for a zero vector.
     pub fn insert(
         &mut self,
-        role: Role,
+        role: EmbedRole,
         sent: &str,
         mut vector: Vec<f32>,
         ms: f64,
@@ -360,7 +360,7 @@ impl Embeddings {
     /// # Errors
     /// [`EmbeddingError::Missing`] when it was not embedded (or no settings),
     /// [`EmbeddingError::TooLong`] as [`EmbedSettings::prepare`].
-    pub fn get(&self, role: Role, text: &str) -> Result<&Embedded, EmbeddingError> {
+    pub fn get(&self, role: EmbedRole, text: &str) -> Result<&Embedded, EmbeddingError> {
         let missing = || EmbeddingError::Missing {
             role,
             preview: text.chars().take(60).collect(),
@@ -376,16 +376,16 @@ impl Embeddings {
     /// As [`Embeddings::get`].
     pub fn chunk(&self, chunk: &Chunk, corpus: &Corpus) -> Result<&Embedded, EmbeddingError> {
         match &self.settings {
-            Some(s) => self.get(Role::Document, &s.chunk_text(chunk, corpus)),
+            Some(s) => self.get(EmbedRole::Document, &s.chunk_text(chunk, corpus)),
             None => Err(EmbeddingError::Missing {
-                role: Role::Document,
+                role: EmbedRole::Document,
                 preview: chunk.text(corpus).chars().take(60).collect(),
             }),
         }
     }
 
     /// Cost in USD of `tokens` input tokens on side `role` (`None`: no price).
-    pub fn cost_usd(&self, role: Role, tokens: usize) -> Option<f64> {
+    pub fn cost_usd(&self, role: EmbedRole, tokens: usize) -> Option<f64> {
         self.usd_per_token
             .get(&role)
             .copied()
@@ -396,7 +396,9 @@ impl Embeddings {
 
 impl SentenceVectors for Embeddings {
     fn sentence_vector(&self, sentence: &str) -> Option<&[f32]> {
-        self.get(Role::Document, sentence).ok().map(|e| &*e.vector)
+        self.get(EmbedRole::Document, sentence)
+            .ok()
+            .map(|e| &*e.vector)
     }
 }
 
@@ -412,9 +414,9 @@ mod tests {
             max_input_tokens: 4,
             ..EmbedSettings::default()
         };
-        assert_eq!(s.prepare(Role::Query, "hi").unwrap().0, "query: hi");
+        assert_eq!(s.prepare(EmbedRole::Query, "hi").unwrap().0, "query: hi");
         let err = s
-            .prepare(Role::Document, "one two three four five")
+            .prepare(EmbedRole::Document, "one two three four five")
             .unwrap_err();
         let n = count_tokens("passage: one two three four five") as usize;
         assert!(n > 4);
@@ -427,7 +429,7 @@ mod tests {
             ..s
         };
         let (sent, cut) = t
-            .prepare(Role::Document, "one two three four five")
+            .prepare(EmbedRole::Document, "one two three four five")
             .unwrap();
         assert!(cut);
         assert!("passage: one two three four five".starts_with(&sent));
@@ -442,13 +444,13 @@ mod tests {
             ..EmbedSettings::default()
         };
         let mut e = Embeddings::new(s, Some(1.0), None);
-        e.insert(Role::Document, "passage: abc", vec![3.0, 4.0], 2.0)
+        e.insert(EmbedRole::Document, "passage: abc", vec![3.0, 4.0], 2.0)
             .unwrap();
-        let got = e.get(Role::Document, "abc").unwrap();
+        let got = e.get(EmbedRole::Document, "abc").unwrap();
         assert_eq!(&*got.vector, &[0.6, 0.8]);
-        assert!(e.get(Role::Query, "abc").is_err());
-        assert!(e.get(Role::Document, "passage: abc").is_err());
-        assert_eq!(e.cost_usd(Role::Document, 1_000_000), Some(1.0));
-        assert_eq!(e.cost_usd(Role::Query, 10), None);
+        assert!(e.get(EmbedRole::Query, "abc").is_err());
+        assert!(e.get(EmbedRole::Document, "passage: abc").is_err());
+        assert_eq!(e.cost_usd(EmbedRole::Document, 1_000_000), Some(1.0));
+        assert_eq!(e.cost_usd(EmbedRole::Query, 10), None);
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::bm25::Bm25Index;
 use super::dense::DenseIndex;
-use super::embeddings::{EmbeddingError, Embeddings, Role};
+use super::embeddings::{EmbedRole, EmbeddingError, Embeddings};
 use super::hybrid::HybridSettings;
 use super::retriever::{MarginScale, Ranked, RetrievalError, Retriever};
 
@@ -32,7 +32,7 @@ pub trait QueryVectors: Send + Sync {
 
 impl QueryVectors for Embeddings {
     fn query_vector(&self, query: &str) -> Result<&[f32], EmbeddingError> {
-        Ok(&self.get(Role::Query, query)?.vector)
+        Ok(&self.get(EmbedRole::Query, query)?.vector)
     }
 }
 

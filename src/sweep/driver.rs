@@ -14,6 +14,15 @@ use crate::golden::GoldenSet;
 use crate::metrics::Cut;
 use crate::tokenize::CorpusTokens;
 
+/// What a sweep runs: configurations, each read at every cut.
+#[derive(Debug, Clone, Copy)]
+pub struct Grid<'a> {
+    /// The configurations ([`crate::sweep::expand`]).
+    pub configs: &'a [ConfigSpec],
+    /// Where each configuration's ranked list is cut ([`crate::sweep::SweepSpec::cuts`]).
+    pub cuts: &'a [Cut],
+}
+
 /// Runs every configuration of `configs` (in parallel), each read at every cut of `cuts` (see
 /// [`run_config`]; the grid's configurations and cuts: [`crate::sweep::expand`] and
 /// [`crate::sweep::SweepSpec::cuts`]), calling `on_done` as each finishes. Results come back in the order of
@@ -28,7 +37,7 @@ pub fn run_sweep(
     corpus: &Corpus,
     tokens: &CorpusTokens,
     golden: &GoldenSet,
-    (configs, cuts): (&[ConfigSpec], &[Cut]),
+    Grid { configs, cuts }: Grid<'_>,
     context: &Arc<RetrievalContext>,
     keep_chunks: bool,
     on_done: impl Fn(&ConfigOutcome) + Sync,

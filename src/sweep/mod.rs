@@ -17,7 +17,7 @@ pub mod index;
 pub mod rows;
 pub mod score;
 
-pub use driver::run_sweep;
+pub use driver::{Grid, run_sweep};
 pub use error::SweepError;
 pub use grid::{ConfigCut, ConfigSpec, Overlap, RetrieverKind, SweepSpec, expand};
 pub use index::{ConfigIndex, RetrievalContext};

@@ -18,7 +18,7 @@ use crate::golden::GoldenSet;
 use crate::metrics::{
     self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, cut_ranking, rank_facts,
 };
-use crate::retrieval::embeddings::Role;
+use crate::retrieval::embeddings::EmbedRole;
 use crate::tokenize::CorpusTokens;
 
 fn ms_since(t: Instant) -> f64 {
@@ -413,7 +413,7 @@ pub fn config_embed_cost(
         cost_usd: Some(0.0),
         ..EmbedCost::default()
     };
-    for (role, texts) in [(Role::Document, docs), (Role::Query, queries)] {
+    for (role, texts) in [(EmbedRole::Document, docs), (EmbedRole::Query, queries)] {
         let mut seen = HashSet::new();
         let mut role_tokens = 0;
         for t in &texts {
