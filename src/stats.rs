@@ -139,6 +139,19 @@ pub fn mcnemar_paired(first: &[bool], second: &[bool]) -> McNemar {
 /// ratio of small integers, so real differences are at least 1/spans).
 pub const SIGN_TIE: f64 = 1e-9;
 
+/// The default significance level α, as a literal for help texts built with `concat!`
+/// ([`DEFAULT_ALPHA`] is its value).
+#[macro_export]
+macro_rules! default_alpha {
+    () => {
+        0.05
+    };
+}
+
+/// The default significance level α of every test chunksweep decides with: the selection's,
+/// the judge's and `check`'s (each a setting of its own, `--alpha`).
+pub const DEFAULT_ALPHA: f64 = default_alpha!();
+
 /// Exact two-sided sign test (Dixon and Mood 1946) on paired graded outcomes, one per question in
 /// the same order, e.g. per-question span recall of two configurations: `b` counts questions
 /// where `first` is higher, `c` where `second` is higher (differences within [`SIGN_TIE`] are

@@ -42,7 +42,7 @@ impl Default for GateSettings {
     fn default() -> Self {
         GateSettings {
             delta: DEFAULT_DELTA,
-            alpha: 0.05,
+            alpha: crate::stats::DEFAULT_ALPHA,
             max_drop: 0.10,
             fail_on_inconclusive: false,
         }

@@ -209,7 +209,8 @@ pub struct JudgeSection {
     /// [`crate::budget::MaxCostFlag`]).
     #[arg(skip)]
     pub max_cost_usd: Option<f64>,
-    /// Significance level of the paired McNemar tests (default 0.05).
+    /// Significance level of the paired McNemar tests (default
+    /// [`crate::stats::DEFAULT_ALPHA`]).
     #[arg(skip)]
     pub alpha: Option<f64>,
     /// Judge only the first N questions of the golden set (the sweep still scores all).
@@ -257,8 +258,12 @@ pub struct SelectionSection {
     #[arg(long, value_name = "RULE")]
     pub rule: Option<Rule>,
     /// Significance level of the paired tests and the one-sided non-inferiority bound (default
-    /// 0.05).
-    #[arg(long, value_name = "P")]
+    /// [`crate::stats::DEFAULT_ALPHA`]).
+    #[arg(long, value_name = "P", help = concat!(
+        "Significance level of the paired tests and the one-sided non-inferiority bound (default ",
+        crate::default_alpha!(),
+        ")"
+    ))]
     pub alpha: Option<f64>,
     /// Non-inferiority margin δ on span recall@k, rule `equivalence` (absolute; default
     /// [`crate::select::DEFAULT_DELTA`]).

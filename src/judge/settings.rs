@@ -65,7 +65,7 @@ pub struct JudgeSettings {
     pub concurrency: usize,
     /// Stop before spending more than this, in USD (`None`: no cap).
     pub max_cost_usd: Option<f64>,
-    /// Significance level of the paired McNemar tests (default 0.05).
+    /// Significance level of the paired McNemar tests (default [`crate::stats::DEFAULT_ALPHA`]).
     pub alpha: f64,
     /// Judge only the first this many questions of the golden set, in file order (`None`: all).
     /// A cost control for smoke tests and slow local models; the sweep always scores all.
@@ -113,7 +113,7 @@ impl Default for JudgeSettings {
             concurrency: 4,
             max_cost_usd: None,
             max_questions: None,
-            alpha: 0.05,
+            alpha: crate::stats::DEFAULT_ALPHA,
             prompts_dir: None,
             controls: true,
             control_fraction: 0.1,

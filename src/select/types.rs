@@ -85,7 +85,7 @@ impl Default for SelectionSettings {
     fn default() -> Self {
         SelectionSettings {
             rule: Rule::Equivalence,
-            alpha: 0.05,
+            alpha: crate::stats::DEFAULT_ALPHA,
             delta: DEFAULT_DELTA,
             margin_tolerance: 0.03,
             recall_tolerance: 0.02,
