@@ -425,3 +425,76 @@ fn a_config_in_the_current_folder_runs_its_chunker_there() {
         ["toy.py"]
     );
 }
+
+#[test]
+fn precomputed_chunks_equal_to_a_built_ins_are_its_alias() {
+    // the recursive strategy's own chunks at 64 tokens, written as a precomputed chunks file
+    let t = tempfile::tempdir().unwrap();
+    let dump = t.path().join("dump");
+    let handbook = [
+        "--config",
+        "datasets/handbook.toml",
+        "--sizes",
+        "64",
+        "--quiet",
+    ];
+    let o = chunksweep()
+        .args(["sweep", "--strategies", "recursive", "--dump-chunks"])
+        .args(handbook)
+        .arg("--out")
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let corpus = root().join("datasets/handbook");
+    let mut by_doc: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
+    let dumped =
+        std::fs::read_to_string(dump.join("chunks/recursive-64-o9-none-bm25-k5.jsonl")).unwrap();
+    for line in dumped.lines() {
+        let c: serde_json::Value = serde_json::from_str(line).unwrap();
+        let doc = c["doc"].as_str().unwrap().to_string();
+        let text: Vec<char> = std::fs::read_to_string(corpus.join(&doc))
+            .unwrap()
+            .chars()
+            .collect();
+        let (s, e) = (
+            c["start"].as_u64().unwrap() as usize,
+            c["end"].as_u64().unwrap() as usize,
+        );
+        let chunk = text[s..e].iter().collect::<String>();
+        by_doc
+            .entry(doc)
+            .or_default()
+            .push(serde_json::json!({"text": chunk, "start": s, "end": e}));
+    }
+    let chunks = t.path().join("chunks");
+    std::fs::create_dir_all(&chunks).unwrap();
+    let mut file = vec![r#"{"protocol": "chunksweep-chunker", "version": 1, "chunker": "copy", "versions": {"copy": "1"}}"#.to_string()];
+    for (doc, cs) in &by_doc {
+        file.push(serde_json::json!({"id": doc, "chunks": cs}).to_string());
+    }
+    std::fs::write(chunks.join("mine-64-o9.jsonl"), file.join("\n")).unwrap();
+    let out = t.path().join("run");
+    let o = chunksweep()
+        .args(["sweep", "--strategies", "recursive,mine", "--chunks"])
+        .arg(&chunks)
+        .args(handbook)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let row = placement(&out);
+    assert_eq!(column(&row, "config"), "mine-64-o9");
+    assert_eq!(column(&row, "placed_given"), column(&row, "chunks"));
+    // one row of the selection, the external configuration named as the built-in's alias
+    let mut r = csv::Reader::from_path(out.join("selection.csv")).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let get = |rec: &csv::StringRecord, name: &str| {
+        rec[headers.iter().position(|h| h == name).unwrap()].to_string()
+    };
+    assert_eq!(rows.len(), 1);
+    assert_eq!(get(&rows[0], "config_id"), "recursive-64-o9-none-bm25-k5");
+    assert_eq!(get(&rows[0], "aliases"), "mine-64-o9-none-bm25-k5");
+}
