@@ -133,6 +133,7 @@ fn main() {
         unit,
         timeout_s: 600.0,
         max_unlocated_share: 0.0,
+        files: Vec::new(),
         dir: root.to_path_buf(),
     };
     // the requests chunksweep sends, in a file

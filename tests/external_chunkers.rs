@@ -498,3 +498,39 @@ fn precomputed_chunks_equal_to_a_built_ins_are_its_alias() {
     assert_eq!(get(&rows[0], "config_id"), "recursive-64-o9-none-bm25-k5");
     assert_eq!(get(&rows[0], "aliases"), "mine-64-o9-none-bm25-k5");
 }
+
+#[test]
+fn a_file_the_chunker_imports_is_in_its_fingerprint_when_listed() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::copy(toy(), t.path().join("toy.py")).unwrap();
+    std::fs::write(t.path().join("helper.py"), "SIZE = 1\n").unwrap();
+    let config = config(
+        t.path(),
+        Path::new("toy.py"),
+        "ok",
+        r#"files = ["helper.py"]"#,
+    );
+    let base = t.path().join("base");
+    assert_eq!(sweep(&config, &base).0, 0);
+    std::fs::write(t.path().join("helper.py"), "SIZE = 2\n").unwrap();
+    let conf = config.display().to_string();
+    let out = t.path().join("changed");
+    let (code, _, stderr, json) = check(&base, &out, &["--config", &conf]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        json["changes"]["chunker"]["settings"][0]["name"],
+        "external.files.helper.py"
+    );
+    // chunked again, not read from the cache
+    assert_eq!(column(&placement(&out), "documents_cached"), "0");
+    let md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    assert!(md.contains("- Chunker: script helper.py changed."), "{md}");
+    // a listed file that does not exist is refused before anything runs
+    std::fs::remove_file(t.path().join("helper.py")).unwrap();
+    let (code, stderr) = sweep(&config, &t.path().join("missing"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("files names helper.py, which is not in"),
+        "{stderr}"
+    );
+}

@@ -427,10 +427,14 @@ fn changes_section(md: &mut String, check: &Check) {
 fn setting(s: &SettingChange) -> String {
     let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "not used".into());
     if let Some(file) = s.name.strip_prefix("external.files.") {
+        let what = match file.ends_with(".jsonl") {
+            true => "chunks file",
+            false => "script",
+        };
         return match (&s.before, &s.after) {
-            (Some(_), Some(_)) => format!("script {file} changed"),
-            (None, _) => format!("script {file} now hashed (not in the baseline's command)"),
-            (_, None) => format!("script {file} no longer in the command"),
+            (Some(_), Some(_)) => format!("{what} {file} changed"),
+            (None, _) => format!("{what} {file} now hashed (not in the baseline's chunker)"),
+            (_, None) => format!("{what} {file} no longer in the chunker"),
         };
     }
     let name = s.name.strip_prefix("external.versions.").unwrap_or(&s.name);

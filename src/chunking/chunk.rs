@@ -110,8 +110,8 @@ impl FromStr for Strategy {
         if let Some(built_in) = Strategy::BUILT_IN.into_iter().find(|st| st.name() == s) {
             return Ok(built_in);
         }
-        ExternalName::new(s).map(Strategy::External).map_err(|_| {
-            format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence, semantic, or the name of a chunker declared with [[chunkers]] or --chunker")
+        ExternalName::new(s).map(Strategy::External).map_err(|why| {
+            format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence, semantic, or the name of a chunker declared with [[chunkers]] or --chunker; it cannot be a chunker's name: {why}")
         })
     }
 }

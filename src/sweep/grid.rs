@@ -404,45 +404,50 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     let mut out = Vec::new();
     let mut invalid = Vec::new();
     for &strategy in &spec.strategies {
-        let files: Vec<&ChunkParams> = spec
+        let files: Vec<ChunkParams> = spec
             .precomputed
             .iter()
             .filter(|p| p.strategy == strategy)
+            .copied()
             .collect();
         for &size in &spec.sizes {
-            let params = match files.is_empty() {
-                true => ChunkParams {
+            // every precomputed file at this size (each with its own overlap), else the rule's
+            let all = match files.is_empty() {
+                true => vec![ChunkParams {
                     strategy,
                     chunk_size: size,
                     chunk_overlap: spec.overlap.tokens_for(size),
-                },
-                false => match files.iter().find(|p| p.chunk_size == size) {
-                    Some(&&p) => p,
-                    None => continue,
-                },
+                }],
+                false => files
+                    .iter()
+                    .filter(|p| p.chunk_size == size)
+                    .copied()
+                    .collect(),
             };
-            if let Err(source) = params.validate() {
-                let problem = SweepError::Chunk {
-                    strategy,
-                    size,
-                    source,
-                };
-                let problem = problem.to_string();
-                if !invalid.contains(&problem) {
-                    invalid.push(problem);
-                }
-                continue;
-            }
-            for &prefix in &spec.prefixes {
-                for &retriever in &spec.retrievers {
-                    let config = ConfigSpec {
-                        params,
-                        prefix,
-                        retriever,
-                        bm25: spec.bm25,
+            for params in all {
+                if let Err(source) = params.validate() {
+                    let problem = SweepError::Chunk {
+                        strategy,
+                        size,
+                        source,
                     };
-                    if !out.contains(&config) {
-                        out.push(config);
+                    let problem = problem.to_string();
+                    if !invalid.contains(&problem) {
+                        invalid.push(problem);
+                    }
+                    continue;
+                }
+                for &prefix in &spec.prefixes {
+                    for &retriever in &spec.retrievers {
+                        let config = ConfigSpec {
+                            params,
+                            prefix,
+                            retriever,
+                            bm25: spec.bm25,
+                        };
+                        if !out.contains(&config) {
+                            out.push(config);
+                        }
                     }
                 }
             }

@@ -117,6 +117,21 @@ pub fn place(
             Some((start, end)) => Some(given(doc, &chunk.text, start, end).map_err(|e| (i, e))?),
             None => search(text, &chunk.text, Cursor { from, end }, &mut squeezed),
         };
+        // found nowhere after the previous chunk's start but found before it: out of order
+        let whole = Window {
+            from: 0,
+            limit: text.len(),
+        };
+        if placed.is_none()
+            && let Some(prev) = previous
+            && let Some((s, _)) = find_exact(text, &chunk.text, whole)
+        {
+            let e = PlaceError::OutOfOrder {
+                start: doc.byte_to_char(s),
+                previous: doc.byte_to_char(prev),
+            };
+            return Err((i, e));
+        }
         if let Some(p) = &placed {
             if let Some(prev) = previous
                 && p.byte_start <= prev
@@ -172,28 +187,50 @@ struct Cursor {
 /// A chunk without offsets, searched for from byte `from`: exactly (first where the previous
 /// chunk ends, after any whitespace, when that is at or after `from`: a chunker without overlap
 /// starts there), with whitespace forgiven, then after each of its first line breaks (the text
-/// before one is an added prefix).
+/// before one is an added prefix). The three are tried near the previous chunk first (within
+/// a few chunk lengths of where it ends), then through the rest of the document, so that chunks
+/// in order cost time in proportion to their own length, not the document's.
 fn search(
     text: &str,
     chunk: &str,
     Cursor { from, end }: Cursor,
     squeezed: &mut Option<Squeezed>,
 ) -> Option<Placed> {
+    let next = end + (text[end..].len() - text[end..].trim_start().len());
+    if next >= from && text[next..].starts_with(chunk) {
+        return Some(Placed {
+            byte_start: next,
+            byte_end: next + chunk.len(),
+            added: String::new(),
+            how: Placement::Exact,
+        });
+    }
+    let near = from.max(end).saturating_add(2 * chunk.len() + 4096);
+    let sq = squeezed.get_or_insert_with(|| Squeezed::new(text));
+    [near.min(text.len()), text.len()]
+        .into_iter()
+        .find_map(|limit| search_within(text, chunk, Window { from, limit }, sq))
+}
+
+/// Where a match may lie: at or after byte `from`, ending at or before byte `limit`.
+#[derive(Clone, Copy)]
+struct Window {
+    from: usize,
+    limit: usize,
+}
+
+/// [`search`]'s three ways, each within `window`.
+fn search_within(text: &str, chunk: &str, window: Window, sq: &Squeezed) -> Option<Placed> {
     let placed = |(s, e): (usize, usize), added: &str, how| Placed {
         byte_start: s,
         byte_end: e,
         added: added.to_string(),
         how,
     };
-    let next = end + (text[end..].len() - text[end..].trim_start().len());
-    if next >= from && text[next..].starts_with(chunk) {
-        return Some(placed((next, next + chunk.len()), "", Placement::Exact));
-    }
-    if let Some(r) = find_exact(text, chunk, from) {
+    if let Some(r) = find_exact(text, chunk, window) {
         return Some(placed(r, "", Placement::Exact));
     }
-    let sq = squeezed.get_or_insert_with(|| Squeezed::new(text));
-    if let Some(r) = sq.find(chunk, from) {
+    if let Some(r) = sq.find(chunk, window) {
         return Some(placed(r, "", Placement::Whitespace));
     }
     let breaks = chunk
@@ -206,17 +243,17 @@ fn search(
         if added.is_empty() || rest.is_empty() {
             continue;
         }
-        if let Some(r) = find_exact(text, rest, from).or_else(|| sq.find(rest, from)) {
+        if let Some(r) = find_exact(text, rest, window).or_else(|| sq.find(rest, window)) {
             return Some(placed(r, added, Placement::AddedPrefix));
         }
     }
     None
 }
 
-/// The first exact occurrence of `needle` at or after byte `from`.
-fn find_exact(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
-    memmem::find(&text.as_bytes()[from..], needle.as_bytes())
-        .map(|i| (from + i, from + i + needle.len()))
+/// The first exact occurrence of `needle` within `window` (byte offsets of `text`).
+fn find_exact(text: &str, needle: &str, window: Window) -> Option<(usize, usize)> {
+    let hay = text.as_bytes().get(window.from..window.limit)?;
+    memmem::find(hay, needle.as_bytes()).map(|i| (window.from + i, window.from + i + needle.len()))
 }
 
 /// A text with each run of whitespace squeezed to one space, and where each of its bytes came
@@ -249,14 +286,17 @@ impl Squeezed {
     }
 
     /// The original byte range of the first occurrence of `needle` (trimmed, whitespace
-    /// squeezed) that starts at or after original byte `from`.
-    fn find(&self, needle: &str, from: usize) -> Option<(usize, usize)> {
+    /// squeezed) within `window` of the original.
+    fn find(&self, needle: &str, window: Window) -> Option<(usize, usize)> {
         let needle = Squeezed::new(needle.trim()).text;
         if needle.is_empty() {
             return None;
         }
-        let at = self.origin.partition_point(|&o| o < from);
-        let (s, e) = find_exact(&self.text, &needle, at)?;
+        let squeezed = Window {
+            from: self.origin.partition_point(|&o| o < window.from),
+            limit: self.origin.partition_point(|&o| o < window.limit),
+        };
+        let (s, e) = find_exact(&self.text, &needle, squeezed)?;
         // the needle is trimmed: its last byte is the last byte of a character that is not
         // whitespace, kept one for one
         let end = self.origin[e - 1] + 1;

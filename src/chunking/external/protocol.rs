@@ -104,9 +104,12 @@ pub enum LineProblem {
 
 impl std::fmt::Display for LineProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // the parser's message can quote a whole chunk: shortened
         match self {
-            LineProblem::NotJson(e) => write!(f, "not JSON ({e})"),
-            LineProblem::NotProtocol(e) => write!(f, "not a line of the protocol ({e})"),
+            LineProblem::NotJson(e) => write!(f, "not JSON ({})", shorten(e)),
+            LineProblem::NotProtocol(e) => {
+                write!(f, "not a line of the protocol ({})", shorten(e))
+            }
         }
     }
 }

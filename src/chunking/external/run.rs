@@ -115,13 +115,38 @@ fn reported(identity: &Identity) -> String {
 }
 
 /// SHA-256 of each argument of `spec.command` that names a file in its folder.
+/// SHA-256 of each argument of `spec.command` that names a file in its folder, and of each
+/// entry of `spec.files` (a folder: of its files' paths and contents, in path order, Python's
+/// `__pycache__` left out), by the path as written.
 fn hashed_files(spec: &ChunkerSpec) -> BTreeMap<String, String> {
-    spec.command
-        .iter()
-        .filter_map(|arg| {
-            let path = spec.dir.join(arg);
-            let bytes = std::fs::read(&path).ok().filter(|_| path.is_file())?;
-            Some((arg.clone(), hex::encode(Sha256::digest(bytes))))
+    let named = spec.command.iter().filter(|a| spec.dir.join(a).is_file());
+    let listed = spec.files.iter().map(|f| f.to_string_lossy().into_owned());
+    named
+        .cloned()
+        .chain(listed)
+        .filter_map(|written| {
+            let path = spec.dir.join(&written);
+            let mut h = Sha256::new();
+            let mut files: Vec<_> = walkdir::WalkDir::new(&path)
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+                .filter(|e| {
+                    !e.path()
+                        .components()
+                        .any(|c| c.as_os_str() == "__pycache__")
+                })
+                .map(|e| e.into_path())
+                .collect();
+            files.sort();
+            for file in &files {
+                let bytes = std::fs::read(file).ok()?;
+                let name = file.strip_prefix(&path).unwrap_or(file).to_string_lossy();
+                h.update((name.len() as u64).to_le_bytes());
+                h.update(name.as_bytes());
+                h.update(Sha256::digest(&bytes));
+            }
+            (!files.is_empty()).then(|| (written, hex::encode(h.finalize())))
         })
         .collect()
 }
@@ -155,12 +180,10 @@ pub fn identify(
     {
         let fail = |problem| ExternalError::new(&spec.name, problem);
         let sink = |line: &str| (inputs.stderr)(&spec.name, line);
-        return std::thread::scope(|scope| {
-            let mut session = Session::start(spec, scope, &sink).map_err(fail)?;
-            let identity = identity_of(spec, &session);
-            session.exchange(std::iter::empty(), |_| Ok(()))?;
-            Ok(identity)
-        });
+        let mut session = Session::start(spec, &sink).map_err(fail)?;
+        let identity = identity_of(spec, &session);
+        session.exchange(std::iter::empty(), |_| Ok(()))?;
+        return Ok(identity);
     }
     match inputs.files.iter().find(|f| f.params == *params) {
         Some(file) => Ok(precomputed::read(file, inputs.corpus)?.0),
@@ -182,27 +205,8 @@ fn run_one(
     cache: Option<&ChunkerCache>,
 ) -> Result<(Identity, Vec<Responses>), ExternalError> {
     let sink = |line: &str| (inputs.stderr)(&spec.name, line);
-    std::thread::scope(|scope| {
-        run_session(
-            inputs,
-            spec,
-            wanted,
-            cache,
-            Session::start(spec, scope, &sink),
-        )
-    })
-}
-
-/// [`run_one`] with its session started (or not).
-fn run_session(
-    inputs: &ExternalInputs<'_>,
-    spec: &ChunkerSpec,
-    wanted: &[ChunkParams],
-    cache: Option<&ChunkerCache>,
-    session: Result<Session<'_>, Problem>,
-) -> Result<(Identity, Vec<Responses>), ExternalError> {
     let fail = |problem| ExternalError::new(&spec.name, problem);
-    let mut session = session.map_err(fail)?;
+    let mut session = Session::start(spec, &sink).map_err(fail)?;
     let identity = identity_of(spec, &session);
     let corpus = inputs.corpus;
     let tokenizer = inputs.tokenizer.name();

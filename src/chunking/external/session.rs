@@ -1,14 +1,15 @@
-//! One external chunker process: started in its own process group, greeted, fed requests on a
-//! writer thread while its responses are read here, each line awaited at most the chunker's
-//! timeout; its stderr passed on line by line, the last lines kept for an error. A chunker that
-//! hangs or fails is ended with its children (the whole group).
+//! One external chunker process: started in its own process group (and ended if chunksweep
+//! dies), greeted, fed requests on a writer thread while its responses are read here, each line
+//! awaited at most the chunker's timeout. Its stdout and stderr are read on threads of their
+//! own that never hold chunksweep back: a process the chunker left behind that keeps a pipe open
+//! cannot stall a run. Its stderr lines are passed on as they are read here, the last ones kept
+//! for an error. When it has exited, or hangs, or fails, its whole process group is ended.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::{ExternalError, Problem};
@@ -18,85 +19,87 @@ use super::types::ChunkerSpec;
 /// How many of the chunker's last stderr lines an error shows.
 pub const STDERR_TAIL: usize = 10;
 
-/// A running chunker that has answered its hello; its stderr is read on a thread of the scope
-/// it was started in.
-pub struct Session<'scope> {
+/// How long, once the chunker has exited and its group is ended, its pipes are still read for
+/// what it wrote last (longer only when a process outside its group holds them open).
+const AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// Where the chunker's stderr lines go (each without its line break).
+pub type StderrSink<'a> = &'a (dyn Fn(&str) + Sync);
+
+/// A running chunker that has answered its hello.
+pub struct Session<'a> {
     name: String,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<std::io::Result<String>>,
-    tail: Arc<Mutex<VecDeque<String>>>,
-    stderr_reader: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+    errors: Receiver<std::io::Result<String>>,
+    tail: VecDeque<String>,
+    sink: StderrSink<'a>,
     timeout: Duration,
     /// Its hello.
     pub hello: HelloReply,
 }
 
-/// Where the chunker's stderr lines go (each without its line break).
-pub type StderrSink<'a> = &'a (dyn Fn(&str) + Sync);
+/// A thread that sends each line read from `from` into a channel, until end of file.
+fn read_lines<R: std::io::Read + Send + 'static>(from: R) -> Receiver<std::io::Result<String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let stop = line.is_err();
+            if tx.send(line).is_err() || stop {
+                break;
+            }
+        }
+    });
+    rx
+}
 
-impl<'scope> Session<'scope> {
+impl<'a> Session<'a> {
     /// Starts `spec`'s command in `spec.dir`, sends chunksweep's hello and reads the chunker's;
-    /// its stderr lines go to `stderr` from a thread of `scope`.
+    /// its stderr lines go to `sink`.
     ///
     /// # Errors
     /// [`Problem::Start`] when the command cannot start; as [`Session::line`] for the hello;
     /// [`Problem::BadLine`] for a hello of another protocol or version.
-    pub fn start<'env>(
-        spec: &ChunkerSpec,
-        scope: &'scope std::thread::Scope<'scope, 'env>,
-        stderr: StderrSink<'env>,
-    ) -> Result<Session<'scope>, Problem> {
+    pub fn start(spec: &ChunkerSpec, sink: StderrSink<'a>) -> Result<Session<'a>, Problem> {
         let (program, args) = spec
             .command
             .split_first()
             .ok_or_else(|| Problem::Start("the command is empty".into()))?;
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command
             .args(args)
             .current_dir(&spec.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| {
-                Problem::Start(format!(
-                    "cannot start {:?} in {}: {e}",
-                    spec.command.join(" "),
-                    spec.dir.display()
-                ))
-            })?;
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let stop = line.is_err();
-                if tx.send(line).is_err() || stop {
-                    break;
-                }
-            }
-        });
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let err = child.stderr.take().expect("piped");
-        let kept = Arc::clone(&tail);
-        let stderr_reader = scope.spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                stderr(&line);
-                let mut t = kept.lock().expect("the stderr tail");
-                if t.len() == STDERR_TAIL {
-                    t.pop_front();
-                }
-                t.push_back(line);
-            }
-        });
+            .process_group(0);
+        // SAFETY: prctl(2) is async-signal-safe; the closure allocates nothing. The chunker is
+        // sent SIGKILL when the thread that started it ends (chunksweep interrupted or killed).
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| {
+            Problem::Start(format!(
+                "cannot start {:?} in {}: {e}",
+                spec.command.join(" "),
+                spec.dir.display()
+            ))
+        })?;
+        let lines = read_lines(child.stdout.take().expect("piped"));
+        let errors = read_lines(child.stderr.take().expect("piped"));
         let stdin = child.stdin.take();
         let mut session = Session {
             name: spec.name.clone(),
             child,
             stdin,
             lines,
-            tail,
-            stderr_reader: Some(stderr_reader),
+            errors,
+            tail: VecDeque::new(),
+            sink,
             timeout: Duration::from_secs_f64(spec.timeout_s),
             hello: HelloReply {
                 protocol: String::new(),
@@ -130,32 +133,55 @@ impl<'scope> Session<'scope> {
         Ok(session)
     }
 
-    /// The next line of the chunker's stdout, awaited at most the timeout; `expected` names
-    /// what it should be, for the error.
+    /// Passes on the stderr lines read so far, keeping the last [`STDERR_TAIL`].
+    fn pass_stderr(&mut self) {
+        while let Ok(Ok(line)) = self.errors.try_recv() {
+            self.keep(line);
+        }
+    }
+
+    fn keep(&mut self, line: String) {
+        (self.sink)(&line);
+        if self.tail.len() == STDERR_TAIL {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(line);
+    }
+
+    /// The next line of the chunker's stdout that is not blank, each awaited at most the
+    /// timeout; `expected` names what it should be, for the error.
     ///
     /// # Errors
     /// [`Problem::Hung`] after the timeout (the chunker and its children are ended),
     /// [`Problem::Exited`] when its stdout closed (with its exit status and last stderr lines),
     /// [`Problem::Io`] when reading it failed.
     pub fn line(&mut self, expected: &str) -> Result<String, Problem> {
-        match self.lines.recv_timeout(self.timeout) {
-            Ok(Ok(line)) => Ok(line),
-            Ok(Err(e)) => Err(Problem::Io(e.to_string())),
-            Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                Err(Problem::Hung {
-                    timeout_s: self.timeout.as_secs_f64(),
-                    expected: expected.to_string(),
-                })
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                let status = self.wait_exit();
-                Err(Problem::Exited {
-                    status,
-                    expected: expected.to_string(),
-                    stderr: self.stderr_tail(),
-                })
-            }
+        loop {
+            let got = self.lines.recv_timeout(self.timeout);
+            self.pass_stderr();
+            return match got {
+                Ok(Ok(line)) if line.trim().is_empty() => continue,
+                Ok(Ok(line)) => Ok(line),
+                Ok(Err(e)) => Err(Problem::Io(e.to_string())),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill();
+                    Err(Problem::Hung {
+                        timeout_s: self.timeout.as_secs_f64(),
+                        expected: expected.to_string(),
+                    })
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = match self.wait_exit(expected) {
+                        Ok(status) => status.to_string(),
+                        Err(hung) => return Err(hung),
+                    };
+                    Err(Problem::Exited {
+                        status,
+                        expected: expected.to_string(),
+                        stderr: self.stderr_tail(),
+                    })
+                }
+            };
         }
     }
 
@@ -195,63 +221,64 @@ impl<'scope> Session<'scope> {
             .map_err(|problem| ExternalError::new(&self.name, problem))
     }
 
-    /// Waits for the chunker to exit after its last response.
+    /// After the last response: waits for the chunker to exit (stdin closed), ends what it
+    /// left running in its group, and checks that it wrote nothing more and exited 0.
     fn finish(&mut self) -> Result<(), Problem> {
         self.stdin = None;
-        match self.lines.recv_timeout(self.timeout) {
-            Ok(Ok(line)) if !line.trim().is_empty() => {
-                self.kill();
-                return Err(Problem::ExtraLines(protocol::shorten(&line)));
-            }
-            Ok(_) | Err(RecvTimeoutError::Disconnected) => {}
-            Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                return Err(Problem::Hung {
-                    timeout_s: self.timeout.as_secs_f64(),
-                    expected: "its exit after the last response".into(),
-                });
+        let status = self.wait_exit("its exit after the last response")?;
+        self.kill_group();
+        loop {
+            match self.lines.recv_timeout(AFTER_EXIT) {
+                Ok(Ok(line)) if line.trim().is_empty() => continue,
+                Ok(Ok(line)) => return Err(Problem::ExtraLines(protocol::shorten(&line))),
+                _ => break,
             }
         }
-        let status = self.wait_exit();
-        if status != "exit status: 0" {
+        if !status.success() {
             return Err(Problem::Failed {
-                status,
+                status: status.to_string(),
                 stderr: self.stderr_tail(),
             });
         }
+        self.pass_stderr();
         Ok(())
     }
 
-    /// The exit status, once the process has exited (ended after the timeout if it has not).
-    fn wait_exit(&mut self) -> String {
+    /// The exit status, once the process has exited, awaited at most the timeout.
+    ///
+    /// # Errors
+    /// [`Problem::Hung`] when it has not exited by then (it and its group are ended).
+    fn wait_exit(&mut self, expected: &str) -> Result<ExitStatus, Problem> {
         let deadline = Instant::now() + self.timeout;
         loop {
             match self.child.try_wait() {
-                Ok(Some(status)) => return status.to_string(),
+                Ok(Some(status)) => return Ok(status),
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(5))
                 }
-                Ok(None) => {
+                Ok(None) | Err(_) => {
                     self.kill();
-                    return "ended after the timeout".into();
+                    return Err(Problem::Hung {
+                        timeout_s: self.timeout.as_secs_f64(),
+                        expected: expected.to_string(),
+                    });
                 }
-                Err(e) => return e.to_string(),
             }
         }
     }
 
-    /// The last stderr lines, once every process of the group has ended (they hold its stderr).
+    /// The last stderr lines, with what the process wrote before it ended (its group is ended
+    /// first, so that nothing of it holds stderr open).
     fn stderr_tail(&mut self) -> Vec<String> {
         self.kill_group();
-        if let Some(reader) = self.stderr_reader.take() {
-            let _ = reader.join();
+        let deadline = Instant::now() + AFTER_EXIT;
+        while let Some(wait) = deadline.checked_duration_since(Instant::now()) {
+            match self.errors.recv_timeout(wait) {
+                Ok(Ok(line)) => self.keep(line),
+                _ => break,
+            }
         }
-        self.tail
-            .lock()
-            .expect("the stderr tail")
-            .iter()
-            .cloned()
-            .collect()
+        self.tail.iter().cloned().collect()
     }
 
     /// Signals every process of the chunker's process group to end.

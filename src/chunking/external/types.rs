@@ -60,6 +60,11 @@ pub struct ChunkerSpec {
     /// dropped (default 0: none).
     #[serde(default)]
     pub max_unlocated_share: f64,
+    /// More files or folders whose content is the chunker's code (a module its script imports,
+    /// the script's folder), relative to its folder: hashed into its fingerprint and cache key
+    /// beside the files its command names.
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
     /// The folder it runs in: the config file's (for `--chunker`, the current folder).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -86,6 +91,7 @@ impl ChunkerSpec {
             unit: SizeUnit::default(),
             timeout_s: default_timeout_s(),
             max_unlocated_share: 0.0,
+            files: Vec::new(),
             dir,
         })
     }
@@ -113,6 +119,14 @@ impl ChunkerSpec {
             return Err(format!(
                 "chunker {}: timeout_s {} must be a number of seconds above 0",
                 self.name, self.timeout_s
+            ));
+        }
+        if let Some(missing) = self.files.iter().find(|f| !self.dir.join(f).exists()) {
+            return Err(format!(
+                "chunker {}: files names {}, which is not in {}",
+                self.name,
+                missing.display(),
+                self.dir.display()
             ));
         }
         if !(0.0..=1.0).contains(&self.max_unlocated_share) {
@@ -220,12 +234,11 @@ impl ExternalChunks {
         self.configs.get(params)
     }
 
-    /// chunkers.csv's rows, sorted by configuration.
+    /// chunkers.csv's rows, by chunker name, then chunk_size, then chunk_overlap.
     pub fn counts(&self) -> Vec<PlacementCounts> {
-        let mut rows: Vec<PlacementCounts> =
-            self.configs.values().map(|c| c.counts.clone()).collect();
-        rows.sort_by(|a, b| a.config.cmp(&b.config));
-        rows
+        let mut configs: Vec<(&ChunkParams, &ConfigChunks)> = self.configs.iter().collect();
+        configs.sort_by_key(|(p, _)| (p.strategy.name(), p.chunk_size, p.chunk_overlap));
+        configs.into_iter().map(|(_, c)| c.counts.clone()).collect()
     }
 
     /// Whether there is none.

@@ -133,3 +133,37 @@ fn a_chunk_found_nowhere_is_unlocated_not_an_error() {
     assert!(got[1].is_none());
     assert_eq!(got[2].as_ref().unwrap().0, 9);
 }
+
+#[test]
+fn a_chunk_found_only_before_the_previous_one_is_out_of_order() {
+    let d = doc("first second third");
+    let err = place(&d, &[chunk("third"), chunk("first")]).unwrap_err();
+    assert_eq!(
+        err,
+        (
+            1,
+            PlaceError::OutOfOrder {
+                start: 0,
+                previous: 13
+            }
+        )
+    );
+}
+
+#[test]
+fn a_title_prefixed_chunk_far_into_a_long_line_is_found_near_the_previous_one() {
+    // one line of 200 distinct words; each chunk is "t\n\n" + the next 5 words
+    let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+    let d = doc(&words.join(" "));
+    let chunks: Vec<ChunkOut> = words
+        .chunks(5)
+        .map(|w| chunk(&format!("t\n\n{}", w.join(" "))))
+        .collect();
+    let got = ranges(&d, &chunks);
+    assert_eq!(got.len(), 40);
+    for (i, p) in got.iter().enumerate() {
+        let (s, e, added, how) = p.clone().unwrap();
+        assert_eq!(&d.text[s..e], words[5 * i..5 * i + 5].join(" "));
+        assert_eq!((added.as_str(), how), ("t", Placement::AddedPrefix));
+    }
+}
