@@ -534,3 +534,18 @@ fn a_file_the_chunker_imports_is_in_its_fingerprint_when_listed() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_chunker_that_exits_leaves_nothing_running() {
+    // the toy starts `sleep 3172` in its process group, answers everything and exits 0
+    let t = tempfile::tempdir().unwrap();
+    let (code, stderr) = sweep(
+        &config(t.path(), &toy(), "leave-child", ""),
+        &t.path().join("run"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !running("sleep 3172"),
+        "the chunker's child outlived the run"
+    );
+}
