@@ -81,20 +81,7 @@ pub fn chunk_document(
     let sizer = DocSizer::new(text, stream, counter, params.chunk_size);
     let exact = SliceCounter::new(text, stream, counter);
     let (size, overlap) = (params.chunk_size, params.chunk_overlap);
-    // an external chunker's chunks, placed by the prepare step
-    let placed = match params.strategy {
-        Strategy::External(_) => {
-            let missing = || ChunkError::MissingExternal {
-                config: external::config_label(params),
-            };
-            let config = ctx
-                .external
-                .and_then(|e| e.get(params))
-                .ok_or_else(missing)?;
-            Some(&config.docs[doc_index])
-        }
-        _ => None,
-    };
+    let placed = placed_of(ctx, params, doc_index)?;
     let sized: Sized = match params.strategy {
         Strategy::Fixed => {
             windows::split(text, &windows::stream_units(stream), size, overlap, exact)
@@ -147,37 +134,80 @@ pub fn chunk_document(
             })
             .collect(),
     };
-    let mut paths = headings::PathTracker::new(&structure.headings);
-    let table_heads = if params.strategy == Strategy::Markdown {
-        structure.tables(text)
-    } else {
-        &[]
+    // what each chunk carries: the text an external chunker added, or for `markdown` the
+    // header rows of the table it starts in
+    let carried: Vec<String> = match placed {
+        Some(placed) => placed.iter().map(|p| p.added.clone()).collect(),
+        None => {
+            let heads = match params.strategy {
+                Strategy::Markdown => structure.tables(text),
+                _ => &[],
+            };
+            let header = |s| tables::header_at(heads, s).unwrap_or_default().to_string();
+            sized.iter().map(|&(s, _, _)| header(s)).collect()
+        }
     };
-    let mut chunks = Vec::with_capacity(sized.len());
-    for (i, (s, e, tokens)) in sized.into_iter().enumerate() {
-        let carried = match placed {
-            Some(placed) => placed[i].added.clone(),
-            None => tables::header_at(table_heads, s)
-                .unwrap_or_default()
-                .to_string(),
-        };
-        let prefix_tokens = enrich::prefix_tokens(&carried, counter);
-        chunks.push(Chunk {
-            doc: doc_index,
-            ordinal: chunks.len(),
-            start: doc.byte_to_char(s),
-            end: doc.byte_to_char(e),
-            byte_start: s,
-            byte_end: e,
-            heading_path: paths.path_at(s),
-            tokens,
-            prefix: carried.clone(),
-            prefix_tokens,
-            carried,
-            carried_tokens: prefix_tokens,
-        });
+    Ok(into_chunks(
+        doc, doc_index, structure, sized, carried, counter,
+    ))
+}
+
+/// An external configuration's chunks of document `doc_index`, placed by the prepare step;
+/// `None` for a built-in strategy.
+///
+/// # Errors
+/// [`ChunkError::MissingExternal`] when the prepare step made no chunks for `params`.
+fn placed_of<'a>(
+    ctx: &ChunkContext<'a>,
+    params: &ChunkParams,
+    doc_index: usize,
+) -> Result<Option<&'a [external::Placed]>, ChunkError> {
+    if !params.strategy.is_external() {
+        return Ok(None);
     }
-    Ok(chunks)
+    let missing = || ChunkError::MissingExternal {
+        config: external::config_label(params),
+    };
+    let config = ctx
+        .external
+        .and_then(|e| e.get(params))
+        .ok_or_else(missing)?;
+    Ok(Some(&config.docs[doc_index]))
+}
+
+/// One document's chunks from their byte ranges, own token counts and carried texts (each
+/// counted with `counter`, separator included), with their heading paths.
+fn into_chunks(
+    doc: &Document,
+    doc_index: usize,
+    structure: &DocStructure,
+    sized: Sized,
+    carried: Vec<String>,
+    counter: TokenCounter,
+) -> Vec<Chunk> {
+    let mut paths = headings::PathTracker::new(&structure.headings);
+    sized
+        .into_iter()
+        .zip(carried)
+        .enumerate()
+        .map(|(ordinal, ((s, e, tokens), carried))| {
+            let carried_tokens = enrich::prefix_tokens(&carried, counter);
+            Chunk {
+                doc: doc_index,
+                ordinal,
+                start: doc.byte_to_char(s),
+                end: doc.byte_to_char(e),
+                byte_start: s,
+                byte_end: e,
+                heading_path: paths.path_at(s),
+                tokens,
+                prefix: carried.clone(),
+                prefix_tokens: carried_tokens,
+                carried,
+                carried_tokens,
+            }
+        })
+        .collect()
 }
 
 /// What strategies beyond text and tokens need: sentence embeddings for `semantic`, and the

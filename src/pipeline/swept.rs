@@ -147,7 +147,7 @@ pub(super) fn identify_external(
     config: &ConfigCut,
     events: Events<'_>,
 ) -> Result<Identity, Error> {
-    let sink = |name: &str, line: &str| events(RunEvent::Note(format!("[{name}] {line}")));
+    let sink = prepare::chunker_log(events);
     let inputs = ExternalInputs {
         corpus: &loaded.corpus,
         tokenizer: plan.sweep.tokenizer,

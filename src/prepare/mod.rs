@@ -360,7 +360,7 @@ fn chunk_externally(
         .llm
         .cache
         .then(|| inputs.llm.cache_path.with_file_name(CHUNKER_CACHE));
-    let sink = |name: &str, line: &str| events(RunEvent::Note(format!("[{name}] {line}")));
+    let sink = chunker_log(events);
     let chunks = run_chunkers(&ExternalInputs {
         corpus: inputs.corpus,
         tokenizer: inputs.spec.tokenizer,
@@ -391,6 +391,11 @@ fn chunk_externally(
         started.elapsed().as_secs_f64()
     )));
     Ok(chunks)
+}
+
+/// Where external chunkers' stderr lines go: a note each, prefixed with the chunker's name.
+pub fn chunker_log<'a>(events: Events<'a>) -> impl Fn(&str, &str) + Sync + 'a {
+    move |name, line| events(RunEvent::Note(format!("[{name}] {line}")))
 }
 
 /// The chunker cache's file name, beside the LLM response cache.

@@ -48,7 +48,10 @@ pub struct ExternalInputs<'a> {
 /// a chunk that cannot be used (see [`Problem`]). Responses already received stay in the cache.
 pub fn run_chunkers(inputs: &ExternalInputs<'_>) -> Result<ExternalChunks, ExternalError> {
     let cache = match inputs.cache {
-        Some(path) => Some(ChunkerCache::open(path).map_err(|p| ExternalError::new("cache", p))?),
+        Some(path) => {
+            let first = inputs.chunkers.first().map_or("", |c| c.name.as_str());
+            Some(ChunkerCache::open(path).map_err(|p| ExternalError::new(first, p))?)
+        }
         None => None,
     };
     let mut out = ExternalChunks::default();
