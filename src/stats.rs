@@ -269,14 +269,17 @@ pub struct NonInferiority {
 }
 
 impl NonInferiority {
-    /// The questions that would settle this comparison at its α and the given power (0.8 for
-    /// 80 %); see [`questions_needed`].
+    /// The questions (in all) that would show the candidate non-inferior within δ at its α and
+    /// the given power (0.8 for 80 %) **if it were in truth as good as the reference**: the
+    /// planning difference is [`PLANNING_DIFFERENCE`] (0), not the observed one, and σ_d is the
+    /// observed standard deviation of the paired differences; see [`questions_needed`]. `None`
+    /// with fewer than 2 questions (no variance).
     pub fn questions_needed(&self, power: f64) -> Option<u64> {
         (self.n >= 2)
             .then(|| {
                 questions_needed(
                     self.sd_difference,
-                    self.mean_difference,
+                    PLANNING_DIFFERENCE,
                     self.delta,
                     self.alpha,
                     power,
@@ -284,7 +287,43 @@ impl NonInferiority {
             })
             .flatten()
     }
+
+    /// How likely the candidate is worse than the reference by more than δ, given the data:
+    /// `P(true Δ < −δ) = F_t(n−1)((−δ − Δ̂) / (s/√n))`, the posterior probability under a flat
+    /// prior on the mean difference, whose posterior is Student's t centred on Δ̂ with scale
+    /// s/√n (Gelman et al. 2013, *Bayesian Data Analysis*, 3rd ed., §3.2). In [0, 1]; `None`
+    /// with fewer than 2 questions. With s = 0 it is 1 when Δ̂ < −δ and 0 otherwise.
+    ///
+    /// Example: 20 questions, one 0.5 lower (Δ̂ = −0.025, s/√n = 0.025), δ = 0.05:
+    /// F_t(19)(−1) = 0.165.
+    pub fn probability_worse(&self) -> Option<f64> {
+        if self.n < 2 || !self.sd_difference.is_finite() {
+            return None;
+        }
+        let gap = -self.delta - self.mean_difference;
+        if self.sd_difference == 0.0 {
+            return Some(if gap > BOUND_EPS { 1.0 } else { 0.0 });
+        }
+        let se = self.sd_difference / (self.n as f64).sqrt();
+        let t =
+            StudentsT::new(0.0, 1.0, (self.n - 1) as f64).expect("n − 1 ≥ 1 degrees of freedom");
+        Some(t.cdf(gap / se))
+    }
 }
+
+/// The true difference (candidate − reference) the questions-needed figure plans for: 0, "as
+/// good as the reference". Planning at the observed difference would make the figure explode
+/// (to infinity at exactly −δ) for configurations that are likely worse; planning at 0 answers
+/// "how many questions would show it within δ if it were as good", the convention for
+/// non-inferiority sample sizes (Chow, Shao and Wang 2008, §3.1; Julious 2004, *Statistics in
+/// Medicine* 23: 1921–1986, §6). [`NonInferiority::probability_worse`] says, separately, how
+/// likely that premise is false.
+pub const PLANNING_DIFFERENCE: f64 = 0.0;
+
+/// Above this many questions a questions-needed figure is not printed: reports say "more
+/// questions are unlikely to settle this" (at δ = 0.05 it is only reached with σ_d above 1, which
+/// span recall differences cannot have; at a smaller δ it is).
+pub const QUESTIONS_CAP: u64 = 10_000;
 
 /// Rounding allowance of the comparisons with −δ, in the unit of the values.
 const BOUND_EPS: f64 = 1e-12;
@@ -362,18 +401,16 @@ pub fn non_inferiority(
     }
 }
 
-/// The number of questions (in all, not in addition) a paired comparison needs to settle
-/// non-inferiority within `delta` at one-sided level `alpha` with the given `power`, if the mean
-/// paired difference is `mean_difference` (candidate − reference) and its standard deviation
-/// `sd_difference` (Chow, Shao and Wang 2008, §3.1, the paired design as one sample of
-/// differences):
+/// The number of questions (in all, not in addition) a paired comparison needs to show
+/// non-inferiority within `delta` at one-sided level `alpha` with the given `power`, if the true
+/// mean paired difference is `mean_difference` (candidate − reference; the planning difference,
+/// [`PLANNING_DIFFERENCE`] in every report) and its standard deviation `sd_difference` (Chow,
+/// Shao and Wang 2008, §3.1, the paired design as one sample of differences):
 ///
 /// `n = ⌈((z(1 − α) + z(power)) · σ_d / |δ + Δ|)²⌉`
 ///
-/// For Δ ≤ 0 the denominator is `δ − |Δ|`, the distance from the observed difference to the
-/// margin: the nearer Δ is to −δ, the more questions. When Δ < −δ the same figure is what it takes
-/// to show the candidate worse by more than δ. Normal quantiles, so it is a planning figure: at
-/// small n the t bound of [`non_inferiority`] is a little wider.
+/// The nearer Δ is to −δ, the more questions; at Δ = −δ none suffice. Normal quantiles, so it is
+/// a planning figure: at small n the t bound of [`non_inferiority`] is a little wider.
 ///
 /// `None` when it cannot be computed: Δ exactly on the margin (|δ + Δ| < 1e-12, no number of
 /// questions settles it), σ_d or Δ not finite, or `alpha`/`power` outside (0, 1). σ_d = 0 gives 0
@@ -702,8 +739,12 @@ mod tests {
         assert_eq!(sign_test(&r, &c).p_value, 1.0);
         assert_eq!(t.class, Class::Undetermined);
         assert!(close(t.lower, -0.136632, 1e-6), "{t:?}");
-        // ((1.644854 + 0.841621) · 0.235702 / 0.05)² = 137.39: 138 questions would settle it.
+        // Planned at a true difference of 0: ((1.644854 + 0.841621) · 0.235702 / 0.05)² = 137.39,
+        // so 138 questions would show it within δ if it were as good as the best.
         assert_eq!(t.questions_needed(0.8), Some(138));
+        // Δ̂ = 0 sits 0.05 / 0.074536 = 0.670820 standard errors above −δ: F_t(9)(−0.670820) =
+        // 0.2596 that it is worse by more than δ.
+        assert!(close(t.probability_worse().unwrap(), 0.2596, 5e-4), "{t:?}");
         // 200 questions, 10 of them 0.5 lower: Δ = −0.025, more than 0.02 below, so the
         // tolerance dropped it. Equivalence: s = √(2.375/199) = 0.109246, s/√200 = 0.007725,
         // t(0.95, 199) = 1.652547: lower = −0.037766 ≥ −0.05: non-inferior.
@@ -712,6 +753,33 @@ mod tests {
         assert!(t.mean_difference < -0.02);
         assert_eq!(t.class, Class::NonInferior);
         assert!(close(t.lower, -0.037766, 1e-6), "{t:?}");
+    }
+
+    #[test]
+    fn questions_needed_plans_for_a_true_difference_of_zero() {
+        // 20 questions, one 0.5 lower: Δ̂ = −0.025, s = 0.111803, s/√20 = 0.025. Planned at a true
+        // difference of 0, not at Δ̂: (2.486475 · 0.111803 / 0.05)² = 30.91 → 31 questions (at
+        // Δ̂ it would have been 124).
+        let (r, c) = pairs(20, &[(-0.5, 1)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert_eq!(t.questions_needed(0.8), Some(31));
+        // P(worse by more than δ) = F_t(19)((−0.05 + 0.025) / 0.025) = F_t(19)(−1) = 0.1649.
+        assert!(close(t.probability_worse().unwrap(), 0.1649, 5e-4), "{t:?}");
+        // A difference exactly on −δ (the case that used to give no figure at all): 10
+        // questions, one 0.5 lower: Δ̂ = −0.05, s = 0.158114: (2.486475 · 0.158114 / 0.05)² =
+        // 61.83 → 62, and P(worse by more than δ) is exactly ½.
+        let (r, c) = pairs(10, &[(-0.5, 1)]);
+        let t = non_inferiority(&r, &c, 0.05, 0.05);
+        assert_eq!(t.questions_needed(0.8), Some(62));
+        assert!(close(t.probability_worse().unwrap(), 0.5, 1e-9), "{t:?}");
+        // No variance: worse for sure when Δ̂ < −δ, never otherwise.
+        let (r, c) = pairs(4, &[(-0.5, 4)]);
+        assert_eq!(
+            non_inferiority(&r, &c, 0.05, 0.05).probability_worse(),
+            Some(1.0)
+        );
+        let t = non_inferiority(&[1.0], &[1.0], 0.05, 0.05);
+        assert_eq!(t.probability_worse(), None);
     }
 
     #[test]

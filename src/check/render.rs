@@ -81,11 +81,12 @@ fn sign_text(v: &RetrievalVerdict) -> String {
 
 fn needed(v: &RetrievalVerdict) -> String {
     match v.questions_needed {
-        Some(n) => format!(
-            "about {n} questions would settle it (α = {}, 80% power; Chow, Shao and Wang 2008 §3.1)",
+        Some(n) if n <= crate::stats::QUESTIONS_CAP => format!(
+            "if it were as good as the baseline, about {} questions would show it within δ (α = {}, 80% power, planned at a true difference of 0; Chow, Shao and Wang 2008 §3.1)",
+            crate::select::thousands(n as f64),
             v.non_inferiority.alpha
         ),
-        None => "the number of questions that would settle it cannot be computed".into(),
+        _ => "more questions are unlikely to settle it".into(),
     }
 }
 

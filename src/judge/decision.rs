@@ -1,17 +1,17 @@
-//! The judge's decision: every pair of candidates compared on every criterion with an exact
-//! McNemar test on the questions both have a pass or fail for ([`crate::stats`]), and the
-//! cheapest candidate no other one beats. A candidate without a single valid verdict cannot be
+//! The judge's decision: the selection's pick stays unless the judge is trusted and shows
+//! another candidate as good and cheaper, or better ([`super::answer_quality`]: paired
+//! non-inferiority of the pass rates within a stated margin, the same logic as the selection's
+//! equivalence rule). Every pair of candidates is also compared on every criterion with an exact
+//! McNemar test (the report's table). A candidate without a single valid verdict cannot be
 //! compared, so the judge then confirms nothing; criteria whose verdicts the planted controls or
 //! repeats do not trust leave the pick unconfirmed ([`JudgeDecision::unconfirm`]).
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
+use super::answer_quality::{Against, paired};
 use super::rows::JudgeQuestionRow;
 use super::table::CandidateInfo;
 use super::trust::CriterionTrust;
-use super::verdict::Verdict;
 use crate::stats::mcnemar_paired;
 
 /// Recall difference under which two candidates have "equal recall" (seed 000's 0.02).
@@ -59,6 +59,9 @@ pub struct JudgeDecision {
     /// unfinished`, `the judge's accuracy was not measured`, …; see [`JudgeDecision::withhold`] and
     /// [`super::gates`]); empty when nothing withholds it.
     pub withheld: Vec<String>,
+    /// The reference (the selection's pick, or the first listed configuration) when the judge's
+    /// verdicts moved the choice away from it ([`super::answer_quality::Against::moves`]).
+    pub moved_from: Option<String>,
     /// True while the last of [`JudgeDecision::reasons`] is the sentence saying the judge confirms
     /// the selection's pick; [`JudgeDecision::unconfirm`] and [`JudgeDecision::withhold`] remove it.
     #[serde(skip)]
@@ -111,26 +114,6 @@ impl JudgeDecision {
     }
 }
 
-/// Paired outcomes of `a` and `b` on `c`: questions where both have a pass or fail verdict.
-fn paired(rows: &[JudgeQuestionRow], a: &str, b: &str, c: &str) -> (Vec<bool>, Vec<bool>) {
-    let of = |id: &str| -> BTreeMap<&str, Verdict> {
-        rows.iter()
-            .filter(|r| r.config_id == id)
-            .map(|r| (r.question_id.as_str(), r.verdict(c)))
-            .collect()
-    };
-    let (ma, mb) = (of(a), of(b));
-    let mut x = Vec::new();
-    let mut y = Vec::new();
-    for (q, va) in &ma {
-        if let (Some(pa), Some(pb)) = (va.outcome(), mb.get(q).and_then(|v| v.outcome())) {
-            x.push(pa);
-            y.push(pb);
-        }
-    }
-    (x, y)
-}
-
 /// Whether `id` has at least one pass or fail verdict on some criterion.
 fn has_valid_verdict(rows: &[JudgeQuestionRow], id: &str) -> bool {
     rows.iter().filter(|r| r.config_id == id).any(|r| {
@@ -173,122 +156,40 @@ fn compare(
     comparisons
 }
 
-/// The comparisons on which `x` is significantly better than `y`.
-fn better<'a>(comparisons: &'a [Comparison], x: &str, y: &str) -> Vec<&'a Comparison> {
-    comparisons
-        .iter()
-        .filter(|c| {
-            c.significant
-                && ((c.a == x && c.b == y && c.a_only > c.b_only)
-                    || (c.b == x && c.a == y && c.b_only > c.a_only))
-        })
-        .collect()
-}
-
-/// `faithfulness p = 0.500 (1 vs 3 discordant)`.
-fn fmt_cmp(c: &Comparison) -> String {
-    format!(
-        "{} p = {:.3} ({} vs {} discordant)",
-        c.criterion, c.p_value, c.a_only, c.b_only
-    )
-}
-
-/// The sentence that says why `chosen` is kept over `other`.
-fn reason_against(
-    comparisons: &[Comparison],
-    chosen: &CandidateInfo,
-    other: &CandidateInfo,
-    alpha: f64,
-) -> String {
-    let ours = better(comparisons, &chosen.config_id, &other.config_id);
-    let theirs = better(comparisons, &other.config_id, &chosen.config_id);
-    let tokens = format!(
-        "{:.0} vs {:.0} tokens per query",
-        chosen.tokens_per_query, other.tokens_per_query
-    );
-    if ours.is_empty() && theirs.is_empty() {
-        let ps: Vec<String> = comparisons
-            .iter()
-            .filter(|c| {
-                (c.a == chosen.config_id && c.b == other.config_id)
-                    || (c.b == chosen.config_id && c.a == other.config_id)
-            })
-            .map(fmt_cmp)
-            .collect();
-        let cheaper = chosen.tokens_per_query <= other.tokens_per_query;
-        format!(
-            "`{}` and `{}` do not differ significantly at α = {alpha} ({}); {}",
-            chosen.config_id,
-            other.config_id,
-            if ps.is_empty() {
-                "no paired questions".into()
-            } else {
-                ps.join("; ")
-            },
-            if cheaper {
-                format!(
-                    "prefer `{}`, which needs fewer tokens per query ({tokens}).",
-                    chosen.config_id
-                )
-            } else {
-                format!(
-                    "`{}` is kept because a cheaper candidate is beaten elsewhere ({tokens}).",
-                    chosen.config_id
-                )
-            }
-        )
-    } else if !ours.is_empty() {
-        let ps: Vec<String> = ours.iter().map(|c| fmt_cmp(c)).collect();
-        format!(
-            "`{}` is significantly better than `{}` on {}{}.",
-            chosen.config_id,
-            other.config_id,
-            ps.join("; "),
-            if other.tokens_per_query < chosen.tokens_per_query {
-                format!(", which outweighs the cost ({tokens})")
-            } else {
-                String::new()
-            }
-        )
-    } else {
-        let ps: Vec<String> = theirs.iter().map(|c| fmt_cmp(c)).collect();
-        format!(
-            "`{}` is significantly better on {} but worse elsewhere; `{}` is kept as the cheaper of the two ({tokens}).",
-            other.config_id,
-            ps.join("; "),
-            chosen.config_id
-        )
-    }
-}
-
-/// The closing sentence: the choice against the selection's pick (or the first listed
-/// candidate), whether it is a larger chunk size at equal recall, and whether the sentence says
-/// the judge confirms the selection's pick.
-fn closing_reason(
-    candidates: &[CandidateInfo],
-    chosen: &CandidateInfo,
+/// The reference the judge's verdicts are read against, and its name: the selection's pick when
+/// `pick` is among the candidates, else the first listed candidate.
+fn reference<'a>(
+    candidates: &'a [CandidateInfo],
     pick: Option<&str>,
-) -> (String, bool, bool) {
-    let (first, first_name) = match candidates
+) -> (&'a CandidateInfo, &'static str) {
+    match candidates
         .iter()
         .find(|c| Some(c.config_id.as_str()) == pick)
     {
         Some(p) => (p, "the selection's pick"),
         None => (&candidates[0], "the first listed configuration"),
-    };
+    }
+}
+
+/// The closing sentence: the choice against the reference, whether it is a larger chunk size at
+/// equal recall, and whether the sentence says the judge confirms the selection's pick.
+fn closing_reason(
+    first: &CandidateInfo,
+    first_name: &str,
+    chosen: &CandidateInfo,
+    pick: Option<&str>,
+) -> (String, bool, bool) {
     let larger_at_equal_recall = chosen.chunk_size > first.chunk_size
         && (chosen.span_recall - first.span_recall).abs() <= EQUAL_RECALL;
-    let confirms = !larger_at_equal_recall
-        && chosen.config_id == first.config_id
-        && Some(first.config_id.as_str()) == pick;
+    let confirms = chosen.config_id == first.config_id && Some(first.config_id.as_str()) == pick;
     let reason = if larger_at_equal_recall {
         format!(
-            "The judge prefers a larger chunk size than {first_name} ({} vs {}) at equal span recall ({:.3} vs {:.3}): prefer it, and check whether contextual enrichment (prefixing each chunk with its document and section title) gets the same benefit at the smaller size.",
+            "The judge moves the pick to a larger chunk size than {first_name} ({} vs {}) at equal span recall ({:.3} vs {:.3}): prefer it, and check whether contextual enrichment (prefixing each chunk with its document and section title) gets the same benefit at the smaller size.",
             chosen.chunk_size, first.chunk_size, chosen.span_recall, first.span_recall
         )
     } else if chosen.config_id != first.config_id {
         format!(
-            "The judge prefers `{}` to {first_name} `{}`.",
+            "The judge moves the pick to `{}` from {first_name} `{}`.",
             chosen.config_id, first.config_id
         )
     } else if confirms {
@@ -297,23 +198,22 @@ fn closing_reason(
             first.config_id
         )
     } else {
-        format!(
-            "The judge prefers `{}` among the listed configurations.",
-            first.config_id
-        )
+        format!("The judge keeps {first_name} `{}`.", first.config_id)
     };
     (reason, larger_at_equal_recall, confirms)
 }
 
-/// Compares every pair of candidates on every criterion of `criteria` (exact McNemar) and
-/// chooses: among the candidates no other one beats (significantly better on some criterion and
-/// significantly worse on none), the one with the fewest tokens per query. If some candidate has
-/// no valid verdict at all, nothing is chosen (`chosen` is `None`) and the reasons say which.
-/// The choice is described against the selection's pick when `pick` (its configuration id) is
-/// among the candidates, and against the first listed candidate otherwise (`--candidates`,
-/// `--compare-prefix`), which is then never called the selection's pick; if the choice is a
-/// larger chunk size at recall within [`EQUAL_RECALL`] of that reference, the decision says so
-/// (seed 000's rule) and suggests trying contextual enrichment at the smaller size.
+/// Decides between `candidates` on `criteria`: every pair compared on every criterion (exact
+/// McNemar, for the report's table), and the reference — the selection's pick when `pick` (its
+/// configuration id) is among the candidates, else the first listed candidate (`--candidates`,
+/// `--compare-prefix`), never then called the selection's pick — kept unless the judge's verdicts
+/// move it ([`Against::moves`]: a cheaper candidate non-inferior on every criterion within
+/// [`super::answer_quality::ANSWER_DELTA`], each trusted by `trust`; or a costlier one
+/// significantly better on a trusted criterion and worse on none). Of the candidates that move
+/// it, the significantly better come first, then the cheapest. If the choice is a larger chunk
+/// size at recall within [`EQUAL_RECALL`] of the reference, the decision says so (seed 000's
+/// rule) and suggests trying contextual enrichment at the smaller size. If some candidate has no
+/// valid verdict at all, nothing is chosen (`chosen` is `None`) and the reasons say which.
 ///
 /// # Panics
 /// If `candidates` is empty.
@@ -323,6 +223,7 @@ pub fn decide(
     criteria: &[String],
     alpha: f64,
     pick: Option<&str>,
+    trust: &[CriterionTrust],
 ) -> JudgeDecision {
     assert!(!candidates.is_empty(), "no candidate to decide between");
     let comparisons = compare(candidates, rows, criteria, alpha);
@@ -344,25 +245,28 @@ pub fn decide(
             larger_at_equal_recall: false,
             unconfirmed: Vec::new(),
             withheld: Vec::new(),
+            moved_from: None,
             confirms_pick: false,
         };
     }
-    let beats = |x: &str, y: &str| {
-        !better(&comparisons, x, y).is_empty() && better(&comparisons, y, x).is_empty()
-    };
-    let mut by_cost: Vec<&CandidateInfo> = candidates.iter().collect();
-    by_cost.sort_by(|p, q| p.tokens_per_query.total_cmp(&q.tokens_per_query));
-    let chosen = by_cost
+    let (first, first_name) = reference(candidates, pick);
+    let others: Vec<(&CandidateInfo, Against)> = candidates
         .iter()
-        .copied()
-        .find(|x| !candidates.iter().any(|y| beats(&y.config_id, &x.config_id)))
-        .unwrap_or(by_cost[0]);
-    let mut reasons: Vec<String> = candidates
-        .iter()
-        .filter(|o| o.config_id != chosen.config_id)
-        .map(|other| reason_against(&comparisons, chosen, other, alpha))
+        .filter(|c| c.config_id != first.config_id)
+        .map(|c| (c, Against::of(c, first, rows, criteria, trust, alpha)))
         .collect();
-    let (closing, larger_at_equal_recall, confirms_pick) = closing_reason(candidates, chosen, pick);
+    let chosen = others
+        .iter()
+        .filter(|(_, a)| a.moves())
+        .min_by(|(x, a), (y, b)| {
+            a.cheaper
+                .cmp(&b.cheaper)
+                .then(x.tokens_per_query.total_cmp(&y.tokens_per_query))
+        })
+        .map_or(first, |(c, _)| *c);
+    let mut reasons: Vec<String> = others.iter().map(|(_, a)| a.sentence(first_name)).collect();
+    let (closing, larger_at_equal_recall, confirms_pick) =
+        closing_reason(first, first_name, chosen, pick);
     reasons.push(closing);
     JudgeDecision {
         chosen: Some(chosen.config_id.clone()),
@@ -372,6 +276,7 @@ pub fn decide(
         larger_at_equal_recall,
         unconfirmed: Vec::new(),
         withheld: Vec::new(),
+        moved_from: (chosen.config_id != first.config_id).then(|| first.config_id.clone()),
         confirms_pick,
     }
 }
@@ -387,87 +292,121 @@ mod tests {
         crate::judge::criteria::names(&crate::judge::criteria::builtin())
     }
 
-    #[test]
-    fn listed_candidates_are_not_called_the_pick() {
-        let rows: Vec<_> = (0..3)
-            .flat_map(|q| {
-                [
-                    row("A", q, "pass", "pass", "na"),
-                    row("B", q, "pass", "pass", "na"),
-                ]
+    /// The trust of a judge that gets every planted control right on each of `names()`: 10
+    /// planted failures failed and 10 planted passes passed per criterion.
+    fn trusted() -> Vec<CriterionTrust> {
+        let rows: Vec<ProbeRow> = names()
+            .iter()
+            .flat_map(|c| {
+                (0..10).flat_map(move |_| {
+                    [
+                        test_probe("other_context", c, "fail", "fail"),
+                        test_probe("reference_evidence", c, "pass", "pass"),
+                    ]
+                })
             })
             .collect();
+        let t = crate::judge::trust::trust(&rows, &names(), 0.5, 0.4);
+        assert!(t.iter().all(CriterionTrust::can_confirm), "{t:?}");
+        t
+    }
+
+    /// `n` questions on which `id` passes faithfulness on the first `passes` and relevancy on
+    /// all; correctness not graded.
+    fn answers(id: &str, n: usize, passes: usize) -> Vec<JudgeQuestionRow> {
+        (0..n)
+            .map(|q| {
+                row(
+                    id,
+                    q,
+                    if q < passes { "pass" } else { "fail" },
+                    "pass",
+                    "na",
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn listed_candidates_are_not_called_the_pick() {
+        let rows = [answers("A", 3, 3), answers("B", 3, 3)].concat();
         let cands = [info("A", 64, 320.0, 0.9), info("B", 256, 1280.0, 0.5)];
-        let d = decide(&cands, &rows, &names(), 0.05, None);
+        let d = decide(&cands, &rows, &names(), 0.05, None, &trusted());
         assert_eq!(d.chosen.as_deref(), Some("A"));
         let all = d.reasons.join(" ");
         assert!(!all.contains("selection's pick"), "{all}");
         assert!(!all.contains("confirms"), "{all}");
         assert!(
-            all.contains("The judge prefers `A` among the listed configurations."),
+            all.contains("The judge keeps the first listed configuration `A`."),
             "{all}"
         );
     }
 
     #[test]
-    fn not_significant_prefers_fewer_tokens() {
-        // A passes 8/10, B 9/10: one discordant pair, p = 1
-        let mut rows = Vec::new();
-        for q in 0..10 {
-            rows.push(row(
-                "A",
-                q,
-                if q < 8 { "pass" } else { "fail" },
-                "pass",
-                "na",
-            ));
-            rows.push(row(
-                "B",
-                q,
-                if q < 9 { "pass" } else { "fail" },
-                "pass",
-                "na",
-            ));
-        }
-        let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, &names(), 0.05, Some("A"));
+    fn five_equal_answers_from_an_untrusted_judge_do_not_move_the_pick() {
+        // The demo's case: the pick B (1,328 tokens) and the cheaper A (354) answer 5 questions
+        // alike (McNemar p = 1). The judge is not trusted, and 0 answers lost of 5 has a one-sided
+        // 95% Wilson upper bound of 2.705543 / (5 + 2.705543) = 0.351 > 0.1: not shown
+        // non-inferior either. The pick stays.
+        let rows = [answers("A", 5, 5), answers("B", 5, 5)].concat();
+        let cands = [info("B", 512, 1328.0, 0.86), info("A", 256, 354.0, 0.85)];
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &[]);
+        assert_eq!(d.chosen.as_deref(), Some("B"));
+        assert!(d.confirms_pick);
+        let why = &d.reasons[0];
+        assert!(why.starts_with("`A` against the selection's pick `B` (354 vs 1,328 tokens per query): faithfulness: 5 paired answers, 0 passed only with `B` and 0 only with `A` (McNemar p = 1.000); answers lost 0 of 5, one-sided 95% upper bound 0.351 > δ = 0.1: not shown non-inferior; the judge not trusted there"), "{why}");
+        assert!(why.contains("This does not move the pick: its answers are not shown non-inferior within δ = 0.1 on faithfulness, relevancy"), "{why}");
+        assert!(
+            why.contains(
+                "the judge is not trusted on faithfulness, relevancy (its planted controls"
+            ),
+            "{why}"
+        );
+        // A trusted judge on the same 5 answers still cannot show them as good.
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &trusted());
+        assert_eq!(d.chosen.as_deref(), Some("B"));
+        assert!(!d.reasons[0].contains("not trusted"), "{:?}", d.reasons);
+    }
+
+    #[test]
+    fn a_trusted_judge_moves_the_pick_to_a_cheaper_candidate_shown_non_inferior() {
+        // 40 questions, A loses none: Wilson upper bound 2.705543 / 42.705543 = 0.0634 ≤ 0.1.
+        let rows = [answers("A", 40, 40), answers("B", 40, 40)].concat();
+        let cands = [info("B", 512, 1328.0, 0.86), info("A", 256, 354.0, 0.85)];
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &trusted());
         assert_eq!(d.chosen.as_deref(), Some("A"));
-        assert!(!d.larger_at_equal_recall);
-        let f = d
-            .comparisons
-            .iter()
-            .find(|c| c.criterion == "faithfulness")
-            .unwrap();
-        assert_eq!((f.n, f.a_only, f.b_only), (10, 0, 1));
-        assert!((f.p_value - 1.0).abs() < 1e-12);
+        assert!(!d.confirms_pick);
         assert!(
-            d.reasons[0].contains("do not differ significantly"),
+            d.reasons[0].contains(
+                "answers lost 0 of 40, one-sided 95% upper bound 0.063 ≤ δ = 0.1: non-inferior"
+            ),
             "{:?}",
             d.reasons
         );
         assert!(
-            d.reasons[0].contains("fewer tokens per query (320 vs 1280"),
+            d.reasons[0].ends_with("it replaces the selection's pick."),
             "{:?}",
             d.reasons
         );
+        assert_eq!(
+            d.reasons[1],
+            "The judge moves the pick to `A` from the selection's pick `B`."
+        );
+        // Untrusted, the same answers leave the pick where it is.
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &[]);
+        assert_eq!(d.chosen.as_deref(), Some("B"));
+        // Five answers lost of 40 (upper bound 0.24 > 0.1) keep it too, though McNemar p = 0.062.
+        let rows = [answers("A", 40, 35), answers("B", 40, 40)].concat();
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &trusted());
+        assert_eq!(d.chosen.as_deref(), Some("B"));
     }
 
     #[test]
     fn a_significantly_better_larger_size_at_equal_recall_is_said() {
-        // 12 questions: B passes all, A fails 10 of them -> b=0, c=10, p = 2/1024
-        let mut rows = Vec::new();
-        for q in 0..12 {
-            rows.push(row(
-                "A",
-                q,
-                if q < 2 { "pass" } else { "fail" },
-                "pass",
-                "na",
-            ));
-            rows.push(row("B", q, "pass", "pass", "na"));
-        }
+        // 12 questions: B passes all, A fails 10 of them -> b=10, c=0, p = 2/1024
+        let rows = [answers("A", 12, 2), answers("B", 12, 12)].concat();
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
-        let d = decide(&cands, &rows, &names(), 0.05, Some("A"));
+        let d = decide(&cands, &rows, &names(), 0.05, Some("A"), &trusted());
         assert_eq!(d.chosen.as_deref(), Some("B"));
         assert!(d.larger_at_equal_recall);
         let f = d
@@ -482,13 +421,25 @@ mod tests {
                 .any(|r| r.contains("contextual enrichment"))
         );
         assert!(
-            d.reasons[0].contains("significantly better"),
+            d.reasons[0].contains("significantly better on a trusted criterion"),
+            "{:?}",
+            d.reasons
+        );
+        // An untrusted judge's significant difference does not move the pick.
+        let d = decide(&cands, &rows, &names(), 0.05, Some("A"), &[]);
+        assert_eq!(d.chosen.as_deref(), Some("A"));
+        assert!(
+            d.reasons[0].contains(
+                "it is not significantly better on any criterion the judge is trusted on"
+            ),
             "{:?}",
             d.reasons
         );
         // with recall far apart the seed-000 sentence is not used
         let cands = [info("A", 64, 320.0, 0.70), info("B", 256, 1280.0, 0.91)];
-        assert!(!decide(&cands, &rows, &names(), 0.05, Some("A")).larger_at_equal_recall);
+        assert!(
+            !decide(&cands, &rows, &names(), 0.05, Some("A"), &trusted()).larger_at_equal_recall
+        );
     }
 
     #[test]
@@ -511,6 +462,7 @@ mod tests {
             larger_at_equal_recall: false,
             unconfirmed: vec![],
             withheld: vec![],
+            moved_from: None,
             confirms_pick: true,
         };
         d.unconfirm(&t);

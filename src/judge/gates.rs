@@ -197,6 +197,7 @@ mod tests {
             larger_at_equal_recall: false,
             unconfirmed: vec![],
             withheld: vec![],
+            moved_from: None,
             confirms_pick: true,
         }
     }

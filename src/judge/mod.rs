@@ -36,6 +36,7 @@
 //!   (`crate::report::judge_section`).
 
 pub mod accuracy;
+pub mod answer_quality;
 pub mod asking;
 pub mod controls;
 pub mod criteria;

@@ -77,6 +77,7 @@ impl JudgeSummary {
             inputs.criteria,
             s.alpha,
             inputs.pick,
+            &trust,
         );
         decision.unconfirm(&trust);
         gates::withhold(

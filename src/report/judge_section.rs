@@ -133,10 +133,14 @@ fn headline(d: &JudgeDecision) -> String {
     let Some(id) = &d.chosen else {
         return "No decision: the judge gave no valid verdict.".into();
     };
+    let id = match &d.moved_from {
+        Some(from) => format!("`{id}` (the judge moved the pick from `{from}`)"),
+        None => format!("`{id}`"),
+    };
     match (d.withheld.is_empty(), d.unconfirmed.is_empty()) {
-        (true, true) => format!("Decision: `{id}`."),
+        (true, true) => format!("Decision: {id}."),
         (true, false) => format!(
-            "Decision: `{id}`, not confirmed on {}: the judge's verdicts there cannot be trusted (see below).",
+            "Decision: {id}, not confirmed on {}: the judge's verdicts there cannot be trusted (see below).",
             d.unconfirmed.join(", ")
         ),
         (false, _) => {
@@ -148,7 +152,7 @@ fn headline(d: &JudgeDecision) -> String {
                 ));
             }
             format!(
-                "Decision: `{id}`, not confirmed: {} (see below).",
+                "Decision: {id}, not confirmed: {} (see below).",
                 why.join("; ")
             )
         }
@@ -457,9 +461,14 @@ mod tests {
         let cands = [info("A", 64, 320.0, 0.90), info("B", 256, 1280.0, 0.91)];
         let s = summary(&cands, &rows, Vec::new());
         let md = markdown(&s);
-        // no planted control: the choice stands, unconfirmed
+        // no planted control: the judge is not trusted, so B's significant lead does not move
+        // the pick A, which stays unconfirmed
         assert!(
-            md.contains("**Decision: `B`, not confirmed: the judge's accuracy was not measured (see below).**"),
+            md.contains("**Decision: `A`, not confirmed: the judge's accuracy was not measured (see below).**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("This does not move the pick: it is not significantly better on any criterion the judge is trusted on; and the judge is not trusted on faithfulness, relevancy"),
             "{md}"
         );
         assert!(
@@ -482,7 +491,7 @@ mod tests {
             "{page}"
         );
         assert!(
-            page.contains("<strong>Decision: <code>B</code>, not confirmed: the judge's accuracy was not measured (see below).</strong>"),
+            page.contains("<strong>Decision: <code>A</code>, not confirmed: the judge's accuracy was not measured (see below).</strong>"),
             "{page}"
         );
         assert!(page.contains("<td>faithfulness</td><td><code>A</code></td><td><code>B</code></td><td class=\"num\">12</td><td class=\"num\">0</td><td class=\"num\">10</td><td class=\"num\">0.002 *</td>"), "{page}");

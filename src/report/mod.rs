@@ -10,6 +10,7 @@ pub mod drafts;
 pub mod drill;
 pub mod error;
 pub mod golden_review;
+pub mod headline;
 pub mod html;
 pub mod judge_section;
 pub mod lock;

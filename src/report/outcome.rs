@@ -223,9 +223,12 @@ mod tests {
         let md = markdown::render(&o);
         let page = html::render(&o, None);
         let pick = &o.selection.winner().config_id;
-        assert!(md.starts_with(&format!(
-            "# chunksweep report: tiny\n\n## Decision\n\n**Use `{pick}`: fixed chunking"
-        )));
+        assert!(
+            md.starts_with(&format!(
+                "# chunksweep report: tiny\n\n## Decision\n\n**At k = 5 use `{pick}` (fixed chunking"
+            )),
+            "{md}"
+        );
         let judge_md = judge_section::markdown(&summary);
         assert!(
             md.ends_with(&format!("\n\n{judge_md}")),
@@ -266,7 +269,7 @@ mod tests {
         // Typed text, not Markdown: code and emphasis are elements, and no Markdown syntax is
         // left in the page (its script has no backtick either), the judge's section included.
         assert!(page.contains(&format!(
-            "<p><strong>Use <code>{pick}</code>: fixed chunking"
+            "<p><strong>At k = 5 use <code>{pick}</code> (fixed chunking"
         )));
         assert!(page.contains(&judge_section::html(&summary).into_string()));
         assert!(

@@ -3,22 +3,10 @@
 
 use super::doc::{Align, Block, Prose, Table};
 use crate::select::cheaper::{cheaper_evidence, needed_words, undetermined_cheaper};
+use crate::select::questions_words;
 use crate::select::tradeoff::Tradeoff;
-use crate::select::{ConfigSelection, Rule, Selection, fmt_p, trim as trim_num};
+use crate::select::{Rule, Selection, fmt_p, thousands, trim as trim_num};
 use crate::stats::Class;
-
-/// "k = 5", or "a budget of 2,000 tokens per query (4.2 chunks on average)".
-pub fn cut_words(c: &ConfigSelection) -> String {
-    match c.budget_tokens {
-        Some(b) => format!(
-            "a budget of {} {} per query ({:.1} chunks on average)",
-            thousands(b as f64),
-            c.unit(),
-            c.chunks_retrieved_mean
-        ),
-        None => format!("k = {}", c.top_k),
-    }
-}
 
 /// The pick at every cut, the deciding cut first: equal-budget comparisons lead, since at a fixed
 /// k bigger chunks simply send more text. A paragraph, the table and a sentence per other cut.
@@ -36,7 +24,7 @@ pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
         "best",
         "pick vs best within δ",
         "on the plateau",
-        "cheaper, undetermined (questions needed)",
+        "cheaper, undetermined (questions that would show it within δ if as good as the best; P(worse by more than δ))",
         "diagnoses",
     ];
     use Align::{Default as L, Right as R};
@@ -54,17 +42,18 @@ pub fn cut_table(sel: &Selection, others: &[Selection]) -> Vec<Block> {
             } else {
                 open.iter().enumerate().fold(Prose::new(), |p, (i, c)| {
                     let p = if i > 0 { p.t(", ") } else { p };
-                    p.c(&c.config_id).t(match c.questions_needed {
-                        Some(q) => format!(" ({q})"),
-                        None => " (on the margin)".into(),
-                    })
+                    p.c(&c.config_id).t(format!(
+                        " ({}; P(worse) {:.2})",
+                        questions_words(c.questions_needed),
+                        c.p_worse.unwrap_or(f64::NAN)
+                    ))
                 })
             };
             let diagnoses: Vec<&str> = s.diagnoses.iter().map(|d| d.kind.title()).collect();
             vec![
                 Prose::text(cut),
                 Prose::new().c(&w.config_id),
-                Prose::text(format!("{:.0}", w.tokens_per_query)),
+                Prose::text(thousands(w.tokens_per_query)),
                 Prose::text(format!("{:.1}", w.chunks_retrieved_mean)),
                 Prose::text(format!("{:.3}", w.span_recall)),
                 Prose::new()
@@ -132,7 +121,7 @@ pub fn tradeoff_blocks(t: &Tradeoff, sel: &Selection) -> Vec<Block> {
                 Prose::text(format!("{} {unit}", thousands(st.budget_tokens as f64))),
                 Prose::new().c(&st.best),
                 Prose::text(format!("{:.3}", st.span_recall)),
-                Prose::text(format!("{:.0}", st.tokens_per_query)),
+                Prose::text(thousands(st.tokens_per_query)),
                 vs(&st.vs_next),
                 Prose::text(match &st.vs_largest {
                     Some(c) => c.ni.class.name().to_string(),
@@ -185,7 +174,8 @@ pub fn gives_up(t: &Tradeoff, sel: &Selection) -> Option<Prose> {
         return None;
     }
     let unit = w.unit();
-    let here = t.step(budget)?.vs_largest.as_ref()?;
+    let step = t.step(budget)?;
+    let here = step.vs_largest.as_ref()?;
     Some(
         Prose::new()
             .b(Prose::text("What this budget gives up:"))
@@ -198,16 +188,27 @@ pub fn gives_up(t: &Tradeoff, sel: &Selection) -> Option<Prose> {
             ))
             .c(&largest.best)
             .t(format!(
-                ", finds {:.3} ({:.0} {unit} per query): {:.3} more. This budget's best is {} \
-                 δ = {} (mean difference {:.3}, one-sided {}% bounds {:.3} to {:.3}); the \
-                 recommended budget is {} {unit}.",
+                ", finds {:.3} ({} {unit} per query): {:.3} more. The test is of this budget's \
+                 best, ",
                 largest.span_recall,
-                largest.tokens_per_query,
+                thousands(largest.tokens_per_query),
                 largest.span_recall - w.span_recall,
+            ))
+            .c(&step.best)
+            .t(if step.best == w.config_id {
+                " (the pick)"
+            } else {
+                " (not the pick)"
+            })
+            .t(", against ")
+            .c(&largest.best)
+            .t(format!(
+                ": {} δ = {} (mean difference {:.3}, one-sided {}% bounds {:.3} to {:.3}); the \
+                 recommended budget is {} {unit}.",
                 match here.ni.class {
-                    Class::Worse => "worse than it by more than",
-                    Class::NonInferior => "non-inferior to it within",
-                    Class::Undetermined => "undetermined against it within",
+                    Class::Worse => "worse by more than",
+                    Class::NonInferior => "non-inferior within",
+                    Class::Undetermined => "undetermined within",
                 },
                 trim_num(sel.settings.delta),
                 here.ni.mean_difference,
@@ -334,19 +335,6 @@ pub fn decision_sentence(sel: &Selection) -> Prose {
         ))
 }
 
-/// A whole number with thousands separators: 8971.4 → "8,971".
-pub fn thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if x < -0.5 { format!("-{out}") } else { out }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,13 +380,5 @@ mod tests {
             assert!(text.contains(says), "{rule:?}: {text}");
             assert!(!text.contains("is as good"), "{rule:?}: {text}");
         }
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(8971.4), "8,971");
-        assert_eq!(thousands(999.6), "1,000");
-        assert_eq!(thousands(12.0), "12");
-        assert_eq!(thousands(1234567.0), "1,234,567");
     }
 }

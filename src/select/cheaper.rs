@@ -3,7 +3,7 @@
 //! under the `paired` and `seed` rules the tests and tolerances that dropped them.
 
 use super::plateau::Rule;
-use super::text::{first_five, fmt_p, trim};
+use super::text::{first_five, fmt_p, planning_words, trim, worse_words};
 use super::types::{ConfigSelection, Selection};
 
 fn f3(x: f64) -> String {
@@ -35,17 +35,14 @@ fn cheaper_by_class(sel: &Selection, cheaper: &[&ConfigSelection]) -> String {
     parts.join("; ")
 }
 
-/// "`id` (about 412 questions would settle it)" or "`id` (no figure: …)".
+/// "`id` (P(worse by more than δ) = 0.83; if it were as good as the best, about 412 questions in
+/// all would show it within δ (have 276))": the probability from the data, then the planning
+/// figure ([`planning_words`]).
 pub fn needed_words(c: &ConfigSelection) -> String {
-    match c.questions_needed {
-        Some(q) => format!(
-            "`{}` (about {q} questions would settle it; have {})",
-            c.config_id, c.n_questions
-        ),
-        None => format!(
-            "`{}` (its difference sits on the margin: no number of questions settles it)",
-            c.config_id
-        ),
+    let planning = planning_words(c.questions_needed, c.n_questions);
+    match worse_words(c.p_worse) {
+        Some(w) => format!("`{}` ({w}; {planning})", c.config_id),
+        None => format!("`{}` ({planning})", c.config_id),
     }
 }
 

@@ -13,10 +13,12 @@
 //!   configuration is significantly better than the overall pick on that type's questions
 //!   (sign test, Holm-corrected within the type): consider parent-document retrieval (match on
 //!   small chunks, return their parent section).
-//! - **retrieval is the bottleneck**: the pick's own span recall@k is below `weak_recall` (0.7)
-//!   or its mean margin is negative (a wrong chunk outscores the right one on the typical
-//!   question): look at the retriever, the analyzer, query rewriting or reranking; chunk size
-//!   will not fix it.
+//! - **retrieval is the bottleneck**: the pick's own span recall@k (the mean per question; the
+//!   per-span figure beside it) is below `weak_recall` (0.7), or its **median** margin is
+//!   negative (on the typical question a wrong chunk outscores the right one; the share of
+//!   questions below zero with its Wilson interval beside it). "Chunk size will not fix it"
+//!   only when the pick's strategy is flat across sizes at this cut (every size's span recall
+//!   and margin inside the pick's intervals); otherwise the advice says which way recall rises.
 //! - **k covers the index**: some configuration has no more chunks than k, so every query
 //!   retrieves the whole index and its tokens per query is the index's size.
 //! - **chunks larger than the budget**: at a budget cut, most chunks of some configuration are
@@ -38,10 +40,10 @@
 
 use super::cheaper::{cheaper_evidence, needed_words, undetermined_cheaper};
 use super::plateau::Rule;
-use super::text::first_five;
-use super::text::{fmt_p, trim};
+use super::text::{first_five, fmt_p, thousands, trim};
 use super::types::{ConfigSelection, Selection, TypePick};
 pub use super::types::{Diagnosis, DiagnosisKind};
+use crate::stats::QUESTIONS_CAP;
 
 /// The advice for boundary damage, in seed 000's order.
 pub const BOUNDARY_ADVICE: &str = "boundaries cut the evidence: switch to structure-aware \
@@ -124,9 +126,10 @@ pub fn diagnose(sel: &Selection) -> Vec<Diagnosis> {
     .collect()
 }
 
-/// Rule `equivalence`: cheaper configurations than the pick are undetermined, and the figure is
-/// the questions that would settle them. Other rules: fewer questions than `min_questions`, the
-/// pick's interval for hit@k is wide.
+/// Rule `equivalence`: cheaper configurations than the pick are undetermined; each is given with
+/// how likely it is worse than the best by more than δ and the questions that would show it
+/// within δ if it were as good (planned at a true difference of 0). Other rules: fewer questions
+/// than `min_questions`, the pick's interval for hit@k is wide.
 fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
@@ -135,27 +138,20 @@ fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
         if open.is_empty() {
             return None;
         }
-        let settle = match open.iter().filter_map(|c| c.questions_needed).max() {
-            Some(most) => format!("about {most} in all would settle"),
-            None => "no number of questions settles".to_string(),
-        };
         return Some(Diagnosis {
             kind: DiagnosisKind::TooFewQuestions,
             evidence: format!(
                 "{} questions: {} configuration{} cheaper than the pick {} undetermined against \
-                 the best within δ = {}: {}",
-                sel.n_questions,
+                 the best `{}` within δ = {}: {}",
+                thousands(sel.n_questions as f64),
                 open.len(),
                 if open.len() == 1 { "" } else { "s" },
                 if open.len() == 1 { "is" } else { "are" },
+                sel.best().config_id,
                 trim(s.delta),
                 first_five(&open, needed_words)
             ),
-            advice: format!(
-                "label more questions: {settle} every one of them (at α = {} and 80% power, \
-                 from the paired differences' variance)",
-                trim(s.alpha)
-            ),
+            advice: more_questions_advice(&open, s.alpha),
         });
     }
     if sel.n_questions >= s.min_questions {
@@ -164,10 +160,11 @@ fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     Some(Diagnosis {
         kind: DiagnosisKind::TooFewQuestions,
         evidence: format!(
-            "{} questions (< {}): the pick's {:.0}% interval for hit@k is {}–{} (±{:.2}), \
+            "{} questions (< {}): the pick `{}`'s {:.0}% interval for hit@k is {}–{} (±{:.2}), \
              wider than most differences between configurations",
             sel.n_questions,
             s.min_questions,
+            w.config_id,
             s.confidence * 100.0,
             f3(w.hit_rate_lo),
             f3(w.hit_rate_hi),
@@ -177,38 +174,194 @@ fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
     })
 }
 
-/// The pick's own span recall@k below `weak_recall`, or its mean margin negative.
+/// What more questions would do for the undetermined cheaper configurations `open`: the most
+/// questions any of them needs (or that more are unlikely to settle them), and how many are more
+/// likely worse than δ than not.
+fn more_questions_advice(open: &[&ConfigSelection], alpha: f64) -> String {
+    let most = open
+        .iter()
+        .map(|c| c.questions_needed)
+        .try_fold(0u64, |m, q| q.map(|q| m.max(q)));
+    let settle = match most {
+        Some(q) if q <= QUESTIONS_CAP => format!(
+            "about {} questions in all would show every one of them within δ if it were as \
+             good as the best",
+            thousands(q as f64)
+        ),
+        _ => "more questions are unlikely to settle all of them".into(),
+    };
+    let likely_worse = open
+        .iter()
+        .filter(|c| c.p_worse.is_some_and(|p| p > 0.5))
+        .count();
+    let worse = match likely_worse {
+        0 => String::new(),
+        k => format!(
+            "; {} {} more likely worse than the best by more than δ than not (P > 0.5), which \
+             more questions would more likely confirm than overturn",
+            if k == open.len() && k > 1 {
+                format!("all {k}")
+            } else {
+                format!("{k} of the {}", open.len())
+            },
+            if k == 1 { "is" } else { "are" }
+        ),
+    };
+    format!(
+        "label more questions only if a cheaper configuration matters: {settle} (α = {}, 80% \
+         power, planned at a true difference of 0 with the paired differences' variance; Chow, \
+         Shao and Wang 2008, §3.1){worse}",
+        trim(alpha)
+    )
+}
+
+/// The pick's own span recall@k below `weak_recall`, or its median margin negative (the typical
+/// question's: a wrong chunk outscores the right one). Whether chunk size could help is read from
+/// the pick's strategy across sizes at this cut ([`size_advice`]).
 fn weak_retrieval(sel: &Selection) -> Option<Diagnosis> {
     let s = &sel.settings;
     let w = sel.winner();
     let low_recall = w.span_recall < s.weak_recall;
-    let negative_margin = w.margin < 0.0;
+    let negative_margin = w.margin_median < 0.0;
     if !(low_recall || negative_margin) {
         return None;
     }
     let mut why = Vec::new();
     if low_recall {
         why.push(format!(
-            "the pick's span recall@k is {} (`{}`), below {}: it misses {:.0}% of the evidence \
-             spans",
-            f3(w.span_recall),
+            "the pick `{}` has span recall@k {} (the mean per question, below {}: on the mean \
+             question it misses {:.0}% of the evidence); per evidence span it finds {} [{}, {}] \
+             ({:.0}% of the spans missed)",
             w.config_id,
+            f3(w.span_recall),
             trim(s.weak_recall),
-            (1.0 - w.span_recall) * 100.0
+            (1.0 - w.span_recall) * 100.0,
+            f3(w.span_recall_micro),
+            f3(w.span_recall_micro_lo),
+            f3(w.span_recall_micro_hi),
+            (1.0 - w.span_recall_micro) * 100.0
         ));
     }
     if negative_margin {
+        let below = crate::stats::wilson(
+            w.margin_below_zero as u64,
+            w.n_questions as u64,
+            s.confidence,
+        );
         why.push(format!(
-            "the pick's mean margin is {}: on its typical question a wrong chunk outscores the \
+            "the pick `{}`'s median margin is {} and {} of its {} questions ({:.0}% [{:.0}%, \
+             {:.0}%]) have a negative margin: on its typical question a wrong chunk outscores the \
              right one",
-            f3(w.margin)
+            w.config_id,
+            f3(w.margin_median),
+            thousands(w.margin_below_zero as f64),
+            thousands(w.n_questions as f64),
+            100.0 * w.margin_below_zero as f64 / w.n_questions.max(1) as f64,
+            below.lo * 100.0,
+            below.hi * 100.0
         ));
     }
     Some(Diagnosis {
         kind: DiagnosisKind::WeakRetrieval,
         evidence: why.join("; "),
-        advice: WEAK_ADVICE.into(),
+        advice: size_advice(sel),
     })
+}
+
+/// The pick's strategy (same prefix and token unit) at every chunk size of this cut, smallest
+/// first.
+fn pick_strategy_by_size(sel: &Selection) -> Vec<&ConfigSelection> {
+    let w = sel.winner();
+    let mut same: Vec<&ConfigSelection> = sel
+        .configs
+        .iter()
+        .filter(|c| c.strategy == w.strategy && c.prefix == w.prefix && c.tokenizer == w.tokenizer)
+        .collect();
+    same.sort_by_key(|c| c.chunk_size);
+    same
+}
+
+/// Whether chunk size could lift a weak pick, by a stated test: the curve is **flat** when every
+/// size of the pick's strategy at this cut has its span recall@k and its margin inside the pick's
+/// intervals (the flat-curve test of seed 001, on the pick's strategy). Only then "chunk size
+/// will not fix it"; otherwise the sentence says which way recall rises across sizes.
+fn size_advice(sel: &Selection) -> String {
+    let w = sel.winner();
+    let sizes = pick_strategy_by_size(sel);
+    if sizes.len() < 2 {
+        return format!(
+            "only one chunk size of {} was swept, so whether chunk size helps is not measured: \
+             sweep several sizes, and look at the retriever, the analyzer, query rewriting or \
+             reranking",
+            w.strategy
+        );
+    }
+    let recall = crate::stats::Interval {
+        lo: w.span_recall_lo,
+        hi: w.span_recall_hi,
+    };
+    let margin = crate::stats::Interval {
+        lo: w.margin_lo,
+        hi: w.margin_hi,
+    };
+    let (first, last) = (sizes[0], sizes[sizes.len() - 1]);
+    let span = format!(
+        "{} at {}–{} {}",
+        w.strategy,
+        thousands(first.chunk_size as f64),
+        thousands(last.chunk_size as f64),
+        w.size_unit
+    );
+    if sizes
+        .iter()
+        .all(|c| recall.contains(c.span_recall) && margin.contains(c.margin))
+    {
+        return format!(
+            "span recall@k and margin stay inside the pick's intervals at every size of {span}, \
+             so {WEAK_ADVICE}"
+        );
+    }
+    let top = sizes
+        .iter()
+        .copied()
+        .max_by(|a, b| a.span_recall.total_cmp(&b.span_recall))
+        .unwrap_or(w);
+    // The size recall rises towards, and the configuration at the other end it rises from.
+    let (larger, from, to) = if top.chunk_size > w.chunk_size {
+        (true, w, top)
+    } else if top.chunk_size < w.chunk_size {
+        (false, w, top)
+    } else if w.chunk_size == last.chunk_size && first.span_recall < w.span_recall {
+        (true, first, w)
+    } else if w.chunk_size == first.chunk_size && last.span_recall < w.span_recall {
+        (false, last, w)
+    } else {
+        return format!(
+            "span recall@k peaks at the pick's size among {span} ({} at {} to {} at {}), so \
+             another size in that range will not fix it: {WEAK_ADVICE}",
+            f3(first.span_recall),
+            thousands(first.chunk_size as f64),
+            f3(last.span_recall),
+            thousands(last.chunk_size as f64),
+        );
+    };
+    format!(
+        "{} chunks raise recall here (`{}` at {} {} finds span recall@k {} against {} at {}): \
+         sweep {} sizes{} before blaming the retriever",
+        if larger { "larger" } else { "smaller" },
+        to.config_id,
+        thousands(to.chunk_size as f64),
+        to.size_unit,
+        f3(to.span_recall),
+        f3(from.span_recall),
+        thousands(from.chunk_size as f64),
+        if larger { "larger" } else { "smaller" },
+        if larger && w.budget_tokens.is_some() {
+            " and larger budgets"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Configurations whose cut (k, or the context budget) retrieves their whole index.
@@ -271,8 +424,9 @@ fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
     Some(Diagnosis {
         kind: DiagnosisKind::ChunksOverBudget,
         evidence: format!(
-            "at a budget of {budget} {} most chunks of {} of {} configurations are larger than \
+            "at a budget of {} {} most chunks of {} of {} configurations are larger than \
              the whole budget and are never sent: {}",
+            thousands(budget as f64),
             first.unit(),
             over.len(),
             sel.configs.len(),
@@ -526,19 +680,34 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
             && c.chunk_size == inward
             && c.top_k == w.top_k
     })?;
-    let neighbour = if neighbour.span_recall < w.span_recall || neighbour.margin < w.margin {
-        neighbour
-    } else {
+    let mut rising = Vec::new();
+    if neighbour.span_recall < w.span_recall {
+        rising.push("span recall@k");
+    }
+    if neighbour.margin < w.margin {
+        rising.push("margin");
+    }
+    if rising.is_empty() {
         return None;
-    };
+    }
     let unit = &w.size_unit;
     Some(Diagnosis {
         kind: DiagnosisKind::EdgeOfGrid,
         evidence: format!(
-            "the pick's chunk size {edge} {unit} is the {which} swept, and {} still improves \
-             towards it: from {inward} to {edge} {unit}, span recall@k {} → {} and margin {} → \
+            "the pick `{}`'s chunk size {} {unit} is the {which} swept, and {}'s {} still \
+             {} towards it: from {} to {} {unit}, span recall@k {} → {} and margin {} → \
              {}; {}",
+            w.config_id,
+            thousands(edge as f64),
             w.strategy,
+            rising.join(" and "),
+            if rising.len() == 1 {
+                "improves"
+            } else {
+                "improve"
+            },
+            thousands(inward as f64),
+            thousands(edge as f64),
             f3(neighbour.span_recall),
             f3(w.span_recall),
             f3(neighbour.margin),

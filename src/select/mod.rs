@@ -45,7 +45,7 @@ use halves::{HalfWins, split_halves};
 pub use plateau::Rule;
 use plateau::{Plateau, PlateauInput, mean_at, plateau};
 use reason::reason;
-pub(crate) use text::{fmt_p, trim};
+pub(crate) use text::{fmt_p, questions_words, thousands, trim};
 pub use types::{
     ConfigSelection, Cuts, DEFAULT_DELTA, POWER, SelectError, Selection, SelectionSettings,
     Stability, StabilityStatus, Status, TypePick,
@@ -294,6 +294,8 @@ fn config_selections(
             margin: p.margin[i],
             margin_lo: margin_ci.lo,
             margin_hi: margin_ci.hi,
+            margin_median: stats::quantile(&col.margin, 0.5).unwrap_or(0.0),
+            margin_below_zero: col.margin.iter().filter(|&&m| m < 0.0).count(),
             mcnemar_b: test.map(|t| t.b),
             mcnemar_c: test.map(|t| t.c),
             mcnemar_p: test.map(|t| t.p_value),
@@ -308,6 +310,7 @@ fn config_selections(
             questions_needed: vs_best
                 .filter(|t| t.ni.class == stats::Class::Undetermined)
                 .and_then(|t| t.ni.questions_needed(POWER)),
+            p_worse: vs_best.and_then(|t| t.ni.probability_worse()),
             questions_skipped_for_size: row.questions_skipped_for_size,
             chunks_over_budget: row.chunks_over_budget,
         });

@@ -1,7 +1,7 @@
 //! Why a configuration was kept or dropped, with the numbers, under each rule.
 
 use super::plateau::{Plateau, Rule, VsBest};
-use super::text::{fmt_p, fmt3, trim};
+use super::text::{fmt_p, fmt3, planning_words, trim};
 use super::types::{POWER, SelectionSettings, Status};
 use crate::stats::Class;
 use crate::sweep::SweepRow;
@@ -126,20 +126,17 @@ fn equivalence(t: &VsBest, s: &SelectionSettings, out: &str, place: &str) -> Str
             fmt3(ni.upper)
         ),
         Class::Undetermined => {
-            let needed = match ni.questions_needed(POWER) {
-                Some(q) => format!(
-                    "about {q} questions would settle it at α = {} and {}% power (have {})",
-                    trim(s.alpha),
-                    trim(POWER * 100.0),
-                    ni.n
-                ),
-                None => "no number of questions can be worked out from these".to_string(),
-            };
+            let worse = ni.probability_worse().map_or(String::new(), |p| {
+                format!("P(worse by more than δ) = {p:.2}; ")
+            });
             format!(
                 "{out}: undetermined within δ = {delta} ({diff}, one-sided {level}% bounds {} to {} \
-                 straddle −{delta}); {needed}",
+                 straddle −{delta}); {worse}{} at α = {} and {}% power",
                 fmt3(ni.lower),
-                fmt3(ni.upper)
+                fmt3(ni.upper),
+                planning_words(ni.questions_needed(POWER), ni.n),
+                trim(s.alpha),
+                trim(POWER * 100.0),
             )
         }
     }

@@ -337,9 +337,9 @@ fn boundary_damage_and_too_few_questions_carry_their_numbers() {
     );
     // 16 of 20: Wilson 0.5840–0.9193.
     assert!(
-        sel.diagnoses[0]
-            .evidence
-            .starts_with("20 questions (< 30): the pick's 95% interval for hit@k is 0.584–0.919"),
+        sel.diagnoses[0].evidence.starts_with(
+            "20 questions (< 30): the pick `fixed-512`'s 95% interval for hit@k is 0.584–0.919"
+        ),
         "{}",
         sel.diagnoses[0].evidence
     );
@@ -461,8 +461,8 @@ fn a_pick_at_the_largest_size_with_a_rising_curve_is_flagged() {
         .expect("flagged");
     assert_eq!(
         d.evidence,
-        "the pick's chunk size 512 tokens is the largest swept, and fixed still improves \
-         towards it: from 256 to 512 tokens, span recall@k 0.750 → 0.900 and margin 0.200 → \
+        "the pick `fixed-512`'s chunk size 512 tokens is the largest swept, and fixed's span \
+         recall@k and margin still improve towards it: from 256 to 512 tokens, span recall@k 0.750 → 0.900 and margin 0.200 → \
          0.300; cheaper configurations: 1 of 1 significantly worse than the best `fixed-512` \
          (sign test, Holm p < 0.05); the weakest of those is `fixed-256` (lower on 6 questions, \
          higher on 0, Holm p = 0.031)"
@@ -552,9 +552,18 @@ fn weak_retrieval_and_k_covering_the_index_are_diagnosed() {
         .expect("weak retrieval");
     assert_eq!(
         weak.evidence,
-        "the pick's span recall@k is 0.550 (`fixed-512`), below 0.7: it misses 45% of the \
-         evidence spans; the pick's mean margin is -0.050: on its typical question a wrong \
-         chunk outscores the right one"
+        "the pick `fixed-512` has span recall@k 0.550 (the mean per question, below 0.7: on \
+         the mean question it misses 45% of the evidence); per evidence span it finds 0.550 \
+         [0.398, 0.693] (45% of the spans missed); the pick `fixed-512`'s median margin is \
+         -0.050 and 40 of its 40 questions (100% [91%, 100%]) have a negative margin: on its \
+         typical question a wrong chunk outscores the right one"
+    );
+    // fixed's margin at 256 (-0.1) is outside the pick's interval (a constant -0.05), and the
+    // pick has the higher recall at the largest size: larger chunks raise recall.
+    assert_eq!(
+        weak.advice,
+        "larger chunks raise recall here (`fixed-512` at 512 tokens finds span recall@k 0.550 \
+         against 0.500 at 256): sweep larger sizes before blaming the retriever"
     );
     let covers = sel
         .diagnoses
@@ -759,8 +768,60 @@ fn configurations_whose_chunks_mostly_exceed_the_budget_are_flagged() {
         .expect("chunks over the budget");
     assert_eq!(
         d.evidence,
-        "at a budget of 1000 tokens most chunks of 1 of 2 configurations are larger than the \
+        "at a budget of 1,000 tokens most chunks of 1 of 2 configurations are larger than the \
          whole budget and are never sent: fixed-1024 (49 of 52 chunks; one was skipped on 40 of \
          40 questions, span recall 0.025)"
+    );
+}
+
+#[test]
+fn a_typical_question_is_the_median_one_and_chunk_size_is_blamed_only_on_a_flat_curve() {
+    let n = 40;
+    // Mean margin (30 · 0.1 − 10 · 0.9) / 40 = −0.15, but the median question's is +0.1: no
+    // sentence about the typical question. Recall 0.5 at both sizes, margins identical: flat,
+    // so chunk size will not fix it.
+    let margins: Vec<f64> = (0..n).map(|i| if i < 30 { 0.1 } else { -0.9 }).collect();
+    let fakes = vec![
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 20), margins.clone()),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 20), margins),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let w = sel.winner();
+    assert!((w.margin + 0.15).abs() < 1e-12 && (w.margin_median - 0.1).abs() < 1e-12);
+    assert_eq!(w.margin_below_zero, 10);
+    let weak = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WeakRetrieval)
+        .expect("weak retrieval");
+    assert!(!weak.evidence.contains("margin"), "{}", weak.evidence);
+    assert_eq!(
+        weak.advice,
+        "span recall@k and margin stay inside the pick's intervals at every size of fixed at \
+         256–512 tokens, so look at the retriever, the analyzer, query rewriting or reranking \
+         first; chunk size will not fix it"
+    );
+    // Recall peaking inside the grid at the pick's size: another size will not fix it either.
+    let fakes = vec![
+        Fake::new("fixed-128", 128, 640.0, ones(n, 4), vec![0.1; n]),
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 24), vec![0.1; n]),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 8), vec![0.1; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.winner().config_id, "fixed-256");
+    let weak = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WeakRetrieval)
+        .expect("weak retrieval");
+    assert!(
+        weak.advice.starts_with(
+            "span recall@k peaks at the pick's size among fixed at 128–512 tokens (0.100 at 128 \
+             to 0.200 at 512), so another size in that range will not fix it"
+        ),
+        "{}",
+        weak.advice
     );
 }

@@ -252,6 +252,11 @@ pub struct ConfigSelection {
     pub margin_lo: f64,
     /// Bootstrap upper bound of the margin.
     pub margin_hi: f64,
+    /// Median per-question margin: the typical question's (the mean is pulled by a few
+    /// questions with a large margin of either sign).
+    pub margin_median: f64,
+    /// Questions whose margin is below 0: a wrong chunk scores above every right one.
+    pub margin_below_zero: usize,
     /// Questions where the pick hit and this configuration missed (empty for the pick).
     pub mcnemar_b: Option<u64>,
     /// Questions where this configuration hit and the pick missed (empty for the pick).
@@ -275,9 +280,15 @@ pub struct ConfigSelection {
     pub diff_lower: Option<f64>,
     /// One-sided (1 − α) upper bound of that difference (paired t).
     pub diff_upper: Option<f64>,
-    /// Undetermined only: questions (in all) that would settle it at α and 80% power
-    /// ([`crate::stats::questions_needed`]); empty otherwise, or when it cannot be computed.
+    /// Undetermined only: questions (in all) that would show it non-inferior at α and 80% power
+    /// if it were as good as the best (planned at a true difference of 0,
+    /// [`crate::stats::PLANNING_DIFFERENCE`]; [`crate::stats::questions_needed`]); empty
+    /// otherwise, or when it cannot be computed.
     pub questions_needed: Option<u64>,
+    /// How likely it is worse than the best by more than δ, given the data
+    /// ([`crate::stats::NonInferiority::probability_worse`]: the flat-prior posterior
+    /// probability, in [0, 1]); empty for the best.
+    pub p_worse: Option<f64>,
     /// Budget cuts: questions where a chunk larger than the whole budget was skipped (see
     /// [`crate::metrics::fit_budget`]); 0 for top k.
     pub questions_skipped_for_size: usize,

@@ -4,7 +4,7 @@
 use super::numbers::{fmt_num, pct, with_ci};
 use crate::report::doc::{Align, Block, DocSection, Prose, Table};
 use crate::report::outcome::Outcome;
-use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p};
+use crate::select::{ConfigSelection, Rule, Selection, Status, fmt_p, questions_words, thousands};
 
 /// "The rule": the plateau, cheapest first, the split halves, with the run's settings.
 pub(super) fn rule(sel: &Selection) -> DocSection {
@@ -20,9 +20,13 @@ pub(super) fn rule(sel: &Selection) -> DocSection {
                  it on the same questions: the per-question differences in span recall@k (this − \
                  best), their mean and the one-sided {l}% paired t bounds. It is non-inferior \
                  when the lower bound is at least −δ = −{d}, worse when the upper bound is below \
-                 −{d} (worse by more than δ), else undetermined; for an undetermined one the \
-                 questions that would settle it at α = {a} and 80% power are n = ((z(1−α) + \
-                 z(0.8)) · sd / (δ + mean difference))² (Chow, Shao and Wang 2008, §3.1). The \
+                 −{d} (worse by more than δ), else undetermined. For an undetermined one the \
+                 report gives P(worse by more than δ), the probability from the data that it is \
+                 worse than the best by more than δ (flat prior: Student's t on the mean \
+                 difference), and the questions that would show it within δ at α = {a} and 80% \
+                 power if it were as good as the best: n = ((z(1−α) + z(0.8)) · sd / δ)², planned \
+                 at a true difference of 0 (Chow, Shao and Wang 2008, §3.1), or \"more questions \
+                 are unlikely to settle this\" above {cap} questions. The \
                  best and the non-inferior configurations stay; nothing else does. No fixed \
                  tolerance and no correction across the {m} comparisons (the claim made of the \
                  pick is one comparison). The margin does not filter; it breaks ties.",
@@ -30,6 +34,7 @@ pub(super) fn rule(sel: &Selection) -> DocSection {
                 d = fmt_num(s.delta),
                 a = fmt_num(s.alpha),
                 m = sel.configs.len().saturating_sub(1),
+                cap = thousands(crate::stats::QUESTIONS_CAP as f64),
             )),
         Rule::Paired => Prose::new()
             .b(Prose::text("Plateau made of statistics"))
@@ -194,7 +199,7 @@ fn config_row(c: &ConfigSelection) -> Vec<Prose> {
         c.aliases
             .split_whitespace()
             .fold(Prose::new().c(&c.config_id), |p, a| p.t(" = ").c(a)),
-        Prose::text(format!("{:.0}", c.tokens_per_query)),
+        Prose::text(thousands(c.tokens_per_query)),
         Prose::text(if c.pareto { "●" } else { "" }),
         Prose::text(with_ci(c.span_recall, c.span_recall_lo, c.span_recall_hi)),
         Prose::text(with_ci(c.hit_rate, c.hit_rate_lo, c.hit_rate_hi)),
@@ -209,13 +214,20 @@ fn config_row(c: &ConfigSelection) -> Vec<Prose> {
     ]
 }
 
-/// "non-inferior (−0.013; −0.030 to 0.004)", "undetermined (…), needs 310 questions" or "best".
+/// "non-inferior (−0.013; −0.030 to 0.004)", "undetermined (…); P(worse) 0.41; about 310
+/// questions" (the questions that would show it within δ if it were as good as the best) or
+/// "best".
 fn within_delta(c: &ConfigSelection) -> String {
     match (c.diff_mean, c.diff_lower, c.diff_upper) {
         (Some(m), Some(lo), Some(hi)) => {
-            let needed = match c.questions_needed {
-                Some(q) => format!(", needs {q} questions"),
-                None => String::new(),
+            let needed = if c.vs_best_class == "undetermined" {
+                format!(
+                    "; P(worse) {:.2}; {}",
+                    c.p_worse.unwrap_or(f64::NAN),
+                    questions_words(c.questions_needed)
+                )
+            } else {
+                String::new()
             };
             format!("{} ({m:.3}; {lo:.3} to {hi:.3}){needed}", c.vs_best_class)
         }
@@ -283,7 +295,7 @@ pub(super) fn diagnoses(sel: &Selection, others: &[Selection]) -> DocSection {
 fn cut_name(sel: &Selection) -> String {
     let w = sel.winner();
     match w.budget_tokens {
-        Some(b) => format!("a budget of {b} {}", w.unit()),
+        Some(b) => format!("a budget of {} {}", thousands(b as f64), w.unit()),
         None => format!("k = {}", w.top_k),
     }
 }

@@ -6,23 +6,14 @@ use super::numbers::{fmt_num, pct, with_ci};
 use crate::files;
 use crate::report::doc::{Block, DocSection, Prose};
 use crate::report::outcome::Outcome;
-use crate::report::sentence::{cut_table, cut_words, decision_sentence, gives_up, tradeoff_blocks};
-use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status};
+use crate::report::sentence::{cut_table, decision_sentence, gives_up, tradeoff_blocks};
+use crate::select::{ConfigSelection, Rule, Selection, StabilityStatus, Status, thousands};
 
 /// The section, for the outcome's deciding cut and its other cuts.
 pub(super) fn decision(outcome: &Outcome) -> DocSection {
     let sel = &outcome.selection;
     let w = sel.winner();
-    let headline = Prose::text("Use ").c(&w.config_id).t(format!(
-        ": {} chunking at chunk size {} {} (overlap {}), {}, about {:.0} {} per query.",
-        w.strategy,
-        w.chunk_size,
-        w.size_unit,
-        w.chunk_overlap,
-        cut_words(w),
-        w.tokens_per_query,
-        w.unit()
-    ));
+    let headline = crate::report::headline::headline(sel, outcome.tradeoff.as_ref());
     let mut blocks = vec![
         Block::Para(Prose::new().b(headline)),
         Block::Para(decision_sentence(sel)),
@@ -244,9 +235,12 @@ fn plateau(sel: &Selection) -> Prose {
     }
 }
 
-/// The configuration with the best margin (ties: higher span recall, then cheaper).
+/// The configuration with the best margin among those the rule kept at this cut (the best and
+/// those non-inferior to it, or on the plateau under the other rules; ties: higher span recall,
+/// then cheaper): the configurations not worse than the pick, so a peak there is a real
+/// alternative and never one that sends almost nothing.
 fn peak(sel: &Selection) -> Option<&ConfigSelection> {
-    sel.configs.iter().max_by(|a, b| {
+    sel.configs.iter().filter(|c| c.kept).max_by(|a, b| {
         a.margin
             .total_cmp(&b.margin)
             .then(a.span_recall.total_cmp(&b.span_recall))
@@ -254,20 +248,25 @@ fn peak(sel: &Selection) -> Option<&ConfigSelection> {
     })
 }
 
-/// Where the best margin is, when it is not the pick.
+/// Where the best margin among the kept configurations is, when it is not the pick.
 fn not_the_peak(sel: &Selection) -> Option<Prose> {
     let w = sel.winner();
     let peak = peak(sel).filter(|p| p.config_id != w.config_id)?;
+    let kept = sel.configs.iter().filter(|c| c.kept).count();
     Some(
         Prose::new()
             .b(Prose::text("Not the peak:"))
-            .t(" the best margin is ")
+            .t(format!(
+                " among the {kept} configurations kept at this cut, the best margin is "
+            ))
             .c(&peak.config_id)
             .t(format!(
-                " ({:.3}, span recall@k {:.3}) at {:.0} tokens per query, {:.1}× the pick's cost.",
+                " ({:.3} against the pick's {:.3}; span recall@k {:.3}) at {} tokens per query, \
+                 {:.1}× the pick's cost; the margin does not select, it breaks ties.",
                 peak.margin,
+                w.margin,
                 peak.span_recall,
-                peak.tokens_per_query,
+                thousands(peak.tokens_per_query),
                 peak.tokens_per_query / w.tokens_per_query.max(f64::MIN_POSITIVE)
             )),
     )
@@ -285,8 +284,9 @@ fn frontier(sel: &Selection) -> Prose {
             p = p.t(", ");
         }
         p = p.c(&c.config_id).t(format!(
-            " ({:.0}, {:.3})",
-            c.tokens_per_query, c.span_recall
+            " ({}, {:.3})",
+            thousands(c.tokens_per_query),
+            c.span_recall
         ));
     }
     p.t(format!(
@@ -382,9 +382,10 @@ fn candidates(sel: &Selection) -> Prose {
         if n > 0 {
             p = p.t(", ");
         }
-        p = p
-            .c(&c.config_id)
-            .t(format!(" ({:.0} tokens/query{role})", c.tokens_per_query));
+        p = p.c(&c.config_id).t(format!(
+            " ({} tokens/query{role})",
+            thousands(c.tokens_per_query)
+        ));
     }
     p.t(".")
 }
