@@ -208,7 +208,12 @@ impl Corpus {
                     "{} documents under {} are byte-identical: {}; every copy competes for the top ranks (recall at small k drops), keep one",
                     group.len(),
                     self.root.display(),
-                    group.join(", ")
+                    // Three names at most: a corpus of 50 copies is named by its first.
+                    if group.len() <= 3 {
+                        group.join(", ")
+                    } else {
+                        format!("{} and {} byte-identical copies", group[0], group.len() - 1)
+                    }
                 )
             })
             .collect()
@@ -322,6 +327,19 @@ mod tests {
         assert_eq!(
             corpus.duplicate_warnings()[0],
             "2 documents under docs are byte-identical: a.md, c.md; every copy competes for the top ranks (recall at small k drops), keep one"
+        );
+        // 50 copies are named by the first, not listed.
+        let copies = Corpus::from_documents(
+            "docs",
+            (0..50)
+                .map(|i| Document::new(&format!("c{i:02}.md"), "same"))
+                .collect(),
+        );
+        assert_eq!(
+            copies.duplicate_warnings(),
+            vec![
+                "50 documents under docs are byte-identical: c00.md and 49 byte-identical copies; every copy competes for the top ranks (recall at small k drops), keep one"
+            ]
         );
         let single = Corpus::from_documents("docs", vec![Document::new("a.md", "x")]);
         assert!(single.duplicates().is_empty());

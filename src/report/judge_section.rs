@@ -67,14 +67,14 @@ fn rate_cells(s: &JudgeSummary, r: &JudgeRow) -> Vec<String> {
     };
     let mut v = vec![
         r.info.config_id.clone(),
-        format!("{:.0}", r.info.tokens_per_query),
+        crate::select::thousands(r.info.tokens_per_query),
         format!("{:.3}", r.info.span_recall),
     ];
     v.extend(s.criteria.iter().map(|c| rate_cell(r.rate(c))));
     v.extend([
         r.error_verdicts().to_string(),
         r.generation_errors.to_string(),
-        format!("{:.0}", r.tokens_per_question),
+        crate::select::thousands(r.tokens_per_question),
         cost,
     ]);
     v

@@ -24,6 +24,8 @@ pub mod review;
 pub mod run_dir;
 pub mod sections;
 pub mod sentence;
+#[cfg(test)]
+mod sentence_guard;
 pub mod texts;
 
 pub use error::ReportError;

@@ -379,14 +379,14 @@ fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
     }
     let shown = first_five(&covered, |c| {
         let cut = match c.budget_tokens {
-            Some(b) => format!("a budget of {b} {}", c.unit()),
+            Some(b) => format!("a budget of {} {}", thousands(b as f64), c.unit()),
             None => format!("k = {}", c.top_k),
         };
         format!(
             "{} ({} chunks, {cut}, {} index {})",
             c.config_id,
-            c.n_chunks,
-            c.index_tokens,
+            thousands(c.n_chunks as f64),
+            thousands(c.index_tokens as f64),
             c.unit()
         )
     });

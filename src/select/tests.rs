@@ -573,7 +573,7 @@ fn weak_retrieval_and_k_covering_the_index_are_diagnosed() {
     assert!(
         covers
             .evidence
-            .starts_with("k is at least the number of chunks in 1 of 2 configurations: fixed-512 (4 chunks, k = 5, 1082 index tokens)"),
+            .starts_with("k is at least the number of chunks in 1 of 2 configurations: fixed-512 (4 chunks, k = 5, 1,082 index tokens)"),
         "{}",
         covers.evidence
     );
@@ -686,7 +686,7 @@ fn a_budget_that_takes_the_whole_index_is_named_as_the_budget_not_as_k() {
     assert_eq!(
         covers.evidence,
         "the context budget takes every chunk in 1 of 2 configurations: fixed-512 (4 chunks, a \
-         budget of 4000 tokens, 1082 index tokens); every query retrieves the whole index, so \
+         budget of 4,000 tokens, 1,082 index tokens); every query retrieves the whole index, so \
          tokens per query is the index's size"
     );
     assert_eq!(

@@ -61,7 +61,7 @@ pub fn config_table(outcome: &Outcome) -> Markup {
                         td { (c.prefix) }
                         td { (ret(c)) }
                         td data-v=(c.top_k) { (c.top_k) }
-                        td data-v=(c.tokens_per_query) { (format!("{:.0}", c.tokens_per_query)) }
+                        td data-v=(c.tokens_per_query) { (crate::select::thousands(c.tokens_per_query)) }
                         td data-v=(c.span_recall) title=(format!("[{:.3}, {:.3}]", c.span_recall_lo, c.span_recall_hi)) { (fmt3(c.span_recall)) }
                         td data-v=(c.hit_rate) { (fmt3(c.hit_rate)) }
                         td data-v=(c.coverage) { (fmt3(c.coverage)) }

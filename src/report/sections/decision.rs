@@ -38,8 +38,10 @@ pub(super) fn decision(outcome: &Outcome) -> DocSection {
                 "Quality of the pick [{}% CI]:",
                 fmt_num(sel.settings.confidence * 100.0)
             )))
+            .t(" ")
+            .c(&w.config_id)
             .t(format!(
-                " span recall@k {}, hit@k {}, coverage@k {}, margin {}.",
+                ": span recall@k {}, hit@k {}, coverage@k {}, margin {}.",
                 with_ci(w.span_recall, w.span_recall_lo, w.span_recall_hi),
                 with_ci(w.hit_rate, w.hit_rate_lo, w.hit_rate_hi),
                 with_ci(w.coverage, w.coverage_lo, w.coverage_hi),
