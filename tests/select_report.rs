@@ -106,17 +106,21 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
     assert_eq!(winners, ["words-24-o6-none-bm25+seed-k2"]);
     // 16 (recall 0.625: 0 on 3 of the 8 questions where the best has 1) is undetermined: the
     // differences −1, −1, −1, 0 × 5 have mean −0.375 and sd 0.517549; t(0.95, 7) = 1.894579 gives
-    // the one-sided bounds −0.375 ∓ 0.346672, and ((1.644854 + 0.841621) · 0.517549 / 0.325)² =
-    // 15.68 → 16 questions would settle it.
+    // the one-sided bounds −0.375 ∓ 0.346672. Had it been as good as the best (a true difference
+    // of 0), ((1.644854 + 0.841621) · 0.517549 / 0.05)² = 662.41 → 663 questions would show it
+    // within δ; P(worse by more than δ) = F_t(7)((−0.05 + 0.375) / 0.182980) = F_t(7)(1.776) =
+    // 0.94.
     let r16 = &rows[2];
     assert_eq!(&r16[col("status")], "dropped");
     assert_eq!(&r16[col("vs_best_class")], "undetermined");
-    assert_eq!(&r16[col("questions_needed")], "16");
+    assert_eq!(&r16[col("questions_needed")], "663");
+    assert!(r16[col("p_worse")].starts_with("0.94"), "{}", &r16[col("p_worse")]);
     assert!(
         r16[col("reason")].contains(
             "undetermined within δ = 0.05 (mean difference to the best -0.375, one-sided 95% \
-             bounds -0.722 to -0.028 straddle −0.05); about 16 questions would settle it at \
-             α = 0.05 and 80% power (have 8)"
+             bounds -0.722 to -0.028 straddle −0.05); P(worse by more than δ) = 0.94; if it were \
+             as good as the best, about 663 questions in all would show it within δ (have 8) at \
+             α = 0.05 and 80% power"
         ),
         "{}",
         &r16[col("reason")]
@@ -139,7 +143,8 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
          the best within δ = 0.05 (`words-48-o12-none-bm25+seed-k2`: span recall@k 1.000 vs 1.000; \
          mean difference 0.000, one-sided 95% lower bound 0.000 ≥ −0.05) and costs 47% fewer words \
          per query and 11% more index words; cheaper but undetermined against the best: \
-         `words-16-o4-none-bm25+seed-k2` (about 16 questions would settle it; have 8)."
+         `words-16-o4-none-bm25+seed-k2` (P(worse by more than δ) = 0.94; if it were as good as \
+         the best, about 663 questions in all would show it within δ (have 8))."
     ));
     let selection = std::fs::read_to_string(run.join("selection.csv")).unwrap();
     let mut settings = insta::Settings::clone_current();

@@ -21,15 +21,19 @@ pub fn headline(sel: &Selection, t: Option<&Tradeoff>) -> Prose {
         ),
         None => format!("At k = {} use ", w.top_k),
     };
+    // Runs from before chunks_retrieved_mean was recorded read it as 0.
+    let chunks = if w.chunks_retrieved_mean > 0.0 {
+        format!(" and {:.1} chunks", w.chunks_retrieved_mean)
+    } else {
+        String::new()
+    };
     let mut p = Prose::text(cut).c(&w.config_id).t(format!(
-        " ({} chunking at chunk size {} {} with overlap {}; about {} {unit} and {:.1} chunks per \
-         query)",
+        " ({} chunking at chunk size {} {} with overlap {}; about {} {unit}{chunks} per query)",
         w.strategy,
         thousands(w.chunk_size as f64),
         w.size_unit,
         thousands(w.chunk_overlap as f64),
         thousands(w.tokens_per_query),
-        w.chunks_retrieved_mean
     ));
     if let Some(words) = t.and_then(|t| more_context(t, sel)) {
         p = p.t("; ").p(words);
@@ -133,4 +137,83 @@ fn skipped_for_size(w: &ConfigSelection) -> Option<String> {
             thousands(w.n_questions as f64)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::doc::Inline;
+    use crate::select::tests::{Fake, tables};
+    use crate::select::{SelectionSettings, select_cuts};
+
+    /// The plain text of `p` (code as `code`).
+    fn plain(p: &Prose) -> String {
+        p.0.iter()
+            .map(|i| match i {
+                Inline::Text(s) => s.clone(),
+                Inline::Code(s) => format!("`{s}`"),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    /// `n` values, the first `ones` 1 and the rest 0.
+    fn ones(n: usize, ones: usize) -> Vec<f64> {
+        (0..n).map(|i| if i < ones { 1.0 } else { 0.0 }).collect()
+    }
+
+    #[test]
+    fn one_sentence_carries_the_cut_the_trade_off_the_grid_edge_and_the_skipped_chunks() {
+        // 40 questions. At 1,000 tokens fixed-256 finds 20 (0.500), fixed-1024 2 (0.050, most
+        // of its chunks over the budget); at 2,000 tokens fixed-256 finds 28; at 4,000 tokens
+        // 36 (0.900). 1,000 vs 4,000: 16 questions lower, Δ = −0.4, s = 0.496139,
+        // s/√40 = 0.078446, t(0.95, 39) = 1.684875: bounds −0.532 to −0.268, worse by more
+        // than δ. 2,000 vs 4,000: Δ = −0.2, upper −0.2 + 1.684875 · 0.064051 = −0.092 < −0.05:
+        // worse, and still rising: the recommendation is 4,000, the largest swept.
+        let n = 40;
+        let (mut rows, mut qs) = tables(&[
+            Fake::new("fixed-256-b1000", 256, 900.0, ones(n, 20), vec![0.1; n]),
+            Fake::new("fixed-1024-b1000", 1024, 500.0, ones(n, 2), vec![0.1; n]),
+            Fake::new("fixed-256-b2000", 256, 1900.0, ones(n, 28), vec![0.1; n]),
+            Fake::new("fixed-256-b4000", 256, 3800.0, ones(n, 36), vec![0.1; n]),
+        ]);
+        let budget = |id: &str| id.rsplit("-b").next().unwrap().parse::<usize>().unwrap();
+        for r in &mut rows {
+            r.budget_tokens = Some(budget(&r.config_id));
+            r.cut = "budget".into();
+            r.top_k = 0;
+        }
+        for q in &mut qs {
+            q.budget_tokens = Some(budget(&q.config_id));
+            q.cut = "budget".into();
+        }
+        rows[0].n_chunks = 400;
+        rows[0].chunks_over_budget = 12;
+        rows[0].questions_skipped_for_size = 7;
+        let cuts = select_cuts(&rows, &qs, &SelectionSettings::default()).unwrap();
+        let sel = &cuts.selections[0];
+        assert_eq!(sel.winner().config_id, "fixed-256-b1000");
+        let text = plain(&headline(sel, cuts.tradeoff.as_ref()));
+        assert_eq!(
+            text,
+            "At a budget of 1,000 tokens per query use `fixed-256-b1000` (fixed chunking at chunk \
+             size 256 tokens with overlap 0; about 900 tokens and 5.0 chunks per query); the data \
+             say more context helps: at 4,000 tokens the best, `fixed-256-b4000`, finds span \
+             recall@k 0.900 against 0.500 for this budget's best `fixed-256-b1000` (worse by \
+             more than δ = 0.05: mean difference -0.400, one-sided 95% bounds -0.532 to -0.268); \
+             the recommended budget is 4,000 tokens, the largest swept, with span recall@k \
+             still rising towards it (0.700 at 2,000 → 0.900 at 4,000 tokens): sweep larger \
+             budgets before settling on it; 12 of its 400 chunks are larger than the budget and \
+             never sent, and one was skipped for size on 7 of 40 questions (the next chunks that \
+             fit were sent instead)."
+        );
+        // At top k there is no trade-off and nothing is skipped for size.
+        let (rows, qs) = tables(&[Fake::new("fixed-256", 256, 1280.0, ones(n, 30), vec![0.1; n])]);
+        let cuts = select_cuts(&rows, &qs, &SelectionSettings::default()).unwrap();
+        assert_eq!(
+            plain(&headline(&cuts.selections[0], cuts.tradeoff.as_ref())),
+            "At k = 5 use `fixed-256` (fixed chunking at chunk size 256 tokens with overlap 0; \
+             about 1,280 tokens and 5.0 chunks per query)."
+        );
+    }
 }

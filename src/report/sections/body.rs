@@ -126,7 +126,8 @@ pub(super) fn configurations(sel: &Selection) -> DocSection {
     .i(Prose::text("vs best within δ"))
     .t(format!(
         " is the class against the best within δ = {} (non-inferior, worse by more than δ, or \
-         undetermined, with the questions that would settle it), from the mean per-question \
+         undetermined, with P(worse) = P(worse by more than δ) and the questions that would \
+         show it within δ if it were as good as the best), from the mean per-question \
          difference in span recall@k (this − best) and its one-sided {}% paired t bounds. ",
         fmt_num(sel.settings.delta),
         fmt_num((1.0 - sel.settings.alpha) * 100.0)
