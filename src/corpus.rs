@@ -332,7 +332,7 @@ mod tests {
         let copies = Corpus::from_documents(
             "docs",
             (0..50)
-                .map(|i| Document::new(&format!("c{i:02}.md"), "same"))
+                .map(|i| Document::new(format!("c{i:02}.md"), "same"))
                 .collect(),
         );
         assert_eq!(

@@ -114,7 +114,11 @@ fn sweep_writes_the_decision_and_report_regenerates_it_byte_for_byte() {
     assert_eq!(&r16[col("status")], "dropped");
     assert_eq!(&r16[col("vs_best_class")], "undetermined");
     assert_eq!(&r16[col("questions_needed")], "663");
-    assert!(r16[col("p_worse")].starts_with("0.94"), "{}", &r16[col("p_worse")]);
+    assert!(
+        r16[col("p_worse")].starts_with("0.94"),
+        "{}",
+        &r16[col("p_worse")]
+    );
     assert!(
         r16[col("reason")].contains(
             "undetermined within δ = 0.05 (mean difference to the best -0.375, one-sided 95% \

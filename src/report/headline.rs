@@ -208,7 +208,13 @@ mod tests {
              fit were sent instead)."
         );
         // At top k there is no trade-off and nothing is skipped for size.
-        let (rows, qs) = tables(&[Fake::new("fixed-256", 256, 1280.0, ones(n, 30), vec![0.1; n])]);
+        let (rows, qs) = tables(&[Fake::new(
+            "fixed-256",
+            256,
+            1280.0,
+            ones(n, 30),
+            vec![0.1; n],
+        )]);
         let cuts = select_cuts(&rows, &qs, &SelectionSettings::default()).unwrap();
         assert_eq!(
             plain(&headline(&cuts.selections[0], cuts.tradeoff.as_ref())),

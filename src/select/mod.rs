@@ -35,6 +35,7 @@ mod text;
 pub mod tradeoff;
 mod twins;
 pub mod types;
+mod weak;
 
 use std::collections::BTreeMap;
 
