@@ -404,7 +404,10 @@ fn browser_renders_the_committed_examples_offline() {
         let (dom, urls) = dump_dom_at(&browser, &page, fragment, dir.path());
         assert!(urls.is_empty(), "{name}: network requests: {urls:?}");
         assert!(dom.contains("id=\"decision\""), "{name}: no decision");
-        assert!(dom.contains("<strong>Use <code>"), "{name}: no decision");
+        assert!(
+            dom.contains("<p><strong>At ") && dom.contains(" use <code>"),
+            "{name}: no decision"
+        );
         assert!(dom.contains("<svg"), "{name}: no figure");
         // The opened question's chunks are built, with evidence marked inside a chunk (the
         // legend's own <mark> has no title).
