@@ -107,9 +107,9 @@ fn comparison_table(table: &[PrefixComparison], conf: &str) -> Table {
         .map(|c| {
             let reaches = match (c.reaches_size, c.reaches_tokens_per_query) {
                 (Some(size), Some(tpq)) => format!(
-                    "{size} ({:.3} at {:.0} tok/query; p {})",
+                    "{size} ({:.3} at {} tok/query; p {})",
                     c.reaches_span_recall.unwrap_or_default(),
-                    tpq,
+                    crate::select::thousands(tpq),
                     c.reaches_mcnemar_p.map_or("—".into(), p_text)
                 ),
                 _ => "—".into(),
@@ -236,13 +236,13 @@ fn summary(p: &str, table: &[PrefixComparison], alpha: f64) -> Prose {
         .filter_map(|c| {
             c.reaches_size.map(|s| {
                 format!(
-                    "{} {} {} reaches {} ({:.0} vs {:.0} tok/query)",
+                    "{} {} {} reaches {} ({} vs {} tok/query)",
                     c.retriever,
                     c.strategy,
                     c.chunk_size,
                     s,
-                    c.tokens_per_query,
-                    c.reaches_tokens_per_query.unwrap_or_default()
+                    crate::select::thousands(c.tokens_per_query),
+                    crate::select::thousands(c.reaches_tokens_per_query.unwrap_or_default())
                 )
             })
         })

@@ -381,12 +381,12 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| 256 (0.800 at 1280 tok/query; p 1.000) |"),
+            md.contains("| 256 (0.800 at 1,280 tok/query; p 1.000) |"),
             "{md}"
         );
         assert!(md.contains("mean span-failure reduction +58%"), "{md}");
         assert!(
-            md.contains("bm25 fixed 64 reaches 256 (360 vs 1280 tok/query)"),
+            md.contains("bm25 fixed 64 reaches 256 (360 vs 1,280 tok/query)"),
             "{md}"
         );
     }
