@@ -11,6 +11,7 @@ use crate::corpus::CorpusError;
 use crate::golden::GoldenError;
 use crate::golden::draft::DraftError;
 use crate::judge::JudgeError;
+use crate::pipeline::merge::error::MergeError;
 use crate::prepare::PrepareError;
 use crate::prompts::ExportError;
 use crate::report::ReportError;
@@ -57,6 +58,9 @@ pub enum Error {
     /// `chunksweep check`'s comparison with its baseline.
     #[error(transparent)]
     Check(#[from] CheckError),
+    /// `chunksweep merge` refused the shards.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -78,6 +82,7 @@ impl Error {
             Error::Read(e) => e.exit_class(),
             Error::Prompts(e) => e.exit_class(),
             Error::Check(e) => e.exit_class(),
+            Error::Merge(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

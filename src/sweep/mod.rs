@@ -16,6 +16,7 @@ pub mod grid;
 pub mod index;
 pub mod rows;
 pub mod score;
+pub mod shard;
 
 pub use driver::{Grid, run_sweep};
 pub use error::SweepError;
