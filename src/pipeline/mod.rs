@@ -228,7 +228,9 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan.llm.api_key().map_err(JudgeError::from)?;
     }
     let rt = runtime()?;
-    let (swept, mut dir) = if plan.dry_run {
+    let (swept, mut dir) = if plan.merged {
+        swept::load_merged(plan, &rt, events)?
+    } else if plan.dry_run {
         match swept::dry_sweep(plan, &rt, events)? {
             Ok(done) => done,
             Err(unsent) => {

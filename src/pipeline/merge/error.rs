@@ -129,6 +129,26 @@ pub enum MergeError {
         /// The shards'.
         recorded: String,
     },
+    /// `run --merged` on a folder whose merged sweep is of other inputs or another grid.
+    #[error(
+        "--merged: {dir} holds a sweep of {what} than this run's: run with the corpus, golden set and grid the shards swept, or without --merged"
+    )]
+    OtherSweep {
+        /// The folder.
+        dir: PathBuf,
+        /// `another corpus`, `another golden set`, `another grid`.
+        what: &'static str,
+    },
+    /// `run --merged` on a folder whose sweep.csv lacks a row of the grid.
+    #[error("--merged: {path} has {rows} row(s) of {config_id}, where a whole sweep has one: merge the shards into it again")]
+    MissingRow {
+        /// sweep.csv.
+        path: PathBuf,
+        /// The row's id.
+        config_id: String,
+        /// Rows found.
+        rows: usize,
+    },
     /// --out is one of the shards.
     #[error("--out {0} is one of the shard folders: give another folder")]
     OutIsShard(PathBuf),
