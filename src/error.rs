@@ -11,13 +11,14 @@ use crate::corpus::CorpusError;
 use crate::golden::GoldenError;
 use crate::golden::draft::DraftError;
 use crate::judge::JudgeError;
-use crate::pipeline::merge::error::MergeError;
 use crate::prepare::PrepareError;
 use crate::prompts::ExportError;
 use crate::report::ReportError;
 use crate::report::read::ReadError;
 use crate::select::SelectError;
 use crate::sweep::SweepError;
+use crate::sweep::merge_error::MergeError;
+use crate::sweep::shard::ShardError;
 
 /// Any error of the pipeline, by stage.
 #[derive(Debug, Error)]
@@ -58,6 +59,9 @@ pub enum Error {
     /// `chunksweep check`'s comparison with its baseline.
     #[error(transparent)]
     Check(#[from] CheckError),
+    /// `--shard` or the environment it reads is wrong, or the grid cannot be split.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
     /// `chunksweep merge` refused the shards.
     #[error(transparent)]
     Merge(#[from] MergeError),
@@ -82,6 +86,7 @@ impl Error {
             Error::Read(e) => e.exit_class(),
             Error::Prompts(e) => e.exit_class(),
             Error::Check(e) => e.exit_class(),
+            Error::Shard(e) => e.exit_class(),
             Error::Merge(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }

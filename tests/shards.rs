@@ -99,8 +99,7 @@ fn reproduce_line(run: &Path) -> String {
 /// manifest.json without what names the run (`command`, `config.out`) and its times.
 fn manifest_without_run_id_and_times(run: &Path) -> Value {
     let mut m: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
     let map = m.as_object_mut().unwrap();
     for key in [
         "command",
@@ -111,7 +110,11 @@ fn manifest_without_run_id_and_times(run: &Path) -> Value {
     ] {
         assert!(map.remove(key).is_some(), "{key}");
     }
-    map["config"].as_object_mut().unwrap().remove("out").unwrap();
+    map["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("out")
+        .unwrap();
     m
 }
 
@@ -133,7 +136,9 @@ fn assert_same_run(whole: &Path, merged: &Path) {
         if ["sweep.csv", "sweep_questions.csv", "selection.csv"].contains(&name.as_str()) {
             assert!(a == b, "{name} differs");
         }
-        let a = a.replace(&whole_cmd, &merged_cmd).replace(&whole_dir, &merged_dir);
+        let a = a
+            .replace(&whole_cmd, &merged_cmd)
+            .replace(&whole_dir, &merged_dir);
         assert!(a == b, "{name} differs beyond the run's folder and command");
     }
     assert_eq!(
@@ -288,7 +293,9 @@ fn shards_of_another_grid_or_corpus_missing_repeated_or_changed_are_refused() {
         std::fs::copy(dirs[1].join(name), changed.join(name)).unwrap();
     }
     let csv = changed.join("sweep.csv");
-    let text = std::fs::read_to_string(&csv).unwrap().replacen(",0.", ",1.", 1);
+    let text = std::fs::read_to_string(&csv)
+        .unwrap()
+        .replacen(",0.", ",1.", 1);
     std::fs::write(&csv, text).unwrap();
     let msg = refused(&[dirs[0].clone(), changed.clone(), dirs[2].clone()], w);
     assert!(
@@ -330,7 +337,10 @@ fn a_shard_killed_midway_is_not_merged_and_a_rerun_completes_it() {
         .unwrap();
     let started = std::time::Instant::now();
     while killed.join("shard.json").exists() {
-        assert!(started.elapsed().as_secs() < 120, "shard.json never removed");
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "shard.json never removed"
+        );
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     child.kill().unwrap();

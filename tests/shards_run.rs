@@ -18,7 +18,11 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const QUESTIONS: [(&str, &str, &str); 2] = [
-    ("q1", "How many CPU cores does Larkspur need?", "two CPU cores"),
+    (
+        "q1",
+        "How many CPU cores does Larkspur need?",
+        "two CPU cores",
+    ),
     ("q2", "When are invoices sent?", "first day of each month"),
 ];
 
@@ -116,7 +120,12 @@ async fn run_merged_judges_the_merged_sweep_as_a_whole_run_would() {
         &cfg,
         &merged,
     );
-    for f in ["judge.csv", "judge_questions.csv", "sweep.csv", "selection.csv"] {
+    for f in [
+        "judge.csv",
+        "judge_questions.csv",
+        "sweep.csv",
+        "selection.csv",
+    ] {
         assert_eq!(
             untimed(&read_csv(&merged.join(f))),
             untimed(&read_csv(&whole.join(f))),

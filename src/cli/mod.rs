@@ -16,8 +16,7 @@ use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 
 use args::{
-    CheckArgs, InputArgs, JudgeCheckArgs, MergeArgs, PromptsCommand, ReportArgs, RunArgs,
-    SweepArgs,
+    CheckArgs, InputArgs, JudgeCheckArgs, MergeArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs,
 };
 use chunksweep::sweep::shard::ShardFlag;
 use progress::Progress;
@@ -30,7 +29,6 @@ fn command_line() -> Vec<String> {
 fn sweep_shard(plan: &Plan, flag: ShardFlag, quiet: bool) -> Result<ExitCode> {
     let shard = flag
         .resolve(|name| std::env::var(name).ok())
-        .map_err(chunksweep::sweep::SweepError::from)
         .map_err(chunksweep::error::Error::from)?;
     let progress = Progress::new(quiet);
     let out = pipeline::sweep_shard(plan, shard, &command_line(), &|e| progress.handle(e))

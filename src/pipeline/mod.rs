@@ -199,7 +199,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
 /// written last ([`shard::sweep_shard`]).
 ///
 /// # Errors
-/// [`crate::sweep::shard::ShardError`] (in [`crate::sweep::SweepError`]) for more shards than
+/// [`crate::sweep::shard::ShardError`] for more shards than
 /// configurations or a grid whose prepare step calls a model; otherwise as [`sweep`].
 pub fn sweep_shard(
     plan: &Plan,

@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::swept::Swept;
 use crate::chunking::external::Identity;
 use crate::config::{ConfigFile, RunOptions};
 use crate::corpus::Corpus;
@@ -96,29 +95,6 @@ pub(super) struct SweepRecord<'a> {
     pub phases: PhaseTimes,
     /// Each configuration's stage times, ms, by configuration id.
     pub config_times: BTreeMap<String, StageTimes>,
-}
-
-impl Swept {
-    /// What the manifest records of this sweep, with the external chunker of `pick`.
-    pub(super) fn record(&self, pick: &ConfigCut) -> SweepRecord<'_> {
-        SweepRecord {
-            corpus: &self.corpus,
-            golden: &self.golden,
-            embed: self.prepared.embed.as_ref().map(|e| &e.stats),
-            contexts: self.prepared.contexts.as_ref().map(|c| &c.summary),
-            external: self
-                .context
-                .external
-                .get(&pick.config.params)
-                .map(|c| &c.identity),
-            phases: self.phases,
-            config_times: self
-                .outcomes
-                .iter()
-                .map(|o| (o.config.id(), o.times))
-                .collect(),
-        }
-    }
 }
 
 /// Writes manifest.json into `dir`, listing every file `dir` recorded, with the fingerprints

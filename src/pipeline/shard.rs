@@ -143,8 +143,8 @@ pub(super) fn sweep_shard(
 ) -> Result<ShardOutput, Error> {
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
-    refuse_model_calls(plan).map_err(crate::sweep::SweepError::from)?;
-    let configs = shard::select(&plan.configs, shard).map_err(crate::sweep::SweepError::from)?;
+    refuse_model_calls(plan)?;
+    let configs = shard::select(&plan.configs, shard)?;
     let dir = plan.run_dir.join(shard.folder_name());
     let mut part = plan.clone();
     part.configs = configs;

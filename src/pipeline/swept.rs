@@ -11,18 +11,18 @@ use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::{self, GoldenSet};
+use crate::pipeline::record::{self, RunRecord};
 use crate::plan::Plan;
 use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
+use crate::report::manifest::ManifestInputs;
 use crate::report::manifest::PhaseTimes;
+use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::sweep::SweepError;
 use crate::sweep::driver::{Grid, run_sweep};
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::RetrievalContext;
-use crate::pipeline::merge::error::MergeError;
-use crate::pipeline::record::RunRecord;
-use crate::report::manifest::ManifestInputs;
-use crate::report::read;
+use crate::sweep::merge_error::MergeError;
 use crate::sweep::rows::{ConfigOutcome, CutOutcome, QuestionRow, StageTimes, SweepRow};
 use crate::tokenize::CorpusTokens;
 
@@ -78,6 +78,29 @@ impl Swept {
             .iter()
             .flat_map(|o| o.question_rows().cloned())
             .collect()
+    }
+}
+
+impl Swept {
+    /// What the manifest records of this sweep, with the external chunker of `pick`.
+    pub(super) fn record(&self, pick: &ConfigCut) -> record::SweepRecord<'_> {
+        record::SweepRecord {
+            corpus: &self.corpus,
+            golden: &self.golden,
+            embed: self.prepared.embed.as_ref().map(|e| &e.stats),
+            contexts: self.prepared.contexts.as_ref().map(|c| &c.summary),
+            external: self
+                .context
+                .external
+                .get(&pick.config.params)
+                .map(|c| &c.identity),
+            phases: self.phases,
+            config_times: self
+                .outcomes
+                .iter()
+                .map(|o| (o.config.id(), o.times))
+                .collect(),
+        }
     }
 }
 

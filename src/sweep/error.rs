@@ -63,9 +63,6 @@ pub enum SweepError {
         "no prefix to sweep: give at least one (none, title, heading_path, title_heading, llm_context)"
     )]
     NoPrefix,
-    /// `--shard` or the environment it reads is wrong, or the grid cannot be split.
-    #[error(transparent)]
-    Shard(#[from] crate::sweep::shard::ShardError),
 }
 
 impl SweepError {
@@ -79,8 +76,7 @@ impl SweepError {
             | SweepError::BadOverlap(_)
             | SweepError::NoQuestions
             | SweepError::Settings(_)
-            | SweepError::NoPrefix
-            | SweepError::Shard(_) => ExitClass::Usage,
+            | SweepError::NoPrefix => ExitClass::Usage,
             SweepError::Embed(e) | SweepError::Retrieval(RetrievalError::Embed(e)) => {
                 e.exit_class()
             }

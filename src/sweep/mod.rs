@@ -14,6 +14,7 @@ pub mod driver;
 pub mod error;
 pub mod grid;
 pub mod index;
+pub mod merge_error;
 pub mod rows;
 pub mod score;
 pub mod shard;

@@ -87,7 +87,9 @@ pub enum ShardError {
         count: usize,
     },
     /// Two variables are set to different indexes.
-    #[error("--shard env/{count}: ${first} is {first_value} but ${second} is {second_value}; unset one")]
+    #[error(
+        "--shard env/{count}: ${first} is {first_value} but ${second} is {second_value}; unset one"
+    )]
     Disagree {
         /// N.
         count: usize,
@@ -116,7 +118,9 @@ pub enum ShardError {
     )]
     NeedsModelCalls(String),
     /// More shards than configurations.
-    #[error("--shard {shard}: the grid has {configs} configuration(s), so at most {configs} shard(s); lower N")]
+    #[error(
+        "--shard {shard}: the grid has {configs} configuration(s), so at most {configs} shard(s); lower N"
+    )]
     MoreShardsThanConfigs {
         /// The shard.
         shard: Shard,
@@ -292,13 +296,23 @@ mod tests {
     #[test]
     fn the_flag_parses_an_index_or_env_and_a_count() {
         let flag: ShardFlag = "1/3".parse().unwrap();
-        assert_eq!(flag.resolve(env(&[])).unwrap(), Shard { index: 1, count: 3 });
+        assert_eq!(
+            flag.resolve(env(&[])).unwrap(),
+            Shard { index: 1, count: 3 }
+        );
         let flag: ShardFlag = "env/3".parse().unwrap();
         assert_eq!(flag.index, None);
         for bad in ["3", "1/0", "a/3", "1/b", "-1/3"] {
-            assert!(matches!(bad.parse::<ShardFlag>(), Err(ShardError::Syntax(_))), "{bad}");
+            assert!(
+                matches!(bad.parse::<ShardFlag>(), Err(ShardError::Syntax(_))),
+                "{bad}"
+            );
         }
-        let err = "3/3".parse::<ShardFlag>().unwrap().resolve(env(&[])).unwrap_err();
+        let err = "3/3"
+            .parse::<ShardFlag>()
+            .unwrap()
+            .resolve(env(&[]))
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--shard 3/3: the index runs from 0 to 2 (shards are numbered from 0)"
@@ -313,12 +327,18 @@ mod tests {
             Shard { index: 2, count: 4 }
         );
         assert_eq!(
-            flag.resolve(env(&[("SLURM_ARRAY_TASK_ID", "3"), ("JOB_COMPLETION_INDEX", "")]))
-                .unwrap(),
+            flag.resolve(env(&[
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("JOB_COMPLETION_INDEX", "")
+            ]))
+            .unwrap(),
             Shard { index: 3, count: 4 }
         );
         let err = flag
-            .resolve(env(&[("CHUNKSWEEP_SHARD_INDEX", "1"), ("SLURM_ARRAY_TASK_ID", "2")]))
+            .resolve(env(&[
+                ("CHUNKSWEEP_SHARD_INDEX", "1"),
+                ("SLURM_ARRAY_TASK_ID", "2"),
+            ]))
             .unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -366,7 +386,14 @@ mod tests {
         assert!(hi / lo < 1.05, "{costs:?}");
         // the split is a function of the grid alone
         assert_eq!(split(&configs, 3), split(&configs, 3));
-        let err = select(&configs, Shard { index: 0, count: 16 }).unwrap_err();
+        let err = select(
+            &configs,
+            Shard {
+                index: 0,
+                count: 16,
+            },
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--shard 0/16: the grid has 15 configuration(s), so at most 15 shard(s); lower N"

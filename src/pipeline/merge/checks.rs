@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::error::MergeError;
 use crate::files;
 use crate::fingerprint::built_libraries;
 use crate::pipeline::shard::{ShardRecord, file_sha256, shard_files};
 use crate::plan::Plan;
 use crate::sweep::grid::expand;
+use crate::sweep::merge_error::MergeError;
 use crate::sweep::shard::{Shard, select};
 
 /// A shard folder and its record.
@@ -114,7 +114,12 @@ fn settings(config: &Value) -> Value {
 }
 
 fn short(sha: &Value) -> String {
-    sha.as_str().unwrap_or("?").chars().take(12).collect::<String>() + "…"
+    sha.as_str()
+        .unwrap_or("?")
+        .chars()
+        .take(12)
+        .collect::<String>()
+        + "…"
 }
 
 /// What differs between two shards' records: the corpus, the golden set, the number of shards,
@@ -242,8 +247,8 @@ fn plan_of(shard: &ShardDir, out: &Path) -> Result<Plan, MergeError> {
         message,
     };
     let config = &shard.record.config;
-    let mut plan: Plan = serde_json::from_value(config.clone())
-        .map_err(|e| bad(format!("config: {e}")))?;
+    let mut plan: Plan =
+        serde_json::from_value(config.clone()).map_err(|e| bad(format!("config: {e}")))?;
     if let Some(chunkers) = config.get("chunkers") {
         plan.chunkers = serde_json::from_value(chunkers.clone())
             .map_err(|e| bad(format!("config.chunkers: {e}")))?;

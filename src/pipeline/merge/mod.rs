@@ -11,7 +11,6 @@
 //! folder, command line, start time and times are written (docs/shards.md).
 
 pub mod checks;
-pub mod error;
 pub mod rows;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +28,9 @@ use crate::report::outcome::Inputs;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::report::texts::Texts;
+use crate::sweep::merge_error::MergeError;
 use crate::sweep::rows::SweepRow;
 use checks::ShardDir;
-use error::MergeError;
 
 /// What `merge` did.
 pub struct MergeOutput {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use csv::ByteRecord;
 
 use super::checks::ShardDir;
-use super::error::MergeError;
 use crate::chunking::external::{PlacementCounts, config_label};
 use crate::error::Error;
 use crate::files;
@@ -17,6 +16,7 @@ use crate::report::ReportError;
 use crate::report::read::read_rows;
 use crate::report::run_dir::RunDir;
 use crate::sweep::grid::ConfigCut;
+use crate::sweep::merge_error::MergeError;
 
 /// A CSV's header and its records grouped by their first field (the row's `config_id`), each
 /// group in file order.
@@ -31,7 +31,10 @@ fn read_grouped(path: &Path, expected: &[String]) -> Result<Grouped, MergeError>
         message,
     };
     let mut reader = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
-    let header = reader.byte_headers().map_err(|e| bad(e.to_string()))?.clone();
+    let header = reader
+        .byte_headers()
+        .map_err(|e| bad(e.to_string()))?
+        .clone();
     let mut rows: BTreeMap<Vec<u8>, Vec<ByteRecord>> = BTreeMap::new();
     for record in reader.byte_records() {
         let record = record.map_err(|e| bad(e.to_string()))?;

@@ -10,7 +10,9 @@ use crate::exit::ExitClass;
 #[derive(Debug, Error)]
 pub enum MergeError {
     /// No folder given.
-    #[error("no shard folder given: name the folders `sweep --shard I/N` wrote (<out>/shard-I-of-N)")]
+    #[error(
+        "no shard folder given: name the folders `sweep --shard I/N` wrote (<out>/shard-I-of-N)"
+    )]
     NoShard,
     /// A run folder (manifest.json, no shard.json) given as a shard.
     #[error(
@@ -140,7 +142,9 @@ pub enum MergeError {
         what: &'static str,
     },
     /// `run --merged` on a folder whose sweep.csv lacks a row of the grid.
-    #[error("--merged: {path} has {rows} row(s) of {config_id}, where a whole sweep has one: merge the shards into it again")]
+    #[error(
+        "--merged: {path} has {rows} row(s) of {config_id}, where a whole sweep has one: merge the shards into it again"
+    )]
     MissingRow {
         /// sweep.csv.
         path: PathBuf,
