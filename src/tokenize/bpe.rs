@@ -105,6 +105,10 @@ pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Pieces) {
         tokens.push(starts.len() as u32);
     }
     debug_assert!(starts.is_empty() || prev_end == text.len());
+    // kept for the whole sweep: no spare capacity
+    starts.shrink_to_fit();
+    bounds.shrink_to_fit();
+    tokens.shrink_to_fit();
     let bounds = Offsets::new(bounds, text.len());
     (starts, Pieces { bounds, tokens })
 }

@@ -94,7 +94,11 @@ fn a_bpe_stream_without_stored_ends_counts_every_range_as_its_spans_do() {
                 } else {
                     spans.iter().filter(|&&(s, e)| e > start && s < end).count()
                 };
-                assert_eq!(stream.count_in(start, end), by_hand, "{text:?} {start}..{end}");
+                assert_eq!(
+                    stream.count_in(start, end),
+                    by_hand,
+                    "{text:?} {start}..{end}"
+                );
             }
         }
     }
