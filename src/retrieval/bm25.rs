@@ -176,16 +176,20 @@ impl Bm25Index {
                     .terms_in(start as usize, end as usize),
             )
         };
-        // Document frequencies, then postings in one pass (compressed rows).
+        // Document frequencies and chunk lengths, then postings in one pass (compressed rows).
         let mut last = vec![u32::MAX; n_terms];
         let mut df = vec![0u32; n_terms];
+        let mut lens: Vec<u32> = Vec::with_capacity(n as usize);
         for i in 0..n {
+            let mut len = 0u32;
             for t in chunk_terms(i as usize) {
+                len += 1;
                 if last[t as usize] != i {
                     last[t as usize] = i;
                     df[t as usize] += 1;
                 }
             }
+            lens.push(len);
         }
         let mut offsets = Vec::with_capacity(n_terms + 1);
         let mut total = 0u32;
@@ -209,9 +213,6 @@ impl Bm25Index {
                 }
             }
         }
-        let lens: Vec<u32> = (0..n as usize)
-            .map(|i| chunk_terms(i).count() as u32)
-            .collect();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0
