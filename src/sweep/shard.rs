@@ -206,9 +206,10 @@ impl ShardFlag {
 
 /// A configuration's estimated cost, in arbitrary units, for balancing shards: chunking and
 /// indexing grow with the number of chunks (about `1 + 256 / chunk_size` in the unit of the
-/// sizes), weighted by the strategy (measured on the 10 MB benchmark corpus: markdown about
-/// 6×, recursive 4×, sentence 3× fixed's time), doubled for a dense or hybrid retriever and for a
-/// prefix other than `none`. Only the balance depends on it, never a result.
+/// sizes), weighted by the strategy (rough weights after the profile in
+/// results/benchmarks/sweep.md, where markdown's and recursive's chunking take far longer than
+/// fixed's), doubled for a dense or hybrid retriever and for a prefix other than `none`. Only the
+/// balance depends on it, never a result.
 pub fn estimated_cost(config: &ConfigSpec) -> f64 {
     let strategy = match config.params.strategy {
         Strategy::Words => 0.5,
