@@ -278,6 +278,11 @@ pub struct RunOptions {
     /// answered, and leave the rest unfinished (exit 4; a later run submits it again).
     #[arg(long)]
     pub cancel_batches: bool,
+    /// Continue from the sweep that `chunksweep merge` wrote into --out: read its sweep.csv
+    /// and sweep_questions.csv instead of sweeping (the inputs and grid must be the ones it
+    /// records), then select, judge and report into the same folder.
+    #[arg(long, conflicts_with = "shard")]
+    pub merged: bool,
 }
 
 /// Which prefix `run --compare-prefix` judges beside `none`.

@@ -17,6 +17,8 @@ use crate::report::ReportError;
 use crate::report::read::ReadError;
 use crate::select::SelectError;
 use crate::sweep::SweepError;
+use crate::sweep::merge_error::MergeError;
+use crate::sweep::shard::ShardError;
 
 /// Any error of the pipeline, by stage.
 #[derive(Debug, Error)]
@@ -57,6 +59,12 @@ pub enum Error {
     /// `chunksweep check`'s comparison with its baseline.
     #[error(transparent)]
     Check(#[from] CheckError),
+    /// `--shard` or the environment it reads is wrong, or the grid cannot be split.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    /// `chunksweep merge` refused the shards.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -78,6 +86,8 @@ impl Error {
             Error::Read(e) => e.exit_class(),
             Error::Prompts(e) => e.exit_class(),
             Error::Check(e) => e.exit_class(),
+            Error::Shard(e) => e.exit_class(),
+            Error::Merge(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

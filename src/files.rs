@@ -57,6 +57,11 @@ pub const JUDGE_INPUTS: &str = "judge_inputs.json";
 pub const CHECK_MD: &str = "check.md";
 /// `check`: everything check.md says, with every question compared.
 pub const CHECK_JSON: &str = "check.json";
+/// A shard's record (`sweep --shard`): which part of which grid, the fingerprints of its
+/// inputs and of its files; written last, so a shard folder without it is incomplete.
+pub const SHARD: &str = "shard.json";
+/// shard.json while it is written (renamed to [`SHARD`] when whole).
+pub const SHARD_TMP: &str = "shard.json.tmp";
 /// The run folder's advisory lock (held by the process writing the folder; never an output).
 pub const LOCK: &str = ".chunksweep.lock";
 
@@ -89,6 +94,8 @@ pub const RUN_FILES: &[&str] = &[
     CHECK_MD,
     CHECK_JSON,
     JUDGE_INPUTS,
+    SHARD,
+    SHARD_TMP,
     LOCK,
 ];
 

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cli::sweep(*args),
         Command::Validate(args) => cli::validate(args),
         Command::Report(args) => cli::report(args),
+        Command::Merge(args) => cli::merge(args),
         Command::Run(args) => cli::run(*args),
         Command::Prompts(command) => cli::prompts(command),
         Command::JudgeCheck(args) => cli::judge_check(args),

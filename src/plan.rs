@@ -78,6 +78,10 @@ pub struct Plan {
     /// `run --dry-run`: estimate the judge stage, send nothing.
     #[serde(skip)]
     pub dry_run: bool,
+    /// `run --merged`: `run_dir` holds a sweep joined by `chunksweep merge`; read it instead of
+    /// sweeping.
+    #[serde(skip)]
+    pub merged: bool,
 }
 
 impl Plan {
@@ -192,6 +196,7 @@ impl Plan {
             candidates: options.candidates,
             compare_prefix: options.compare_prefix,
             dry_run: options.dry_run,
+            merged: options.merged,
         })
     }
 }

@@ -35,6 +35,7 @@ const COMMANDS: &[&[&str]] = &[
     &["sweep"],
     &["run"],
     &["report"],
+    &["merge"],
     &["validate"],
     &["check"],
     &["judge-check"],

@@ -300,7 +300,8 @@ pub fn chunk_corpus(
         .enumerate()
         .map(|(i, doc)| chunk_document(doc, i, tokens.doc(i), params, tokens.counter(), ctx))
         .collect();
-    let mut out = Vec::new();
+    // one allocation of the exact size (growing by doubling copied every chunk up to twice)
+    let mut out = Vec::with_capacity(per_doc.iter().map(|c| c.as_ref().map_or(0, Vec::len)).sum());
     for chunks in per_doc {
         out.extend(chunks?);
     }

@@ -15,6 +15,7 @@ use chunksweep::config::{
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
 use chunksweep::select::DEFAULT_DELTA;
+use chunksweep::sweep::shard::ShardFlag;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +34,12 @@ pub enum Command {
     /// Chunk the corpus at every configuration, retrieve, score, and write CSVs.
     #[command(args_override_self = true)]
     Sweep(Box<SweepArgs>),
+    /// Join the shard folders of a `sweep --shard I/N` into one run folder, then select and
+    /// report as the whole sweep would have.
+    #[command(
+        after_help = "Refuses (exit 2, nothing written) shards of another corpus, golden set, grid, settings or chunksweep version, a shard missing or given twice, and a shard that did not finish (no shard.json) or whose files changed since. The merged folder equals the whole sweep's byte for byte except where its folder, command line, start time and times are written (docs/shards.md)."
+    )]
+    Merge(MergeArgs),
     /// Check a golden set against a corpus and list every problem with its file and line.
     Validate(InputArgs),
     /// Regenerate selection.csv, report.md, sweep.svg and report.html from a run folder's CSVs
@@ -261,10 +268,31 @@ pub struct SweepArgs {
     pub context: ContextSection,
     #[command(flatten)]
     pub selection: SelectionSection,
-    /// Run folder (default results/<run-id>).
+    /// Run folder (default results/<run-id>); with --shard, the folder under which the shard
+    /// writes its own, shard-I-of-N.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Sweep only part I of N of the grid (I from 0; env/N reads I from
+    /// $CHUNKSWEEP_SHARD_INDEX, $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID) into
+    /// <out>/shard-I-of-N, without selection or report; `chunksweep merge` joins the shards.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<ShardFlag>,
     /// No progress bar and no summary table.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Flags of `chunksweep merge`.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The shard folders of one `sweep --shard I/N` command (<out>/shard-I-of-N), every one
+    /// of the N once.
+    #[arg(value_name = "SHARD_DIR", required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The merged run folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// No summary table.
     #[arg(long)]
     pub quiet: bool,
 }

@@ -15,11 +15,56 @@ use chunksweep::golden::Severity;
 use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 
-use args::{CheckArgs, InputArgs, JudgeCheckArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs};
+use args::{
+    CheckArgs, InputArgs, JudgeCheckArgs, MergeArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs,
+};
+use chunksweep::sweep::shard::ShardFlag;
 use progress::Progress;
 
 fn command_line() -> Vec<String> {
     std::env::args().collect()
+}
+
+/// `sweep --shard` and `run --shard`: the shard swept into its folder.
+fn sweep_shard(plan: &Plan, flag: ShardFlag, quiet: bool) -> Result<ExitCode> {
+    let shard = flag
+        .resolve(|name| std::env::var(name).ok())
+        .map_err(chunksweep::error::Error::from)?;
+    let progress = Progress::new(quiet);
+    let out = pipeline::sweep_shard(plan, shard, &command_line(), &|e| progress.handle(e))
+        .with_context(|| format!("shard {shard} into {}", plan.run_dir.display()))?;
+    progress.clear();
+    if !quiet {
+        println!(
+            "shard {}: {} of {} configurations × {} questions in {:.1} s; results in {} (join every shard with `chunksweep merge`)",
+            out.shard,
+            out.configs.len(),
+            plan.configs.len(),
+            out.n_questions,
+            out.wall_s,
+            out.dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chunksweep merge`.
+pub fn merge(args: MergeArgs) -> Result<ExitCode> {
+    let out = pipeline::merge::merge(&args.shards, &args.out, &command_line())
+        .with_context(|| format!("merge into {}", args.out.display()))?;
+    if !args.quiet {
+        print::summary(&out.rows);
+        println!(
+            "{} shards merged: {} configurations × {} questions in {:.1} s; results in {}",
+            out.shards,
+            out.rows.len(),
+            out.n_questions,
+            out.wall_s,
+            out.run_dir.display()
+        );
+        print::decision(&out.decision);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `chunksweep sweep`.
@@ -30,6 +75,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         RunOptions::default(),
         jiff::Timestamp::now(),
     )?;
+    if let Some(flag) = args.shard {
+        return sweep_shard(&plan, flag, args.quiet);
+    }
     let progress = Progress::new(args.quiet);
     let out = pipeline::sweep(&plan, &command_line(), &|e| progress.handle(e))
         .with_context(|| format!("sweep into {}", plan.run_dir.display()))?;
@@ -57,6 +105,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         jiff::Timestamp::now(),
     )?;
     let quiet = args.sweep.quiet;
+    // a shard's run stops after its sweep step: the judge stage runs on the merged folder
+    if let Some(flag) = args.sweep.shard {
+        return sweep_shard(&plan, flag, quiet);
+    }
     let progress = Progress::new(quiet);
     let out = pipeline::run(&plan, &command_line(), &|e| progress.handle(e))
         .with_context(|| format!("run into {}", plan.run_dir.display()))?;

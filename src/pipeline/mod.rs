@@ -20,7 +20,9 @@ pub mod golden_set;
 pub mod judge_accuracy;
 mod judge_session;
 pub mod judge_step;
+pub mod merge;
 pub mod record;
+pub mod shard;
 pub mod swept;
 
 use std::path::{Path, PathBuf};
@@ -179,7 +181,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         plan,
         command,
         record::Timing { started_at, wall_s },
-        &swept,
+        swept.record(&pick),
         &pick,
         None,
     )?;
@@ -190,6 +192,22 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
         decision,
         wall_s,
     })
+}
+
+/// `chunksweep sweep --shard I/N` (and `run --shard I/N`, which stops after its sweep step):
+/// the configurations of `shard` swept into `<plan.run_dir>/shard-I-of-N`, with shard.json
+/// written last ([`shard::sweep_shard`]).
+///
+/// # Errors
+/// [`crate::sweep::shard::ShardError`] for more shards than
+/// configurations or a grid whose prepare step calls a model; otherwise as [`sweep`].
+pub fn sweep_shard(
+    plan: &Plan,
+    shard: crate::sweep::shard::Shard,
+    command: &[String],
+    events: Events<'_>,
+) -> Result<shard::ShardOutput, Error> {
+    shard::sweep_shard(plan, shard, command, &runtime()?, events)
 }
 
 /// `chunksweep run`: the sweep, then the judge stage on the candidates, then the report with the
@@ -210,7 +228,9 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         plan.llm.api_key().map_err(JudgeError::from)?;
     }
     let rt = runtime()?;
-    let (swept, mut dir) = if plan.dry_run {
+    let (swept, mut dir) = if plan.merged {
+        swept::load_merged(plan, &rt, events)?
+    } else if plan.dry_run {
         match swept::dry_sweep(plan, &rt, events)? {
             Ok(done) => done,
             Err(unsent) => {
@@ -265,13 +285,14 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
         judge,
     )?;
     let wall_s = started.elapsed().as_secs_f64();
+    let pick = swept.config_cut(&pick)?;
     record::write_manifest(
         &mut dir,
         plan,
         command,
         record::Timing { started_at, wall_s },
-        &swept,
-        &swept.config_cut(&pick)?,
+        swept.record(&pick),
+        &pick,
         judge_record(&judged),
     )?;
     // the report says the judge confirms nothing; the command fails (unless a rerun may help)

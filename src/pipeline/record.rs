@@ -27,19 +27,22 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::swept::Swept;
+use crate::chunking::external::Identity;
 use crate::config::{ConfigFile, RunOptions};
+use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::files;
 use crate::fingerprint::{Chunker, Fingerprints, built_libraries};
+use crate::golden::GoldenSet;
 use crate::plan::Plan;
 use crate::prepare::contexts::{ContextSettings, ContextSummary};
 use crate::prepare::embed::EmbedStats;
-use crate::report::manifest::{MANIFEST_SCHEMA, Manifest, ManifestInputs};
+use crate::report::manifest::{MANIFEST_SCHEMA, Manifest, ManifestInputs, PhaseTimes};
 use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
 use crate::retrieval::embeddings::EmbedSettings;
 use crate::sweep::grid::{ConfigCut, expand};
+use crate::sweep::rows::StageTimes;
 
 /// What a manifest records as the configuration of a run.
 #[derive(Serialize)]
@@ -75,6 +78,25 @@ pub(super) struct Timing {
     pub wall_s: f64,
 }
 
+/// What a manifest records of a sweep beside the plan: the inputs, what the prepare step did,
+/// the external chunker of the pick (when it has one) and the times.
+pub(super) struct SweepRecord<'a> {
+    /// The corpus.
+    pub corpus: &'a Corpus,
+    /// The golden set.
+    pub golden: &'a GoldenSet,
+    /// What the embedding step did.
+    pub embed: Option<&'a EmbedStats>,
+    /// What the context step did.
+    pub contexts: Option<&'a ContextSummary>,
+    /// The identity of the external chunker that made the pick's chunks.
+    pub external: Option<&'a Identity>,
+    /// Phase times, ms.
+    pub phases: PhaseTimes,
+    /// Each configuration's stage times, ms, by configuration id.
+    pub config_times: BTreeMap<String, StageTimes>,
+}
+
 /// Writes manifest.json into `dir`, listing every file `dir` recorded, with the fingerprints
 /// of `pick`'s chunker (the run's pick, or the chunker `check` tested), the corpus and the
 /// golden set. `timing` is when the run started and how long it took.
@@ -83,17 +105,16 @@ pub(super) fn write_manifest(
     plan: &Plan,
     command: &[String],
     timing: Timing,
-    swept: &Swept,
+    swept: SweepRecord<'_>,
     pick: &ConfigCut,
     judged: Option<JudgeRecord<'_>>,
 ) -> Result<(), Error> {
-    let external = swept.context.external.get(&pick.config.params);
     let chunker = Chunker::new(
         pick,
         &plan.sweep,
         plan.embed.as_ref(),
         &built_libraries(),
-        external.map(|c| &c.identity),
+        swept.external,
     );
     let manifest = Manifest {
         schema_version: MANIFEST_SCHEMA,
@@ -103,20 +124,16 @@ pub(super) fn write_manifest(
         command: command.to_vec(),
         config: RunConfig {
             plan,
-            embeddings: swept.prepared.embed.as_ref().map(|e| &e.stats),
-            llm_context: swept.prepared.contexts.as_ref().map(|c| &c.summary),
+            embeddings: swept.embed,
+            llm_context: swept.contexts,
             judged,
         },
-        inputs: ManifestInputs::new(&swept.corpus, &plan.golden, swept.golden.questions.len())?,
-        fingerprints: Fingerprints::new(chunker, &swept.corpus, &swept.golden),
+        inputs: ManifestInputs::new(swept.corpus, &plan.golden, swept.golden.questions.len())?,
+        fingerprints: Fingerprints::new(chunker, swept.corpus, swept.golden),
         bm25: plan.sweep.bm25,
         wall_time_s: timing.wall_s,
         phase_time_ms: swept.phases,
-        config_time_ms: swept
-            .outcomes
-            .iter()
-            .map(|o| (o.config.id(), o.times))
-            .collect(),
+        config_time_ms: swept.config_times,
         outputs: Vec::new(),
     };
     dir.write_manifest(manifest)?;

@@ -11,15 +11,19 @@ use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::{self, GoldenSet};
+use crate::pipeline::record::{self, RunRecord};
 use crate::plan::Plan;
 use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
+use crate::report::manifest::ManifestInputs;
 use crate::report::manifest::PhaseTimes;
+use crate::report::read;
 use crate::report::run_dir::RunDir;
 use crate::sweep::SweepError;
 use crate::sweep::driver::{Grid, run_sweep};
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::index::RetrievalContext;
-use crate::sweep::rows::{ConfigOutcome, QuestionRow, SweepRow};
+use crate::sweep::merge_error::MergeError;
+use crate::sweep::rows::{ConfigOutcome, CutOutcome, QuestionRow, StageTimes, SweepRow};
 use crate::tokenize::CorpusTokens;
 
 /// What the sweep part of a command made, kept for the judge step.
@@ -74,6 +78,29 @@ impl Swept {
             .iter()
             .flat_map(|o| o.question_rows().cloned())
             .collect()
+    }
+}
+
+impl Swept {
+    /// What the manifest records of this sweep, with the external chunker of `pick`.
+    pub(super) fn record(&self, pick: &ConfigCut) -> record::SweepRecord<'_> {
+        record::SweepRecord {
+            corpus: &self.corpus,
+            golden: &self.golden,
+            embed: self.prepared.embed.as_ref().map(|e| &e.stats),
+            contexts: self.prepared.contexts.as_ref().map(|c| &c.summary),
+            external: self
+                .context
+                .external
+                .get(&pick.config.params)
+                .map(|c| &c.identity),
+            phases: self.phases,
+            config_times: self
+                .outcomes
+                .iter()
+                .map(|o| (o.config.id(), o.times))
+                .collect(),
+        }
     }
 }
 
@@ -214,6 +241,128 @@ pub(super) fn sweep_loaded(
     let dir = RunDir::create(&plan.run_dir)?;
     let prepared = prepare_for(plan, &loaded, rt, false, events)?;
     sweep_prepared(plan, loaded, prepared, dir, events)
+}
+
+/// `run --merged`: loads the inputs and prepares as [`load_and_sweep`] does (a dry run when
+/// `plan.dry_run`), then reads every configuration's rows from the sweep that `chunksweep
+/// merge` wrote into `plan.run_dir` instead of sweeping, after checking that its manifest
+/// records this plan's corpus, golden set and grid. Each configuration's stage times are the
+/// manifest's (from its shard); its chunks are not kept.
+///
+/// # Errors
+/// [`MergeError::OtherSweep`] naming what differs, [`MergeError::MissingRow`];
+/// [`crate::report::read::ReadError`] for a folder without a readable manifest or CSVs; as
+/// [`load_and_sweep`] otherwise.
+pub(super) fn load_merged(
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    events: Events<'_>,
+) -> Result<(Swept, RunDir), Error> {
+    let loaded = load(plan, events)?;
+    let record = RunRecord::open(&plan.run_dir)?;
+    let inputs = ManifestInputs::new(&loaded.corpus, &plan.golden, loaded.golden.questions.len())?;
+    let path = plan.run_dir.join(files::MANIFEST);
+    let manifest: serde_json::Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let other = |what| MergeError::OtherSweep {
+        dir: plan.run_dir.clone(),
+        what,
+    };
+    let recorded = |field: &str| manifest["inputs"][field].as_str().map(str::to_string);
+    if recorded("corpus_sha256") != Some(inputs.corpus_sha256) {
+        return Err(other("another corpus").into());
+    }
+    if recorded("golden_sha256") != Some(inputs.golden_sha256) {
+        return Err(other("another golden set").into());
+    }
+    if record.plan.sweep != plan.sweep {
+        return Err(other("another grid").into());
+    }
+    let mut dir = RunDir::create(&plan.run_dir)?;
+    let prepared = prepare_for(plan, &loaded, rt, plan.dry_run, events)?;
+    let run = read::read_run(&plan.run_dir)?;
+    let times: std::collections::BTreeMap<String, StageTimes> =
+        serde_json::from_value(manifest["config_time_ms"].clone()).unwrap_or_default();
+    let outcomes = outcomes_of(plan, run, &times)?;
+    for name in [files::SWEEP, files::SWEEP_QUESTIONS, files::CHUNKERS] {
+        if plan.run_dir.join(name).is_file() {
+            dir.record(name);
+        }
+    }
+    let Loaded {
+        corpus,
+        golden,
+        tokens,
+        mut phases,
+    } = loaded;
+    phases.analyze_ms = prepared.context.analysis.elapsed_ms();
+    let context = Arc::new(prepared.context.clone());
+    let swept = Swept {
+        corpus,
+        golden,
+        tokens,
+        context,
+        outcomes,
+        phases,
+        prepared,
+    };
+    Ok((swept, dir))
+}
+
+/// Every configuration of `plan`'s grid with its rows at each cut, read from a run folder's
+/// CSVs, and its stage times from `times`.
+fn outcomes_of(
+    plan: &Plan,
+    run: read::RunData,
+    times: &std::collections::BTreeMap<String, StageTimes>,
+) -> Result<Vec<ConfigOutcome>, Error> {
+    let mut rows: std::collections::HashMap<String, Vec<SweepRow>> = Default::default();
+    for row in run.sweep {
+        rows.entry(row.config_id.clone()).or_default().push(row);
+    }
+    let mut questions: std::collections::HashMap<String, Vec<QuestionRow>> = Default::default();
+    for q in run.questions {
+        questions.entry(q.config_id.clone()).or_default().push(q);
+    }
+    let cuts = plan.sweep.cuts();
+    let mut outcomes = Vec::with_capacity(plan.configs.len());
+    for config in &plan.configs {
+        let mut read = Vec::with_capacity(cuts.len());
+        for &cut in &cuts {
+            let id = ConfigCut {
+                config: config.clone(),
+                cut,
+            }
+            .id();
+            let row = match rows.remove(&id) {
+                Some(mut r) if r.len() == 1 => r.remove(0),
+                found => {
+                    return Err(MergeError::MissingRow {
+                        path: plan.run_dir.join(files::SWEEP),
+                        config_id: id,
+                        rows: found.map_or(0, |r| r.len()),
+                    }
+                    .into());
+                }
+            };
+            read.push(CutOutcome {
+                cut,
+                row,
+                questions: questions.remove(&id).unwrap_or_default(),
+                metrics: Vec::new(),
+            });
+        }
+        outcomes.push(ConfigOutcome {
+            config: config.clone(),
+            cuts: read,
+            chunks: Vec::new(),
+            elapsed_ms: 0,
+            times: times.get(&config.id()).copied().unwrap_or_default(),
+        });
+    }
+    Ok(outcomes)
 }
 
 /// `run --dry-run`'s sweep: the prepare step counts what it would send from the caches and the

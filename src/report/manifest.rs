@@ -108,7 +108,7 @@ pub struct Manifest<C: Serialize> {
 
 /// Wall time of the phases of a sweep, in milliseconds. The configurations run in parallel, so
 /// `configs_ms` is the wall time of all of them, not the sum of `config_time_ms`.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, serde::Deserialize)]
 pub struct PhaseTimes {
     /// Reading the corpus and resolving the golden set.
     pub load_ms: f64,

@@ -413,6 +413,10 @@ impl AnalyzedCorpus {
                     terms.starts.push(s);
                     terms.ends.push(e);
                 });
+                // kept for the whole sweep: no spare capacity
+                terms.ids.shrink_to_fit();
+                terms.starts.shrink_to_fit();
+                terms.ends.shrink_to_fit();
                 let mut by_id = vec![String::new(); names.len()];
                 for (name, id) in names {
                     by_id[id as usize] = name;

@@ -130,14 +130,19 @@ impl Bm25Index {
     ) -> Self {
         let base = corpus.vocab_len() as u32;
         let mut extra: FxHashMap<String, u32> = FxHashMap::default();
-        let mut prefix_terms: FxHashMap<&'a str, Vec<u32>> = FxHashMap::default();
-        // The terms of every chunk, flattened, with each chunk's end in `flat`.
-        let mut flat: Vec<u32> = Vec::new();
-        let mut bounds: Vec<usize> = Vec::new();
+        // each distinct prefix's term ids, once: `prefix_ids[k]`
+        let mut prefix_of: FxHashMap<&'a str, u32> = FxHashMap::default();
+        let mut prefix_ids: Vec<Vec<u32>> = Vec::new();
+        // Each chunk as its document, range and prefix (16 bytes): its terms are read from the
+        // analyzed corpus at each pass rather than copied (a copy of every chunk's terms, 4
+        // bytes per term and overlap included, was held while the index was built).
+        let mut spans: Vec<(u32, u32, u32, u32)> = Vec::new();
         for c in chunks {
-            if !c.prefix.is_empty() {
-                let ids = prefix_terms.entry(c.prefix).or_insert_with(|| {
-                    corpus
+            let prefix = if c.prefix.is_empty() {
+                u32::MAX
+            } else {
+                *prefix_of.entry(c.prefix).or_insert_with(|| {
+                    let ids = corpus
                         .analyzer()
                         .terms(c.prefix)
                         .into_iter()
@@ -148,29 +153,43 @@ impl Bm25Index {
                                 *extra.entry(t).or_insert(next)
                             }
                         })
-                        .collect()
-                });
-                flat.extend_from_slice(ids);
-            }
-            flat.extend(corpus.doc(c.doc).terms_in(c.start, c.end));
-            bounds.push(flat.len());
+                        .collect();
+                    prefix_ids.push(ids);
+                    (prefix_ids.len() - 1) as u32
+                })
+            };
+            let at = |x: usize| u32::try_from(x).expect("documents below 2^32 code points");
+            let doc = u32::try_from(c.doc).expect("fewer than 2^32 documents");
+            spans.push((doc, at(c.start), at(c.end), prefix));
         }
         let n_terms = base as usize + extra.len();
-        let n = u32::try_from(bounds.len()).expect("fewer than 2^32 chunks");
+        let n = u32::try_from(spans.len()).expect("fewer than 2^32 chunks");
+        let no_prefix: &[u32] = &[];
         let chunk_terms = |i: usize| {
-            let from = if i == 0 { 0 } else { bounds[i - 1] };
-            &flat[from..bounds[i]]
+            let (doc, start, end, prefix) = spans[i];
+            let prefix = prefix_ids
+                .get(prefix as usize)
+                .map_or(no_prefix, Vec::as_slice);
+            prefix.iter().copied().chain(
+                corpus
+                    .doc(doc as usize)
+                    .terms_in(start as usize, end as usize),
+            )
         };
-        // Document frequencies, then postings in one pass (compressed rows).
+        // Document frequencies and chunk lengths, then postings in one pass (compressed rows).
         let mut last = vec![u32::MAX; n_terms];
         let mut df = vec![0u32; n_terms];
+        let mut lens: Vec<u32> = Vec::with_capacity(n as usize);
         for i in 0..n {
-            for &t in chunk_terms(i as usize) {
+            let mut len = 0u32;
+            for t in chunk_terms(i as usize) {
+                len += 1;
                 if last[t as usize] != i {
                     last[t as usize] = i;
                     df[t as usize] += 1;
                 }
             }
+            lens.push(len);
         }
         let mut offsets = Vec::with_capacity(n_terms + 1);
         let mut total = 0u32;
@@ -183,7 +202,7 @@ impl Bm25Index {
         let mut next: Vec<u32> = offsets[..n_terms].to_vec();
         last.fill(u32::MAX);
         for i in 0..n {
-            for &t in chunk_terms(i as usize) {
+            for t in chunk_terms(i as usize) {
                 let t = t as usize;
                 if last[t] == i {
                     postings[next[t] as usize - 1].tf += 1;
@@ -194,9 +213,6 @@ impl Bm25Index {
                 }
             }
         }
-        let lens: Vec<u32> = (0..n as usize)
-            .map(|i| chunk_terms(i).len() as u32)
-            .collect();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0

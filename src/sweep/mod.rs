@@ -14,8 +14,10 @@ pub mod driver;
 pub mod error;
 pub mod grid;
 pub mod index;
+pub mod merge_error;
 pub mod rows;
 pub mod score;
+pub mod shard;
 
 pub use driver::{Grid, run_sweep};
 pub use error::SweepError;

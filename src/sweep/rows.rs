@@ -249,7 +249,7 @@ pub struct CutOutcome {
 }
 
 /// Wall time of one configuration's stages, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageTimes {
     /// Tokenizing and chunking the corpus (token counts, heading paths included).
     pub chunk_ms: f64,

@@ -68,19 +68,19 @@ impl Bpe {
     }
 }
 
-/// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them (their starts and
-/// their ends), and the pieces of `text` (its pre-tokenizer split) as [`Pieces`]. A piece that
-/// repeats in `text` is encoded once.
+/// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them, as their starts (the
+/// tokens tile `text`: each ends where the next starts, the last at `text.len()`), and the
+/// pieces of `text` (its pre-tokenizer split) as [`Pieces`]. A piece that repeats in `text` is
+/// encoded once.
 ///
 /// # Panics
 /// If `text` is 4 GiB or longer (offsets are `u32`).
-pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Vec<u32>, Pieces) {
+pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Pieces) {
     assert!(
         u32::try_from(text.len()).is_ok(),
         "texts are limited to 4 GiB"
     );
     let mut starts = Vec::with_capacity(text.len() / 4);
-    let mut ends = Vec::with_capacity(text.len() / 4);
     let (mut bounds, mut tokens) = (vec![0], vec![0]);
     // each distinct piece's token lengths: `lens[from..from + n]`
     let mut seen: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
@@ -99,14 +99,18 @@ pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Vec<u32>, Pieces) {
                 end += 1;
             }
             starts.push(prev_end as u32);
-            ends.push(end as u32);
             prev_end = end;
         }
         bounds.push(raw as u32);
         tokens.push(starts.len() as u32);
     }
+    debug_assert!(starts.is_empty() || prev_end == text.len());
+    // kept for the whole sweep: no spare capacity
+    starts.shrink_to_fit();
+    bounds.shrink_to_fit();
+    tokens.shrink_to_fit();
     let bounds = Offsets::new(bounds, text.len());
-    (starts, ends, Pieces { bounds, tokens })
+    (starts, Pieces { bounds, tokens })
 }
 
 /// Tokens of `text` counted piece by piece (what `Tokenizer::count` does; cl100k_base and

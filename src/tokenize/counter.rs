@@ -49,9 +49,10 @@ impl TokenCounter {
     pub fn token_spans(&self, text: &str) -> Vec<(usize, usize)> {
         match self.bpe {
             Some(bpe) => {
-                let (starts, ends, _) = bpe_spans(bpe, text);
-                let span = |(s, e): (u32, u32)| (s as usize, e as usize);
-                starts.into_iter().zip(ends).map(span).collect()
+                let (starts, _) = bpe_spans(bpe, text);
+                let ends = starts.iter().skip(1).copied().chain([text.len() as u32]);
+                let span = |(s, e): (&u32, u32)| (*s as usize, e as usize);
+                starts.iter().zip(ends).map(span).collect()
             }
             None => word_spans(text),
         }

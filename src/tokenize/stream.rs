@@ -13,7 +13,12 @@ use super::offsets::{Offsets, Pieces};
 #[derive(Debug, Clone, Default)]
 pub struct TokenStream {
     starts: Offsets,
-    ends: Offsets,
+    /// The tokens' ends for words, whose tokens leave gaps; `None` for BPE, whose tokens tile
+    /// the document (token `i` ends where token `i + 1` starts, the last at the document's
+    /// end), so that its ends are not stored twice.
+    ends: Option<Offsets>,
+    /// The document's length in bytes.
+    text_len: usize,
     /// Empty for words.
     pub(super) pieces: Pieces,
 }
@@ -26,17 +31,21 @@ impl TokenStream {
             "documents are limited to 4 GiB"
         );
         let (starts, ends, pieces) = match counter.bpe {
-            Some(bpe) => bpe_spans(bpe, text),
+            Some(bpe) => {
+                let (starts, pieces) = bpe_spans(bpe, text);
+                (starts, None, pieces)
+            }
             None => {
                 let spans = word_spans(text);
                 let starts = spans.iter().map(|s| s.0 as u32).collect();
                 let ends = spans.iter().map(|s| s.1 as u32).collect();
-                (starts, ends, Pieces::default())
+                (starts, Some(ends), Pieces::default())
             }
         };
         TokenStream {
             starts: Offsets::new(starts, text.len()),
-            ends: Offsets::new(ends, text.len()),
+            ends: ends.map(|e| Offsets::new(e, text.len())),
+            text_len: text.len(),
             pieces,
         }
     }
@@ -53,7 +62,24 @@ impl TokenStream {
 
     /// Byte range of token `i`.
     pub fn span(&self, i: usize) -> (usize, usize) {
-        (self.starts.get(i), self.ends.get(i))
+        let end = match &self.ends {
+            Some(ends) => ends.get(i),
+            None if i + 1 < self.starts.len() => self.starts.get(i + 1),
+            None => self.text_len,
+        };
+        (self.starts.get(i), end)
+    }
+
+    /// How many tokens end before byte `x`.
+    fn ends_below(&self, x: usize) -> usize {
+        match &self.ends {
+            Some(ends) => ends.below(x),
+            // the ends are the starts of tokens 1.. and the document's end; token 0 starts at 0
+            None => {
+                self.starts.below(x).saturating_sub(1)
+                    + usize::from(!self.is_empty() && self.text_len < x)
+            }
+        }
     }
 
     /// Number of tokens overlapping the byte range `[start, end)`. For a range on token
@@ -62,7 +88,7 @@ impl TokenStream {
         if start >= end {
             return 0;
         }
-        let first = self.ends.below(start + 1);
+        let first = self.ends_below(start + 1);
         let last = self.starts.below(end);
         last.saturating_sub(first)
     }

@@ -76,6 +76,35 @@ fn markdown_trim_keeps_indentation_only_around_line_breaks() {
 }
 
 #[test]
+fn a_bpe_stream_without_stored_ends_counts_every_range_as_its_spans_do() {
+    // multi-byte characters split across tokens give empty tokens; the ends a BPE stream no
+    // longer stores must count as the spans' own ends
+    for text in ["Zoë paid €12 🙂 for “Café” — ok 🙂🙂", "🙂", " a", ""] {
+        let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+        let stream = TokenStream::new(text, counter);
+        let spans = counter.token_spans(text);
+        assert_eq!(stream.len(), spans.len());
+        for (i, &span) in spans.iter().enumerate() {
+            assert_eq!(stream.span(i), span, "{text:?} token {i}");
+        }
+        for start in 0..=text.len() {
+            for end in start..=text.len() + 1 {
+                let by_hand = if start >= end {
+                    0
+                } else {
+                    spans.iter().filter(|&&(s, e)| e > start && s < end).count()
+                };
+                assert_eq!(
+                    stream.count_in(start, end),
+                    by_hand,
+                    "{text:?} {start}..{end}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn bpe_spans_cover_text_on_char_boundaries() {
     let text = "Zoë paid €12 🙂 for “Café” — ok";
     let c = TokenCounter::new(TokenizerKind::Cl100kBase);

@@ -197,7 +197,7 @@ pub fn check(
             &plan,
             command,
             record::Timing { started_at, wall_s },
-            &swept,
+            swept.record(&candidate),
             &candidate,
             judged,
         )
