@@ -21,6 +21,7 @@
 //! prefixes = ["none", "title", "heading_path"]   # also title_heading, llm_context
 //! dump_chunks = false
 //! retrievers = ["bm25", "dense", "hybrid"]   # default ["bm25"]
+//! rerank = ["none", "bge-reranker-base"]     # default ["none"]; at most one model
 //!
 //! [sweep.hybrid]                   # reciprocal rank fusion (Cormack et al. 2009)
 //! rrf_k = 60
@@ -41,6 +42,12 @@
 //! model = "e5-passage"
 //! query_model = "e5-query"
 //! embed_prefix = true              # false: embed the bare chunk text (prefixes reach BM25 only)
+//!
+//! [rerank]                         # reranked configurations; see retrieval::rerank
+//! base_url = "http://127.0.0.1:8093/v1"   # default: the [llm] server
+//! api = "v1"                       # or "tei"
+//! depth = 50                       # first-stage candidates reranked per question
+//! documents_per_request = 50
 //!
 //! [selection]                      # the plateau rule and the stability check
 //! rule = "equivalence"             # or "paired" (the rule before), "seed" (the seeds' literal rule)
@@ -75,8 +82,8 @@ pub mod flag_values;
 pub mod sections;
 
 pub use sections::{
-    Bm25Section, ContextSection, EmbedSection, JudgeSection, SelectionSection, SemanticSection,
-    SweepSection,
+    Bm25Section, ContextSection, EmbedSection, JudgeSection, RerankSection, SelectionSection,
+    SemanticSection, SweepSection,
 };
 
 /// Errors reading the configuration.
@@ -149,6 +156,9 @@ pub struct ConfigFile {
     /// Context generation for `llm_context` prefixes.
     #[serde(default)]
     pub context: ContextSection,
+    /// Reranking (`--rerank`).
+    #[serde(default)]
+    pub rerank: RerankSection,
     /// External chunkers (`[[chunkers]]`), swept as strategies by name (docs/chunkers.md).
     #[serde(default)]
     pub chunkers: Vec<crate::chunking::external::ChunkerSpec>,

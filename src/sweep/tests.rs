@@ -258,6 +258,7 @@ mod prefixes {
             prefix,
             retriever: RetrieverKind::Bm25,
             bm25: Default::default(),
+            rerank: false,
         }
     }
 
