@@ -322,3 +322,99 @@ async fn each_bad_rerank_reply_fails_the_sweep_with_nothing_half_scored() {
         assert_eq!(seen[4], ("When must the invoice be paid?".to_string(), 2));
     }
 }
+
+/// The handbook (40 questions) swept with dense retrieval, reranking none and on: one request
+/// per question and reranked configuration (its 50 candidates in one request), the report's
+/// Reranking section with a row per reranked configuration, and a rerun that sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handbook_reranked() {
+    let (server, mock) = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cfg = dir.path().join("config.toml");
+    let text = mock_config(&server.uri())
+        .replace(
+            "corpus = \"corpus\"",
+            &format!("corpus = {:?}", root.join("datasets/handbook")),
+        )
+        .replace(
+            "golden = \"golden.jsonl\"",
+            &format!("golden = {:?}", root.join("datasets/handbook-golden.jsonl")),
+        );
+    std::fs::write(
+        &cfg,
+        text + "\n[llm.models.mock-rerank]\nrpm = 0\nmax_in_flight = 8\n",
+    )
+    .unwrap();
+    let sweep = |out: PathBuf| {
+        let cfg = cfg.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+                .args(["sweep", "--quiet", "--config"])
+                .arg(&cfg)
+                .arg("--out")
+                .arg(&out)
+                .args(["--retrievers", "dense", "--strategies", "recursive"])
+                .args([
+                    "--sizes",
+                    "128,256",
+                    "--k",
+                    "3",
+                    "--rerank",
+                    "none,mock-rerank",
+                ])
+                .env_remove("OPENAI_BASE_URL")
+                .output()
+                .unwrap()
+        })
+    };
+    let out = dir.path().join("handbook");
+    let first = sweep(out.clone()).await.unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(mock.reranks.lock().unwrap().len(), 2 * 40);
+    let rows = read_csv(&out.join("rerank_comparison.csv"));
+    let ids: Vec<&str> = rows.iter().map(|r| r["config_id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "recursive-128-o19-none-dense+rerank-k3",
+            "recursive-256-o38-none-dense+rerank-k3"
+        ]
+    );
+    let sweep_rows = read_csv(&out.join("sweep.csv"));
+    for r in &rows {
+        assert_eq!(r["n_questions"], "40");
+        assert_eq!(r["baseline_id"], r["config_id"].replace("+rerank", ""));
+        assert_eq!(r["span_recall"], recall_of(&sweep_rows, &r["config_id"]));
+        assert_eq!(
+            r["span_recall_none"],
+            recall_of(&sweep_rows, &r["baseline_id"])
+        );
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Reranking"), "{report}");
+    assert!(
+        report
+            .contains("The selection over the configurations without reranking picks `recursive-"),
+        "{report}"
+    );
+    let again = sweep(dir.path().join("again")).await.unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        mock.reranks.lock().unwrap().len(),
+        2 * 40,
+        "a rerun sends no rerank call"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("again/rerank_comparison.csv")).unwrap(),
+        std::fs::read_to_string(out.join("rerank_comparison.csv")).unwrap()
+    );
+}
