@@ -402,6 +402,7 @@ mod tests {
             tokenizer = "words"
             retrievers = ["dense"]
             prefixes = ["title"]
+            rerank = ["none", "r"]
             dump_chunks = true
             hybrid = { rrf_k = 5.0, bm25_weight = 2.0, dense_weight = 0.5 }
             semantic = { percentile = 80.0 }
@@ -417,6 +418,11 @@ mod tests {
             overflow = "truncate"
             embed_prefix = false
             cache_path = "/c.sqlite"
+            [rerank]
+            base_url = "http://127.0.0.1:2"
+            api = "tei"
+            depth = 7
+            documents_per_request = 3
             [context]
             model = "c"
             window_tokens = 9
@@ -467,6 +473,7 @@ mod tests {
         every_key_reaches::<_, SweepSpec>("sweep", &sweep);
         every_key_reaches::<_, EmbedSettings>("embed", &file.embed);
         every_key_reaches::<_, ContextSettings>("context", &file.context);
+        every_key_reaches::<_, crate::retrieval::rerank::RerankSettings>("rerank", &file.rerank);
         every_key_reaches::<_, JudgeSettings>("judge", &file.judge);
         every_key_reaches::<_, SelectionSettings>("selection", &file.selection);
     }

@@ -129,7 +129,7 @@ pub struct WouldSend {
     /// `llm_context` contexts: the calls the response cache does not answer.
     pub contexts: Option<ContextCount>,
     /// Rerank requests: of them, `sent` are those the response cache does not answer.
-    pub rerank: Option<RerankSummary>,
+    pub rerank: Option<Box<RerankSummary>>,
     /// What cannot be counted before the calls above are answered (semantic chunks exist only
     /// once their sentences have vectors, an `llm_context` chunk's embedded text only once its
     /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
@@ -407,7 +407,7 @@ async fn rerank_step(
     )
     .await?;
     let mut context = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
-    would.rerank = Some(run.summary.clone());
+    would.rerank = Some(Box::new(run.summary.clone()));
     if run.summary.sent > 0 && inputs.dry_run {
         return Ok((context, None));
     }

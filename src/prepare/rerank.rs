@@ -10,7 +10,6 @@
 //! rerun is answered by the cache. Every request is checked whole; when one fails, nothing of
 //! any configuration is scored (the step fails) and those that finished stay cached.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,7 +42,7 @@ pub enum RerankError {
         question: String,
         /// The client's error.
         #[source]
-        source: LlmError,
+        source: Box<LlmError>,
     },
     /// The client could not be made.
     #[error("rerank client: {0}")]
@@ -57,7 +56,8 @@ impl RerankError {
     /// The client's class for its errors, the sweep's for a first stage.
     pub fn exit_class(&self) -> ExitClass {
         match self {
-            RerankError::Call { source, .. } | RerankError::Client(source) => source.exit_class(),
+            RerankError::Call { source, .. } => source.exit_class(),
+            RerankError::Client(source) => source.exit_class(),
             RerankError::FirstStage(e) => e.exit_class(),
         }
     }
@@ -276,7 +276,7 @@ pub async fn rerank_candidates(
                 first_error.get_or_insert(RerankError::Call {
                     config: all[i].config.clone(),
                     question: all[i].question.clone(),
-                    source,
+                    source: Box::new(source),
                 });
             }
         }
@@ -298,7 +298,7 @@ pub async fn rerank_candidates(
         let joined: Vec<f64> = parts.into_iter().flatten().flatten().collect();
         lists
             .entry(c.config)
-            .or_insert_with(HashMap::new)
+            .or_default()
             .insert(c.query, reranked(&c.chunks, &joined));
     }
     Ok(RerankRun {
