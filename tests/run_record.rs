@@ -124,7 +124,7 @@ fn a_manifest_without_its_selection_settings_is_an_error_naming_them() {
     assert_eq!(
         stderr,
         format!(
-            "error: report of {}: {} lacks config.selection: a manifest of schema_version 4 \
+            "error: report of {}: {} lacks config.selection: a manifest of schema_version 5 \
              records every setting; restore it or rerun the command that wrote the folder\n",
             run.display(),
             path.display()
@@ -141,7 +141,7 @@ fn a_manifest_without_its_selection_settings_is_an_error_naming_them() {
     assert!(
         stderr.contains(&format!(
             "{} lacks config.selection.alpha, config.selection.recall_tolerance: a manifest of \
-             schema_version 4 records every setting; restore them or rerun",
+             schema_version 5 records every setting; restore them or rerun",
             path.display()
         )),
         "{stderr}"
@@ -162,7 +162,7 @@ fn a_manifest_without_its_command_is_an_error_naming_it() {
     assert_eq!(
         stderr,
         format!(
-            "error: report of {}: {} lacks command: a manifest of schema_version 4 records \
+            "error: report of {}: {} lacks command: a manifest of schema_version 5 records \
              every setting; restore it or rerun the command that wrote the folder\n",
             run.display(),
             run.join("manifest.json").display()
@@ -220,7 +220,7 @@ fn a_manifest_missing_a_judge_setting_is_an_error_naming_it() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "{} lacks config.judge.candidates: a manifest of schema_version 4 records every \
+            "{} lacks config.judge.candidates: a manifest of schema_version 5 records every \
              setting",
             run.join("manifest.json").display()
         )),
