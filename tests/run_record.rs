@@ -89,7 +89,7 @@ fn selection_settings_given_to_sweep_are_recorded_and_report_reads_them_back() {
     let run = dir.path().join("run");
     sweep(&run, &["--rule", "seed", "--halves", "50"], PICK_48);
     let m = manifest(&run);
-    assert_eq!(m["schema_version"], 4);
+    assert_eq!(m["schema_version"], 5);
     assert_eq!(m["config"]["selection"]["rule"], "seed");
     assert_eq!(m["config"]["selection"]["halves"], 50);
     assert_eq!(m["config"]["selection"]["alpha"], 0.05);
@@ -290,7 +290,7 @@ fn a_newer_manifest_or_none_is_refused() {
     let (code, _, stderr) = report(&run, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("has schema_version 99, newer than this chunksweep reads (4)"),
+        stderr.contains("has schema_version 99, newer than this chunksweep reads (5)"),
         "{stderr}"
     );
     std::fs::remove_file(run.join("manifest.json")).unwrap();
@@ -325,7 +325,7 @@ fn a_schema_version_that_is_not_a_whole_number_is_refused() {
             stderr,
             format!(
                 "error: report of {}: {} has schema_version {shown}: it must be a whole number \
-                 (4 for this chunksweep), absent only in manifests written before it existed\n",
+                 (5 for this chunksweep), absent only in manifests written before it existed\n",
                 run.display(),
                 path.display()
             )
