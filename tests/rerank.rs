@@ -418,3 +418,43 @@ async fn the_handbook_reranked() {
         std::fs::read_to_string(out.join("rerank_comparison.csv")).unwrap()
     );
 }
+
+/// `check` against a baseline whose pick is reranked sweeps that one configuration again,
+/// reranked with the recorded settings (its requests answered by the cache).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_against_a_reranked_pick() {
+    let (server, mock) = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let base = dir.path().join("base");
+    let swept = chunksweep(&cfg, "sweep", &base, "none,mock-rerank", &[]).await;
+    assert!(
+        swept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&swept.stderr)
+    );
+    assert_eq!(mock.reranks.lock().unwrap().len(), 4);
+    let (cfg2, base2, now) = (cfg.clone(), base.clone(), dir.path().join("now"));
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+            .args(["check", "--quiet", "--baseline"])
+            .arg(&base2)
+            .arg("--config")
+            .arg(&cfg2)
+            .arg("--out")
+            .arg(&now)
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let rows = read_csv(&dir.path().join("now/sweep.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["config_id"], RERANKED);
+    assert_eq!(rows[0]["span_recall"], "1.0");
+    // 2 questions × 2 requests, from the cache: nothing sent again
+    assert_eq!(mock.reranks.lock().unwrap().len(), 4);
+}
