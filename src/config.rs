@@ -21,6 +21,7 @@
 //! prefixes = ["none", "title", "heading_path"]   # also title_heading, llm_context
 //! dump_chunks = false
 //! retrievers = ["bm25", "dense", "hybrid"]   # default ["bm25"]
+//! rerank = ["none", "bge-reranker-base"]     # default ["none"]; at most one model
 //!
 //! [sweep.hybrid]                   # reciprocal rank fusion (Cormack et al. 2009)
 //! rrf_k = 60
@@ -41,6 +42,12 @@
 //! model = "e5-passage"
 //! query_model = "e5-query"
 //! embed_prefix = true              # false: embed the bare chunk text (prefixes reach BM25 only)
+//!
+//! [rerank]                         # reranked configurations; see retrieval::rerank
+//! base_url = "http://127.0.0.1:8093/v1"   # default: the [llm] server
+//! api = "v1"                       # or "tei"
+//! depth = 50                       # first-stage candidates reranked per question
+//! documents_per_request = 50
 //!
 //! [selection]                      # the plateau rule and the stability check
 //! rule = "equivalence"             # or "paired" (the rule before), "seed" (the seeds' literal rule)
@@ -75,8 +82,8 @@ pub mod flag_values;
 pub mod sections;
 
 pub use sections::{
-    Bm25Section, ContextSection, EmbedSection, JudgeSection, SelectionSection, SemanticSection,
-    SweepSection,
+    Bm25Section, ContextSection, EmbedSection, JudgeSection, RerankSection, SelectionSection,
+    SemanticSection, SweepSection,
 };
 
 /// Errors reading the configuration.
@@ -149,6 +156,9 @@ pub struct ConfigFile {
     /// Context generation for `llm_context` prefixes.
     #[serde(default)]
     pub context: ContextSection,
+    /// Reranking (`--rerank`).
+    #[serde(default)]
+    pub rerank: RerankSection,
     /// External chunkers (`[[chunkers]]`), swept as strategies by name (docs/chunkers.md).
     #[serde(default)]
     pub chunkers: Vec<crate::chunking::external::ChunkerSpec>,
@@ -397,6 +407,7 @@ mod tests {
             tokenizer = "words"
             retrievers = ["dense"]
             prefixes = ["title"]
+            rerank = ["none", "r"]
             dump_chunks = true
             hybrid = { rrf_k = 5.0, bm25_weight = 2.0, dense_weight = 0.5 }
             semantic = { percentile = 80.0 }
@@ -412,6 +423,11 @@ mod tests {
             overflow = "truncate"
             embed_prefix = false
             cache_path = "/c.sqlite"
+            [rerank]
+            base_url = "http://127.0.0.1:2"
+            api = "tei"
+            depth = 7
+            documents_per_request = 3
             [context]
             model = "c"
             window_tokens = 9
@@ -462,6 +478,7 @@ mod tests {
         every_key_reaches::<_, SweepSpec>("sweep", &sweep);
         every_key_reaches::<_, EmbedSettings>("embed", &file.embed);
         every_key_reaches::<_, ContextSettings>("context", &file.context);
+        every_key_reaches::<_, crate::retrieval::rerank::RerankSettings>("rerank", &file.rerank);
         every_key_reaches::<_, JudgeSettings>("judge", &file.judge);
         every_key_reaches::<_, SelectionSettings>("selection", &file.selection);
     }

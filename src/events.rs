@@ -9,6 +9,8 @@ pub enum Step {
     Embed,
     /// Writing the `llm_context` prefixes (one call per distinct chunk).
     Contexts,
+    /// Reranking the first stage's candidates of reranked configurations (one unit per request).
+    Rerank,
     /// Scoring every configuration of the grid.
     Sweep,
     /// Generating and grading answers (one unit per call).
@@ -21,6 +23,7 @@ impl Step {
         match self {
             Step::Embed => "embed",
             Step::Contexts => "llm_context",
+            Step::Rerank => "rerank",
             Step::Sweep => "sweep",
             Step::Judge => "judge",
         }
@@ -31,6 +34,7 @@ impl Step {
         match self {
             Step::Embed => "texts",
             Step::Contexts => "chunks",
+            Step::Rerank => "requests",
             Step::Sweep => "configurations",
             Step::Judge => "calls",
         }

@@ -34,6 +34,12 @@ pub const JUDGE_CHECK_ITEMS: &str = "judge_check_items.csv";
 pub const CALLS: &str = "calls.csv";
 /// Every embedding request of the prepare step.
 pub const EMBED_CALLS: &str = "embed_calls.csv";
+/// Each reranked configuration against the same configuration without reranking.
+pub const RERANK_COMPARISON: &str = "rerank_comparison.csv";
+/// Every rerank request of the prepare step (cache hits included).
+pub const RERANK_CALLS: &str = "rerank_calls.csv";
+/// What the rerank step did: counts, tokens, cost, time.
+pub const RERANK: &str = "rerank.json";
 /// What the embedding step did: counts, tokens, cost, time, settings.
 pub const EMBEDDINGS: &str = "embeddings.json";
 /// Every call that wrote an `llm_context` prefix.
@@ -85,6 +91,9 @@ pub const RUN_FILES: &[&str] = &[
     CALLS,
     EMBED_CALLS,
     EMBEDDINGS,
+    RERANK_CALLS,
+    RERANK,
+    RERANK_COMPARISON,
     CONTEXT_CALLS,
     CHUNKERS,
     CHUNKS_DIR,

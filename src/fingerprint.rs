@@ -256,6 +256,7 @@ mod tests {
                 prefix: Prefix::None,
                 retriever: RetrieverKind::Bm25,
                 bm25: Bm25Settings::default(),
+                rerank: false,
             },
             cut: Cut::K(3),
         }

@@ -16,6 +16,7 @@ use crate::judge::JudgeSettings;
 use crate::llm::ClientConfig;
 use crate::prepare::contexts::ContextSettings;
 use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::rerank::RerankSettings;
 use crate::select::SelectionSettings;
 use crate::sweep::grid::{ConfigCut, ConfigSpec, SweepSpec, expand};
 
@@ -62,6 +63,9 @@ pub struct Plan {
     /// Context generation, when the grid has `llm_context` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextSettings>,
+    /// Reranking, when the grid reranks (`--rerank none,MODEL`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankSettings>,
     /// The LLM client (chat and embeddings).
     pub llm: ClientConfig,
     /// The judge stage (`run`).
@@ -150,6 +154,7 @@ impl Plan {
         } else {
             None
         };
+        let rerank = resolve_rerank(&file, &flags, &sweep, &prepared)?;
         let golden = flags
             .golden
             .or(file.golden)
@@ -185,6 +190,7 @@ impl Plan {
                 .unwrap_or(false),
             embed,
             context,
+            rerank,
             llm: {
                 let mut llm = file.llm.unwrap_or_default();
                 llm.batch.enabled |= options.batch || options.cancel_batches;
@@ -223,6 +229,31 @@ impl Plan {
         };
         Ok(self)
     }
+}
+
+/// The `[rerank]` settings with the grid's reranker model, when a configuration of `prepared`
+/// is reranked.
+fn resolve_rerank(
+    file: &ConfigFile,
+    flags: &ConfigFile,
+    sweep: &SweepSpec,
+    prepared: &[ConfigSpec],
+) -> Result<Option<RerankSettings>, Error> {
+    let model = sweep.rerank_model()?;
+    if !prepared.iter().any(|c| c.rerank) {
+        return Ok(None);
+    }
+    let Some(model) = model else {
+        return Err(ConfigError::Invalid(
+            "a reranked configuration (+rerank) needs a reranker model: pass --rerank none,MODEL"
+                .into(),
+        )
+        .into());
+    };
+    let mut r: RerankSettings = merge("rerank", &file.rerank, &flags.rerank)?;
+    r.model = model.to_string();
+    r.validate().map_err(ConfigError::Invalid)?;
+    Ok(Some(r))
 }
 
 /// The config file at `path`, or an empty one.

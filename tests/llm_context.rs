@@ -28,6 +28,7 @@ fn spec(strategy: Strategy, size: usize, prefix: Prefix) -> ConfigSpec {
         prefix,
         retriever: RetrieverKind::Bm25,
         bm25: Default::default(),
+        rerank: false,
     }
 }
 

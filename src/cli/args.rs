@@ -9,8 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use chunksweep::budget::MaxCostFlag;
 use chunksweep::check::verdict::GateSettings;
 use chunksweep::config::{
-    ConfigFile, ContextSection, EmbedSection, JudgeSection, RunOptions, SelectionSection,
-    SweepSection,
+    ConfigFile, ContextSection, EmbedSection, JudgeSection, RerankSection, RunOptions,
+    SelectionSection, SweepSection,
 };
 use chunksweep::golden::GoldenFormat;
 use chunksweep::judge::JudgeMode;
@@ -254,8 +254,8 @@ impl InputArgs {
     }
 }
 
-/// Flags of `chunksweep sweep`: the inputs, then the `[sweep]`, `[embed]`, `[context]` and
-/// `[selection]` sections' flags.
+/// Flags of `chunksweep sweep`: the inputs, then the `[sweep]`, `[embed]`, `[context]`,
+/// `[rerank]` and `[selection]` sections' flags.
 #[derive(Args)]
 pub struct SweepArgs {
     #[command(flatten)]
@@ -266,6 +266,8 @@ pub struct SweepArgs {
     pub embed: EmbedSection,
     #[command(flatten)]
     pub context: ContextSection,
+    #[command(flatten)]
+    pub rerank: RerankSection,
     #[command(flatten)]
     pub selection: SelectionSection,
     /// Run folder (default results/<run-id>); with --shard, the folder under which the shard
@@ -305,6 +307,7 @@ impl SweepArgs {
             sweep: self.sweep.clone(),
             embed: self.embed.clone(),
             context: self.context.clone(),
+            rerank: self.rerank.clone(),
             selection: self.selection.clone(),
             ..self.input.layer()
         }

@@ -68,7 +68,7 @@ impl Progress {
                     }
                     *spent += cost_usd.unwrap_or(0.0);
                     let msg = match step {
-                        Step::Judge | Step::Contexts => {
+                        Step::Judge | Step::Contexts | Step::Rerank => {
                             format!("spent ${spent:.4}{}", if cached { " (cached)" } else { "" })
                         }
                         Step::Embed | Step::Sweep => label,

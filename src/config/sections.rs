@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::chunking::Strategy;
 use crate::chunking::enrich::Prefix;
 use crate::judge::JudgeMode;
+use crate::llm::RerankApi;
 use crate::retrieval::AnalyzerKind;
 use crate::retrieval::embeddings::Overflow;
 use crate::retrieval::hybrid::HybridSettings;
@@ -57,6 +58,10 @@ pub struct SweepSection {
     /// llm_context (a model-written context per chunk; uses [llm] and [context], cached).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub prefixes: Option<Vec<Prefix>>,
+    /// Reranking, comma-separated: none (default) and a reranker model, e.g. none,MODEL: each
+    /// retriever's top candidates reordered through a /rerank API (see [rerank]; cached).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub rerank: Option<Vec<String>>,
     /// An external chunker swept as a strategy, NAME=COMMAND (repeatable; the command split as
     /// a shell would, run in the current folder; docs/chunkers.md). Name it in --strategies.
     #[arg(long = "chunker", value_name = "NAME=COMMAND")]
@@ -152,6 +157,26 @@ pub struct EmbedSection {
     /// The vector cache (SQLite); relative to the config file's folder when given there.
     #[arg(skip)]
     pub cache_path: Option<PathBuf>,
+}
+
+/// `[rerank]`: how reranked configurations are reranked; fills
+/// [`crate::retrieval::rerank::RerankSettings`] (the model is the one swept in `--rerank`).
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RerankSection {
+    /// Reranker server: a base URL ending in /v1 for --rerank-api v1, the server's root for
+    /// tei (default: the [llm] server).
+    #[arg(long = "rerank-base-url", id = "rerank_base_url", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Rerank wire shape: v1 (default; Cohere, Jina, llama.cpp's server, vLLM) or tei.
+    #[arg(long = "rerank-api", id = "rerank_api", value_name = "API")]
+    pub api: Option<RerankApi>,
+    /// First-stage candidates reranked per question (default 50).
+    #[arg(long = "rerank-depth", id = "rerank_depth", value_name = "N")]
+    pub depth: Option<usize>,
+    /// Documents per rerank request (default 50).
+    #[arg(skip)]
+    pub documents_per_request: Option<usize>,
 }
 
 /// `[context]`: model-written `llm_context` prefixes; fills

@@ -263,6 +263,9 @@ pub struct ModelConfig {
     /// What a call through the Batch API costs, as a fraction of the prices above. Default 0.5
     /// (OpenAI's batch price: half).
     pub batch_discount: f64,
+    /// Price in USD per request, for services that bill per call (a rerank search, as Cohere
+    /// bills it); added to the token price. `None`: none. Read for rerank calls only.
+    pub usd_per_request: Option<f64>,
 }
 
 impl Default for ModelConfig {
@@ -276,6 +279,7 @@ impl Default for ModelConfig {
             input_usd_per_mtok: None,
             output_usd_per_mtok: None,
             batch_discount: 0.5,
+            usd_per_request: None,
         }
     }
 }
@@ -295,9 +299,13 @@ impl ModelConfig {
         if !(non_negative(self.batch_discount) && self.batch_discount <= 1.0) {
             return bad("batch_discount must be between 0 and 1");
         }
-        for p in [self.input_usd_per_mtok, self.output_usd_per_mtok]
-            .into_iter()
-            .flatten()
+        for p in [
+            self.input_usd_per_mtok,
+            self.output_usd_per_mtok,
+            self.usd_per_request,
+        ]
+        .into_iter()
+        .flatten()
         {
             if !non_negative(p) {
                 return bad("prices must be >= 0");

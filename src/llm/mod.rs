@@ -1,4 +1,4 @@
-//! The one client that talks to models: chat completions and embeddings against any
+//! The one client that talks to models: chat completions, embeddings and reranking against any
 //! OpenAI-compatible server (OpenAI, vLLM, llama.cpp's server, llama-cpp-python, Ollama).
 //!
 //! Every call goes through the same pipeline:
@@ -86,6 +86,7 @@ mod transport;
 pub mod types;
 
 pub use client::LlmClient;
+pub use client::rerank::{RerankApi, RerankOutcome, RerankRequest};
 pub use config::{ApiKey, ClientConfig, ModelConfig, RetryConfig};
 pub use error::LlmError;
 pub use format::ResponseFormatKind;

@@ -17,6 +17,8 @@ pub enum CallKind {
     ChatJson,
     /// `POST /embeddings`.
     Embed,
+    /// `POST /rerank` ([`LlmClient::rerank`](super::LlmClient::rerank)).
+    Rerank,
 }
 
 /// What one call cost and how it went. Flat (no maps, no nesting) so it is one CSV row; the

@@ -89,6 +89,9 @@ fn write_reports(dir: &mut RunDir, outcome: &Outcome) -> Result<Vec<PathBuf>, Re
     if !outcome.prefixes.is_empty() {
         written.push(dir.write_csv(files::PREFIX_COMPARISON, &outcome.prefixes)?);
     }
+    if let Some(r) = &outcome.reranking {
+        written.push(dir.write_csv(files::RERANK_COMPARISON, &r.rows)?);
+    }
     let [sweep_svg, frontier_svg] = plot::figures(&outcome.selection, &outcome.run_name)?;
     written.push(dir.write_text(files::REPORT, &markdown::render(outcome))?);
     written.push(dir.write_text(files::HTML, &html::render(outcome, Some(&sweep_svg)))?);

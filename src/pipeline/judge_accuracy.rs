@@ -440,6 +440,7 @@ fn items_of_run(
         configs: &configs,
         embed: plan.embed.as_ref(),
         context: plan.context.as_ref(),
+        rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
         chunkers: &plan.chunkers,

@@ -206,6 +206,7 @@ fn prepare_for(
         configs: &configs,
         embed: plan.embed.as_ref(),
         context: plan.context.as_ref(),
+        rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
         chunkers: &plan.chunkers,
@@ -409,6 +410,10 @@ fn sweep_prepared(
     }
     if let Some(c) = &prepared.contexts {
         dir.write_csv(files::CONTEXT_CALLS, &c.records)?;
+    }
+    if let Some(r) = &prepared.rerank {
+        dir.write_csv(files::RERANK_CALLS, &r.records)?;
+        dir.write_json(files::RERANK, &r.summary)?;
     }
     if !prepared.context.external.is_empty() {
         dir.write_csv(files::CHUNKERS, &prepared.context.external.counts())?;

@@ -5,7 +5,9 @@
 //!    configurations, whose chunks exist only once their sentences have vectors;
 //! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes;
 //! 3. the chunks of dense and hybrid configurations embedded with their prefixes (contexts
-//!    included, so after step 2), and the questions ([`vectors::embed_chunks`]).
+//!    included, so after step 2), and the questions ([`vectors::embed_chunks`]);
+//! 4. the first stage's candidates of reranked configurations reranked ([`rerank`]; after
+//!    step 3, as a dense first stage reads the embeddings).
 //!
 //! Embedding goes through [`embed`] and [`embed_cache`] (each distinct text once, cache first).
 //! The result is a plain [`RetrievalContext`] that every configuration reads, with what each step
@@ -14,6 +16,7 @@
 pub mod contexts;
 pub mod embed;
 pub mod embed_cache;
+pub mod rerank;
 pub mod vectors;
 
 use std::sync::Arc;
@@ -33,6 +36,7 @@ use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::{CallRecord, ClientConfig, LlmClient};
 use crate::retrieval::embeddings::{EmbedRole, EmbedSettings};
+use crate::retrieval::rerank::RerankSettings;
 use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
 use crate::tokenize::CorpusTokens;
@@ -41,6 +45,7 @@ use contexts::{
     generate_contexts, needed_chunks,
 };
 use embed::{EmbedError, EmbedStats, Embedder};
+use rerank::{RerankError, RerankRun, RerankSummary};
 
 /// Errors of the prepare step.
 #[derive(Debug, Error)]
@@ -54,6 +59,9 @@ pub enum PrepareError {
     /// Writing the contexts failed.
     #[error(transparent)]
     Contexts(#[from] ContextError),
+    /// Reranking failed.
+    #[error(transparent)]
+    Rerank(#[from] RerankError),
 }
 
 impl PrepareError {
@@ -63,6 +71,7 @@ impl PrepareError {
             PrepareError::External(e) => e.exit_class(),
             PrepareError::Embed(e) => e.exit_class(),
             PrepareError::Contexts(e) => e.exit_class(),
+            PrepareError::Rerank(e) => e.exit_class(),
         }
     }
 }
@@ -100,6 +109,8 @@ pub struct Prepared {
     pub embed: Option<EmbedReport>,
     /// The context step, when the grid has `llm_context`.
     pub contexts: Option<ContextReport>,
+    /// The rerank step, when the grid reranks (not in a dry run that would send requests).
+    pub rerank: Option<RerankRun>,
     /// A dry run's count of what the step would send (`None` when not a dry run).
     pub would_send: Option<WouldSend>,
 }
@@ -117,6 +128,8 @@ pub struct WouldSend {
     pub embed_priced: bool,
     /// `llm_context` contexts: the calls the response cache does not answer.
     pub contexts: Option<ContextCount>,
+    /// Rerank requests: of them, `sent` are those the response cache does not answer.
+    pub rerank: Option<Box<RerankSummary>>,
     /// What cannot be counted before the calls above are answered (semantic chunks exist only
     /// once their sentences have vectors, an `llm_context` chunk's embedded text only once its
     /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
@@ -128,6 +141,7 @@ impl WouldSend {
     pub fn is_nothing(&self) -> bool {
         self.embed.as_ref().is_none_or(|e| e.sent == 0)
             && self.contexts.as_ref().is_none_or(|c| c.calls == 0)
+            && self.rerank.as_ref().is_none_or(|r| r.sent == 0)
             && self.uncounted.is_empty()
     }
 
@@ -136,7 +150,7 @@ impl WouldSend {
     /// could not be counted; `the sweep sends nothing: …` when the caches answer everything;
     /// `None` for a grid that needs no embeddings or contexts.
     pub fn summary(&self) -> Option<String> {
-        if self.embed.is_none() && self.contexts.is_none() {
+        if self.embed.is_none() && self.contexts.is_none() && self.rerank.is_none() {
             return None;
         }
         if self.is_nothing() {
@@ -146,6 +160,9 @@ impl WouldSend {
             }
             if let Some(c) = &self.contexts {
                 held.push(format!("{} context(s)", c.chunks));
+            }
+            if let Some(r) = &self.rerank {
+                held.push(format!("{} rerank request(s)", r.requests));
             }
             return Some(format!(
                 "the sweep sends nothing: its {} are in the caches",
@@ -171,6 +188,16 @@ impl WouldSend {
             parts.push(format!(
                 "{} context call(s) ({} of {} chunks not in the cache, about {} prompt and at most {} completion tokens, {cost})",
                 c.calls, c.calls, c.chunks, c.prompt_tokens, c.completion_tokens
+            ));
+        }
+        if let Some(r) = self.rerank.as_ref().filter(|r| r.sent > 0) {
+            let cost = r.cost_usd.map_or_else(
+                || "cost unknown: no price".to_string(),
+                |u| format!("${u:.4}"),
+            );
+            parts.push(format!(
+                "{} rerank request(s) ({} of {} not in the cache, {} documents in all, about {} tokens, {cost})",
+                r.sent, r.sent, r.requests, r.documents, r.tokens_sent
             ));
         }
         let mut line = format!("the sweep would send {}", parts.join(" and "));
@@ -200,6 +227,8 @@ pub struct PrepareInputs<'a> {
     pub embed: Option<&'a EmbedSettings>,
     /// Context settings, when the grid has `llm_context`.
     pub context: Option<&'a ContextSettings>,
+    /// Rerank settings, when the grid reranks.
+    pub rerank: Option<&'a RerankSettings>,
     /// The LLM client's settings (server, limits, prices, cache).
     pub llm: &'a ClientConfig,
     /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
@@ -331,12 +360,59 @@ pub async fn prepare(
         }
         None => None,
     };
+    let (context, rerank) = rerank_step(inputs, &configs, context, &mut would, events).await?;
     Ok(Prepared {
         context,
         embed,
         contexts,
+        rerank,
         would_send: inputs.dry_run.then_some(would),
     })
+}
+
+/// Step 4: the reranked configurations of `configs` reranked ([`rerank::rerank_candidates`]),
+/// their lists put in `context`. In a dry run that sends something before this step, their
+/// first stages cannot be ranked yet: they are named in `would.uncounted`.
+async fn rerank_step(
+    inputs: &PrepareInputs<'_>,
+    configs: &[ConfigSpec],
+    mut context: RetrievalContext,
+    would: &mut WouldSend,
+    events: Events<'_>,
+) -> Result<(RetrievalContext, Option<RerankRun>), PrepareError> {
+    let Some(settings) = inputs.rerank.filter(|_| configs.iter().any(|c| c.rerank)) else {
+        return Ok((context, None));
+    };
+    context.rerank_model = settings.model.clone();
+    if inputs.dry_run && !would.is_nothing() {
+        let ids = configs.iter().filter(|c| c.rerank).map(|c| c.id());
+        would
+            .uncounted
+            .extend(ids.map(|id| format!("the rerank requests of {id}")));
+        return Ok((context, None));
+    }
+    let shared = Arc::new(context);
+    let run = rerank::rerank_candidates(
+        &rerank::RerankInputs {
+            corpus: inputs.corpus,
+            tokens: inputs.tokens,
+            golden: inputs.golden,
+            configs,
+            settings,
+            llm: inputs.llm,
+            dry_run: inputs.dry_run,
+        },
+        &shared,
+        events,
+    )
+    .await?;
+    let mut context = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
+    would.rerank = Some(Box::new(run.summary.clone()));
+    if run.summary.sent > 0 && inputs.dry_run {
+        return Ok((context, None));
+    }
+    context.reranked = Arc::new(run.lists.clone());
+    Ok((context, Some(run)))
 }
 
 /// The external configurations' chunks ([`run_chunkers`]; none when the grid has no external

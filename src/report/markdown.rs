@@ -1,5 +1,6 @@
 //! report.md, rendered from the run's [`Outcome`]: the title, the sections of
-//! [`crate::report::sections`] as Markdown, the external chunkers' ([`crate::report::chunkers`]),
+//! [`crate::report::sections`] as Markdown, the prefix and rerank comparisons
+//! ([`crate::report::rerank`]), the external chunkers' ([`crate::report::chunkers`]),
 //! then the judge's section
 //! ([`crate::report::judge_section::markdown`] of the judge's summary), then the drafted
 //! questions' ([`crate::report::drafts`]) when the golden set has drafts.
@@ -17,6 +18,13 @@ pub fn render(outcome: &Outcome) -> String {
     if !prefixes.is_empty() {
         md.push('\n');
         md.push_str(&prefixes);
+    }
+    if let Some(r) = &outcome.reranking {
+        md.push('\n');
+        md.push_str(&to_markdown(&[super::rerank::section(
+            r,
+            &outcome.settings,
+        )]));
     }
     if let Some(chunkers) = super::chunkers::section(&outcome.chunkers) {
         md.push('\n');

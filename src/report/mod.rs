@@ -20,6 +20,7 @@ pub mod outcome;
 pub mod plot;
 pub mod prefix;
 pub mod read;
+pub mod rerank;
 pub mod review;
 pub mod run_dir;
 pub mod sections;

@@ -11,6 +11,7 @@ use super::texts::{Texts, TextsError};
 use crate::chunking::external::PlacementCounts;
 use crate::judge::summary::JudgeSummary;
 use crate::select::prefix::PrefixComparison;
+use crate::select::rerank::{self, Reranking};
 use crate::select::tradeoff::Tradeoff;
 use crate::select::{ConfigSelection, Cuts, Selection, SelectionSettings};
 use crate::sweep::rows::{QuestionRow, SweepRow};
@@ -36,6 +37,8 @@ pub struct Outcome<'a> {
     /// The prefix comparison at the primary cut (empty when the grid has no prefix but
     /// `none`).
     pub prefixes: Vec<PrefixComparison>,
+    /// The rerank comparison at the primary cut, when the grid reranks.
+    pub reranking: Option<Reranking>,
     /// The retriever of each configuration, by configuration id.
     pub retrievers: HashMap<String, String>,
     /// The judge's summary, when the run has judged answers: rendered by
@@ -96,6 +99,12 @@ impl<'j> Outcome<'j> {
             .ok()
             .and_then(|t| super::drafts::check(t.golden, &selection, inputs.questions));
         let drill = drill::build(&selection, inputs.questions, judge_rows, inputs.texts);
+        let reranking = rerank::compare(
+            inputs.rows,
+            inputs.questions,
+            selection.budget_tokens(),
+            settings,
+        );
         Outcome {
             run_name: run_name.to_string(),
             label: inputs.label.to_string(),
@@ -111,6 +120,7 @@ impl<'j> Outcome<'j> {
             other_cuts,
             tradeoff,
             prefixes,
+            reranking,
             drill,
             chunkers: inputs.chunkers.to_vec(),
             drafts,

@@ -13,6 +13,7 @@ pub mod embeddings;
 pub mod engines;
 pub mod hybrid;
 pub mod rank;
+pub mod rerank;
 pub mod retriever;
 
 pub use analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};

@@ -31,6 +31,7 @@ pub mod halves;
 pub mod plateau;
 pub mod prefix;
 mod reason;
+pub mod rerank;
 mod text;
 pub mod tradeoff;
 mod twins;

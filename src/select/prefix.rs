@@ -135,6 +135,7 @@ fn same_group(a: &SweepRow, b: &SweepRow) -> bool {
         && a.chunk_overlap == b.chunk_overlap
         && a.chunk_size == b.chunk_size
         && a.retriever == b.retriever
+        && a.rerank == b.rerank
         && a.top_k == b.top_k
         && a.tokenizer == b.tokenizer
 }
@@ -198,6 +199,7 @@ pub fn compare(
                 b.prefix == "none"
                     && b.strategy == row.strategy
                     && b.retriever == row.retriever
+                    && b.rerank == row.rerank
                     && b.top_k == row.top_k
                     && b.tokenizer == row.tokenizer
                     && b.chunk_size > row.chunk_size

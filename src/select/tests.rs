@@ -62,6 +62,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             realized_overlap: 0.0,
             prefix: f.prefix.into(),
             retriever: f.retriever.into(),
+            rerank: "none".into(),
             top_k: 5,
             cut: "k".into(),
             budget_tokens: None,

@@ -13,6 +13,7 @@ use crate::chunking::{ChunkParams, Strategy};
 use crate::metrics::Cut;
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::hybrid::HybridSettings;
+use crate::retrieval::rerank::NO_RERANK;
 use crate::tokenize::TokenizerKind;
 
 /// Requested overlap: a ratio of chunk_size, or a token count.
@@ -148,6 +149,10 @@ pub struct SweepSpec {
     /// BM25's analyzer, k1 and b (one setting for the whole sweep).
     #[serde(default)]
     pub bm25: Bm25Settings,
+    /// Reranking (default `[none]`): `none` and at most one reranker model; every retriever
+    /// runs with each ([`crate::retrieval::rerank`]).
+    #[serde(default = "default_rerank")]
+    pub rerank: Vec<String>,
     /// The configurations of precomputed chunks files (`--chunks DIR`): an external strategy
     /// named here is swept at these parameters (those whose chunk_size is in `sizes`) instead
     /// of at every size with the overlap rule. Set by the plan from the files; not recorded.
@@ -157,6 +162,10 @@ pub struct SweepSpec {
 
 fn default_prefixes() -> Vec<Prefix> {
     vec![Prefix::None]
+}
+
+fn default_rerank() -> Vec<String> {
+    vec![NO_RERANK.to_string()]
 }
 
 impl SweepSpec {
@@ -170,6 +179,28 @@ impl SweepSpec {
             }
         }
         cuts
+    }
+
+    /// The reranker model swept, if any: the one value of `rerank` other than `none`.
+    ///
+    /// # Errors
+    /// [`SweepError::Settings`] for more than one model.
+    pub fn rerank_model(&self) -> Result<Option<&str>, SweepError> {
+        let mut models: Vec<&str> = self
+            .rerank
+            .iter()
+            .map(|m| m.trim())
+            .filter(|m| *m != NO_RERANK)
+            .collect();
+        models.dedup();
+        match models.as_slice() {
+            [] => Ok(None),
+            [m] if !m.is_empty() => Ok(Some(m)),
+            _ => Err(SweepError::Settings(format!(
+                "rerank: one reranker model per sweep, beside none (got {})",
+                self.rerank.join(",")
+            ))),
+        }
     }
 
     /// Whether any configuration needs embeddings (a dense or hybrid retriever, or semantic
@@ -194,6 +225,7 @@ impl Default for SweepSpec {
             semantic: SemanticSettings::default(),
             prefixes: default_prefixes(),
             bm25: Bm25Settings::default(),
+            rerank: default_rerank(),
             precomputed: Vec::new(),
         }
     }
@@ -213,12 +245,16 @@ pub struct ConfigSpec {
     pub retriever: RetrieverKind,
     /// BM25's analyzer, k1 and b.
     pub bm25: Bm25Settings,
+    /// Whether the retriever's candidates are reranked (by the sweep's one reranker model,
+    /// [`SweepSpec::rerank_model`]).
+    pub rerank: bool,
 }
 
 impl ConfigSpec {
     /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>`. BM25 settings
     /// that differ from the default follow the retriever, joined by `+`: the analyzer (`seed`),
-    /// `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed`). A row of sweep.csv adds
+    /// `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed`), then `rerank` for a
+    /// reranked configuration (`recursive-256-o38-none-dense+rerank`). A row of sweep.csv adds
     /// its cut ([`ConfigCut::id`]).
     pub fn id(&self) -> String {
         let d = Bm25Settings::default();
@@ -234,6 +270,9 @@ impl ConfigSpec {
         }
         if self.bm25.b != d.b {
             retriever += &format!("+b_{}", self.bm25.b);
+        }
+        if self.rerank {
+            retriever += "+rerank";
         }
         format!(
             "{}-{}-o{}-{}-{}",
@@ -265,12 +304,18 @@ impl ConfigCut {
     }
 }
 
-/// Parses the retriever part of a configuration id: `bm25`, `bm25+seed+stem+k1_0.9+b_0.4`, ….
-fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings), String> {
+/// Parses the retriever part of a configuration id: `bm25`, `bm25+seed+stem+k1_0.9+b_0.4`,
+/// `dense+rerank`, ….
+fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings, bool), String> {
     let mut pieces = part.split('+');
     let retriever: RetrieverKind = pieces.next().unwrap_or_default().parse()?;
     let mut bm25 = Bm25Settings::default();
+    let mut rerank = false;
     for p in pieces {
+        if p == "rerank" {
+            rerank = true;
+            continue;
+        }
         let number = |v: &str| {
             v.parse::<f64>()
                 .map_err(|_| format!("{p:?} is not a number"))
@@ -286,7 +331,7 @@ fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings), String> 
         }
     }
     bm25.validate()?;
-    Ok((retriever, bm25))
+    Ok((retriever, bm25, rerank))
 }
 
 impl FromStr for ConfigCut {
@@ -325,7 +370,7 @@ impl FromStr for ConfigCut {
             .join("-")
             .parse()
             .map_err(|e: String| bad(&e))?;
-        let (retriever, bm25) = parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
+        let (retriever, bm25, rerank) = parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
         let cut = |tag: char| {
             parts[n - 1]
                 .strip_prefix(tag)
@@ -353,14 +398,15 @@ impl FromStr for ConfigCut {
                 prefix,
                 retriever,
                 bm25,
+                rerank,
             },
             cut,
         })
     }
 }
 
-/// Expands and validates the grid (strategies in the given order, then sizes, prefixes and
-/// retrievers), before any work. Each configuration is read at every cut of
+/// Expands and validates the grid (strategies in the given order, then sizes, prefixes,
+/// retrievers and rerank values), before any work. Each configuration is read at every cut of
 /// [`SweepSpec::cuts`]. A strategy with precomputed chunks ([`SweepSpec::precomputed`]) is
 /// taken at the sizes of its files that the grid lists, with each file's own overlap.
 ///
@@ -388,6 +434,13 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     if spec.prefixes.is_empty() {
         return Err(SweepError::NoPrefix);
     }
+    if spec.rerank.is_empty() {
+        return Err(SweepError::Settings(
+            "no rerank value to sweep: give none, a reranker model, or both".into(),
+        ));
+    }
+    spec.rerank_model()?;
+    let reranks: Vec<bool> = spec.rerank.iter().map(|m| m.trim() != NO_RERANK).collect();
     spec.hybrid.validate().map_err(SweepError::Settings)?;
     spec.bm25.validate().map_err(SweepError::Settings)?;
     if !(0.0..=100.0).contains(&spec.semantic.percentile) {
@@ -439,14 +492,17 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 }
                 for &prefix in &spec.prefixes {
                     for &retriever in &spec.retrievers {
-                        let config = ConfigSpec {
-                            params,
-                            prefix,
-                            retriever,
-                            bm25: spec.bm25,
-                        };
-                        if !out.contains(&config) {
-                            out.push(config);
+                        for &rerank in &reranks {
+                            let config = ConfigSpec {
+                                params,
+                                prefix,
+                                retriever,
+                                bm25: spec.bm25,
+                                rerank,
+                            };
+                            if !out.contains(&config) {
+                                out.push(config);
+                            }
                         }
                     }
                 }

@@ -19,6 +19,7 @@ use crate::retrieval::dense::DenseIndex;
 use crate::retrieval::embeddings::{EmbeddingError, Embeddings};
 use crate::retrieval::engines::{DenseRetriever, HybridRetriever, QueryVectors};
 use crate::retrieval::hybrid::HybridSettings;
+use crate::retrieval::rerank::{RerankLists, RerankedRetriever};
 use crate::retrieval::{AnalyzedCorpus, Bm25Index, Ranked, Ranking, Retriever};
 use crate::tokenize::CorpusTokens;
 
@@ -44,6 +45,10 @@ pub struct RetrievalContext {
     pub semantic: SemanticSettings,
     /// The external chunkers' chunks, placed (empty when the grid has none).
     pub external: Arc<ExternalChunks>,
+    /// The reranked lists of reranked configurations (empty when the grid has none).
+    pub reranked: Arc<RerankLists>,
+    /// The reranker model of those lists (empty when the grid has none).
+    pub rerank_model: String,
 }
 
 impl RetrievalContext {
@@ -60,6 +65,8 @@ impl RetrievalContext {
             hybrid: spec.hybrid,
             semantic: spec.semantic,
             external: Arc::default(),
+            reranked: Arc::default(),
+            rerank_model: String::new(),
         }
     }
 
@@ -139,7 +146,7 @@ impl ConfigIndex {
     /// vectors for `semantic` from `context`), puts the configuration's prefix on each chunk
     /// (model-written ones from `context.contexts`, for `llm_context`), and builds its retriever:
     /// BM25 over the prefixed texts, and for dense and hybrid each chunk's vector from
-    /// `context.embeddings`.
+    /// `context.embeddings`; a reranked configuration reads its lists from `context.reranked`.
     ///
     /// # Errors
     /// [`SweepError::Chunk`] for invalid parameters or a semantic configuration without sentence
@@ -188,6 +195,11 @@ impl ConfigIndex {
             Ok(DenseRetriever::new(DenseIndex::build(vectors)?, queries))
         };
         let retriever: Box<dyn Retriever> = match config.retriever {
+            // the first stage was ranked and reranked by the prepare step
+            _ if config.rerank => Box::new(RerankedRetriever {
+                lists: Arc::clone(&context.reranked),
+                config_id: config.id(),
+            }),
             RetrieverKind::Bm25 => Box::new(bm25),
             RetrieverKind::Dense => Box::new(dense()?),
             RetrieverKind::Hybrid => Box::new(HybridRetriever {

@@ -13,6 +13,11 @@ fn cut_k() -> String {
     "k".into()
 }
 
+/// The `rerank` of rows written before reranking was swept.
+fn no_rerank() -> String {
+    crate::retrieval::rerank::NO_RERANK.into()
+}
+
 /// One row of sweep.csv: a configuration with its cost and aggregate metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -35,6 +40,10 @@ pub struct SweepRow {
     pub prefix: String,
     /// Retriever.
     pub retriever: String,
+    /// The reranker model that reordered the retriever's candidates, or `none`
+    /// ([`crate::retrieval::rerank`]); `none` in a sweep.csv written before the column existed.
+    #[serde(default = "no_rerank")]
+    pub rerank: String,
     /// top_k (0 for a budget cut).
     pub top_k: usize,
     /// Where the ranked list is cut: `k` (top k) or `budget` (a context budget).

@@ -258,6 +258,10 @@ fn config_row(
         realized_overlap: realized_overlap(tokens, chunks),
         prefix: config.prefix.to_string(),
         retriever: config.retriever.name().into(),
+        rerank: match config.rerank {
+            true => built.context.rerank_model.clone(),
+            false => crate::retrieval::rerank::NO_RERANK.into(),
+        },
         top_k: 0,
         cut: String::new(),
         budget_tokens: None,

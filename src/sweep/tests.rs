@@ -258,6 +258,7 @@ mod prefixes {
             prefix,
             retriever: RetrieverKind::Bm25,
             bm25: Default::default(),
+            rerank: false,
         }
     }
 
@@ -443,5 +444,46 @@ mod prefixes {
             ..SweepSpec::default()
         };
         assert!(matches!(expand(&spec), Err(SweepError::NoPrefix)));
+    }
+}
+
+mod rerank {
+    use super::super::*;
+
+    #[test]
+    fn reranking_doubles_the_grid_and_its_ids_read_back() {
+        let spec = SweepSpec {
+            strategies: vec![crate::chunking::Strategy::Recursive],
+            sizes: vec![256],
+            retrievers: vec![RetrieverKind::Dense],
+            rerank: vec!["none".into(), "bge-reranker-base".into()],
+            ..SweepSpec::default()
+        };
+        assert_eq!(spec.rerank_model().unwrap(), Some("bge-reranker-base"));
+        let configs = expand(&spec).unwrap();
+        let ids: Vec<String> = configs.iter().map(ConfigSpec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "recursive-256-o38-none-dense",
+                "recursive-256-o38-none-dense+rerank"
+            ]
+        );
+        let at = ConfigCut {
+            config: configs[1].clone(),
+            cut: crate::metrics::Cut::K(5),
+        };
+        assert_eq!(at.id().parse::<ConfigCut>().unwrap(), at);
+        let two = SweepSpec {
+            rerank: vec!["a".into(), "b".into()],
+            ..spec.clone()
+        };
+        let e = expand(&two).unwrap_err().to_string();
+        assert!(e.contains("one reranker model per sweep"), "{e}");
+        let empty = SweepSpec {
+            rerank: Vec::new(),
+            ..spec
+        };
+        assert!(expand(&empty).is_err());
     }
 }

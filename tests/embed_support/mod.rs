@@ -70,3 +70,54 @@ cache_path = "embed.sqlite"
 "#
     )
 }
+
+/// The mock reranker's score of `document` for `query`: the number of distinct words of the
+/// query (lowercased runs of letters, 4 letters or more) that occur among the document's words.
+/// A known function of the two texts, so every reranked order in a test is known by hand.
+#[allow(dead_code)] // only the rerank tests rerank
+pub fn overlap_score(query: &str, document: &str) -> f64 {
+    let words = |t: &str| -> std::collections::BTreeSet<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphabetic())
+            .filter(|w| w.chars().count() >= 4)
+            .map(str::to_string)
+            .collect()
+    };
+    let d = words(document);
+    words(query).iter().filter(|w| d.contains(*w)).count() as f64
+}
+
+/// Reads a /v1/rerank request body (`{"model", "query", "documents", "top_n"}`) and answers it
+/// with [`overlap_score`] of each document, best first as Cohere does (`results[{index,
+/// relevance_score}]`, usage: whitespace-separated words of the query and documents). Returns
+/// the query, the number of documents and the reply.
+#[allow(dead_code)] // only the rerank tests rerank
+pub fn rerank_reply(body: &Value) -> (String, usize, ResponseTemplate) {
+    let query = body["query"].as_str().unwrap().to_string();
+    let docs: Vec<&str> = body["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    let mut results: Vec<(usize, f64)> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (i, overlap_score(&query, d)))
+        .collect();
+    results.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let results: Vec<Value> = results
+        .into_iter()
+        .map(|(i, s)| json!({"index": i, "relevance_score": s}))
+        .collect();
+    let tokens: usize = docs
+        .iter()
+        .map(|d| d.split_whitespace().count() + query.split_whitespace().count())
+        .sum();
+    let reply = ResponseTemplate::new(200).set_body_json(json!({
+        "id": "rerank-1",
+        "results": results,
+        "usage": {"total_tokens": tokens}
+    }));
+    (query, docs.len(), reply)
+}

@@ -80,6 +80,7 @@ pub fn config(base_url: &str, dir: &Path) -> ClientConfig {
             input_usd_per_mtok: Some(2.5),
             output_usd_per_mtok: Some(10.0),
             batch_discount: 0.5,
+            usd_per_request: None,
         },
     );
     cfg

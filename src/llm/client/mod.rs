@@ -1,8 +1,8 @@
 //! [`LlmClient`]: the cache → pacing → transport/retry → accounting pipeline.
 //!
 //! This file holds the client's state and the steps every call shares (cache key and lookup,
-//! pacing, sending, settling, records); `chat` holds the chat completions (plain and JSON) and
-//! `embed` the embeddings.
+//! pacing, sending, settling, records); `chat` holds the chat completions (plain and JSON),
+//! `embed` the embeddings and `rerank` the rerank calls.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -420,3 +420,4 @@ impl LlmClient {
 mod batched;
 mod chat;
 mod embed;
+pub mod rerank;

@@ -30,7 +30,8 @@ use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
 use crate::check::{self, Check, CheckError, Run, Runs};
 use crate::config::{
-    ConfigError, ConfigFile, ContextSection, EmbedSection, RunOptions, SweepSection, merge,
+    ConfigError, ConfigFile, ContextSection, EmbedSection, RerankSection, RunOptions, SweepSection,
+    merge,
 };
 use crate::error::Error;
 use crate::events::Events;
@@ -42,6 +43,7 @@ use crate::plan::{Plan, validate_judge};
 use crate::report::ReportError;
 use crate::report::read::{ReadError, read_rows};
 use crate::report::run_dir::RunDir;
+use crate::retrieval::rerank::NO_RERANK;
 use crate::sweep::grid::ConfigCut;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 use judge::BaselineJudge;
@@ -320,6 +322,10 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     narrowed.prefixes = vec![pick.prefix];
     narrowed.retrievers = vec![pick.retriever];
     narrowed.bm25 = pick.bm25;
+    // the pick's rerank value alone: its model when it is reranked
+    narrowed
+        .rerank
+        .retain(|m| (m.trim() != NO_RERANK) == pick.rerank);
     match baseline.pick.cut {
         Cut::K(k) => {
             narrowed.top_k = k;
@@ -334,6 +340,13 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     let embed: EmbedSection = layered("embed", &recorded.embed, &file.embed, &flags.embed)?;
     let context: ContextSection =
         layered("context", &recorded.context, &file.context, &flags.context)?;
+    // the recorded [rerank] settings, less the model (the swept values name it)
+    let mut rerank_recorded = serde_json::to_value(&recorded.rerank)
+        .map_err(|e| ConfigError::Invalid(format!("[rerank]: {e}")))?;
+    if let Some(o) = rerank_recorded.as_object_mut() {
+        o.remove("model");
+    }
+    let rerank: RerankSection = layered("rerank", &rerank_recorded, &file.rerank, &flags.rerank)?;
     let golden = flags.golden.clone().or(file.golden.clone());
     let layer = ConfigFile {
         golden_format: flags
@@ -350,6 +363,7 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         sweep,
         embed,
         context,
+        rerank,
         ..ConfigFile::default()
     };
     let under = ConfigFile {
