@@ -285,7 +285,7 @@ impl Respond for Handbook {
 /// while set. (A scoped failing mock is not used: wiremock 0.6 sorts its mocks by priority in
 /// place, so dropping a scoped mock's guard can switch off another mock.)
 async fn switchable_server(judge: JudgeKind) -> (MockServer, Arc<AtomicBool>) {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     let down = Arc::new(AtomicBool::new(false));
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))

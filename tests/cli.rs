@@ -337,6 +337,60 @@ fn byte_identical_documents_are_warned_about_by_validate_and_the_sweep() {
 }
 
 #[test]
+fn a_folder_of_copies_is_warned_about_once_on_the_terminal() {
+    // 50 byte-identical copies: the sweep's whole output (stdout and stderr, not --quiet) holds
+    // the warning once, its list of names capped at the first
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("docs");
+    std::fs::create_dir(&corpus).unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            corpus.join(format!("c{i:02}.md")),
+            "# Refunds\n\nThe refund window is thirty days from the date of purchase.\n",
+        )
+        .unwrap();
+    }
+    let golden = dir.path().join("golden.jsonl");
+    std::fs::write(
+        &golden,
+        r#"{"id": "q1", "question": "How long is the refund window?", "evidence": [{"doc": "c00.md", "text": "The refund window is thirty days"}]}"#,
+    )
+    .unwrap();
+    let out = chunksweep()
+        .arg("sweep")
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(&golden)
+        .args([
+            "--strategies",
+            "words",
+            "--sizes",
+            "24",
+            "--tokenizer",
+            "words",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let warning = format!(
+        "warning: 50 documents under {} are byte-identical: c00.md and 49 byte-identical copies;",
+        corpus.display()
+    );
+    assert_eq!(all.matches(&warning).count(), 1, "{all}");
+    assert_eq!(all.matches("byte-identical:").count(), 1, "{all}");
+    assert!(!all.contains("c01.md"), "{all}");
+}
+
+#[test]
 fn out_that_is_a_file_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

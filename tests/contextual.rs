@@ -59,7 +59,7 @@ impl Recorder {
 }
 
 async fn server() -> (MockServer, Recorder) {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let recorder = Recorder::default();
     Mock::given(path("/v1/embeddings"))
         .respond_with(recorder.clone())

@@ -66,7 +66,7 @@ fn write_inputs(dir: &Path, doc: &str, golden: &[Value]) -> (Corpus, GoldenSet) 
 }
 
 async fn server() -> (MockServer, KeywordEmbedder) {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let responder = KeywordEmbedder::default();
     Mock::given(path("/embeddings"))
         .respond_with(responder.clone())

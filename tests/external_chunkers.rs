@@ -31,7 +31,8 @@ fn toy() -> PathBuf {
     root().join("tests/fixtures/chunkers/toy.py")
 }
 
-/// A config file in `dir` sweeping the toy chunker in `mode` at 25 characters, k = 2.
+/// A config file in `dir` sweeping the toy chunker in `mode` at 25 characters, k = 2, waiting up
+/// to 60 s for each line (no test but the hanging chunker's waits for it).
 fn config(dir: &Path, script: &Path, mode: &str, extra: &str) -> PathBuf {
     inputs(dir);
     let path = dir.join("chunksweep.toml");
@@ -52,7 +53,7 @@ cache_path = "llm_cache.sqlite"
 name = "toy"
 command = ["python3", "{}", "{mode}"]
 unit = "characters"
-timeout_s = 2
+timeout_s = 60
 {extra}
 "#,
         script.display()
@@ -281,29 +282,82 @@ fn a_command_that_does_not_exist_is_named() {
     assert!(stderr.contains("No such file or directory"), "{stderr}");
 }
 
-/// Whether a process whose command line contains `needle` is running.
-fn running(needle: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .map(|c| {
-                String::from_utf8_lossy(&c)
-                    .replace('\0', " ")
-                    .contains(needle)
-            })
-            .unwrap_or(false)
-    })
+/// `sweep` with `$TOY_CHILD_PID_FILE` set to `pid_file` (where the toy writes its child's process
+/// id): (exit code, stderr).
+fn sweep_with_child(config: &Path, out: &Path, pid_file: &Path) -> (i32, String) {
+    let o = chunksweep()
+        .env("TOY_CHILD_PID_FILE", pid_file)
+        .arg("sweep")
+        .arg("--config")
+        .arg(config)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+/// Makes this test process the reaper of the orphans its descendants leave
+/// (`PR_SET_CHILD_SUBREAPER`): when the chunker ends, the child it started becomes a child of
+/// this process, whose end can then be awaited and read.
+fn adopt_orphans() {
+    // SAFETY: prctl(2) with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+    assert_eq!(r, 0, "prctl: {}", std::io::Error::last_os_error());
+}
+
+/// Whether SIGKILL ended the toy's child whose process id is in `pid_file` (after
+/// [`adopt_orphans`], once the run has ended). Waits for it to end however long that takes
+/// (a machine under load may run it a while after the signal): the child sleeps 300 s, so one
+/// that was left running ends with exit 0 and this says false. False also when it is not this
+/// process's child (the chunker itself still runs it).
+fn ended_by_sigkill(pid_file: &Path) -> bool {
+    let pid: libc::pid_t = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid(2) writes the status into the integer it is given.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            eprintln!("waitpid({pid}): {e}");
+            return false;
+        }
+    }
 }
 
 #[test]
 fn a_hanging_chunker_is_ended_with_its_children() {
-    let (code, stderr) = bad("hang", &toy());
+    adopt_orphans();
+    let t = tempfile::tempdir().unwrap();
+    let config = config(t.path(), &toy(), "hang", "");
+    // the only wait of this file: 10 s without a line (the toy's hello comes well before)
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("timeout_s = 60", "timeout_s = 10")).unwrap();
+    let pid_file = t.path().join("child.pid");
+    let out = t.path().join("run");
+    let (code, stderr) = sweep_with_child(&config, &out, &pid_file);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("no line for 2 s while waiting for the response for \"a.md\""),
+        stderr.contains("no line for 10 s while waiting for the response for \"a.md\""),
         "{stderr}"
     );
+    assert!(!out.join("sweep.csv").exists(), "rows written");
     // the toy's child `sleep 300` was in its process group and was ended with it
-    assert!(!running("sleep 300"), "the chunker's child outlived it");
+    assert!(
+        ended_by_sigkill(&pid_file),
+        "the chunker's child outlived it"
+    );
 }
 
 #[test]
@@ -537,15 +591,18 @@ fn a_file_the_chunker_imports_is_in_its_fingerprint_when_listed() {
 
 #[test]
 fn a_chunker_that_exits_leaves_nothing_running() {
-    // the toy starts `sleep 3172` in its process group, answers everything and exits 0
+    // the toy starts `sleep 300` in its process group, answers everything and exits 0
+    adopt_orphans();
     let t = tempfile::tempdir().unwrap();
-    let (code, stderr) = sweep(
+    let pid_file = t.path().join("child.pid");
+    let (code, stderr) = sweep_with_child(
         &config(t.path(), &toy(), "leave-child", ""),
         &t.path().join("run"),
+        &pid_file,
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        !running("sleep 3172"),
+        ended_by_sigkill(&pid_file),
         "the chunker's child outlived the run"
     );
 }

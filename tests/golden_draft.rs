@@ -124,7 +124,7 @@ impl Respond for Scripted {
 }
 
 async fn scripted_server(responder: Scripted) -> MockServer {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(responder)
@@ -442,7 +442,7 @@ impl Respond for WithCheck {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_check_rejects_an_answer_the_model_says_its_evidence_does_not_support() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(WithCheck(Scripted::new(usize::MAX, false)))
@@ -475,7 +475,7 @@ impl Respond for Replying {
 }
 
 async fn replying_server(reply: fn(&str, Value) -> Value) -> MockServer {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(Replying(reply))

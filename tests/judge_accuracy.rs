@@ -167,7 +167,11 @@ impl Respond for Judge {
 }
 
 async fn mock(judge: Judge) -> MockServer {
-    let s = MockServer::start().await;
+    // A server (and listener) of its own: `MockServer::start()` takes one from wiremock's pool,
+    // which may have served an earlier test of this binary whose requests it is still reading
+    // (the timed-out calls of `a_server_down_or_failing_…`, on a loaded machine), and a test
+    // that counts requests counts those too. Every test in tests/ starts its servers this way.
+    let s = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(judge)
@@ -1250,12 +1254,12 @@ async fn a_server_down_or_failing_leaves_items_unfinished_not_cannot_tell() {
 
     // HTTP 500 on every call after retries, and timeouts: not measured, exit 4, label counts
     // of the file (8 pass, 8 fail)
-    let failing = MockServer::start().await;
+    let failing = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(500))
         .mount(&failing)
         .await;
-    let hanging = MockServer::start().await;
+    let hanging = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(pass_reply().set_delay(std::time::Duration::from_secs(5)))
         .mount(&hanging)
@@ -1321,7 +1325,7 @@ async fn a_server_down_or_failing_leaves_items_unfinished_not_cannot_tell() {
     // the judge passes every item labelled pass; the calls for items labelled fail fail with
     // HTTP 500: the TPR is measured (8 of 8), the TNR has no data, so not measured (8 items
     // unfinished), and the counts are the file's
-    let half = MockServer::start().await;
+    let half = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(|req: &Request| {
             if answer_repeats(req) == 2 {
@@ -1372,7 +1376,7 @@ async fn the_closing_line_names_the_exit_code_the_process_returns() {
     // the closing line says so
     let dir = tempfile::tempdir().unwrap();
     let labels = sixteen_labels(dir.path());
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(|req: &Request| {
             let text = prompt_text(req);

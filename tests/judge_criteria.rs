@@ -136,7 +136,7 @@ fn a_fourth_criterion_is_graded_end_to_end_from_its_value_and_template() {
         .build()
         .unwrap();
     let server = rt.block_on(async {
-        let s = MockServer::start().await;
+        let s = MockServer::builder().start().await;
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
             .respond_with(Script)

@@ -181,7 +181,7 @@ fn find<'a>(rows: &'a Rows, config: &str, q: &str) -> &'a HashMap<String, String
 }
 
 async fn mock(script: Script) -> MockServer {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(script)
@@ -387,7 +387,7 @@ async fn scripted_pass_rates_errors_and_a_dry_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_storm_loses_nothing() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "0"))
         .up_to_n_times(25)
@@ -520,7 +520,7 @@ impl Respond for ProseJudge {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prose_only_judge_confirms_nothing_and_fails() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ProseJudge(script(Duration::ZERO)))
@@ -566,7 +566,7 @@ async fn a_prose_only_judge_confirms_nothing_and_fails() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_401_stops_the_run_and_a_rerun_against_a_healthy_server_finishes() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(401).set_body_json(
             json!({"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}),
@@ -634,7 +634,7 @@ impl Respond for Faulty {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(Faulty {
@@ -748,7 +748,7 @@ fn all_pass() -> Script {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_call_hanging_past_its_timeout_stores_no_verdict_and_a_healthy_rerun_finishes() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .respond_with(hanging(HANG))
         .mount(&server)
@@ -825,7 +825,7 @@ impl Respond for Malformed {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_200_leaves_its_question_unfinished_with_its_tokens_estimated() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(Malformed {
@@ -1063,7 +1063,7 @@ impl Respond for Sloppy {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sloppy_verdicts_are_read_and_answers_stay_in_their_block() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(Sloppy)
@@ -1216,7 +1216,7 @@ impl Respond for HangOnPlantedClaim {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_controls_that_time_out_are_unfinished_never_error_verdicts() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(HangOnPlantedClaim)

@@ -15,7 +15,7 @@ fn base(s: &MockServer) -> String {
 
 #[tokio::test]
 async fn repeated_chat_is_served_from_disk() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(
             ResponseTemplate::new(200).set_body_json(chat_body("cached answer", Some((30, 4)))),
@@ -46,7 +46,7 @@ async fn repeated_chat_is_served_from_disk() {
 
 #[tokio::test]
 async fn different_parameters_miss() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat("a"))
         .expect(3)
@@ -66,7 +66,7 @@ async fn different_parameters_miss() {
 
 #[tokio::test]
 async fn disabled_cache_sends_every_time_and_writes_no_file() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat("a"))
         .expect(2)
@@ -83,7 +83,7 @@ async fn disabled_cache_sends_every_time_and_writes_no_file() {
 
 #[tokio::test]
 async fn chat_json_and_embeddings_are_cached() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat(r#"{"verdict":"pass","reason":"r"}"#))
         .expect(1)

@@ -34,7 +34,7 @@ fn spec(strategy: Strategy, size: usize, prefix: Prefix) -> ConfigSpec {
 
 #[tokio::test]
 async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat("  Part of the handbook's\nbilling chapter. "))
         .mount(&s)

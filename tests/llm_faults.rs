@@ -13,7 +13,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 async fn server() -> MockServer {
-    MockServer::start().await
+    MockServer::builder().start().await
 }
 
 fn base(s: &MockServer) -> String {

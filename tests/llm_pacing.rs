@@ -13,7 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 #[tokio::test]
 async fn requests_are_spaced_by_the_rpm_limit() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     let rec = Recording::new(ok_chat("x").set_delay(Duration::from_millis(50)));
     Mock::given(path("/v1/chat/completions"))
         .respond_with(rec.clone())
@@ -47,7 +47,7 @@ async fn requests_are_spaced_by_the_rpm_limit() {
 
 #[tokio::test]
 async fn in_flight_cap_is_respected() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat("x").set_delay(Duration::from_millis(200)))
         .mount(&s)
@@ -73,7 +73,7 @@ async fn in_flight_cap_is_respected() {
 
 #[tokio::test]
 async fn a_429_with_retry_after_pauses_the_whole_model() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     // the first request is throttled at once; the others are answered after 500 ms, so the
     // calls waiting behind them are admitted only after the 429 has been seen
     let throttled = Recording::new(ResponseTemplate::new(429).insert_header("retry-after", "2"));

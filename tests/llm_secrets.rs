@@ -55,7 +55,7 @@ async fn api_key_never_written() {
     );
     assert!(!bad.to_string().contains("sk-first"), "{bad}");
 
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     let bearer = format!("Bearer {KEY}");
     // a good request must carry the key...
     Mock::given(path("/v1/chat/completions"))
@@ -144,7 +144,7 @@ const URL_SECRET: &str = "pw-0f9e8d7c6b";
 
 #[tokio::test]
 async fn credentials_in_the_base_url_are_sent_and_never_shown_or_stored() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     // user:pw-0f9e8d7c6b as basic authentication
     let basic = "Basic dXNlcjpwdy0wZjllOGQ3YzZi";
     Mock::given(path("/v1/chat/completions"))

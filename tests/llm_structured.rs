@@ -40,7 +40,7 @@ impl wiremock::Match for NoResponseFormat {
 
 #[tokio::test]
 async fn schema_refused_with_500_falls_back_to_json_object_and_remembers() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     // llama-cpp-python answers an unsupported json_schema with a 500 naming response_format
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_schema"))
@@ -91,7 +91,7 @@ async fn schema_refused_with_500_falls_back_to_json_object_and_remembers() {
 
 #[tokio::test]
 async fn refusals_down_to_text_with_fenced_reply() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_schema"))
         .respond_with(ResponseTemplate::new(400).set_body_string("unknown field response_format"))
@@ -132,7 +132,7 @@ async fn refusals_down_to_text_with_fenced_reply() {
 
 #[tokio::test]
 async fn plain_500_is_retried_not_taken_as_refusal() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_schema"))
         .respond_with(ResponseTemplate::new(500).set_body_string("CUDA out of memory"))
@@ -156,7 +156,7 @@ async fn plain_500_is_retried_not_taken_as_refusal() {
 
 #[tokio::test]
 async fn unrelated_400_in_every_mode_teaches_nothing() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ResponseTemplate::new(400).set_body_json(json!({
             "object": "error", "message": "prompt is longer than the context window", "code": 400
@@ -181,7 +181,7 @@ async fn unrelated_400_in_every_mode_teaches_nothing() {
 
 #[tokio::test]
 async fn unreadable_verdict_is_an_error_never_a_pass_and_not_cached() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(
             ResponseTemplate::new(200)
@@ -208,7 +208,7 @@ async fn unreadable_verdict_is_an_error_never_a_pass_and_not_cached() {
 
 #[tokio::test]
 async fn value_outside_the_enum_is_rejected() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .respond_with(ok_chat(r#"{"verdict": "maybe", "reason": "unsure"}"#))
         .mount(&s)
@@ -224,7 +224,7 @@ async fn value_outside_the_enum_is_rejected() {
 
 #[tokio::test]
 async fn a_refusal_is_known_at_once_to_calls_waiting_for_a_slot() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_schema"))
         .respond_with(
@@ -263,7 +263,7 @@ async fn a_refusal_is_known_at_once_to_calls_waiting_for_a_slot() {
 
 #[tokio::test]
 async fn a_transient_500_mentioning_the_format_is_retried_not_remembered() {
-    let s = MockServer::start().await;
+    let s = MockServer::builder().start().await;
     Mock::given(path("/v1/chat/completions"))
         .and(mode_matcher("json_schema"))
         .respond_with(ResponseTemplate::new(500).set_body_json(json!({

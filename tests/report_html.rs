@@ -217,7 +217,7 @@ impl Respond for PassEverything {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_run_the_page_shows_the_answers_and_verdicts_the_run_made() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(PassEverything)

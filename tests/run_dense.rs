@@ -91,7 +91,7 @@ const SEMANTIC: &str = "semantic-24-o0-none-bm25-k1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_judges_dense_hybrid_and_semantic_candidates() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let mock = Mock2::default();
     Mock::given(path("/v1/embeddings"))
         .respond_with(mock.clone())
@@ -241,7 +241,7 @@ async fn chunksweep(args: Vec<std::ffi::OsString>) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dry_run_with_a_dense_grid_sends_nothing_and_counts_what_the_sweep_sends() {
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let mock = Mock2::default();
     Mock::given(path("/v1/embeddings"))
         .respond_with(mock.clone())
@@ -361,7 +361,7 @@ async fn a_dry_run_with_a_dense_grid_sends_nothing_and_counts_what_the_sweep_sen
 async fn a_judge_check_dry_run_on_dense_rows_sends_nothing() {
     // labelled rows of a dense configuration, with empty caches: rebuilding their retrieved
     // contexts needs embeddings, which a dry run does not ask for; it says what it would send
-    let server = MockServer::start().await;
+    let server = MockServer::builder().start().await;
     let mock = Mock2::default();
     Mock::given(path("/v1/embeddings"))
         .respond_with(mock.clone())

@@ -74,7 +74,7 @@ fn copy_files(from: &Path, to: &Path) {
 }
 
 /// The committed examples that `report` can read again (manifest.json and sweep_questions.csv
-/// at the top; dense-handbook and prefix-llm-handbook keep only their summaries).
+/// at the top).
 fn examples() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("results/examples"))
         .unwrap()

@@ -171,8 +171,8 @@ fn context_costs(table: &[PrefixComparison]) -> Vec<Block> {
             "{} {}: {} calls, {} tokens, {}",
             c.strategy,
             c.chunk_size,
-            c.context_calls,
-            c.context_tokens,
+            crate::select::thousands(c.context_calls as f64),
+            crate::select::thousands(c.context_tokens as f64),
             c.context_cost_usd.map_or(
                 "cost unknown (no price in [llm.models])".into(),
                 |u| format!("${u:.4}")

@@ -70,7 +70,7 @@ struct Handler {
 impl BatchServer {
     /// Starts a server answering every chat request with `answer`.
     pub async fn start(answer: Answer) -> Self {
-        let server = MockServer::start().await;
+        let server = MockServer::builder().start().await;
         let state = Arc::new(Mutex::new(State::default()));
         Mock::given(any())
             .respond_with(Handler {
