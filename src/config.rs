@@ -6,7 +6,11 @@
 //! are read from the environment only.
 //!
 //! ```toml
-//! corpus = "datasets/handbook"
+//! corpus = "datasets/handbook"     # or, with reading settings, a [corpus] table:
+//! # [corpus]
+//! # path = "datasets/handbook"
+//! # readers = { htm = "html", adoc = "text" }   # extension → text, markdown, rst, html, docx, pdf
+//! # skip_unreadable = true                      # skip files no reader reads (default: an error)
 //! golden = "datasets/handbook-golden.jsonl"
 //! golden_format = "jsonl"          # or "chroma"
 //! out = "results/handbook"
@@ -124,8 +128,9 @@ impl ConfigError {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
-    /// Corpus folder.
-    pub corpus: Option<PathBuf>,
+    /// Corpus folder, and how its files are read (`corpus = "DIR"` or a `[corpus]` table).
+    #[serde(default)]
+    pub corpus: CorpusSection,
     /// Golden-set file.
     pub golden: Option<PathBuf>,
     /// Golden-set format.
@@ -183,7 +188,7 @@ impl ConfigFile {
             .filter(|_| llm_cache)
             .map(|l| &mut l.cache_path);
         for p in [
-            &mut file.corpus,
+            &mut file.corpus.path,
             &mut file.golden,
             &mut file.out,
             &mut file.judge.prompts_dir,
@@ -208,6 +213,64 @@ impl ConfigFile {
             chunker.dir = folder.to_path_buf();
         }
         Ok(file)
+    }
+}
+
+/// The corpus setting: `corpus = "DIR"`, or a `[corpus]` table with `path`, `readers` (an
+/// extension, lower case without the dot, `rst.txt` for a double one, → a reader's name) and
+/// `skip_unreadable`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(from = "CorpusForm")]
+pub struct CorpusSection {
+    /// The corpus folder.
+    pub path: Option<PathBuf>,
+    /// Extensions mapped to readers, over the defaults.
+    pub readers: std::collections::BTreeMap<String, crate::documents::kind::ReaderKind>,
+    /// Skip files that no reader reads (with a warning) instead of failing.
+    pub skip_unreadable: Option<bool>,
+}
+
+impl CorpusSection {
+    /// The folder `path`, read with the default readers.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        CorpusSection {
+            path: Some(path.into()),
+            ..CorpusSection::default()
+        }
+    }
+}
+
+/// The two ways to write [`CorpusSection`].
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CorpusForm {
+    Path(PathBuf),
+    Table(CorpusTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorpusTable {
+    path: Option<PathBuf>,
+    #[serde(default)]
+    readers: std::collections::BTreeMap<String, crate::documents::kind::ReaderKind>,
+    skip_unreadable: Option<bool>,
+}
+
+impl From<CorpusForm> for CorpusSection {
+    fn from(form: CorpusForm) -> Self {
+        match form {
+            CorpusForm::Path(path) => CorpusSection::at(path),
+            CorpusForm::Table(t) => CorpusSection {
+                path: t.path,
+                readers: t
+                    .readers
+                    .into_iter()
+                    .map(|(ext, r)| (ext.trim_start_matches('.').to_ascii_lowercase(), r))
+                    .collect(),
+                skip_unreadable: t.skip_unreadable,
+            },
+        }
     }
 }
 

@@ -224,9 +224,12 @@ pub struct InputArgs {
     /// TOML config file (flags override it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Folder of documents (.md .markdown .txt .rst), read recursively.
+    /// Folder of documents (.md .markdown .txt .rst .html .docx .pdf), read recursively.
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+    /// Skip the corpus's files that no reader reads (listed in a warning) instead of failing.
+    #[arg(long)]
+    pub skip_unreadable: bool,
     /// Golden set: JSONL, or Chroma's questions_df.csv.
     #[arg(long, value_name = "FILE")]
     pub golden: Option<PathBuf>,
@@ -239,7 +242,11 @@ impl InputArgs {
     /// The input flags as a layer over the config file.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
-            corpus: self.corpus.clone(),
+            corpus: chunksweep::config::CorpusSection {
+                path: self.corpus.clone(),
+                skip_unreadable: self.skip_unreadable.then_some(true),
+                ..Default::default()
+            },
             golden: self.golden.clone(),
             golden_format: self.golden_format,
             ..ConfigFile::default()

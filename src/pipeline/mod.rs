@@ -343,7 +343,12 @@ pub fn report(
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
     let judged = judge_step::summary_from_folder(dir, &run.sweep, &plan.judge, true, Some(&pick))?;
-    let loaded = texts::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
+    let loaded = texts::load_texts(
+        &plan.corpus,
+        &plan.reading(),
+        &plan.golden,
+        plan.golden_format,
+    );
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
@@ -397,7 +402,7 @@ pub struct Validation {
 /// # Errors
 /// [`Error::Corpus`] or [`Error::Golden`] when a file cannot be read at all.
 pub fn validate(plan: &Plan) -> Result<Validation, Error> {
-    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let (set, problems) = golden::load_with_problems(&plan.golden, plan.golden_format, &corpus)?;
     Ok(Validation {
         problems,
