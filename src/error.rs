@@ -57,6 +57,9 @@ pub enum Error {
     /// `chunksweep check`'s comparison with its baseline.
     #[error(transparent)]
     Check(#[from] CheckError),
+    /// `chunksweep extract`'s output.
+    #[error(transparent)]
+    Extract(#[from] crate::pipeline::extract::ExtractError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -78,6 +81,7 @@ impl Error {
             Error::Read(e) => e.exit_class(),
             Error::Prompts(e) => e.exit_class(),
             Error::Check(e) => e.exit_class(),
+            Error::Extract(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

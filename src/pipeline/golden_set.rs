@@ -77,19 +77,6 @@ fn client_configs(config: Option<&Path>) -> Result<(ClientConfig, ConfigFile), E
     Ok((file.llm.clone().unwrap_or_default(), file))
 }
 
-/// How `golden draft` and `golden review` read the corpus: the config file's `[corpus]`
-/// readers and skipping, through the document cache beside `llm`'s response cache.
-fn reading(section: &crate::config::CorpusSection, llm: &ClientConfig) -> corpus::Reading {
-    corpus::Reading {
-        readers: section.readers.clone(),
-        skip_unreadable: section.skip_unreadable.unwrap_or(false),
-        cache: llm.cache.then(|| {
-            llm.cache_path
-                .with_file_name(crate::documents::cache::DOCUMENT_CACHE)
-        }),
-    }
-}
-
 /// Runs `golden draft`.
 ///
 /// # Errors
@@ -101,7 +88,7 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
     let started = Instant::now();
     crate::golden::out_path::check_new_golden_set(&req.out)?;
     let (llm, file) = client_configs(req.config.as_deref())?;
-    let corpus = corpus::load_corpus(&req.corpus, &reading(&file.corpus, &llm))?;
+    let corpus = corpus::load_corpus(&req.corpus, &super::extract::reading(&file, false))?;
     let mut settings = req.settings.clone();
     if settings.embed_prefix.is_empty() {
         settings.embed_prefix = file.embed.query_prefix.clone().unwrap_or_default();
@@ -180,7 +167,7 @@ pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error>
     crate::golden::out_path::check_review_page(file, corpus, out)?;
     let corpus = corpus::load_corpus(
         corpus,
-        &reading(&Default::default(), &ClientConfig::default()),
+        &super::extract::reading(&ConfigFile::default(), false),
     )?;
     let (page, counts) = crate::report::golden_review::render(file, &corpus)?;
     std::fs::write(out, page).map_err(|source| DraftError::Write {

@@ -16,6 +16,7 @@ mod batching;
 pub mod check;
 pub mod decide;
 pub mod dry_run;
+pub mod extract;
 pub mod golden_set;
 pub mod judge_accuracy;
 mod judge_session;
@@ -392,6 +393,9 @@ pub struct Validation {
     ///
     /// [`Corpus::duplicate_warnings`]: crate::corpus::Corpus::duplicate_warnings
     pub duplicates: Vec<String>,
+    /// The readers' warnings (pages without text...) and the files skipped for lack of a
+    /// reader ([`crate::corpus::Corpus::reading_warnings`]).
+    pub reading: Vec<String>,
     /// Drafted questions no person has accepted yet (`"source": "draft"`, `"reviewed"` not
     /// true): (line, id), in file order.
     pub unreviewed: Vec<(usize, String)>,
@@ -417,6 +421,7 @@ pub fn validate(plan: &Plan) -> Result<Validation, Error> {
         trimmed: set.trimmed_spans,
         documents: corpus.docs.len(),
         duplicates: corpus.duplicate_warnings(),
+        reading: corpus.reading_warnings(),
         unreviewed: set
             .questions
             .iter()

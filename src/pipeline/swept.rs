@@ -109,7 +109,11 @@ pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     phases.load_ms = ms_since(t);
-    for warning in corpus.duplicate_warnings() {
+    for warning in corpus
+        .reading_warnings()
+        .into_iter()
+        .chain(corpus.duplicate_warnings())
+    {
         events(RunEvent::Warning(warning));
     }
     let unreviewed = golden
