@@ -43,6 +43,7 @@ const COMMANDS: &[&[&str]] = &[
     &["golden"],
     &["golden", "draft"],
     &["golden", "review"],
+    &["extract"],
 ];
 
 #[test]
