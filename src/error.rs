@@ -59,7 +59,7 @@ pub enum Error {
     Check(#[from] CheckError),
     /// `chunksweep extract`'s output.
     #[error(transparent)]
-    Extract(#[from] crate::pipeline::extract::ExtractError),
+    Extract(#[from] crate::documents::written::ExtractError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),

@@ -56,7 +56,7 @@ fn pdf(pages: &[&str]) -> Vec<u8> {
     let xref = out.len();
     write!(out, "xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).unwrap();
     for off in offsets {
-        write!(out, "{off:010} 00000 n \n").unwrap();
+        writeln!(out, "{off:010} 00000 n ").unwrap();
     }
     write!(
         out,
@@ -89,7 +89,10 @@ fn extract(files: &[(&str, Vec<u8>)], extra: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn a_pdf_keeps_its_pages_and_a_textless_page_is_named() {
-    let (code, stdout, stderr) = extract(&[("scan.pdf", pdf(&["First page.", "", "Third page."]))], &[]);
+    let (code, stdout, stderr) = extract(
+        &[("scan.pdf", pdf(&["First page.", "", "Third page."]))],
+        &[],
+    );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("scan.pdf → scan.pdf.txt: pdf "), "{stdout}");
     assert!(stdout.contains(", 3 pages, "), "{stdout}");
@@ -118,7 +121,11 @@ fn extract_writes_texts_and_extract_json_and_reads_the_cache_the_second_time() {
             .unwrap()
     };
     let first = run();
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let text = std::fs::read_to_string(dir.path().join("out/a.pdf.txt")).unwrap();
     assert_eq!(text, "Alpha one.\n\nBeta two.");
     assert_eq!(
@@ -129,9 +136,10 @@ fn extract_writes_texts_and_extract_json_and_reads_the_cache_the_second_time() {
         std::fs::read_to_string(dir.path().join("out/api/index.rst.txt")).unwrap(),
         "Title\n=====\n\nBody.\n"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/extract.json")).unwrap())
-            .unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/extract.json")).unwrap(),
+    )
+    .unwrap();
     let a = &json["documents"][0];
     assert_eq!(a["id"], "a.pdf");
     assert_eq!(a["reader"], "pdf");
@@ -231,7 +239,11 @@ fn page_sweeps_a_pdf_and_refuses_a_document_without_pages() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&ok.stdout);
-    assert!(ok.status.success(), "{stdout}{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     let md = chunksweep(dir.path())
         .arg("sweep")
         .arg("--corpus")

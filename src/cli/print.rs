@@ -166,11 +166,15 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         );
     }
     println!(
-        "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
+        "{}: {} questions, {} evidence spans ({} with several locations, {} found only with whitespace forgiven, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),
         v.questions,
         v.spans,
         v.ambiguous,
+        v.problems
+            .iter()
+            .filter(|p| p.kind == chunksweep::golden::ProblemKind::WhitespaceForgiven)
+            .count(),
         v.trimmed,
         v.documents,
         errors,

@@ -78,7 +78,7 @@ fn declared_charset(bytes: &[u8]) -> Option<&'static Encoding> {
         let end = value
             .find(|c: char| c == '"' || c == '\'' || c == ';' || c == '>' || c.is_whitespace())
             .unwrap_or(value.len());
-        if let Some(enc) = Encoding::for_label(value[..end].as_bytes()) {
+        if let Some(enc) = Encoding::for_label(&value.as_bytes()[..end]) {
             // a page declaring UTF-16 in ASCII bytes is not UTF-16 (the standard reads it as UTF-8)
             return Some(
                 match enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {

@@ -20,3 +20,4 @@ pub mod html;
 pub mod kind;
 pub mod pdf;
 pub mod read;
+pub mod written;

@@ -5,51 +5,16 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use thiserror::Error;
 
 use crate::config::ConfigFile;
 use crate::corpus::{Document, Reading, load_corpus};
 use crate::documents::cache::DOCUMENT_CACHE;
 use crate::documents::kind::TextFormat;
+use crate::documents::written::ExtractError;
 use crate::error::Error;
-use crate::exit::ExitClass;
 
 /// The manifest's file name in the output folder.
 pub const EXTRACT_JSON: &str = "extract.json";
-
-/// Errors of `extract` besides reading the corpus.
-#[derive(Debug, Error)]
-pub enum ExtractError {
-    /// The output folder is the corpus or inside it (its texts would be read as documents).
-    #[error(
-        "--out {out} is inside the corpus {corpus}: the extracted texts would be read as documents next time; write them elsewhere"
-    )]
-    OutInsideCorpus {
-        /// The output folder.
-        out: PathBuf,
-        /// The corpus folder.
-        corpus: PathBuf,
-    },
-    /// A file could not be written.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl ExtractError {
-    /// Usage (2) for an output inside the corpus; failure (1) for a write.
-    pub fn exit_class(&self) -> ExitClass {
-        match self {
-            ExtractError::OutInsideCorpus { .. } => ExitClass::Usage,
-            ExtractError::Write { .. } => ExitClass::Failure,
-        }
-    }
-}
 
 /// One document in `extract.json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
