@@ -173,7 +173,7 @@ impl ConfigFile {
         })?;
         let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: corpus_message(&text).unwrap_or_else(|| e.to_string()),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
         // Only a cache path written in the file is relative to it; the defaults stay under the
@@ -255,6 +255,16 @@ struct CorpusTable {
     #[serde(default)]
     readers: std::collections::BTreeMap<String, crate::documents::kind::ReaderKind>,
     skip_unreadable: Option<bool>,
+}
+
+/// The precise message for a bad `[corpus]` table (an untagged form's own error says only that
+/// neither form matched), when the file's `corpus` is a table that does not parse.
+fn corpus_message(text: &str) -> Option<String> {
+    let table = text.parse::<toml::Table>().ok()?;
+    let corpus = table.get("corpus")?.as_table()?.clone();
+    CorpusTable::deserialize(corpus)
+        .err()
+        .map(|e| format!("[corpus]: {e}"))
 }
 
 impl From<CorpusForm> for CorpusSection {
@@ -370,6 +380,41 @@ impl std::str::FromStr for ComparePrefix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_corpus_is_a_path_or_a_table_with_readers() {
+        use crate::documents::kind::ReaderKind;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "corpus = \"docs\"\n").unwrap();
+        assert_eq!(
+            ConfigFile::load(&path).unwrap().corpus,
+            CorpusSection::at(dir.path().join("docs"))
+        );
+        std::fs::write(
+            &path,
+            "[corpus]\npath = \"docs\"\nreaders = { \".HTM\" = \"html\", \"rst.txt\" = \"text\" }\nskip_unreadable = true\n",
+        )
+        .unwrap();
+        let corpus = ConfigFile::load(&path).unwrap().corpus;
+        assert_eq!(corpus.path, Some(dir.path().join("docs")));
+        assert_eq!(
+            corpus.readers.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("htm".to_string(), ReaderKind::Html),
+                ("rst.txt".to_string(), ReaderKind::Text)
+            ]
+        );
+        assert_eq!(corpus.skip_unreadable, Some(true));
+        std::fs::write(&path, "[corpus]\nreaders = { adoc = \"asciidoc\" }\n").unwrap();
+        let message = ConfigFile::load(&path).unwrap_err().to_string();
+        assert!(
+            message.contains(
+                "[corpus]: unknown reader \"asciidoc\": use text, markdown, rst, html, docx or pdf"
+            ),
+            "{message}"
+        );
+    }
 
     #[test]
     fn only_a_cache_path_written_in_the_file_is_relative_to_it() {
