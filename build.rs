@@ -1,4 +1,5 @@
-//! Records the versions of the libraries that split and tokenize text, as Cargo.lock resolves
+//! Records the versions of the libraries that read documents (src/documents/kind.rs), split and
+//! tokenize text, as Cargo.lock resolves
 //! them, for the chunker's fingerprint (`src/fingerprint.rs`): a new version of one of them can
 //! move chunk boundaries without a setting changing. Emitted as the environment variable
 //! `CHUNKSWEEP_LIBRARIES`, `name=version` pairs joined by `;` (several versions of one crate
@@ -15,6 +16,9 @@ const LIBRARIES: &[&str] = &[
     "bpe-openai",
     "bpe",
     "rust-stemmers",
+    "pdf_oxide",
+    "htmd",
+    "quick-xml",
 ];
 
 fn main() {

@@ -6,7 +6,11 @@
 //! are read from the environment only.
 //!
 //! ```toml
-//! corpus = "datasets/handbook"
+//! corpus = "datasets/handbook"     # or, with reading settings, a [corpus] table:
+//! # [corpus]
+//! # path = "datasets/handbook"
+//! # readers = { htm = "html", adoc = "text" }   # extension → text, markdown, rst, html, docx, pdf
+//! # skip_unreadable = true                      # skip files no reader reads (default: an error)
 //! golden = "datasets/handbook-golden.jsonl"
 //! golden_format = "jsonl"          # or "chroma"
 //! out = "results/handbook"
@@ -131,8 +135,9 @@ impl ConfigError {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
-    /// Corpus folder.
-    pub corpus: Option<PathBuf>,
+    /// Corpus folder, and how its files are read (`corpus = "DIR"` or a `[corpus]` table).
+    #[serde(default)]
+    pub corpus: CorpusSection,
     /// Golden-set file.
     pub golden: Option<PathBuf>,
     /// Golden-set format.
@@ -178,7 +183,7 @@ impl ConfigFile {
         })?;
         let mut file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: corpus_message(&text).unwrap_or_else(|| e.to_string()),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
         // Only a cache path written in the file is relative to it; the defaults stay under the
@@ -193,7 +198,7 @@ impl ConfigFile {
             .filter(|_| llm_cache)
             .map(|l| &mut l.cache_path);
         for p in [
-            &mut file.corpus,
+            &mut file.corpus.path,
             &mut file.golden,
             &mut file.out,
             &mut file.judge.prompts_dir,
@@ -218,6 +223,74 @@ impl ConfigFile {
             chunker.dir = folder.to_path_buf();
         }
         Ok(file)
+    }
+}
+
+/// The corpus setting: `corpus = "DIR"`, or a `[corpus]` table with `path`, `readers` (an
+/// extension, lower case without the dot, `rst.txt` for a double one, → a reader's name) and
+/// `skip_unreadable`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(from = "CorpusForm")]
+pub struct CorpusSection {
+    /// The corpus folder.
+    pub path: Option<PathBuf>,
+    /// Extensions mapped to readers, over the defaults.
+    pub readers: std::collections::BTreeMap<String, crate::documents::kind::ReaderKind>,
+    /// Skip files that no reader reads (with a warning) instead of failing.
+    pub skip_unreadable: Option<bool>,
+}
+
+impl CorpusSection {
+    /// The folder `path`, read with the default readers.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        CorpusSection {
+            path: Some(path.into()),
+            ..CorpusSection::default()
+        }
+    }
+}
+
+/// The two ways to write [`CorpusSection`].
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CorpusForm {
+    Path(PathBuf),
+    Table(CorpusTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorpusTable {
+    path: Option<PathBuf>,
+    #[serde(default)]
+    readers: std::collections::BTreeMap<String, crate::documents::kind::ReaderKind>,
+    skip_unreadable: Option<bool>,
+}
+
+/// The precise message for a bad `[corpus]` table (an untagged form's own error says only that
+/// neither form matched), when the file's `corpus` is a table that does not parse.
+fn corpus_message(text: &str) -> Option<String> {
+    let table = text.parse::<toml::Table>().ok()?;
+    let corpus = table.get("corpus")?.as_table()?.clone();
+    CorpusTable::deserialize(corpus)
+        .err()
+        .map(|e| format!("[corpus]: {e}"))
+}
+
+impl From<CorpusForm> for CorpusSection {
+    fn from(form: CorpusForm) -> Self {
+        match form {
+            CorpusForm::Path(path) => CorpusSection::at(path),
+            CorpusForm::Table(t) => CorpusSection {
+                path: t.path,
+                readers: t
+                    .readers
+                    .into_iter()
+                    .map(|(ext, r)| (ext.trim_start_matches('.').to_ascii_lowercase(), r))
+                    .collect(),
+                skip_unreadable: t.skip_unreadable,
+            },
+        }
     }
 }
 
@@ -322,6 +395,41 @@ impl std::str::FromStr for ComparePrefix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_corpus_is_a_path_or_a_table_with_readers() {
+        use crate::documents::kind::ReaderKind;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "corpus = \"docs\"\n").unwrap();
+        assert_eq!(
+            ConfigFile::load(&path).unwrap().corpus,
+            CorpusSection::at(dir.path().join("docs"))
+        );
+        std::fs::write(
+            &path,
+            "[corpus]\npath = \"docs\"\nreaders = { \".HTM\" = \"html\", \"rst.txt\" = \"text\" }\nskip_unreadable = true\n",
+        )
+        .unwrap();
+        let corpus = ConfigFile::load(&path).unwrap().corpus;
+        assert_eq!(corpus.path, Some(dir.path().join("docs")));
+        assert_eq!(
+            corpus.readers.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("htm".to_string(), ReaderKind::Html),
+                ("rst.txt".to_string(), ReaderKind::Text)
+            ]
+        );
+        assert_eq!(corpus.skip_unreadable, Some(true));
+        std::fs::write(&path, "[corpus]\nreaders = { adoc = \"asciidoc\" }\n").unwrap();
+        let message = ConfigFile::load(&path).unwrap_err().to_string();
+        assert!(
+            message.contains(
+                "[corpus]: unknown reader \"asciidoc\": use text, markdown, rst, html, docx or pdf"
+            ),
+            "{message}"
+        );
+    }
 
     #[test]
     fn only_a_cache_path_written_in_the_file_is_relative_to_it() {

@@ -1,16 +1,47 @@
-//! The corpus: a directory of UTF-8 text documents, read recursively.
+//! The corpus: a directory of documents, read recursively, each file by its reader
+//! ([`crate::documents`]: text, Markdown and reST as they are; PDF, HTML and DOCX extracted).
 //!
 //! Document ids are paths relative to the corpus root with `/` separators, and documents are kept
 //! sorted by id, so "document order" (id, then position) is the same on every machine. Offsets
 //! that leave this module are Unicode code points (chars); byte offsets are used only to slice.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// File extensions read as documents (lower case, without the dot).
-pub const EXTENSIONS: &[&str] = &["md", "markdown", "txt", "rst"];
+use crate::documents::cache::{CacheError, DocumentCache};
+use crate::documents::extracted::ReadError;
+use crate::documents::kind::{ReaderKind, TextFormat, format_of_name, reader_for};
+use crate::documents::read::{ReadFailure, Source, read_file};
+
+/// How a corpus folder is read: the `[corpus]` settings and the document cache.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// Extensions (lower case, without the dot; `rst.txt` for a double one) mapped to a
+    /// reader, over the defaults (`[corpus] readers`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub readers: BTreeMap<String, ReaderKind>,
+    /// Files no reader reads are skipped with a warning instead of an error
+    /// (`--skip-unreadable`, `[corpus] skip_unreadable`).
+    #[serde(default)]
+    pub skip_unreadable: bool,
+    /// The document cache file (none: every converted file is extracted again).
+    #[serde(skip)]
+    pub cache: Option<PathBuf>,
+}
+
+impl Reading {
+    /// Whether these are the defaults (no mapping, no skipping): not recorded in a manifest.
+    pub fn is_plain(&self) -> bool {
+        self.readers.is_empty() && !self.skip_unreadable
+    }
+}
+
+/// How many files an error or a warning lists by name.
+const LISTED: usize = 10;
 
 /// Every this many code points, a [`Document`] remembers the byte offset, so converting an offset
 /// costs at most this many steps.
@@ -26,7 +57,7 @@ pub enum CorpusError {
     NotFound(PathBuf),
     /// The corpus path is not a directory.
     #[error(
-        "corpus path {0} is not a directory: --corpus takes a folder of .md/.markdown/.txt/.rst files"
+        "corpus path {0} is not a directory: --corpus takes a folder of documents (.md .markdown .txt .rst .html .docx .pdf)"
     )]
     NotADirectory(PathBuf),
     /// A file or directory could not be read.
@@ -38,20 +69,35 @@ pub enum CorpusError {
         #[source]
         source: std::io::Error,
     },
-    /// A document is not valid UTF-8.
-    #[error(
-        "{path} is not valid UTF-8 (first bad byte at offset {byte}, line {line}): re-encode it as UTF-8 or move it out of the corpus"
-    )]
-    NotUtf8 {
+    /// A file could not be read by its reader (not UTF-8, an encrypted or corrupt PDF, a zip
+    /// that is not a DOCX...).
+    #[error("{path}: {source}")]
+    Unreadable {
         /// The file.
         path: PathBuf,
-        /// Byte offset of the first invalid byte.
-        byte: usize,
-        /// 1-based line of the first invalid byte.
-        line: usize,
+        /// The reader's reason.
+        #[source]
+        source: ReadError,
     },
+    /// Files of a type no reader reads, and the user did not ask to skip them.
+    #[error(
+        "{count} file(s) under {root} have no reader: {listed}; map their extension to a reader in [corpus] readers (text, markdown, rst, html, docx, pdf), move them out, or pass --skip-unreadable to skip them"
+    )]
+    NoReader {
+        /// The corpus folder.
+        root: PathBuf,
+        /// How many files.
+        count: usize,
+        /// The first of them, comma-separated.
+        listed: String,
+    },
+    /// The document cache failed.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
     /// No document with a known extension was found.
-    #[error("corpus directory {0} holds no .md, .markdown, .txt or .rst file")]
+    #[error(
+        "corpus directory {0} holds no document (.md .markdown .txt .rst .html .docx .pdf, or an extension mapped in [corpus] readers)"
+    )]
     Empty(PathBuf),
 }
 
@@ -62,8 +108,10 @@ impl CorpusError {
             CorpusError::NotFound(_)
             | CorpusError::NotADirectory(_)
             | CorpusError::Io { .. }
-            | CorpusError::NotUtf8 { .. }
+            | CorpusError::Unreadable { .. }
+            | CorpusError::NoReader { .. }
             | CorpusError::Empty(_) => crate::exit::ExitClass::Usage,
+            CorpusError::Cache(_) => crate::exit::ExitClass::Failure,
         }
     }
 }
@@ -75,14 +123,25 @@ pub struct Document {
     pub id: String,
     /// The full text, UTF-8, without a leading byte-order mark.
     pub text: String,
+    /// How the text is structured (headings for the `markdown` strategy): the reader's output
+    /// format, or for a document built in memory its id's extension.
+    pub format: TextFormat,
+    /// Byte offsets in `text` where each page starts, page 1 first (PDF); empty for a document
+    /// without pages.
+    pub pages: Vec<usize>,
+    /// Where the text came from (the file's reader, version, SHA-256, warnings); `None` for a
+    /// document built in memory.
+    pub source: Option<Source>,
     char_len: usize,
     /// Byte offset of every `CHECKPOINT_CHARS`-th code point; empty when the text is ASCII.
     checkpoints: Vec<usize>,
 }
 
 impl Document {
-    /// Builds a document from its id and text (a leading BOM is removed).
+    /// Builds a document from its id and text (a leading BOM is removed), formatted as its
+    /// id's extension says, without pages or source.
     pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        let id = id.into();
         let mut text = text.into();
         if text.starts_with('\u{feff}') {
             text.drain(..'\u{feff}'.len_utf8());
@@ -99,8 +158,11 @@ impl Document {
             }
         }
         Document {
-            id: id.into(),
+            format: format_of_name(&id),
+            id,
             text,
+            pages: Vec::new(),
+            source: None,
             char_len,
             checkpoints,
         }
@@ -135,6 +197,19 @@ impl Document {
         }
     }
 
+    /// The byte range of page `page` (1-based) in `text`, or `None` when the document has no
+    /// such page.
+    pub fn page_bytes(&self, page: usize) -> Option<(usize, usize)> {
+        let start = *self.pages.get(page.checked_sub(1)?)?;
+        let end = self.pages.get(page).copied().unwrap_or(self.text.len());
+        Some((start, end))
+    }
+
+    /// The 1-based page that holds byte offset `byte`, or `None` for a document without pages.
+    pub fn page_at(&self, byte: usize) -> Option<usize> {
+        (!self.pages.is_empty()).then(|| self.pages.partition_point(|&p| p <= byte).max(1))
+    }
+
     /// The text between two code-point offsets (end exclusive).
     pub fn slice_chars(&self, start: usize, end: usize) -> &str {
         &self.text[self.char_to_byte(start)..self.char_to_byte(end)]
@@ -148,6 +223,8 @@ pub struct Corpus {
     pub root: PathBuf,
     /// The documents, sorted by id.
     pub docs: Vec<Document>,
+    /// Files skipped because no reader reads them (`--skip-unreadable`), by path under `root`.
+    pub skipped: Vec<String>,
 }
 
 impl Corpus {
@@ -157,6 +234,7 @@ impl Corpus {
         Corpus {
             root: root.into(),
             docs,
+            skipped: Vec::new(),
         }
     }
 
@@ -199,6 +277,26 @@ impl Corpus {
         groups
     }
 
+    /// The readers' warnings, each prefixed with its document's id, then one naming the files
+    /// skipped for lack of a reader.
+    pub fn reading_warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .docs
+            .iter()
+            .filter_map(|d| Some((d, d.source.as_ref()?)))
+            .flat_map(|(d, s)| s.warnings.iter().map(move |w| format!("{}: {w}", d.id)))
+            .collect();
+        if !self.skipped.is_empty() {
+            out.push(format!(
+                "{} file(s) under {} skipped, no reader reads them (--skip-unreadable): {}",
+                self.skipped.len(),
+                self.root.display(),
+                listed(&self.skipped)
+            ));
+        }
+        out
+    }
+
     /// One warning per group of [`Corpus::duplicates`], naming the files and what to do.
     pub fn duplicate_warnings(&self) -> Vec<String> {
         self.duplicates()
@@ -220,13 +318,16 @@ impl Corpus {
     }
 }
 
-/// Reads every `.md`, `.markdown`, `.txt` and `.rst` file under `root` (recursively, hidden files
-/// and folders skipped, symbolic links not followed), files in parallel, documents in path order.
+/// Reads every file under `root` (recursively, hidden files and folders skipped, symbolic
+/// links not followed) by its reader ([`reader_for`] with `reading.readers`), files in
+/// parallel, converted ones through the document cache `reading.cache`, documents in path order.
 ///
 /// # Errors
-/// [`CorpusError`] when the directory is missing or empty, a file cannot be read, or a file is not
-/// UTF-8 (the error names the file, the byte offset and the line).
-pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
+/// [`CorpusError`] when the directory is missing or holds no document, a file cannot be read
+/// or its reader fails (the error names the file, and the byte offset and line for text that is
+/// not UTF-8), or files have no reader and `reading.skip_unreadable` is off (the error lists
+/// them); [`CorpusError::Cache`] when the document cache fails.
+pub fn load_corpus(root: &Path, reading: &Reading) -> Result<Corpus, CorpusError> {
     if !root.exists() {
         return Err(CorpusError::NotFound(root.to_path_buf()));
     }
@@ -238,12 +339,17 @@ pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     // the files up to the first folder that cannot be read (whose error comes after theirs)
-    let mut paths = Vec::new();
+    let mut files = Vec::new();
+    let mut unread = Vec::new();
     let mut walk_error = None;
     for entry in walker {
         match entry {
-            Ok(entry) if entry.file_type().is_file() && has_known_extension(entry.path()) => {
-                paths.push(entry.into_path());
+            Ok(entry) if entry.file_type().is_file() => {
+                let name = entry.file_name().to_string_lossy();
+                match reader_for(&name, &reading.readers) {
+                    Some(reader) => files.push((entry.into_path(), reader)),
+                    None => unread.push(id_of(root, entry.path())),
+                }
             }
             Ok(_) => {}
             Err(e) => {
@@ -255,10 +361,21 @@ pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
             }
         }
     }
-    // files read and indexed in parallel; the error returned is the first in walk order
-    let read: Vec<Result<Document, CorpusError>> = paths
+    if !unread.is_empty() && !reading.skip_unreadable {
+        return Err(CorpusError::NoReader {
+            root: root.to_path_buf(),
+            count: unread.len(),
+            listed: listed(&unread),
+        });
+    }
+    let cache = match &reading.cache {
+        Some(path) => Some(DocumentCache::open(path)?),
+        None => None,
+    };
+    // files read in parallel; the error returned is the first in walk order
+    let read: Vec<Result<Document, CorpusError>> = files
         .par_iter()
-        .map(|path| read_document(root, path))
+        .map(|(path, reader)| read_document(root, path, *reader, cache.as_ref()))
         .collect();
     let mut docs = Vec::with_capacity(read.len());
     for doc in read {
@@ -270,38 +387,54 @@ pub fn load_corpus(root: &Path) -> Result<Corpus, CorpusError> {
     if docs.is_empty() {
         return Err(CorpusError::Empty(root.to_path_buf()));
     }
-    Ok(Corpus::from_documents(root, docs))
+    let mut corpus = Corpus::from_documents(root, docs);
+    corpus.skipped = unread;
+    Ok(corpus)
 }
 
-/// One file of the corpus as a document whose id is its path under `root`.
-fn read_document(root: &Path, path: &Path) -> Result<Document, CorpusError> {
-    let bytes = std::fs::read(path).map_err(|source| CorpusError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let byte = e.utf8_error().valid_up_to();
-        let line = 1 + e.as_bytes()[..byte].iter().filter(|&&b| b == b'\n').count();
-        CorpusError::NotUtf8 {
-            path: path.to_path_buf(),
-            byte,
-            line,
-        }
-    })?;
-    let id = path
-        .strip_prefix(root)
+/// The first [`LISTED`] names, comma-separated, and how many more.
+fn listed(names: &[String]) -> String {
+    let mut out = names[..names.len().min(LISTED)].join(", ");
+    if names.len() > LISTED {
+        out.push_str(&format!(" and {} more", names.len() - LISTED));
+    }
+    out
+}
+
+/// A file's path under `root`, `/`-separated: its document id.
+fn id_of(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
         .unwrap_or(path)
         .components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
-        .join("/");
-    Ok(Document::new(id, text))
+        .join("/")
 }
 
-fn has_known_extension(path: &Path) -> bool {
-    path.extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|e| EXTENSIONS.contains(&e.as_str()))
+/// One file of the corpus read by `reader` as a document whose id is its path under `root`.
+fn read_document(
+    root: &Path,
+    path: &Path,
+    reader: ReaderKind,
+    cache: Option<&DocumentCache>,
+) -> Result<Document, CorpusError> {
+    let bytes = std::fs::read(path).map_err(|source| CorpusError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (extracted, source) = read_file(reader, bytes, cache).map_err(|e| match e {
+        ReadFailure::Read(source) => CorpusError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        },
+        ReadFailure::Cache(e) => CorpusError::Cache(e),
+    })?;
+    let mut doc = Document::new(id_of(root, path), extracted.text);
+    // only the text readers keep a byte-order mark, and they have no pages
+    doc.pages = extracted.pages;
+    doc.format = reader.format();
+    doc.source = Some(source);
+    Ok(doc)
 }
 
 #[cfg(test)]
@@ -354,7 +487,7 @@ mod tests {
             std::fs::write(root.join(format!("a{i:02}.md")), format!("doc {i}")).unwrap();
         }
         std::fs::write(root.join("b/one.md"), "one").unwrap();
-        let corpus = load_corpus(root).unwrap();
+        let corpus = load_corpus(root, &Reading::default()).unwrap();
         let ids: Vec<&str> = corpus.docs.iter().map(|d| d.id.as_str()).collect();
         assert_eq!(ids.len(), 41);
         assert_eq!((ids[0], ids[39], ids[40]), ("a00.md", "a39.md", "b/one.md"));
@@ -363,8 +496,11 @@ mod tests {
         std::fs::write(root.join("a31.md"), b"ok\nok\nbad \xff").unwrap();
         std::fs::write(root.join("b/one.md"), b"\xfe").unwrap();
         for _ in 0..5 {
-            match load_corpus(root) {
-                Err(CorpusError::NotUtf8 { path, line, .. }) => {
+            match load_corpus(root, &Reading::default()) {
+                Err(CorpusError::Unreadable {
+                    path,
+                    source: ReadError::NotUtf8 { line, .. },
+                }) => {
                     assert_eq!(
                         (path.file_name().unwrap().to_str(), line),
                         (Some("a31.md"), 3)

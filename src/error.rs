@@ -65,6 +65,9 @@ pub enum Error {
     /// `chunksweep merge` refused the shards.
     #[error(transparent)]
     Merge(#[from] MergeError),
+    /// `chunksweep extract`'s output.
+    #[error(transparent)]
+    Extract(#[from] crate::documents::written::ExtractError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -88,6 +91,7 @@ impl Error {
             Error::Check(e) => e.exit_class(),
             Error::Shard(e) => e.exit_class(),
             Error::Merge(e) => e.exit_class(),
+            Error::Extract(e) => e.exit_class(),
             Error::Runtime(_) => ExitClass::Failure,
         }
     }

@@ -191,6 +191,10 @@ pub struct Fingerprints {
     pub corpus: BTreeMap<String, String>,
     /// SHA-256 of each question ([`question_sha256`]), by question id.
     pub golden: BTreeMap<String, String>,
+    /// The reader and its version of each converted document (PDF, HTML, DOCX), as
+    /// `<reader> <version>` (`pdf 0.3.78+r1`), by document id; text files are not listed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub readers: BTreeMap<String, String>,
 }
 
 impl Fingerprints {
@@ -207,6 +211,13 @@ impl Fingerprints {
                 .questions
                 .iter()
                 .map(|q| (q.id.clone(), question_sha256(q, corpus)))
+                .collect(),
+            readers: corpus
+                .docs
+                .iter()
+                .filter_map(|d| Some((d, d.source.as_ref()?)))
+                .filter(|(_, s)| s.reader.converts())
+                .map(|(d, s)| (d.id.clone(), format!("{} {}", s.reader, s.version)))
                 .collect(),
         }
     }

@@ -15,6 +15,7 @@ pub mod check;
 pub mod chunking;
 pub mod config;
 pub mod corpus;
+pub mod documents;
 pub mod error;
 pub mod events;
 pub mod exit;

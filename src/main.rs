@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Command::JudgeCheck(args) => cli::judge_check(args),
         Command::Golden(command) => cli::golden::golden(command),
         Command::Check(args) => cli::check(*args),
+        Command::Extract(args) => cli::extract(args),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@ use crate::chunking::enrich::Prefix;
 use crate::chunking::external::ChunkerSpec;
 use crate::chunking::external::precomputed::ChunksFile;
 use crate::config::{ComparePrefix, ConfigError, ConfigFile, RunOptions, merge};
+use crate::corpus::Reading;
 use crate::error::Error;
 use crate::golden::GoldenFormat;
 use crate::judge::JudgeSettings;
@@ -28,6 +29,10 @@ use crate::sweep::grid::{ConfigCut, ConfigSpec, SweepSpec, expand};
 pub struct Plan {
     /// Corpus folder.
     pub corpus: PathBuf,
+    /// How the corpus's files are read (`[corpus] readers`, `skip_unreadable`); the document
+    /// cache is set by [`Plan::reading`].
+    #[serde(default, skip_serializing_if = "Reading::is_plain")]
+    pub reading: Reading,
     /// Golden-set file.
     pub golden: PathBuf,
     /// Golden-set format.
@@ -163,9 +168,22 @@ impl Plan {
             .golden_format
             .or(file.golden_format)
             .unwrap_or_else(|| GoldenFormat::from_path(&golden));
+        let reading = Reading {
+            readers: match flags.corpus.readers.is_empty() {
+                true => file.corpus.readers.clone(),
+                false => flags.corpus.readers.clone(),
+            },
+            skip_unreadable: flags
+                .corpus
+                .skip_unreadable
+                .or(file.corpus.skip_unreadable)
+                .unwrap_or(false),
+            cache: None,
+        };
         let corpus = flags
             .corpus
-            .or(file.corpus)
+            .path
+            .or(file.corpus.path)
             .ok_or(ConfigError::Missing("corpus"))?;
         let out = flags.out.or(file.out);
         let run_dir = match &out {
@@ -174,6 +192,7 @@ impl Plan {
         };
         Ok(Plan {
             corpus,
+            reading,
             golden,
             golden_format,
             out,
@@ -204,6 +223,21 @@ impl Plan {
             dry_run: options.dry_run,
             merged: options.merged,
         })
+    }
+}
+
+impl Plan {
+    /// How the corpus is read: [`Plan::reading`]'s settings, and the document cache beside
+    /// the LLM response cache unless `[llm] cache = false`.
+    pub fn reading(&self) -> Reading {
+        Reading {
+            cache: self.llm.cache.then(|| {
+                self.llm
+                    .cache_path
+                    .with_file_name(crate::documents::cache::DOCUMENT_CACHE)
+            }),
+            ..self.reading.clone()
+        }
     }
 }
 

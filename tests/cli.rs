@@ -468,7 +468,7 @@ fn non_utf8_document_is_named() {
         .arg(fixture().join("golden.jsonl"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("bad.txt is not valid UTF-8"))
+        .stderr(predicate::str::contains("bad.txt: not valid UTF-8"))
         .stderr(predicate::str::contains("line 2"));
 }
 

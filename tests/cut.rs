@@ -15,7 +15,7 @@ use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 /// Each size's rows at top k.
 fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<CutOutcome> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000");
-    let corpus = load_corpus(&root.join("corpus")).unwrap();
+    let corpus = load_corpus(&root.join("corpus"), &Default::default()).unwrap();
     let golden = golden::load(&root.join("golden.jsonl"), GoldenFormat::Jsonl, &corpus).unwrap();
     let spec = SweepSpec {
         strategies: vec![Strategy::Words],
@@ -109,7 +109,7 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
          {\"id\": \"q2\", \"question\": \"Is shipping free?\", \"evidence\": [\"shipping is free\"]}\n",
     )
     .unwrap();
-    let corpus = load_corpus(&corpus_dir).unwrap();
+    let corpus = load_corpus(&corpus_dir, &Default::default()).unwrap();
     let golden = golden::load(&golden_path, GoldenFormat::Jsonl, &corpus).unwrap();
     let spec = SweepSpec {
         strategies: vec![Strategy::Words],

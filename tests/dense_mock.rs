@@ -60,7 +60,7 @@ fn write_inputs(dir: &Path, doc: &str, golden: &[Value]) -> (Corpus, GoldenSet) 
     let g = dir.join("golden.jsonl");
     let lines: Vec<String> = golden.iter().map(Value::to_string).collect();
     std::fs::write(&g, lines.join("\n") + "\n").unwrap();
-    let corpus = load_corpus(&corpus_dir).unwrap();
+    let corpus = load_corpus(&corpus_dir, &Default::default()).unwrap();
     let set = golden::load(&g, GoldenFormat::Jsonl, &corpus).unwrap();
     (corpus, set)
 }

@@ -40,7 +40,7 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
         .mount(&s)
         .await;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = load_corpus(&root.join("datasets/handbook")).unwrap();
+    let corpus = load_corpus(&root.join("datasets/handbook"), &Default::default()).unwrap();
     let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
     // markdown at 512 and 1024 cut the handbook the same way (its sections are shorter), so the
     // second configuration adds no new chunk; the `none` configuration needs no context.

@@ -51,7 +51,7 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
 
-    let corpus = load_corpus(&data.join("corpora")).unwrap();
+    let corpus = load_corpus(&data.join("corpora"), &Default::default()).unwrap();
     let golden = golden::load(
         &data.join("questions_df.csv"),
         GoldenFormat::Chroma,

@@ -22,7 +22,7 @@ use chunksweep::tokenize::{CorpusTokens, TokenizerKind};
 #[test]
 fn seed_000_table_is_reproduced() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed000");
-    let corpus = load_corpus(&root.join("corpus")).unwrap();
+    let corpus = load_corpus(&root.join("corpus"), &Default::default()).unwrap();
     let golden = golden::load(&root.join("golden.jsonl"), GoldenFormat::Jsonl, &corpus).unwrap();
     let spec = SweepSpec {
         strategies: vec![Strategy::Words],

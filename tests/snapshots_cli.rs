@@ -44,6 +44,7 @@ const COMMANDS: &[&[&str]] = &[
     &["golden"],
     &["golden", "draft"],
     &["golden", "review"],
+    &["extract"],
 ];
 
 #[test]

@@ -83,7 +83,7 @@ fn a_top_n_engine_gets_recall_hit_mrr_margin_and_ties_as_computed_by_hand() {
          {\"id\": \"q3\", \"question\": \"food\", \"evidence\": [\"bread is baked every morning\", \"cool stone cellar\", \"dates arrive by ship\"]}\n",
     )
     .unwrap();
-    let corpus = load_corpus(&corpus_dir).unwrap();
+    let corpus = load_corpus(&corpus_dir, &Default::default()).unwrap();
     let golden = golden::load(&golden_path, GoldenFormat::Jsonl, &corpus).unwrap();
     let spec = SweepSpec {
         strategies: vec![Strategy::Words],

@@ -93,6 +93,68 @@ impl NameChanges {
     }
 }
 
+/// A reader whose version changed between the runs, and what that did to its documents' texts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReaderChange {
+    /// The reader (`pdf`, `html`, `docx`).
+    pub reader: String,
+    /// Its version in the baseline.
+    pub before: String,
+    /// Its version now.
+    pub after: String,
+    /// Documents read by it in both runs.
+    pub documents: usize,
+    /// Of those, the documents whose text changed.
+    pub changed: usize,
+}
+
+/// The readers whose version differs between `before` and `now` (their `readers` and `corpus`
+/// fingerprints), each with its documents read in both runs and how many of their texts
+/// changed, in reader order.
+fn reader_changes(before: &Fingerprints, now: &Fingerprints) -> Vec<ReaderChange> {
+    version_changes(
+        (&before.readers, &before.corpus),
+        (&now.readers, &now.corpus),
+    )
+}
+
+/// A map of document id → value.
+type ByDoc = BTreeMap<String, String>;
+
+/// [`reader_changes`] on the two sides' (readers, corpus) maps.
+fn version_changes(before: (&ByDoc, &ByDoc), now: (&ByDoc, &ByDoc)) -> Vec<ReaderChange> {
+    let mut out: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
+    for (doc, after) in now.0 {
+        let Some(was) = before.0.get(doc) else {
+            continue;
+        };
+        let (Some((reader, a)), Some((reader_before, b))) =
+            (after.split_once(' '), was.split_once(' '))
+        else {
+            continue;
+        };
+        if reader != reader_before || a == b {
+            continue;
+        }
+        let entry = out
+            .entry((reader.to_string(), b.to_string(), a.to_string()))
+            .or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(before.1.get(doc) != now.1.get(doc));
+    }
+    out.into_iter()
+        .map(
+            |((reader, before, after), (documents, changed))| ReaderChange {
+                reader,
+                before,
+                after,
+                documents,
+                changed,
+            },
+        )
+        .collect()
+}
+
 /// Everything that changed since the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Changes {
@@ -103,6 +165,10 @@ pub struct Changes {
     pub chunker: ChunkerChanges,
     /// Documents by id (`None` without the baseline's fingerprints).
     pub corpus: Option<NameChanges>,
+    /// Readers whose version changed ([`ReaderChange`]; empty without the baseline's
+    /// fingerprints).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub readers: Vec<ReaderChange>,
     /// Questions by id (`changed`: edited text or evidence).
     pub questions: NameChanges,
     /// Question ids both runs have, unchanged (or, without the baseline's fingerprints, both
@@ -151,6 +217,7 @@ pub fn changes(baseline: Side<'_>, candidate: Side<'_>, now: &Fingerprints) -> C
         baseline_fingerprinted: before.is_some(),
         chunker,
         corpus: before.map(|f| NameChanges::between(&f.corpus, &now.corpus)),
+        readers: before.map_or_else(Vec::new, |f| reader_changes(f, now)),
         questions,
         shared,
     }
@@ -255,6 +322,48 @@ mod tests {
         assert_eq!(d.removed, ["c.md"]);
         assert_eq!(d.changed, ["b.md"]);
         assert!(NameChanges::between(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn a_new_reader_version_counts_the_documents_whose_text_changed() {
+        let readers_before = map(&[
+            ("a.pdf", "pdf 0.3.60+r1"),
+            ("b.pdf", "pdf 0.3.60+r1"),
+            ("c.pdf", "pdf 0.3.60+r1"),
+            ("d.html", "html 0.5.6+r1"),
+        ]);
+        let readers_now = map(&[
+            ("a.pdf", "pdf 0.3.66+r1"),
+            ("b.pdf", "pdf 0.3.66+r1"),
+            ("c.pdf", "pdf 0.3.60+r1"),
+            ("d.html", "html 0.5.6+r1"),
+        ]);
+        let corpus_before = map(&[
+            ("a.pdf", "1"),
+            ("b.pdf", "2"),
+            ("c.pdf", "3"),
+            ("d.html", "4"),
+        ]);
+        let corpus_now = map(&[
+            ("a.pdf", "1"),
+            ("b.pdf", "9"),
+            ("c.pdf", "3"),
+            ("d.html", "5"),
+        ]);
+        let changes = version_changes(
+            (&readers_before, &corpus_before),
+            (&readers_now, &corpus_now),
+        );
+        assert_eq!(
+            changes,
+            vec![ReaderChange {
+                reader: "pdf".into(),
+                before: "0.3.60+r1".into(),
+                after: "0.3.66+r1".into(),
+                documents: 2,
+                changed: 1,
+            }]
+        );
     }
 
     #[test]

@@ -408,6 +408,13 @@ fn changes_section(md: &mut String, check: &Check) {
     let _ = writeln!(md, "- Chunker: {chunker}.");
     if let Some(corpus) = &c.corpus {
         let _ = writeln!(md, "- Corpus: {}.", names(corpus, "changed"));
+        for r in &c.readers {
+            let _ = writeln!(
+                md,
+                "- {} reader {} → {}: {} of {} documents' text changed.",
+                r.reader, r.before, r.after, r.changed, r.documents
+            );
+        }
     }
     let _ = writeln!(md, "- Questions: {}.", names(&c.questions, "edited"));
     let left_out = c.questions.removed.len() + c.questions.added.len() + c.questions.changed.len();

@@ -33,6 +33,9 @@ pub enum Strategy {
     Markdown,
     /// Whole sentences packed up to `chunk_size`.
     Sentence,
+    /// One chunk per page (documents with pages: PDF); a page over `chunk_size` is split by
+    /// the `recursive` rule inside it ([`super::page`]).
+    Page,
     /// Boundaries where consecutive sentence embeddings are far apart, capped at `chunk_size`
     /// (needs sentence embeddings; see [`semantic`]).
     Semantic,
@@ -43,12 +46,13 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every built-in strategy, in the order used for reports.
-    pub const BUILT_IN: [Strategy; 6] = [
+    pub const BUILT_IN: [Strategy; 7] = [
         Strategy::Fixed,
         Strategy::Words,
         Strategy::Recursive,
         Strategy::Markdown,
         Strategy::Sentence,
+        Strategy::Page,
         Strategy::Semantic,
     ];
 
@@ -60,6 +64,7 @@ impl Strategy {
             Strategy::Recursive => "recursive",
             Strategy::Markdown => "markdown",
             Strategy::Sentence => "sentence",
+            Strategy::Page => "page",
             Strategy::Semantic => "semantic",
             Strategy::External(name) => name.as_str(),
         }
@@ -111,7 +116,7 @@ impl FromStr for Strategy {
             return Ok(built_in);
         }
         ExternalName::new(s).map(Strategy::External).map_err(|why| {
-            format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence, semantic, or the name of a chunker declared with [[chunkers]] or --chunker; it cannot be a chunker's name: {why}")
+            format!("unknown strategy {s:?}: use fixed, words, recursive, markdown, sentence, page, semantic, or the name of a chunker declared with [[chunkers]] or --chunker; it cannot be a chunker's name: {why}")
         })
     }
 }
@@ -151,6 +156,14 @@ pub enum ChunkError {
         /// `<name>-<chunk_size>-o<chunk_overlap>`.
         config: String,
     },
+    /// The `page` strategy met a document without pages.
+    #[error(
+        "the page strategy needs documents with pages, and {doc} has none (only PDF files have pages): sweep page over a folder of PDFs, or leave page out of [sweep] strategies"
+    )]
+    NoPages {
+        /// The document's id.
+        doc: String,
+    },
     /// Semantic chunking met a sentence with no embedding.
     #[error(
         "semantic chunking: no embedding for the sentence {preview:?} (embed the sentences first)"
@@ -166,9 +179,9 @@ impl ChunkError {
     /// did not embed.
     pub fn exit_class(&self) -> crate::exit::ExitClass {
         match self {
-            ChunkError::ZeroSize | ChunkError::OverlapTooLarge { .. } => {
-                crate::exit::ExitClass::Usage
-            }
+            ChunkError::ZeroSize
+            | ChunkError::OverlapTooLarge { .. }
+            | ChunkError::NoPages { .. } => crate::exit::ExitClass::Usage,
             ChunkError::MissingSentenceEmbedding { .. } | ChunkError::MissingExternal { .. } => {
                 crate::exit::ExitClass::Failure
             }

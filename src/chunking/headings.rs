@@ -1,17 +1,18 @@
 //! The structure of a document, decided by its file type ([`DocKind`]): its headings with their
 //! byte offsets, and the heading path (outermost heading first) in effect at any position.
 //!
-//! | file type          | headings                                                              |
-//! |--------------------|-----------------------------------------------------------------------|
-//! | `.md`, `.markdown` | ATX `#` and setext `===`/`---`, parsed with pulldown-cmark (a `#` line inside a code fence is not a heading) |
-//! | `.rst`             | reStructuredText section titles (see [`super::rst`])                  |
-//! | `.txt` and others  | none: plain paragraphs                                                |
+//! | text format (its reader, [`crate::documents`])          | headings                  |
+//! |---------------------------------------------------------|---------------------------|
+//! | Markdown: `.md`, `.markdown`, `.md.txt`; HTML and DOCX converted | ATX `#` and setext `===`/`---`, parsed with pulldown-cmark (a `#` line inside a code fence is not a heading) |
+//! | reStructuredText: `.rst`, `.rst.txt`                    | section titles (see [`super::rst`]) |
+//! | plain: `.txt`, PDF text and others                      | none: plain paragraphs    |
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use crate::corpus::Document;
+use crate::documents::kind::TextFormat;
 
-/// How a document's structure is read, from its file extension.
+/// How a document's structure is read, from its text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKind {
     /// Markdown (`.md`, `.markdown`).
@@ -23,13 +24,13 @@ pub enum DocKind {
 }
 
 impl DocKind {
-    /// The kind of `doc`, judged by the extension of its id (case-insensitive).
+    /// The kind of `doc`, from its text format ([`Document::format`]: its reader's output, or
+    /// for a document built in memory its id's extension).
     pub fn of(doc: &Document) -> Self {
-        let ext = doc.id.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-        match ext.as_deref() {
-            Some("md" | "markdown") => DocKind::Markdown,
-            Some("rst") => DocKind::Rest,
-            _ => DocKind::Plain,
+        match doc.format {
+            TextFormat::Markdown => DocKind::Markdown,
+            TextFormat::Rest => DocKind::Rest,
+            TextFormat::Plain => DocKind::Plain,
         }
     }
 }

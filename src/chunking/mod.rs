@@ -9,6 +9,7 @@
 //! | `recursive` | text-splitter: paragraphs, then sentences, then words            | [`recursive`]   |
 //! | `markdown`  | a chunk per heading section (Markdown or reST by file type), split inside by text-splitter's Markdown levels (plain paragraphs for `.rst`/`.txt`) | [`markdown`] |
 //! | `sentence`  | whole sentences (UAX #29) packed up to `chunk_size`              | [`sentence`]    |
+//! | `page`      | a chunk per page (PDF); a page over `chunk_size` split by the `recursive` rule | [`page`] |
 //! | `semantic`  | sentence-embedding distance above a percentile, capped at `chunk_size` | [`semantic`] |
 //! | an external chunker | the user's chunker, run by the prepare step and placed in the document | [`external`] |
 //!
@@ -23,6 +24,7 @@ pub mod enrich;
 pub mod external;
 pub mod headings;
 pub mod markdown;
+pub mod page;
 pub mod recursive;
 pub mod rst;
 pub mod semantic;
@@ -59,6 +61,7 @@ use structure::{CorpusStructure, DocStructure};
 /// inside the body of a Markdown table carries the table's header rows ([`tables`]).
 ///
 /// # Errors
+/// [`ChunkError::NoPages`] for `page` on a document without pages;
 /// [`ChunkError::MissingSentenceEmbedding`] for `semantic` without `ctx.sentence_vectors` or
 /// without a vector for a sentence.
 pub fn chunk_document(
@@ -114,6 +117,17 @@ pub fn chunk_document(
             exact,
         ),
         Strategy::Sentence => bound::fit(text, sentence::split(text, params, sizer), params, exact),
+        Strategy::Page if doc.pages.is_empty() => {
+            return Err(ChunkError::NoPages {
+                doc: doc.id.clone(),
+            });
+        }
+        Strategy::Page => bound::fit(
+            text,
+            page::split(text, &doc.pages, params, sizer),
+            params,
+            exact,
+        ),
         Strategy::Semantic => {
             let none = || ChunkError::MissingSentenceEmbedding {
                 preview: text.chars().take(60).collect(),

@@ -127,7 +127,8 @@ fn check(
     kind: TokenizerKind,
 ) -> Result<(), TestCaseError> {
     let counter = TokenCounter::new(kind);
-    let doc = Document::new(id, text);
+    let mut doc = Document::new(id, text);
+    doc.pages = super::tests::paragraph_pages(&doc.text.clone());
     let vectors = FakeVectors::new(&doc.text);
     let ctx = ChunkContext {
         sentence_vectors: Some(&vectors),

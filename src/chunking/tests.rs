@@ -39,8 +39,19 @@ Known issues
 Large uploads may stall on slow links.
 ";
 
+/// The handbook, with a page starting at every paragraph (for `page`).
 fn doc() -> Document {
-    Document::new("handbook.md", DOC)
+    let mut d = Document::new("handbook.md", DOC);
+    d.pages = paragraph_pages(DOC);
+    d
+}
+
+/// Page starts at 0 and after every blank line of `text`.
+pub(super) fn paragraph_pages(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices("\n\n").map(|(i, _)| i + 2))
+        .filter(|&p| p < text.len())
+        .collect()
 }
 
 fn chunks_for(strategy: Strategy, size: usize, overlap: usize) -> Vec<Chunk> {

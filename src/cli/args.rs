@@ -69,6 +69,28 @@ pub enum Command {
         after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --delta, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
     )]
     Check(Box<CheckArgs>),
+    /// Read every document of a corpus folder (PDF, HTML, DOCX, text) and write the text
+    /// chunksweep sweeps, with extract.json: each file's SHA-256, reader and version, page
+    /// starts and warnings.
+    Extract(ExtractArgs),
+}
+
+/// Flags of `chunksweep extract`.
+#[derive(Args)]
+pub struct ExtractArgs {
+    /// TOML config file: its [corpus] readers and skip_unreadable, and [llm] cache_path (the
+    /// document cache sits beside it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Folder of documents, read recursively.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Folder to write the texts and extract.json to (not inside the corpus).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Skip the corpus's files that no reader reads (listed in a warning) instead of failing.
+    #[arg(long)]
+    pub skip_unreadable: bool,
 }
 
 /// Flags of `chunksweep check`.
@@ -231,9 +253,12 @@ pub struct InputArgs {
     /// TOML config file (flags override it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Folder of documents (.md .markdown .txt .rst), read recursively.
+    /// Folder of documents (.md .markdown .txt .rst .html .docx .pdf), read recursively.
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+    /// Skip the corpus's files that no reader reads (listed in a warning) instead of failing.
+    #[arg(long)]
+    pub skip_unreadable: bool,
     /// Golden set: JSONL, or Chroma's questions_df.csv.
     #[arg(long, value_name = "FILE")]
     pub golden: Option<PathBuf>,
@@ -246,7 +271,11 @@ impl InputArgs {
     /// The input flags as a layer over the config file.
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
-            corpus: self.corpus.clone(),
+            corpus: chunksweep::config::CorpusSection {
+                path: self.corpus.clone(),
+                skip_unreadable: self.skip_unreadable.then_some(true),
+                ..Default::default()
+            },
             golden: self.golden.clone(),
             golden_format: self.golden_format,
             ..ConfigFile::default()

@@ -16,7 +16,8 @@ use chunksweep::pipeline::{self, judge_step::JudgeOutcome};
 use chunksweep::plan::Plan;
 
 use args::{
-    CheckArgs, InputArgs, JudgeCheckArgs, MergeArgs, PromptsCommand, ReportArgs, RunArgs, SweepArgs,
+    CheckArgs, ExtractArgs, InputArgs, JudgeCheckArgs, MergeArgs, PromptsCommand, ReportArgs,
+    RunArgs, SweepArgs,
 };
 use chunksweep::sweep::shard::ShardFlag;
 use progress::Progress;
@@ -175,6 +176,19 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
 }
 
 /// `chunksweep check`: prints check.md; exit 1 when the check fails.
+/// `chunksweep extract`: the texts and extract.json; one line per document, then the warnings.
+pub fn extract(args: ExtractArgs) -> Result<ExitCode> {
+    let file = match &args.config {
+        Some(path) => chunksweep::config::ConfigFile::load(path)?,
+        None => chunksweep::config::ConfigFile::default(),
+    };
+    let reading = pipeline::extract::reading(&file, args.skip_unreadable);
+    let done = pipeline::extract::extract(&args.corpus, &reading, &args.out)
+        .with_context(|| format!("extract {}", args.corpus.display()))?;
+    print::extraction(&done, &args.out);
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
     if args.margin.is_some() {
         eprintln!(

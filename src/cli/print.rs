@@ -149,7 +149,7 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
     for p in &v.problems {
         println!("{p}");
     }
-    for d in &v.duplicates {
+    for d in v.reading.iter().chain(&v.duplicates) {
         println!("warning: {d}");
     }
     for (line, id) in &v.unreviewed {
@@ -166,15 +166,19 @@ pub fn validation(v: &Validation, golden: &std::path::Path, errors: usize) {
         );
     }
     println!(
-        "{}: {} questions, {} evidence spans ({} with several locations, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
+        "{}: {} questions, {} evidence spans ({} with several locations, {} found only with whitespace forgiven, {} trimmed of whitespace at their edges) against {} documents; {} error(s), {} warning(s)",
         golden.display(),
         v.questions,
         v.spans,
         v.ambiguous,
+        v.problems
+            .iter()
+            .filter(|p| p.kind == chunksweep::golden::ProblemKind::WhitespaceForgiven)
+            .count(),
         v.trimmed,
         v.documents,
         errors,
-        v.problems.len() - errors + v.duplicates.len()
+        v.problems.len() - errors + v.duplicates.len() + v.reading.len()
     );
 }
 
@@ -319,4 +323,38 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
             }
         }
     }
+}
+
+/// `extract`'s summary: a line per document (reader, version, pages, code points, cached),
+/// the warnings, the skipped files, and where extract.json is.
+pub fn extraction(x: &chunksweep::pipeline::extract::Extraction, out: &std::path::Path) {
+    for d in &x.documents {
+        let pages = match d.pages.len() {
+            0 => String::new(),
+            n => format!(", {n} pages"),
+        };
+        let cached = if d.cached { ", from the cache" } else { "" };
+        println!(
+            "{} → {}: {} {}{pages}, {} code points{cached}",
+            d.id, d.file, d.reader, d.version, d.chars
+        );
+    }
+    for d in &x.documents {
+        for w in &d.warnings {
+            println!("warning: {}: {w}", d.id);
+        }
+    }
+    if !x.skipped.is_empty() {
+        println!(
+            "warning: {} file(s) skipped, no reader reads them: {}",
+            x.skipped.len(),
+            x.skipped.join(", ")
+        );
+    }
+    println!(
+        "wrote {} document(s) and {}",
+        x.documents.len(),
+        out.join(chunksweep::pipeline::extract::EXTRACT_JSON)
+            .display()
+    );
 }

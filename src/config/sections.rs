@@ -28,9 +28,9 @@ use crate::tokenize::TokenizerKind;
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSection {
-    /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence,
-    /// semantic (needs an embeddings server, see [embed]), or the name of an external chunker
-    /// (--chunker, [[chunkers]], --chunks).
+    /// Chunking strategies, comma-separated: fixed, words, recursive, markdown, sentence, page
+    /// (PDF pages), semantic (needs an embeddings server, see [embed]), or the name of an
+    /// external chunker (--chunker, [[chunkers]], --chunks).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub strategies: Option<Vec<Strategy>>,
     /// Chunk sizes in tokens, comma-separated (default 64,128,256,512,1024).

@@ -4,8 +4,9 @@
 //! {"id": "q-001", "question": "...", "evidence": [...], "answer": "optional", "type": "optional"}
 //! ```
 //! Each evidence item is a string (exact text, searched in every document), `{"doc", "text"}`
-//! (exact text in one document) or `{"doc", "start", "end"}` (code points, end exclusive; an
-//! optional `"text"` is checked against the range). Blank lines are skipped.
+//! (exact text in one document), `{"doc", "start", "end"}` (code points, end exclusive; an
+//! optional `"text"` is checked against the range) or `{"doc", "page"}` (a whole page of a PDF,
+//! 1-based). Blank lines are skipped.
 //!
 //! Also read, all optional:
 //! - provenance, written by `chunksweep golden draft` and `golden review`: `"source"` (`"draft"`
@@ -56,6 +57,10 @@ enum Item {
         end: usize,
         #[serde(default)]
         text: Option<String>,
+    },
+    Page {
+        doc: String,
+        page: usize,
     },
     DocText {
         doc: String,
@@ -144,6 +149,7 @@ fn raw_item(item: Item) -> RawEvidence {
     match item {
         Item::Text(text) => RawEvidence::Text(text),
         Item::DocText { doc, text } => RawEvidence::DocText { doc, text },
+        Item::Page { doc, page } => RawEvidence::Page { doc, page },
         Item::Range {
             doc,
             start,

@@ -182,6 +182,10 @@ fn locate(
                 false,
             ))
         }
+        RawEvidence::Page { doc, page } => {
+            let d = find_doc(doc)?;
+            page_location(&corpus.docs[d], d, *page).map(|l| (vec![l], false))
+        }
         RawEvidence::Section { doc, anchor } => {
             let d = find_doc(doc)?;
             let document = &corpus.docs[d];
@@ -199,6 +203,36 @@ fn locate(
             Ok((vec![Location { doc: d, start, end }], false))
         }
     }
+}
+
+/// Page `page` (1-based) of document `d` as a location, without the whitespace at its edges.
+fn page_location(
+    document: &Document,
+    d: usize,
+    page: usize,
+) -> Result<Location, (ProblemKind, String)> {
+    let bad = |message: String| Err((ProblemKind::BadRange, message));
+    let doc = &document.id;
+    if document.pages.is_empty() {
+        return bad(format!(
+            "{doc:?} has no pages (page evidence needs a PDF): give the evidence as text"
+        ));
+    }
+    let Some((start, end)) = document.page_bytes(page) else {
+        return bad(format!(
+            "page {page} is outside {doc:?}, which has {} pages (pages count from 1)",
+            document.pages.len()
+        ));
+    };
+    let text = &document.text[start..end];
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return bad(format!(
+            "page {page} of {doc:?} holds no text (a scanned page?): OCR the PDF first, or give other evidence"
+        ));
+    }
+    let start = start + (text.len() - text.trim_start().len());
+    Ok(location(document, d, start, start + trimmed.len()))
 }
 
 /// Finds evidence text in a corpus as [`resolve`] does: every exact occurrence, else every
@@ -371,6 +405,36 @@ mod tests {
             question_type: None,
             origin: Default::default(),
         }
+    }
+
+    #[test]
+    fn page_evidence_is_the_whole_page_trimmed_and_bad_pages_are_named() {
+        let mut pdf = Document::new("f.pdf", "Café one.\n\n  Page two.\n\n\n\nFour.");
+        pdf.pages = vec![0, 12, 25, 27];
+        let c = Corpus::from_documents("root", vec![pdf, Document::new("a.md", "No pages.")]);
+        let page = |doc: &str, page| RawEvidence::Page {
+            doc: doc.into(),
+            page,
+        };
+        let questions = [
+            raw(1, "a", vec![page("f.pdf", 2)]),
+            raw(2, "b", vec![page("f.pdf", 5)]),
+            raw(3, "c", vec![page("f.pdf", 3)]),
+            raw(4, "d", vec![page("a.md", 1)]),
+        ];
+        let (set, problems) = resolve(Path::new("g.jsonl"), &questions, &c);
+        let loc = &set.questions[0].spans[0].locations[0];
+        assert_eq!((loc.doc, loc.start, loc.end), (1, 13, 22));
+        assert_eq!(c.docs[1].slice_chars(13, 22), "Page two.");
+        let messages: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(
+            messages,
+            vec![
+                "g.jsonl:2: error: question \"b\", evidence 1: page 5 is outside \"f.pdf\", which has 4 pages (pages count from 1)",
+                "g.jsonl:3: error: question \"c\", evidence 1: page 3 of \"f.pdf\" holds no text (a scanned page?): OCR the PDF first, or give other evidence",
+                "g.jsonl:4: error: question \"d\", evidence 1: \"a.md\" has no pages (page evidence needs a PDF): give the evidence as text",
+            ]
+        );
     }
 
     #[test]

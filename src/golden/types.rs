@@ -73,6 +73,14 @@ pub enum RawEvidence {
         /// The text the range must hold, when the file gives it (Chroma's `content`).
         content: Option<String>,
     },
+    /// A whole page of a document with pages (PDF): `{"doc": "filing.pdf", "page": 12}`,
+    /// 1-based, the page's text without the whitespace at its edges.
+    Page {
+        /// Document id.
+        doc: String,
+        /// The page, 1-based.
+        page: usize,
+    },
     /// A whole document, or the section under one of its headings (seed 002's
     /// `"must_include": "path"` or `"path#anchor"`; see [`super::section`]).
     Section {

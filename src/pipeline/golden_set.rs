@@ -88,7 +88,7 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
     let started = Instant::now();
     crate::golden::out_path::check_new_golden_set(&req.out)?;
     let (llm, file) = client_configs(req.config.as_deref())?;
-    let corpus = corpus::load_corpus(&req.corpus)?;
+    let corpus = corpus::load_corpus(&req.corpus, &super::extract::reading(&file, false))?;
     let mut settings = req.settings.clone();
     if settings.embed_prefix.is_empty() {
         settings.embed_prefix = file.embed.query_prefix.clone().unwrap_or_default();
@@ -165,7 +165,10 @@ pub fn draft(req: &DraftRequest, events: Events<'_>) -> Result<DraftOutcome, Err
 /// would lose it); [`Error::Draft`] ([`DraftError::Write`]) when the page cannot be written.
 pub fn review(file: &Path, corpus: &Path, out: &Path) -> Result<Reviewed, Error> {
     crate::golden::out_path::check_review_page(file, corpus, out)?;
-    let corpus = corpus::load_corpus(corpus)?;
+    let corpus = corpus::load_corpus(
+        corpus,
+        &super::extract::reading(&ConfigFile::default(), false),
+    )?;
     let (page, counts) = crate::report::golden_review::render(file, &corpus)?;
     std::fs::write(out, page).map_err(|source| DraftError::Write {
         path: out.to_path_buf(),

@@ -412,7 +412,7 @@ fn items_of_run(
     dry_run: bool,
     events: Events<'_>,
 ) -> Result<Rebuilt, Error> {
-    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     let tokens = CorpusTokens::new(&corpus, plan.sweep.tokenizer);
     let mut candidates: Vec<ConfigCut> = Vec::new();

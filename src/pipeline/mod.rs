@@ -16,6 +16,7 @@ mod batching;
 pub mod check;
 pub mod decide;
 pub mod dry_run;
+pub mod extract;
 pub mod golden_set;
 pub mod judge_accuracy;
 mod judge_session;
@@ -364,7 +365,12 @@ pub fn report(
     let (cuts, prefixes) = decide::select(&run.sweep, &run.questions, &settings)?;
     let pick = cuts.primary().winner().config_id.clone();
     let judged = judge_step::summary_from_folder(dir, &run.sweep, &plan.judge, true, Some(&pick))?;
-    let loaded = texts::load_texts(&plan.corpus, &plan.golden, plan.golden_format);
+    let loaded = texts::load_texts(
+        &plan.corpus,
+        &plan.reading(),
+        &plan.golden,
+        plan.golden_format,
+    );
     let mut out = RunDir::create(dir)?;
     let decision = decide::write(
         &mut out,
@@ -408,6 +414,9 @@ pub struct Validation {
     ///
     /// [`Corpus::duplicate_warnings`]: crate::corpus::Corpus::duplicate_warnings
     pub duplicates: Vec<String>,
+    /// The readers' warnings (pages without text...) and the files skipped for lack of a
+    /// reader ([`crate::corpus::Corpus::reading_warnings`]).
+    pub reading: Vec<String>,
     /// Drafted questions no person has accepted yet (`"source": "draft"`, `"reviewed"` not
     /// true): (line, id), in file order.
     pub unreviewed: Vec<(usize, String)>,
@@ -418,7 +427,7 @@ pub struct Validation {
 /// # Errors
 /// [`Error::Corpus`] or [`Error::Golden`] when a file cannot be read at all.
 pub fn validate(plan: &Plan) -> Result<Validation, Error> {
-    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let (set, problems) = golden::load_with_problems(&plan.golden, plan.golden_format, &corpus)?;
     Ok(Validation {
         problems,
@@ -433,6 +442,7 @@ pub fn validate(plan: &Plan) -> Result<Validation, Error> {
         trimmed: set.trimmed_spans,
         documents: corpus.docs.len(),
         duplicates: corpus.duplicate_warnings(),
+        reading: corpus.reading_warnings(),
         unreviewed: set
             .questions
             .iter()

@@ -304,8 +304,17 @@ fn fill_defaults(
             });
         }
     };
+    // the recorded reading settings ([corpus] readers, skip_unreadable), when not the defaults
+    let reading: crate::corpus::Reading = config
+        .get("reading")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
     let flags = ConfigFile {
-        corpus: Some(corpus),
+        corpus: crate::config::CorpusSection {
+            path: Some(corpus),
+            readers: reading.readers,
+            skip_unreadable: Some(reading.skip_unreadable),
+        },
         golden: Some(golden),
         out: Some(dir.to_path_buf()),
         ..ConfigFile::default()
@@ -382,7 +391,7 @@ mod tests {
                     [selection]\nconfidence = 0.9\n[context]\nmax_tokens = 50\n";
         let file: ConfigFile = toml::from_str(toml).unwrap();
         let flags = ConfigFile {
-            corpus: Some("docs".into()),
+            corpus: crate::config::CorpusSection::at("docs"),
             golden: Some("g.csv".into()),
             out: Some(dir.path().to_path_buf()),
             sweep: SweepSection {

@@ -133,10 +133,14 @@ pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     RunDir::check_out(&plan.run_dir, files::RUN_OUTPUTS)?;
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
-    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     phases.load_ms = ms_since(t);
-    for warning in corpus.duplicate_warnings() {
+    for warning in corpus
+        .reading_warnings()
+        .into_iter()
+        .chain(corpus.duplicate_warnings())
+    {
         events(RunEvent::Warning(warning));
     }
     let unreviewed = golden

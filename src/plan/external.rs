@@ -61,7 +61,7 @@ pub(super) fn declared(
         let in_files: Vec<&ChunksFile> = files.iter().filter(|f| f.params.strategy == *s).collect();
         if !declared && in_files.is_empty() {
             return Err(ConfigError::Invalid(format!(
-                "unknown strategy \"{s}\": it is no built-in (fixed, words, recursive, markdown, sentence, semantic) and no chunker of that name is declared for this run: declare it in the config file's [[chunkers]], with --chunker {s}=COMMAND, or give its precomputed chunks with --chunks DIR (a run folder or a baseline never supplies a command)"
+                "unknown strategy \"{s}\": it is no built-in (fixed, words, recursive, markdown, sentence, page, semantic) and no chunker of that name is declared for this run: declare it in the config file's [[chunkers]], with --chunker {s}=COMMAND, or give its precomputed chunks with --chunks DIR (a run folder or a baseline never supplies a command)"
             )));
         }
         if !in_files.is_empty()

@@ -100,7 +100,7 @@ fn the_default_run_folder_is_stamped_and_never_an_existing_one() {
 #[test]
 fn a_grid_that_cannot_run_is_refused_before_any_work() {
     let flags = ConfigFile {
-        corpus: Some("docs".into()),
+        corpus: crate::config::CorpusSection::at("docs"),
         golden: Some("g.jsonl".into()),
         sweep: SweepSection {
             sizes: Some(vec![16]),

@@ -207,7 +207,8 @@ mod tests {
         let settings = SelectionSettings::default();
         let cuts = select_cuts(&rows, &questions, &settings).unwrap();
         let missing = TextsError::from(
-            crate::corpus::load_corpus(std::path::Path::new("no-such-corpus")).unwrap_err(),
+            crate::corpus::load_corpus(std::path::Path::new("no-such-corpus"), &Default::default())
+                .unwrap_err(),
         );
         Outcome::build(
             "tiny",

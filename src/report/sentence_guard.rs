@@ -101,7 +101,8 @@ fn render(case: &Case, settings: &SelectionSettings) -> (String, Selection, Vec<
     let (rows, questions) = tables(&case.fakes);
     let cuts = select_cuts(&rows, &questions, settings).unwrap();
     let missing = TextsError::from(
-        crate::corpus::load_corpus(std::path::Path::new("no-such-corpus")).unwrap_err(),
+        crate::corpus::load_corpus(std::path::Path::new("no-such-corpus"), &Default::default())
+            .unwrap_err(),
     );
     let o = Outcome::build(
         "guard",

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::corpus::{Corpus, CorpusError, load_corpus};
+use crate::corpus::{Corpus, CorpusError, Reading, load_corpus};
 use crate::exit::ExitClass;
 use crate::golden::{self, GoldenError, GoldenFormat, GoldenSet};
 
@@ -46,10 +46,11 @@ impl TextsError {
 /// [`TextsError`] when they cannot be read.
 pub fn load_texts(
     corpus_dir: &Path,
+    reading: &Reading,
     golden_path: &Path,
     format: GoldenFormat,
 ) -> Result<(Corpus, GoldenSet), TextsError> {
-    let corpus = load_corpus(corpus_dir)?;
+    let corpus = load_corpus(corpus_dir, reading)?;
     let golden = golden::load(golden_path, format, &corpus)?;
     Ok((corpus, golden))
 }

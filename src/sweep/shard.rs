@@ -215,7 +215,7 @@ pub fn estimated_cost(config: &ConfigSpec) -> f64 {
         Strategy::Words => 0.5,
         Strategy::Fixed => 1.0,
         Strategy::Sentence => 3.0,
-        Strategy::Recursive | Strategy::External(_) => 4.0,
+        Strategy::Recursive | Strategy::Page | Strategy::External(_) => 4.0,
         Strategy::Markdown => 6.0,
         Strategy::Semantic => 8.0,
     };

@@ -354,11 +354,23 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
             .or(file.golden_format)
             .or(golden.is_none().then_some(recorded.golden_format)),
         golden: golden.or(Some(recorded.golden.clone())),
-        corpus: flags
-            .corpus
-            .clone()
-            .or(file.corpus.clone())
-            .or(Some(recorded.corpus.clone())),
+        corpus: crate::config::CorpusSection {
+            path: flags
+                .corpus
+                .path
+                .clone()
+                .or(file.corpus.path.clone())
+                .or(Some(recorded.corpus.clone())),
+            readers: match file.corpus.readers.is_empty() {
+                true => recorded.reading.readers.clone(),
+                false => file.corpus.readers.clone(),
+            },
+            skip_unreadable: flags
+                .corpus
+                .skip_unreadable
+                .or(file.corpus.skip_unreadable)
+                .or(Some(recorded.reading.skip_unreadable)),
+        },
         out: flags.out.clone().or(file.out.clone()),
         sweep,
         embed,

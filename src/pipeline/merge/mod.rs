@@ -105,7 +105,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &[String]) -> Result<MergeOu
         return Err(MergeError::OutIsShard(out.to_path_buf()).into());
     }
     RunDir::check_out(out, files::RUN_OUTPUTS)?;
-    let corpus = corpus::load_corpus(&plan.corpus)?;
+    let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;
     let golden = golden::load(&plan.golden, plan.golden_format, &corpus)?;
     let inputs = ManifestInputs::new(&corpus, &plan.golden, golden.questions.len())?;
     let recorded = &shards[0].record.inputs;

@@ -1,0 +1,168 @@
+//! The document readers' speed, and what the document cache saves a sweep.
+//!
+//! `cargo bench --bench readers [-- --runs 5]`
+//!
+//! - Generates a PDF of about 500 pages (the handbook's Markdown repeated, written by
+//!   pdf_oxide's Markdown-to-PDF writer) and the same Markdown as one HTML page, then times the
+//!   `pdf` and `html` readers on them (`--runs` times each; the median): pages per second for
+//!   the PDF, and for the HTML the same text's 500-odd pages' worth per second.
+//! - Sweeps `datasets/handbook-pdf` (recursive and sentence, 64 to 1,024 tokens, BM25, the
+//!   golden set's text-evidence questions) once to fill a fresh document cache, then `--runs`
+//!   times from the cache, interleaved with the same sweep on the texts `chunksweep extract`
+//!   wrote (the golden set's ids renamed to the written files), and gives both medians and their
+//!   ratio.
+//!
+//! Figures are printed as a Markdown table and written to `<target>/tmp/readers-bench.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64())
+}
+
+/// The handbook's Markdown, repeated `copies` times.
+fn handbook(root: &Path, copies: usize) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("datasets/handbook"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    let one: String = files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap().replace('`', ""))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    vec![one; copies].join("\n\n")
+}
+
+fn sweep(bin: &str, dir: &Path, config: &Path, out: &str) -> f64 {
+    let (status, secs) = timed(|| {
+        Command::new(bin)
+            .current_dir(dir)
+            .args(["sweep", "--config"])
+            .arg(config)
+            .args(["--out", out])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+    });
+    assert!(status.success(), "sweep {out} failed");
+    secs
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .map_or(5, |v| v.parse().expect("--runs N"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("target"));
+    let work = target.join("tmp/readers-bench");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let mut table = String::from("| what | result | runs |\n|---|---|---|\n");
+
+    // 1. readers on a ~500-page document
+    let md = handbook(root, 21);
+    let mut pdf = pdf_oxide::api::Pdf::from_markdown(&md).unwrap();
+    let pdf_bytes = pdf.save_to_bytes().unwrap();
+    let pages = chunksweep::documents::pdf::read(&pdf_bytes)
+        .unwrap()
+        .pages
+        .len();
+    let pdf_s = median(
+        (0..runs)
+            .map(|_| timed(|| chunksweep::documents::pdf::read(&pdf_bytes).unwrap()).1)
+            .collect(),
+    );
+    table.push_str(&format!(
+        "| `pdf` reader (pdf_oxide {}), {pages}-page PDF of {:.1} MB | {:.2} s, {:.0} pages/s | {runs} |\n",
+        chunksweep::documents::kind::ReaderKind::Pdf.version(),
+        pdf_bytes.len() as f64 / 1e6,
+        pdf_s,
+        pages as f64 / pdf_s
+    ));
+    let mut html = String::from("<html><head><meta charset=\"utf-8\"></head><body>");
+    pulldown_cmark::html::push_html(
+        &mut html,
+        pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES),
+    );
+    html.push_str("</body></html>");
+    let html_s = median(
+        (0..runs)
+            .map(|_| timed(|| chunksweep::documents::html::read(html.as_bytes()).unwrap()).1)
+            .collect(),
+    );
+    table.push_str(&format!(
+        "| `html` reader (htmd {}), the same text as one {:.1} MB page | {:.2} s, {:.0} page-equivalents/s | {runs} |\n",
+        chunksweep::documents::kind::ReaderKind::Html.version(),
+        html.len() as f64 / 1e6,
+        html_s,
+        pages as f64 / html_s
+    ));
+
+    // 2. a cached sweep of PDFs against the same sweep of their extracted texts
+    let bin = env!("CARGO_BIN_EXE_chunksweep");
+    let golden = std::fs::read_to_string(root.join("datasets/handbook-pdf-golden.jsonl")).unwrap();
+    let text_only: Vec<&str> = golden.lines().filter(|l| !l.contains("\"page\"")).collect();
+    std::fs::write(work.join("pdf-golden.jsonl"), text_only.join("\n")).unwrap();
+    std::fs::write(
+        work.join("text-golden.jsonl"),
+        text_only.join("\n").replace(".pdf\"", ".pdf.txt\""),
+    )
+    .unwrap();
+    let status = Command::new(bin)
+        .current_dir(&work)
+        .args(["extract", "--corpus"])
+        .arg(root.join("datasets/handbook-pdf"))
+        .args(["--out", "extracted"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let grid = "[sweep]\nstrategies = [\"recursive\", \"sentence\"]\nsizes = [64, 128, 256, 512, 1024]\n[llm]\ncache_path = \"cache/llm_cache.sqlite\"\n";
+    let pdf_config = work.join("pdf.toml");
+    std::fs::write(
+        &pdf_config,
+        format!(
+            "corpus = \"{}\"\ngolden = \"pdf-golden.jsonl\"\n{grid}",
+            root.join("datasets/handbook-pdf").display()
+        ),
+    )
+    .unwrap();
+    let text_config = work.join("text.toml");
+    std::fs::write(
+        &text_config,
+        format!("corpus = \"extracted\"\ngolden = \"text-golden.jsonl\"\n{grid}"),
+    )
+    .unwrap();
+    std::fs::remove_file(work.join("extracted/extract.json")).unwrap();
+    let cold = sweep(bin, &work, &pdf_config, "run-cold");
+    let (mut cached, mut text) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        cached.push(sweep(bin, &work, &pdf_config, &format!("run-pdf-{i}")));
+        text.push(sweep(bin, &work, &text_config, &format!("run-text-{i}")));
+    }
+    let (c, t) = (median(cached), median(text));
+    table.push_str(&format!(
+        "| sweep of datasets/handbook-pdf (10 PDFs, 24 pages), 10 configurations, first run (extracting) | {cold:.2} s | 1 |\n| the same, second run (document cache) | {c:.2} s | {runs} |\n| the same sweep on the extracted texts | {t:.2} s | {runs} |\n| cached PDF sweep ÷ extracted-text sweep | {:.2} | medians |\n",
+        c / t
+    ));
+    print!("{table}");
+    std::fs::write(target.join("tmp/readers-bench.md"), &table).unwrap();
+}
