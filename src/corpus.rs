@@ -344,6 +344,8 @@ pub fn load_corpus(root: &Path, reading: &Reading) -> Result<Corpus, CorpusError
     let mut walk_error = None;
     for entry in walker {
         match entry {
+            // a folder written by `extract` sweeps as its texts: its record is not a document
+            Ok(entry) if entry.depth() == 1 && entry.file_name() == crate::files::EXTRACT_JSON => {}
             Ok(entry) if entry.file_type().is_file() => {
                 let name = entry.file_name().to_string_lossy();
                 match reader_for(&name, &reading.readers) {

@@ -42,6 +42,9 @@ pub const RERANK_CALLS: &str = "rerank_calls.csv";
 pub const RERANK: &str = "rerank.json";
 /// What the embedding step did: counts, tokens, cost, time, settings.
 pub const EMBEDDINGS: &str = "embeddings.json";
+/// `chunksweep extract`'s record of what it wrote (docs/documents.md); at the top of a corpus
+/// folder it is not a document.
+pub const EXTRACT_JSON: &str = "extract.json";
 /// Every call that wrote an `llm_context` prefix.
 pub const CONTEXT_CALLS: &str = "context_calls.csv";
 /// Per external configuration: its chunker and versions, and how its chunks were placed in their

@@ -151,6 +151,19 @@ fn extract_writes_texts_and_extract_json_and_reads_the_cache_the_second_time() {
     let second = String::from_utf8(run().stdout).unwrap();
     assert!(second.contains("a.pdf → a.pdf.txt: pdf "), "{second}");
     assert_eq!(second.matches(", from the cache").count(), 2, "{second}");
+    // the written folder is a corpus of its texts: extract.json is not taken for a document
+    let again = chunksweep(dir.path())
+        .args(["extract", "--corpus", "out", "--out", "out2"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(stdout.contains("wrote 3 document(s)"), "{stdout}");
+    assert!(!stdout.contains("extract.json →"), "{stdout}");
 }
 
 #[test]

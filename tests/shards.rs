@@ -361,3 +361,39 @@ fn a_shard_killed_midway_is_not_merged_and_a_rerun_completes_it() {
     ok(sweep(&w.join("a"), &["--shard", "1/2"]));
     ok(merge(&dirs, &w.join("merged")));
 }
+
+/// A grid whose prepare step calls a model is refused before anything is sent or written: a
+/// reranked grid (its rerank_calls.csv and rerank.json are not joined by merge) and a dense one.
+#[test]
+fn grids_that_call_a_model_are_refused_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (extra, needs) in [
+        (
+            &[
+                "--rerank",
+                "none,some-reranker",
+                "--rerank-base-url",
+                "http://127.0.0.1:9/v1",
+            ][..],
+            "a reranker (--rerank)",
+        ),
+        (
+            &["--retrievers", "dense"][..],
+            "embeddings (a dense or hybrid retriever",
+        ),
+    ] {
+        let out = tmp.path().join("refused");
+        let mut flags = vec!["--shard", "0/2"];
+        flags.extend_from_slice(extra);
+        let o = sweep(&out, &flags);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "--shard splits only grids whose prepare step calls no model; this grid needs {needs}"
+            )),
+            "{stderr}"
+        );
+        assert!(!out.join("shard-0-of-2").exists(), "{stderr}");
+    }
+}

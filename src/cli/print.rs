@@ -354,7 +354,6 @@ pub fn extraction(x: &chunksweep::pipeline::extract::Extraction, out: &std::path
     println!(
         "wrote {} document(s) and {}",
         x.documents.len(),
-        out.join(chunksweep::pipeline::extract::EXTRACT_JSON)
-            .display()
+        out.join(chunksweep::files::EXTRACT_JSON).display()
     );
 }

@@ -13,9 +13,6 @@ use crate::documents::kind::TextFormat;
 use crate::documents::written::ExtractError;
 use crate::error::Error;
 
-/// The manifest's file name in the output folder.
-pub const EXTRACT_JSON: &str = "extract.json";
-
 /// One document in `extract.json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExtractedFile {
@@ -66,7 +63,7 @@ pub fn reading(file: &ConfigFile, skip_unreadable: bool) -> Reading {
 }
 
 /// Reads the corpus under `corpus` with `reading` and writes each document's text under
-/// `out` (folders created) and [`EXTRACT_JSON`].
+/// `out` (folders created) and [`files::EXTRACT_JSON`](crate::files::EXTRACT_JSON).
 ///
 /// # Errors
 /// [`ExtractError::OutInsideCorpus`] (refused before reading); [`Error::Corpus`] as
@@ -93,7 +90,10 @@ pub fn extract(corpus: &Path, reading: &Reading, out: &Path) -> Result<Extractio
         skipped: loaded.skipped,
     };
     let json = serde_json::to_string_pretty(&extraction).expect("extract.json serialises");
-    write(&out.join(EXTRACT_JSON), format!("{json}\n").as_bytes())?;
+    write(
+        &out.join(crate::files::EXTRACT_JSON),
+        format!("{json}\n").as_bytes(),
+    )?;
     Ok(extraction)
 }
 

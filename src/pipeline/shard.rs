@@ -72,12 +72,16 @@ pub struct ShardOutput {
 }
 
 /// The refusal of a grid whose prepare step calls a model: its records (embed_calls.csv,
-/// embeddings.json, context_calls.csv) are not joined by `merge`.
+/// embeddings.json, context_calls.csv, rerank_calls.csv, rerank.json) are not joined by `merge`.
 fn refuse_model_calls(plan: &Plan) -> Result<(), shard::ShardError> {
-    let needs = match (&plan.embed, &plan.context) {
-        (Some(_), _) => Some("embeddings (a dense or hybrid retriever, or the semantic strategy)"),
-        (None, Some(_)) => Some("model-written contexts (the llm_context prefix)"),
-        (None, None) => None,
+    let needs = if plan.embed.is_some() {
+        Some("embeddings (a dense or hybrid retriever, or the semantic strategy)")
+    } else if plan.context.is_some() {
+        Some("model-written contexts (the llm_context prefix)")
+    } else if plan.rerank.is_some() {
+        Some("a reranker (--rerank)")
+    } else {
+        None
     };
     match needs {
         Some(needs) => Err(shard::ShardError::NeedsModelCalls(needs.to_string())),

@@ -114,7 +114,7 @@ pub enum ShardError {
     },
     /// The grid's prepare step calls a model, whose records `merge` does not join.
     #[error(
-        "--shard splits only grids whose prepare step calls no model; this grid needs {0}, whose records (embed_calls.csv, embeddings.json, context_calls.csv) merge does not join yet: sweep it whole"
+        "--shard splits only grids whose prepare step calls no model; this grid needs {0}, whose records (embed_calls.csv, embeddings.json, context_calls.csv, rerank_calls.csv, rerank.json) merge does not join yet: sweep it whole"
     )]
     NeedsModelCalls(String),
     /// More shards than configurations.
