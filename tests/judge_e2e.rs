@@ -271,11 +271,12 @@ fn assert_scripted_results(out: &Path) {
         )),
         "{report}"
     );
-    // 1 answer lost of 3 (one-sided 95% Wilson upper bound 0.746 > 0.1) from a judge whose
-    // accuracy was not measured: the cheaper SMALL does not move the selection's pick LARGE.
+    // 1 answer lost of 3 paired, plus SMALL's error verdict counted as lost: 2 of 4 (one-sided
+    // 95% Wilson upper bound 0.818 > 0.1), from a judge whose accuracy was not measured: the
+    // cheaper SMALL does not move the selection's pick LARGE.
     assert!(
         report.contains(&format!(
-            "- `{SMALL}` against the selection's pick `{LARGE}` (16 vs 58 tokens per query): faithfulness: 3 paired answers, 1 passed only with `{LARGE}` and 0 only with `{SMALL}` (McNemar p = 1.000); answers lost 1 of 3, one-sided 95% upper bound 0.746 > δ = 0.1: not shown non-inferior; the judge not trusted there;"
+            "- `{SMALL}` against the selection's pick `{LARGE}` (16 vs 58 tokens per query): faithfulness: 3 paired answers, 1 passed only with `{LARGE}` and 0 only with `{SMALL}` (McNemar p = 1.000); answers lost 2 of 4 (an error verdict of `{SMALL}` counted as lost), one-sided 95% upper bound 0.818 > δ = 0.1: not shown non-inferior; the judge not trusted there;"
         )),
         "{report}"
     );

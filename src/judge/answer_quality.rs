@@ -61,6 +61,21 @@ pub(super) fn paired(
     (x, y)
 }
 
+/// The questions on criterion `c` where `reference` has a pass or fail and `candidate` has an
+/// error verdict: a candidate's answer that could not be graded is not an answer shown as good,
+/// so [`Against::of`] counts it as lost.
+fn errors_against(rows: &[JudgeQuestionRow], reference: &str, candidate: &str, c: &str) -> u64 {
+    let graded: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r.config_id == reference && r.verdict(c).outcome().is_some())
+        .map(|r| r.question_id.as_str())
+        .collect();
+    rows.iter()
+        .filter(|r| r.config_id == candidate && r.verdict(c) == Verdict::Error)
+        .filter(|r| graded.contains(r.question_id.as_str()))
+        .count() as u64
+}
+
 /// One criterion of a candidate against the reference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OnCriterion {
@@ -68,10 +83,14 @@ pub struct OnCriterion {
     pub criterion: String,
     /// Paired answers (both have a pass or fail).
     pub n: usize,
+    /// Questions the reference has a pass or fail for and the candidate an error verdict:
+    /// counted as answers lost (and in the denominator) by the non-inferiority bound.
+    pub errors: u64,
     /// McNemar on the paired verdicts (`b`: the reference passed and the candidate did not, the
     /// answers lost; `c`: the answers gained).
     pub mcnemar: McNemar,
-    /// One-sided (1 − α) Wilson upper bound of the share of answers lost (`b / n`).
+    /// One-sided (1 − α) Wilson upper bound of the share of answers lost,
+    /// `(b + errors) / (n + errors)`.
     pub lost_upper: f64,
     /// `lost_upper ≤ ANSWER_DELTA`: non-inferior within δ.
     pub non_inferior: bool,
@@ -118,12 +137,19 @@ impl Against {
                     return None;
                 }
                 let mcnemar = mcnemar_paired(&r, &x);
+                let errors = errors_against(rows, &reference.config_id, &candidate.config_id, c);
                 // A one-sided (1 − α) bound is one side of a two-sided (1 − 2α) interval.
-                let lost_upper = wilson(mcnemar.b, r.len() as u64, 1.0 - 2.0 * alpha).hi;
+                let lost_upper = wilson(
+                    mcnemar.b + errors,
+                    r.len() as u64 + errors,
+                    1.0 - 2.0 * alpha,
+                )
+                .hi;
                 let significant = mcnemar.p_value < alpha;
                 Some(OnCriterion {
                     criterion: c.clone(),
                     n: r.len(),
+                    errors,
                     trusted: trust.iter().any(|t| &t.criterion == c && t.can_confirm()),
                     better: significant && mcnemar.c > mcnemar.b,
                     worse: significant && mcnemar.b > mcnemar.c,
@@ -170,8 +196,8 @@ impl Against {
             .map(|o| {
                 format!(
                     "{}: {} paired answers, {} passed only with `{}` and {} only with `{}` \
-                     (McNemar p = {:.3}); answers lost {} of {}, one-sided {}% upper bound {:.3} \
-                     {}{}",
+                     (McNemar p = {:.3}); answers lost {} of {}{}, one-sided {}% upper bound \
+                     {:.3} {}{}",
                     o.criterion,
                     o.n,
                     o.mcnemar.b,
@@ -179,8 +205,13 @@ impl Against {
                     o.mcnemar.c,
                     self.id,
                     o.mcnemar.p_value,
-                    o.mcnemar.b,
-                    o.n,
+                    o.mcnemar.b + o.errors,
+                    o.n as u64 + o.errors,
+                    match o.errors {
+                        0 => String::new(),
+                        1 => format!(" (an error verdict of `{}` counted as lost)", self.id),
+                        e => format!(" ({e} error verdicts of `{}` counted as lost)", self.id),
+                    },
                     crate::select::trim(o.level),
                     o.lost_upper,
                     if o.non_inferior {

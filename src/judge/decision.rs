@@ -402,6 +402,31 @@ mod tests {
     }
 
     #[test]
+    fn error_verdicts_of_a_cheaper_candidate_count_as_answers_lost() {
+        // A passes faithfulness on 36 questions and its other 4 answers could not be graded
+        // (error verdicts); B passes all 40. Paired on pass/fail alone, A loses 0 of 36 (bound
+        // 2.705543 / 38.705543 = 0.070 ≤ 0.1) and would replace B; with the errors counted as
+        // lost it is 4 of 40, whose bound is above 0.1, so B stays.
+        let mut a = answers("A", 40, 40);
+        for (q, answer) in a.iter_mut().enumerate().skip(36) {
+            *answer = row("A", q, "error", "pass", "na");
+        }
+        let rows = [a, answers("B", 40, 40)].concat();
+        let cands = [info("B", 512, 1328.0, 0.86), info("A", 256, 354.0, 0.85)];
+        let d = decide(&cands, &rows, &names(), 0.05, Some("B"), &trusted());
+        assert_eq!(d.chosen.as_deref(), Some("B"), "{:?}", d.reasons);
+        assert!(
+            d.reasons[0].contains(
+                "faithfulness: 36 paired answers, 0 passed only with `B` and 0 only with `A` \
+                 (McNemar p = 1.000); answers lost 4 of 40 (4 error verdicts of `A` counted as \
+                 lost), one-sided 95% upper bound 0.205 > δ = 0.1: not shown non-inferior"
+            ),
+            "{:?}",
+            d.reasons
+        );
+    }
+
+    #[test]
     fn a_significantly_better_larger_size_at_equal_recall_is_said() {
         // 12 questions: B passes all, A fails 10 of them -> b=10, c=0, p = 2/1024
         let rows = [answers("A", 12, 2), answers("B", 12, 12)].concat();
