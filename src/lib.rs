@@ -18,6 +18,7 @@ pub mod corpus;
 pub mod documents;
 pub mod error;
 pub mod events;
+pub mod expand;
 pub mod exit;
 pub mod files;
 pub mod fingerprint;

@@ -228,7 +228,8 @@ pub struct QuestionMetrics {
     pub intersection_chars: usize,
     /// `Σ|chunk|` over the top-k, in code points.
     pub retrieved_chars: usize,
-    /// Chunks retrieved at the cut (`min(k, chunks in the index)` for a top-k cut).
+    /// Chunks retrieved at the cut (`min(k, chunks in the index)` for a top-k cut); under an
+    /// expansion, the units sent ([`crate::expand`]).
     pub retrieved_chunks: usize,
     /// Their tokens, prefixes included: what this question sends to the generator.
     pub retrieved_tokens: usize,
@@ -292,15 +293,42 @@ pub fn score_question(
     ranking: &Ranking,
 ) -> QuestionMetrics {
     let chunks = table.chunks();
-    let k = ranking.top.len();
-    let top: Vec<(usize, usize, usize)> = ranking
-        .top
-        .iter()
-        .map(|&i| (chunks[i].doc, chunks[i].start, chunks[i].end))
-        .collect();
+    let sent = SentRanges {
+        ranges: ranking
+            .top
+            .iter()
+            .map(|&i| (chunks[i].doc, chunks[i].start, chunks[i].end))
+            .collect(),
+        tokens: ranking.top.iter().map(|&i| chunks[i].total_tokens()).sum(),
+        hits: ranking.top.len(),
+        tie_at_cut: ranking.tie_at_k,
+    };
+    score_sent(question, facts, &sent)
+}
+
+/// What one cut of a question's ranked list sends, as the metrics read it: the chunks at the
+/// cut, or under an expansion ([`crate::expand`]) the units sent.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SentRanges {
+    /// `(document, first code point, end)` of each chunk or unit sent, best first.
+    pub ranges: Vec<(usize, usize, usize)>,
+    /// Tokens sent in all, prefixes included.
+    pub tokens: usize,
+    /// Hits of the ranking taken at the cut: MRR counts a first correct rank up to here.
+    pub hits: usize,
+    /// The cut fell inside tied scores.
+    pub tie_at_cut: bool,
+}
+
+/// Scores one question from what its cut sends (`sent`) and its whole list's `facts`: span
+/// recall, hit, coverage and character IoU read the ranges sent; the margin, the first correct
+/// rank and MRR stay on the ranking (MRR counts a first correct rank up to `sent.hits`).
+pub fn score_sent(question: &Question, facts: &RankFacts, sent: &SentRanges) -> QuestionMetrics {
+    let top = &sent.ranges;
+    let k = sent.hits;
     let mut m = QuestionMetrics {
         n_spans: question.spans.len(),
-        tie_at_k: ranking.tie_at_k,
+        tie_at_k: sent.tie_at_cut,
         unreachable: facts.unreachable,
         margin: facts.margin,
         first_correct_rank: facts.first_correct_rank,
@@ -324,7 +352,7 @@ pub fn score_question(
         let best = span
             .locations
             .iter()
-            .map(|loc| (covered(loc, &top), loc))
+            .map(|loc| (covered(loc, top), loc))
             .fold(
                 None,
                 |acc: Option<(usize, &Location)>, (c, loc)| match acc {
@@ -373,8 +401,8 @@ pub fn score_question(
     }
     m.intersection_chars = inter;
     m.retrieved_chars = top.iter().map(|t| t.2 - t.1).sum();
-    m.retrieved_chunks = ranking.top.len();
-    m.retrieved_tokens = ranking.top.iter().map(|&i| chunks[i].total_tokens()).sum();
+    m.retrieved_chunks = top.len();
+    m.retrieved_tokens = sent.tokens;
     m.gold_chars = chosen.iter().map(Location::len).sum();
     m.unused_gold_chars = gold_union - inter;
     m.char_precision = ratio(inter, m.retrieved_chars);
