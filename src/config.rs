@@ -26,6 +26,7 @@
 //! dump_chunks = false
 //! retrievers = ["bm25", "dense", "hybrid"]   # default ["bm25"]
 //! rerank = ["none", "bge-reranker-base"]     # default ["none"]; at most one model
+//! expand = ["none", "neighbours:1", "parent:1024"]  # default ["none"]; see expand
 //!
 //! [sweep.hybrid]                   # reciprocal rank fusion (Cormack et al. 2009)
 //! rrf_k = 60
@@ -516,6 +517,7 @@ mod tests {
             retrievers = ["dense"]
             prefixes = ["title"]
             rerank = ["none", "r"]
+            expand = ["none", "parent:512"]
             dump_chunks = true
             hybrid = { rrf_k = 5.0, bm25_weight = 2.0, dense_weight = 0.5 }
             semantic = { percentile = 80.0 }

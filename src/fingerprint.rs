@@ -5,7 +5,7 @@
 //! Seed 002's production checklist: "Version your chunker. A silent change to chunking
 //! invalidates your index and your eval baseline." A chunker is its settings and the code that
 //! applies them, so its fingerprint holds the strategy, chunk_size, chunk_overlap, unit and
-//! tokenizer, prefix, retriever and cut, BM25's analyzer and parameters, the version of
+//! tokenizer, prefix, retriever, cut and expansion, BM25's analyzer and parameters, the version of
 //! chunksweep and the versions of the libraries that split and tokenize for that strategy, as
 //! Cargo.lock resolved them when this binary was built ([`LIBRARIES`]).
 
@@ -95,6 +95,10 @@ pub struct Chunker {
     pub retriever: String,
     /// Where the ranked list is cut: `k<k>` or `b<budget>`.
     pub cut: String,
+    /// What is sent for each retrieved chunk (`neighbours:N`, `parent:P`); absent for `none`,
+    /// so fingerprints written before the factor existed keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expand: Option<String>,
     /// BM25's analyzer, stemming, k1 and b.
     pub bm25: Bm25Settings,
     /// Reciprocal rank fusion, for the `hybrid` retriever.
@@ -146,6 +150,7 @@ impl Chunker {
             prefix: c.prefix.name().to_string(),
             retriever: c.retriever.name().to_string(),
             cut: config.cut.tag(),
+            expand: c.expand.is_expanded().then(|| c.expand.to_string()),
             bm25: c.bm25,
             hybrid: (c.retriever == RetrieverKind::Hybrid).then_some(spec.hybrid),
             semantic: semantic.then_some(spec.semantic),
@@ -268,6 +273,7 @@ mod tests {
                 retriever: RetrieverKind::Bm25,
                 bm25: Bm25Settings::default(),
                 rerank: false,
+                expand: Default::default(),
             },
             cut: Cut::K(3),
         }

@@ -310,7 +310,7 @@ fn a_baseline_without_sweep_questions_or_without_its_settings_is_exit_2() {
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains(
-            "manifest.json lacks config.sweep: a manifest of schema_version 5 records every setting"
+            "manifest.json lacks config.sweep: a manifest of schema_version 6 records every setting"
         ),
         "{stderr}"
     );
@@ -473,7 +473,7 @@ fn a_baseline_written_before_fingerprints_is_checked_by_question_id_with_a_warni
     let (code, stdout, stderr, json) = check(&base, &dir.path().join("now"), &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stderr.contains("(schema_version 1, older than 5) lacks fingerprints"),
+        stderr.contains("(schema_version 1, older than 6) lacks fingerprints"),
         "{stderr}"
     );
     assert!(
@@ -483,12 +483,12 @@ fn a_baseline_written_before_fingerprints_is_checked_by_question_id_with_a_warni
     assert_eq!(json["changes"]["baseline_fingerprinted"], false);
     assert_eq!(json["verdict"]["n"], 40);
     // the current schema must have them
-    m["schema_version"] = 5.into();
+    m["schema_version"] = 6.into();
     write_manifest(&base, &m);
     let (code, _, stderr, _) = check(&base, &dir.path().join("again"), &[]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("lacks fingerprints: a manifest of schema_version 5 records every setting"),
+        stderr.contains("lacks fingerprints: a manifest of schema_version 6 records every setting"),
         "{stderr}"
     );
 }

@@ -29,6 +29,7 @@ fn spec(strategy: Strategy, size: usize, prefix: Prefix) -> ConfigSpec {
         retriever: RetrieverKind::Bm25,
         bm25: Default::default(),
         rerank: false,
+        expand: Default::default(),
     }
 }
 

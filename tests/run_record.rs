@@ -124,7 +124,7 @@ fn a_manifest_without_its_selection_settings_is_an_error_naming_them() {
     assert_eq!(
         stderr,
         format!(
-            "error: report of {}: {} lacks config.selection: a manifest of schema_version 5 \
+            "error: report of {}: {} lacks config.selection: a manifest of schema_version 6 \
              records every setting; restore it or rerun the command that wrote the folder\n",
             run.display(),
             path.display()
@@ -141,7 +141,7 @@ fn a_manifest_without_its_selection_settings_is_an_error_naming_them() {
     assert!(
         stderr.contains(&format!(
             "{} lacks config.selection.alpha, config.selection.recall_tolerance: a manifest of \
-             schema_version 5 records every setting; restore them or rerun",
+             schema_version 6 records every setting; restore them or rerun",
             path.display()
         )),
         "{stderr}"
@@ -162,7 +162,7 @@ fn a_manifest_without_its_command_is_an_error_naming_it() {
     assert_eq!(
         stderr,
         format!(
-            "error: report of {}: {} lacks command: a manifest of schema_version 5 records \
+            "error: report of {}: {} lacks command: a manifest of schema_version 6 records \
              every setting; restore it or rerun the command that wrote the folder\n",
             run.display(),
             run.join("manifest.json").display()
@@ -220,7 +220,7 @@ fn a_manifest_missing_a_judge_setting_is_an_error_naming_it() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "{} lacks config.judge.candidates: a manifest of schema_version 5 records every \
+            "{} lacks config.judge.candidates: a manifest of schema_version 6 records every \
              setting",
             run.join("manifest.json").display()
         )),
@@ -290,7 +290,7 @@ fn a_newer_manifest_or_none_is_refused() {
     let (code, _, stderr) = report(&run, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("has schema_version 99, newer than this chunksweep reads (5)"),
+        stderr.contains("has schema_version 99, newer than this chunksweep reads (6)"),
         "{stderr}"
     );
     std::fs::remove_file(run.join("manifest.json")).unwrap();
@@ -325,7 +325,7 @@ fn a_schema_version_that_is_not_a_whole_number_is_refused() {
             stderr,
             format!(
                 "error: report of {}: {} has schema_version {shown}: it must be a whole number \
-                 (5 for this chunksweep), absent only in manifests written before it existed\n",
+                 (6 for this chunksweep), absent only in manifests written before it existed\n",
                 run.display(),
                 path.display()
             )

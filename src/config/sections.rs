@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunking::Strategy;
 use crate::chunking::enrich::Prefix;
+use crate::expand::Expand;
 use crate::judge::JudgeMode;
 use crate::llm::RerankApi;
 use crate::retrieval::AnalyzerKind;
@@ -62,6 +63,11 @@ pub struct SweepSection {
     /// retriever's top candidates reordered through a /rerank API (see [rerank]; cached).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub rerank: Option<Vec<String>>,
+    /// What is sent for each retrieved chunk, comma-separated: none (default), neighbours:N
+    /// (N chunks before and after it, merged where they touch), parent:P (its section, cut to
+    /// at most P tokens); applied after ranking, before the cut (docs/retrieval.md).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub expand: Option<Vec<Expand>>,
     /// An external chunker swept as a strategy, NAME=COMMAND (repeatable; the command split as
     /// a shell would, run in the current folder; docs/chunkers.md). Name it in --strategies.
     #[arg(long = "chunker", value_name = "NAME=COMMAND")]

@@ -60,7 +60,8 @@ pub struct Job {
 /// model-written contexts from the prepare step in `context`, so dense, hybrid, semantic and
 /// `llm_context` candidates retrieve exactly as in the sweep) and retrieves every question at
 /// the candidate's cut.
-/// The generator sees each retrieved chunk as it was indexed: its prefix, then its text.
+/// The generator sees what the sweep sends ([`ConfigIndex::send`]): each retrieved chunk as it
+/// was indexed (its prefix, then its text), or under an expansion each unit sent.
 ///
 /// # Errors
 /// [`JudgeError::Sweep`] if a configuration cannot be chunked, prefixed or indexed.
@@ -77,18 +78,8 @@ pub fn plan_jobs(
         let config_id = candidate.id();
         for (qi, q) in golden.questions.iter().enumerate() {
             let t0 = Instant::now();
-            let ranking = index.retrieve(&q.text, candidate.cut)?;
+            let chunks = index.send(corpus, tokens, &q.text, candidate.cut)?;
             let retrieve_ms = t0.elapsed().as_secs_f64() * 1e3;
-            let chunks: Vec<(String, std::borrow::Cow<'_, str>)> = ranking
-                .top
-                .iter()
-                .map(|&i| {
-                    (
-                        index.chunks[i].id(corpus),
-                        index.chunks[i].indexed_text(corpus),
-                    )
-                })
-                .collect();
             jobs.push(Job {
                 config_index: ci,
                 config_id: config_id.clone(),

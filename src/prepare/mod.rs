@@ -360,7 +360,14 @@ pub async fn prepare(
         }
         None => None,
     };
-    let (context, rerank) = rerank_step(inputs, &configs, context, &mut would, events).await?;
+    // an expansion reads its configuration's ranking: each ranking is reranked once
+    let mut ranked: Vec<ConfigSpec> = Vec::new();
+    for c in configs.iter().map(ConfigSpec::ranked) {
+        if !ranked.contains(&c) {
+            ranked.push(c);
+        }
+    }
+    let (context, rerank) = rerank_step(inputs, &ranked, context, &mut would, events).await?;
     Ok(Prepared {
         context,
         embed,

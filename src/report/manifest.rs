@@ -72,8 +72,9 @@ impl ManifestInputs {
 /// 1: the resolved plan under `config`, and `command`; 2: `[judge] min_judged_answers`;
 /// 3: `[selection] delta` (the non-inferiority margin of the `equivalence` rule);
 /// 4: `fingerprints`, and the Batch API settings (`[llm] batch`, each model's `batch_discount`);
-/// 5: `[sweep] rerank` and each model's `usd_per_request` (reranking).
-pub const MANIFEST_SCHEMA: u32 = 5;
+/// 5: `[sweep] rerank` and each model's `usd_per_request` (reranking); 6: `[sweep] expand`
+/// (small-to-big retrieval).
+pub const MANIFEST_SCHEMA: u32 = 6;
 
 /// The manifest of a run.
 #[derive(Debug, Clone, Serialize)]

@@ -526,6 +526,7 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
     let neighbour = sel.configs.iter().find(|c| {
         c.strategy == w.strategy
             && c.prefix == w.prefix
+            && c.expand == w.expand
             && c.chunk_size == inward
             && c.top_k == w.top_k
     })?;

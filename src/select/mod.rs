@@ -258,6 +258,7 @@ fn config_selections(
             chunk_overlap: row.chunk_overlap,
             tokenizer: row.tokenizer.clone(),
             prefix: row.prefix.clone(),
+            expand: row.expand.clone(),
             top_k: row.top_k,
             cut: row.cut.clone(),
             budget_tokens: row.budget_tokens,

@@ -136,6 +136,7 @@ fn same_group(a: &SweepRow, b: &SweepRow) -> bool {
         && a.chunk_size == b.chunk_size
         && a.retriever == b.retriever
         && a.rerank == b.rerank
+        && a.expand == b.expand
         && a.top_k == b.top_k
         && a.tokenizer == b.tokenizer
 }
@@ -200,6 +201,7 @@ pub fn compare(
                     && b.strategy == row.strategy
                     && b.retriever == row.retriever
                     && b.rerank == row.rerank
+                    && b.expand == row.expand
                     && b.top_k == row.top_k
                     && b.tokenizer == row.tokenizer
                     && b.chunk_size > row.chunk_size

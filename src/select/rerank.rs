@@ -100,6 +100,7 @@ fn same_config(a: &SweepRow, b: &SweepRow) -> bool {
         && a.chunk_size == b.chunk_size
         && a.chunk_overlap == b.chunk_overlap
         && a.prefix == b.prefix
+        && a.expand == b.expand
         && a.retriever == b.retriever
         && a.cut == b.cut
         && a.top_k == b.top_k

@@ -63,6 +63,7 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             prefix: f.prefix.into(),
             retriever: f.retriever.into(),
             rerank: "none".into(),
+            expand: "none".into(),
             top_k: 5,
             cut: "k".into(),
             budget_tokens: None,

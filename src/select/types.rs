@@ -181,6 +181,10 @@ pub struct ConfigSelection {
     pub tokenizer: String,
     /// Contextual prefix (`none`, `title`, `heading_path`, `title_heading`, `llm_context`).
     pub prefix: String,
+    /// What is sent for each retrieved chunk (`none`, `neighbours:N`, `parent:P`; sweep.csv's
+    /// `expand`). Not a column of selection.csv: the configuration id carries it.
+    #[serde(skip)]
+    pub expand: String,
     /// top_k (0 for a budget cut).
     pub top_k: usize,
     /// `k` or `budget`: where the ranked list is cut.

@@ -71,7 +71,12 @@ fn pick_strategy_by_size(sel: &Selection) -> Vec<&ConfigSelection> {
     let mut same: Vec<&ConfigSelection> = sel
         .configs
         .iter()
-        .filter(|c| c.strategy == w.strategy && c.prefix == w.prefix && c.tokenizer == w.tokenizer)
+        .filter(|c| {
+            c.strategy == w.strategy
+                && c.prefix == w.prefix
+                && c.expand == w.expand
+                && c.tokenizer == w.tokenizer
+        })
         .collect();
     same.sort_by_key(|c| c.chunk_size);
     same

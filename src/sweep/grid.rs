@@ -10,6 +10,7 @@ use super::error::SweepError;
 use crate::chunking::enrich::Prefix;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
+use crate::expand::Expand;
 use crate::metrics::Cut;
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::hybrid::HybridSettings;
@@ -153,6 +154,10 @@ pub struct SweepSpec {
     /// runs with each ([`crate::retrieval::rerank`]).
     #[serde(default = "default_rerank")]
     pub rerank: Vec<String>,
+    /// What is sent for each retrieved chunk (default `[none]`): `none`, `neighbours:N`,
+    /// `parent:P` ([`crate::expand`]); every retriever and rerank value runs with each.
+    #[serde(default = "default_expand")]
+    pub expand: Vec<Expand>,
     /// The configurations of precomputed chunks files (`--chunks DIR`): an external strategy
     /// named here is swept at these parameters (those whose chunk_size is in `sizes`) instead
     /// of at every size with the overlap rule. Set by the plan from the files; not recorded.
@@ -162,6 +167,10 @@ pub struct SweepSpec {
 
 fn default_prefixes() -> Vec<Prefix> {
     vec![Prefix::None]
+}
+
+fn default_expand() -> Vec<Expand> {
+    vec![Expand::None]
 }
 
 fn default_rerank() -> Vec<String> {
@@ -226,6 +235,7 @@ impl Default for SweepSpec {
             prefixes: default_prefixes(),
             bm25: Bm25Settings::default(),
             rerank: default_rerank(),
+            expand: default_expand(),
             precomputed: Vec::new(),
         }
     }
@@ -248,14 +258,31 @@ pub struct ConfigSpec {
     /// Whether the retriever's candidates are reranked (by the sweep's one reranker model,
     /// [`SweepSpec::rerank_model`]).
     pub rerank: bool,
+    /// What is sent for each retrieved chunk ([`crate::expand`]).
+    #[serde(skip_serializing_if = "is_not_expanded")]
+    pub expand: Expand,
+}
+
+fn is_not_expanded(e: &Expand) -> bool {
+    !e.is_expanded()
 }
 
 impl ConfigSpec {
+    /// The configuration whose ranked list this one reads: itself without its expansion (an
+    /// expansion changes what is sent, never the ranking).
+    pub fn ranked(&self) -> ConfigSpec {
+        ConfigSpec {
+            expand: Expand::None,
+            ..self.clone()
+        }
+    }
+
     /// Stable, readable id: `<strategy>-<size>-o<overlap>-<prefix>-<retriever>`. BM25 settings
     /// that differ from the default follow the retriever, joined by `+`: the analyzer (`seed`),
     /// `stem`, `k1_<k1>`, `b_<b>` (e.g. `words-64-o9-none-bm25+seed`), then `rerank` for a
-    /// reranked configuration (`recursive-256-o38-none-dense+rerank`). A row of sweep.csv adds
-    /// its cut ([`ConfigCut::id`]).
+    /// reranked configuration (`recursive-256-o38-none-dense+rerank`), then the expansion when
+    /// there is one ([`Expand::id_tag`]: `recursive-128-o19-none-bm25+parent1024`). A row of
+    /// sweep.csv adds its cut ([`ConfigCut::id`]).
     pub fn id(&self) -> String {
         let d = Bm25Settings::default();
         let mut retriever = self.retriever.name().to_string();
@@ -273,6 +300,9 @@ impl ConfigSpec {
         }
         if self.rerank {
             retriever += "+rerank";
+        }
+        if let Some(tag) = self.expand.id_tag() {
+            retriever += &format!("+{tag}");
         }
         format!(
             "{}-{}-o{}-{}-{}",
@@ -304,16 +334,24 @@ impl ConfigCut {
     }
 }
 
+/// The retriever part of a configuration id, read back.
+type RetrieverPart = (RetrieverKind, Bm25Settings, bool, Expand);
+
 /// Parses the retriever part of a configuration id: `bm25`, `bm25+seed+stem+k1_0.9+b_0.4`,
-/// `dense+rerank`, ….
-fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings, bool), String> {
+/// `dense+rerank`, `bm25+parent1024`, ….
+fn parse_retriever(part: &str) -> Result<RetrieverPart, String> {
     let mut pieces = part.split('+');
     let retriever: RetrieverKind = pieces.next().unwrap_or_default().parse()?;
     let mut bm25 = Bm25Settings::default();
     let mut rerank = false;
+    let mut expand = Expand::None;
     for p in pieces {
         if p == "rerank" {
             rerank = true;
+            continue;
+        }
+        if let Some(e) = Expand::from_id_tag(p) {
+            expand = e;
             continue;
         }
         let number = |v: &str| {
@@ -331,7 +369,7 @@ fn parse_retriever(part: &str) -> Result<(RetrieverKind, Bm25Settings, bool), St
         }
     }
     bm25.validate()?;
-    Ok((retriever, bm25, rerank))
+    Ok((retriever, bm25, rerank, expand))
 }
 
 impl FromStr for ConfigCut {
@@ -370,7 +408,8 @@ impl FromStr for ConfigCut {
             .join("-")
             .parse()
             .map_err(|e: String| bad(&e))?;
-        let (retriever, bm25, rerank) = parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
+        let (retriever, bm25, rerank, expand) =
+            parse_retriever(parts[n - 2]).map_err(|e| bad(&e))?;
         let cut = |tag: char| {
             parts[n - 1]
                 .strip_prefix(tag)
@@ -399,6 +438,7 @@ impl FromStr for ConfigCut {
                 retriever,
                 bm25,
                 rerank,
+                expand,
             },
             cut,
         })
@@ -406,7 +446,7 @@ impl FromStr for ConfigCut {
 }
 
 /// Expands and validates the grid (strategies in the given order, then sizes, prefixes,
-/// retrievers and rerank values), before any work. Each configuration is read at every cut of
+/// retrievers, rerank values and expansions), before any work. Each configuration is read at every cut of
 /// [`SweepSpec::cuts`]. A strategy with precomputed chunks ([`SweepSpec::precomputed`]) is
 /// taken at the sizes of its files that the grid lists, with each file's own overlap.
 ///
@@ -440,6 +480,11 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         ));
     }
     spec.rerank_model()?;
+    if spec.expand.is_empty() {
+        return Err(SweepError::Settings(
+            "no expansion to sweep: give none, neighbours:N, parent:P, or several".into(),
+        ));
+    }
     let reranks: Vec<bool> = spec.rerank.iter().map(|m| m.trim() != NO_RERANK).collect();
     spec.hybrid.validate().map_err(SweepError::Settings)?;
     spec.bm25.validate().map_err(SweepError::Settings)?;
@@ -492,13 +537,17 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                 }
                 for &prefix in &spec.prefixes {
                     for &retriever in &spec.retrievers {
-                        for &rerank in &reranks {
+                        for (&rerank, &expand) in reranks
+                            .iter()
+                            .flat_map(|r| spec.expand.iter().map(move |e| (r, e)))
+                        {
                             let config = ConfigSpec {
                                 params,
                                 prefix,
                                 retriever,
                                 bm25: spec.bm25,
                                 rerank,
+                                expand,
                             };
                             if !out.contains(&config) {
                                 out.push(config);

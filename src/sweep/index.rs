@@ -2,6 +2,7 @@
 //! their analyzed terms and, for dense and hybrid, their unit vectors). The sweep and the judge
 //! stage both retrieve through [`ConfigIndex`], so they see the same chunks at a cut.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
 use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
+use crate::expand::send::{Expansion, Sender};
 use crate::metrics::{Cut, Depth, cut_ranking};
 use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::DenseIndex;
@@ -128,6 +130,8 @@ pub struct ConfigIndex {
     pub index_ms: f64,
     /// Embeddings, contexts and retriever settings.
     pub context: Arc<RetrievalContext>,
+    /// What is sent for each retrieved chunk (for `parent:P`, the documents' parents).
+    pub expansion: Expansion,
 }
 
 fn ms_since(t: Instant) -> f64 {
@@ -198,7 +202,7 @@ impl ConfigIndex {
             // the first stage was ranked and reranked by the prepare step
             _ if config.rerank => Box::new(RerankedRetriever {
                 lists: Arc::clone(&context.reranked),
-                config_id: config.id(),
+                config_id: config.ranked().id(),
             }),
             RetrieverKind::Bm25 => Box::new(bm25),
             RetrieverKind::Dense => Box::new(dense()?),
@@ -208,6 +212,7 @@ impl ConfigIndex {
                 settings: context.hybrid,
             }),
         };
+        let expansion = Expansion::new(config.expand, corpus, tokens, &context.structure);
         Ok(ConfigIndex {
             config: config.clone(),
             chunks,
@@ -215,6 +220,7 @@ impl ConfigIndex {
             chunk_ms,
             index_ms: ms_since(t),
             context: Arc::clone(context),
+            expansion,
         })
     }
 
@@ -234,15 +240,55 @@ impl ConfigIndex {
         Ok(ranked)
     }
 
-    /// The chunks retrieved for `query` at `cut`, best first, ties in chunk order: the top k,
-    /// or those that fit the context budget ([`cut_ranking`]).
+    /// The cutter of ranked lists into expanded units, for a configuration with an expansion
+    /// (`None` without one: the chunks at the cut are sent).
+    pub fn sender<'a>(&'a self, corpus: &'a Corpus, tokens: &'a CorpusTokens) -> Option<Sender<'a>> {
+        self.config.expand.is_expanded().then_some(Sender {
+            expansion: &self.expansion,
+            chunks: &self.chunks,
+            corpus,
+            tokens,
+        })
+    }
+
+    /// What is sent for `query` at `cut`, best first, each as its id and the text the generator
+    /// reads: the chunks retrieved (ties in chunk order; the top k, or those that fit the
+    /// context budget, [`cut_ranking`]), each with its prefix; under an expansion the units
+    /// sent ([`crate::expand::send`]).
     ///
     /// # Errors
     /// As [`ConfigIndex::rank`].
-    pub fn retrieve(&self, query: &str, cut: Cut) -> Result<Ranking, SweepError> {
-        let tokens = self.chunk_tokens();
-        let depth = Depth::new(&[cut], &tokens);
+    pub fn send<'a>(
+        &'a self,
+        corpus: &'a Corpus,
+        tokens: &'a CorpusTokens,
+        query: &str,
+        cut: Cut,
+    ) -> Result<Vec<(String, Cow<'a, str>)>, SweepError> {
+        let chunk_tokens = self.chunk_tokens();
+        let depth = Depth::new(&[cut], &chunk_tokens);
         let ranked = self.rank(query, depth.ask)?;
-        Ok(cut_ranking(&depth.head(&ranked, &tokens), cut, &tokens).ranking)
+        let head = depth.head(&ranked, &chunk_tokens);
+        Ok(match self.sender(corpus, tokens) {
+            None => {
+                let ranking: Ranking = cut_ranking(&head, cut, &chunk_tokens).ranking;
+                ranking
+                    .top
+                    .iter()
+                    .map(|&i| (self.chunks[i].id(corpus), self.chunks[i].indexed_text(corpus)))
+                    .collect()
+            }
+            Some(sender) => sender
+                .cut(&ranked, &head, cut)
+                .units
+                .iter()
+                .map(|u| {
+                    (
+                        u.id(corpus, &self.chunks, self.config.expand),
+                        u.text(corpus, &self.chunks),
+                    )
+                })
+                .collect(),
+        })
     }
 }

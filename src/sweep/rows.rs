@@ -18,6 +18,11 @@ fn no_rerank() -> String {
     crate::retrieval::rerank::NO_RERANK.into()
 }
 
+/// The `expand` of rows written before expansion was swept.
+fn no_expand() -> String {
+    "none".into()
+}
+
 /// One row of sweep.csv: a configuration with its cost and aggregate metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -44,6 +49,10 @@ pub struct SweepRow {
     /// ([`crate::retrieval::rerank`]); `none` in a sweep.csv written before the column existed.
     #[serde(default = "no_rerank")]
     pub rerank: String,
+    /// What is sent for each retrieved chunk: `none`, `neighbours:N` or `parent:P`
+    /// ([`crate::expand`]); `none` in a sweep.csv written before the column existed.
+    #[serde(default = "no_expand")]
+    pub expand: String,
     /// top_k (0 for a budget cut).
     pub top_k: usize,
     /// Where the ranked list is cut: `k` (top k) or `budget` (a context budget).

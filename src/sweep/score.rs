@@ -16,7 +16,8 @@ use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{
-    self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, cut_ranking, rank_facts,
+    self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, SentRanges, cut_ranking,
+    rank_facts, score_sent,
 };
 use crate::retrieval::embeddings::EmbedRole;
 use crate::tokenize::CorpusTokens;
@@ -161,6 +162,7 @@ pub fn score_cuts(
             questions_skipped_for_size: 0,
         })
         .collect();
+    let sender = built.sender(corpus, tokens);
     for q in &golden.questions {
         let t = Instant::now();
         let ranked = built.rank(&q.text, depth.ask)?;
@@ -170,10 +172,38 @@ pub fn score_cuts(
         let facts = rank_facts(q, &table, &ranked, scale);
         let span_tokens = join(metrics::span_tokens(q, corpus, tokens), |t| t.to_string());
         for at in &mut out {
-            let cut = cut_ranking(&head, at.cut, &chunk_tokens);
-            at.questions_skipped_for_size += usize::from(cut.skipped_for_size > 0);
-            let ranking = cut.ranking;
-            let m = metrics::score_question(q, &table, &facts, &ranking);
+            let (m, listed, skipped) = match &sender {
+                None => {
+                    let cut = cut_ranking(&head, at.cut, &chunk_tokens);
+                    let ranking = cut.ranking;
+                    let listed = Listed {
+                        ids: join(&ranking.top, |&i| chunks[i].id(corpus)),
+                        scores: join(&ranking.scores, |s| format!("{s:.4}")),
+                        ranges: join(&ranking.top, |&i| {
+                            format!("{}-{}", chunks[i].start, chunks[i].end)
+                        }),
+                    };
+                    let m = metrics::score_question(q, &table, &facts, &ranking);
+                    (m, listed, cut.skipped_for_size)
+                }
+                Some(sender) => {
+                    let sent = sender.cut(&ranked, &head, at.cut);
+                    let expand = built.config.expand;
+                    let listed = Listed {
+                        ids: join(&sent.units, |u| u.id(corpus, chunks, expand)),
+                        scores: join(&sent.units, |u| format!("{:.4}", u.score)),
+                        ranges: join(&sent.units, |u| format!("{}-{}", u.start, u.end)),
+                    };
+                    let ranges = SentRanges {
+                        ranges: sent.ranges(),
+                        tokens: sent.tokens(),
+                        hits: sent.hits.len(),
+                        tie_at_cut: sent.tie_at_cut,
+                    };
+                    (score_sent(q, &facts, &ranges), listed, sent.skipped_for_size)
+                }
+            };
+            at.questions_skipped_for_size += usize::from(skipped > 0);
             at.questions.push(QuestionRow {
                 config_id: at.config_id.clone(),
                 cut: at.cut.kind().into(),
@@ -195,17 +225,22 @@ pub fn score_cuts(
                 chunks_retrieved: m.retrieved_chunks,
                 tokens_retrieved: m.retrieved_tokens,
                 span_tokens: span_tokens.clone(),
-                retrieved_chunk_ids: join(&ranking.top, |&i| chunks[i].id(corpus)),
-                retrieved_scores: join(&ranking.scores, |s| format!("{s:.4}")),
-                retrieved_ranges: join(&ranking.top, |&i| {
-                    format!("{}-{}", chunks[i].start, chunks[i].end)
-                }),
+                retrieved_chunk_ids: listed.ids,
+                retrieved_scores: listed.scores,
+                retrieved_ranges: listed.ranges,
             });
             at.metrics.push(m);
         }
         times.score_ms += ms_since(t);
     }
     Ok(out)
+}
+
+/// What a question's row lists of what was sent: ids, scores and code-point ranges, `|`-joined.
+struct Listed {
+    ids: String,
+    scores: String,
+    ranges: String,
 }
 
 /// `items`, each written by `f`, joined by `|`.
@@ -262,6 +297,7 @@ fn config_row(
             true => built.context.rerank_model.clone(),
             false => crate::retrieval::rerank::NO_RERANK.into(),
         },
+        expand: config.expand.to_string(),
         top_k: 0,
         cut: String::new(),
         budget_tokens: None,

@@ -208,7 +208,8 @@ impl ShardFlag {
 /// indexing grow with the number of chunks (about `1 + 256 / chunk_size` in the unit of the
 /// sizes), weighted by the strategy (rough weights after the profile in
 /// results/benchmarks/sweep.md, where markdown's and recursive's chunking take far longer than
-/// fixed's), doubled for a dense or hybrid retriever and for a prefix other than `none`. Only the
+/// fixed's), doubled for a dense or hybrid retriever and for a prefix other than `none`, and half
+/// as much again for an expansion (`parent:P` also cuts every document into parents). Only the
 /// balance depends on it, never a result.
 pub fn estimated_cost(config: &ConfigSpec) -> f64 {
     let strategy = match config.params.strategy {
@@ -229,7 +230,12 @@ pub fn estimated_cost(config: &ConfigSpec) -> f64 {
     } else {
         2.0
     };
-    strategy * size * retriever * prefix
+    let expand = if config.expand.is_expanded() {
+        1.5
+    } else {
+        1.0
+    };
+    strategy * size * retriever * prefix * expand
 }
 
 /// The grid's configurations split into `count` shards: for each shard, the indexes into
@@ -399,5 +405,28 @@ mod tests {
             err.to_string(),
             "--shard 0/16: the grid has 15 configuration(s), so at most 15 shard(s); lower N"
         );
+    }
+
+    #[test]
+    fn the_split_includes_every_expansion_of_each_configuration() {
+        use crate::expand::Expand;
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Recursive],
+            sizes: vec![64, 128],
+            expand: vec![Expand::None, Expand::Neighbours(1), Expand::Parent(1024)],
+            ..SweepSpec::default()
+        };
+        let configs = expand(&spec).unwrap();
+        assert_eq!(configs.len(), 6);
+        // recursive 4 × (1 + 256 / 64) = 20 at 64, 4 × 3 = 12 at 128; an expansion × 1.5
+        let cost = |i: usize| estimated_cost(&configs[i]);
+        assert_eq!((cost(0), cost(1), cost(2)), (20.0, 30.0, 30.0));
+        assert_eq!((cost(3), cost(4), cost(5)), (12.0, 18.0, 18.0));
+        let shards = split(&configs, 2);
+        let mut all: Vec<usize> = shards.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..6).collect::<Vec<_>>());
+        // largest first to the lightest: 30 → A, 30 → B, 20 → A, 18 → B, 18 → B, 12 → A
+        assert_eq!(shards, vec![vec![0, 1, 3], vec![2, 4, 5]]);
     }
 }

@@ -259,6 +259,7 @@ mod prefixes {
             retriever: RetrieverKind::Bm25,
             bm25: Default::default(),
             rerank: false,
+            expand: Default::default(),
         }
     }
 
@@ -445,6 +446,51 @@ mod prefixes {
         };
         assert!(matches!(expand(&spec), Err(SweepError::NoPrefix)));
     }
+
+    #[test]
+    fn an_expanded_configuration_scores_what_it_sends_and_never_exceeds_its_budget() {
+        use crate::expand::Expand;
+        let (corpus, tokens, golden) = setup();
+        let context = nothing_prepared(&corpus);
+        let cuts = [Cut::K(1), Cut::Budget(30)];
+        let outcome = |expand| {
+            let config = ConfigSpec {
+                expand,
+                ..config(Prefix::None)
+            };
+            run_config(&corpus, &tokens, &golden, &config, &cuts, &context, false).unwrap()
+        };
+        let none = outcome(Expand::None);
+        let parent = outcome(Expand::Parent(1024));
+        let k1 = &parent.cuts[0];
+        assert_eq!(k1.row.config_id, "recursive-12-o0-none-bm25+parent1024-k1");
+        assert_eq!(k1.row.expand, "parent:1024");
+        assert_eq!(none.cuts[0].row.expand, "none");
+        // "how many days" finds the recursive chunk "It takes fourteen days to arrive.\n\n##
+        // Invoices", which crosses a heading: both its sections are sent, from "## Refunds" to
+        // the end of the Invoices body, as one unit
+        let refunds = &k1.questions[1];
+        assert_eq!(refunds.retrieved_chunk_ids, "a.md#parent1-2");
+        let start = A.find("## Refunds").unwrap();
+        let end = A.find("month.").unwrap() + "month.".len();
+        assert_eq!(refunds.retrieved_ranges, format!("{start}-{end}"));
+        let sent = tokens.counter().count(&A[start..end]);
+        assert_eq!(refunds.tokens_retrieved, sent);
+        assert_eq!(refunds.span_recall, 1.0);
+        // "conflicts" ranks "# Sync\n\n## Conflicts" first, which holds no evidence: alone it
+        // misses; its two parents are the whole of z.md, which holds the span
+        let conflicts = &k1.questions[0];
+        assert_eq!(conflicts.retrieved_chunk_ids, "z.md#parent0-1");
+        assert_eq!((none.cuts[0].questions[0].span_recall, conflicts.span_recall), (0.0, 1.0));
+        // the same ranking: MRR and the margin do not move
+        assert_eq!(k1.row.mrr, none.cuts[0].row.mrr);
+        assert_eq!(k1.row.margin, none.cuts[0].row.margin);
+        for o in [&none, &parent, &outcome(Expand::Neighbours(1))] {
+            for q in &o.cuts[1].questions {
+                assert!(q.tokens_retrieved <= 30, "{} {}", q.config_id, q.tokens_retrieved);
+            }
+        }
+    }
 }
 
 mod rerank {
@@ -485,5 +531,56 @@ mod rerank {
             ..spec
         };
         assert!(expand(&empty).is_err());
+    }
+}
+
+mod expansion {
+    use super::super::*;
+    use crate::expand::Expand;
+
+    #[test]
+    fn expansions_multiply_the_grid_and_their_ids_read_back() {
+        let spec = SweepSpec {
+            strategies: vec![crate::chunking::Strategy::Recursive],
+            sizes: vec![128],
+            rerank: vec!["none".into(), "m".into()],
+            expand: vec![Expand::None, Expand::Neighbours(1), Expand::Parent(1024)],
+            ..SweepSpec::default()
+        };
+        let configs = expand(&spec).unwrap();
+        let ids: Vec<String> = configs.iter().map(ConfigSpec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "recursive-128-o19-none-bm25",
+                "recursive-128-o19-none-bm25+neighbours1",
+                "recursive-128-o19-none-bm25+parent1024",
+                "recursive-128-o19-none-bm25+rerank",
+                "recursive-128-o19-none-bm25+rerank+neighbours1",
+                "recursive-128-o19-none-bm25+rerank+parent1024",
+            ]
+        );
+        for c in &configs {
+            for cut in [crate::metrics::Cut::K(5), crate::metrics::Cut::Budget(2000)] {
+                let at = ConfigCut {
+                    config: c.clone(),
+                    cut,
+                };
+                assert_eq!(at.id().parse::<ConfigCut>().unwrap(), at);
+            }
+            // an expansion reads the ranking of its configuration without it
+            assert_eq!(c.ranked().id(), ids[if c.rerank { 3 } else { 0 }]);
+        }
+        let seeded: ConfigCut = "words-64-o9-none-bm25+seed+stem+parent512-b1000"
+            .parse()
+            .unwrap();
+        assert_eq!(seeded.config.expand, Expand::Parent(512));
+        assert!(seeded.config.bm25.stem);
+        let empty = SweepSpec {
+            expand: Vec::new(),
+            ..spec
+        };
+        let e = expand(&empty).unwrap_err().to_string();
+        assert!(e.contains("no expansion to sweep"), "{e}");
     }
 }

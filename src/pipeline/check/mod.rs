@@ -326,6 +326,7 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     narrowed
         .rerank
         .retain(|m| (m.trim() != NO_RERANK) == pick.rerank);
+    narrowed.expand = vec![pick.expand];
     match baseline.pick.cut {
         Cut::K(k) => {
             narrowed.top_k = k;
