@@ -34,6 +34,8 @@ pub const JUDGE_CHECK_ITEMS: &str = "judge_check_items.csv";
 pub const CALLS: &str = "calls.csv";
 /// Every embedding request of the prepare step.
 pub const EMBED_CALLS: &str = "embed_calls.csv";
+/// Each expanded configuration against the same configuration sending its chunks alone.
+pub const EXPAND_COMPARISON: &str = "expand_comparison.csv";
 /// Each reranked configuration against the same configuration without reranking.
 pub const RERANK_COMPARISON: &str = "rerank_comparison.csv";
 /// Every rerank request of the prepare step (cache hits included).

@@ -207,8 +207,8 @@ impl Sender<'_> {
                 continue;
             }
             let (joined, merged) = self.join(&sent.units, w, hit);
-            let after = total - joined.iter().map(|&j| sent.units[j].tokens).sum::<usize>()
-                + merged.tokens;
+            let after =
+                total - joined.iter().map(|&j| sent.units[j].tokens).sum::<usize>() + merged.tokens;
             if let Some(b) = cut.budget_tokens()
                 && after > b
             {
@@ -230,9 +230,7 @@ impl Sender<'_> {
         }
         sent.tie_at_cut = match cut {
             Cut::K(k) => {
-                k > 0
-                    && k < head.len()
-                    && (head[k - 1].score - head[k].score).abs() <= TIE_EPSILON
+                k > 0 && k < head.len() && (head[k - 1].score - head[k].score).abs() <= TIE_EPSILON
             }
             Cut::Budget(_) => match (sent.hits.last(), sent.stop) {
                 (Some(last), Some(stop)) => (last.score - head[stop].score).abs() <= TIE_EPSILON,
@@ -250,7 +248,9 @@ impl Sender<'_> {
         let joined: Vec<usize> = units
             .iter()
             .enumerate()
-            .filter(|(_, u)| u.doc == w.doc && u.first <= w.last + reach && w.first <= u.last + reach)
+            .filter(|(_, u)| {
+                u.doc == w.doc && u.first <= w.last + reach && w.first <= u.last + reach
+            })
             .map(|(j, _)| j)
             .collect();
         let mut merged = w;

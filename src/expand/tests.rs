@@ -23,7 +23,8 @@ use crate::metrics::{ChunkTable, Cut, MarginScale, SentRanges, rank_facts, score
 use crate::retrieval::{Hit, Ranked};
 use crate::tokenize::{CorpusTokens, TokenizerKind};
 
-const SECTIONS: &str = "# A\n\nalpha beta gamma delta.\n\n# B\n\nepsilon zeta eta theta iota kappa.\n";
+const SECTIONS: &str =
+    "# A\n\nalpha beta gamma delta.\n\n# B\n\nepsilon zeta eta theta iota kappa.\n";
 
 fn corpus(docs: Vec<(&str, &str)>) -> Corpus {
     Corpus::from_documents(
@@ -124,7 +125,13 @@ fn values_parse_print_and_tag_ids() {
             assert_eq!(Expand::from_id_tag(t), Some(value));
         }
     }
-    for bad in ["neighbours:0", "parent", "parent:x", "window:2", "neighbors:1"] {
+    for bad in [
+        "neighbours:0",
+        "parent",
+        "parent:x",
+        "window:2",
+        "neighbors:1",
+    ] {
         let e = bad.parse::<Expand>().unwrap_err();
         assert!(e.contains("none, neighbours:N"), "{e}");
     }
@@ -136,7 +143,13 @@ fn values_parse_print_and_tag_ids() {
 fn neighbour_windows_stop_at_document_edges_and_merge_where_they_overlap() {
     let (corpus, chunks) = windows();
     // c0 at a's first edge: c0..c1; c6 at b's last edge: c5..c6; c2: c1..c3 overlaps c0..c1
-    let sent = send(&corpus, &chunks, Expand::Neighbours(1), &[0, 6, 2], Cut::K(3));
+    let sent = send(
+        &corpus,
+        &chunks,
+        Expand::Neighbours(1),
+        &[0, 6, 2],
+        Cut::K(3),
+    );
     assert_eq!(sent.ranges(), vec![(0, 0, 23), (1, 0, 11)]);
     let ids: Vec<String> = sent
         .units
@@ -145,7 +158,10 @@ fn neighbour_windows_stop_at_document_edges_and_merge_where_they_overlap() {
         .collect();
     assert_eq!(ids, ["a.txt#0-3", "b.txt#0-1"]);
     assert_eq!(sent.units[0].hits, vec![0, 2]);
-    assert_eq!(sent.units[0].text(&corpus, &chunks), "w0 w1 w2 w3 w4 w5 w6 w7");
+    assert_eq!(
+        sent.units[0].text(&corpus, &chunks),
+        "w0 w1 w2 w3 w4 w5 w6 w7"
+    );
     // w0–w7 and x0–x3, each once
     assert_eq!(sent.tokens(), 12);
     assert_eq!(words(&corpus, &sent, &chunks), 12);
@@ -169,7 +185,11 @@ fn neighbour_windows_that_touch_merge_into_one_unit() {
 fn overlapping_chunks_send_their_shared_text_once() {
     let c = corpus(vec![("a.txt", "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9")]);
     // chunks of 4 words overlapping by 2: [0, 11) [6, 17) [12, 23)
-    let chunks = vec![chunk(&c, 0, 0, 0, 11), chunk(&c, 0, 1, 6, 17), chunk(&c, 0, 2, 12, 23)];
+    let chunks = vec![
+        chunk(&c, 0, 0, 0, 11),
+        chunk(&c, 0, 1, 6, 17),
+        chunk(&c, 0, 2, 12, 23),
+    ];
     let sent = send(&c, &chunks, Expand::Neighbours(1), &[0], Cut::K(1));
     // c0..c1 = w0–w5: 6 words, not 4 + 4
     assert_eq!(sent.ranges(), vec![(0, 0, 17)]);
@@ -197,7 +217,13 @@ fn parents_are_sections_cut_to_the_cap_by_the_recursive_rule() {
         .collect();
     assert_eq!(
         texts,
-        ["# A", "alpha beta gamma delta.", "# B", "epsilon zeta eta theta", "iota kappa."]
+        [
+            "# A",
+            "alpha beta gamma delta.",
+            "# B",
+            "epsilon zeta eta theta",
+            "iota kappa."
+        ]
     );
     assert!(parents.iter().all(|p| p.tokens <= 4));
     // a chunk across two parents gets both
@@ -221,7 +247,13 @@ fn parents_are_sections_cut_to_the_cap_by_the_recursive_rule() {
 fn a_parent_is_sent_once_for_two_hits_ranked_by_its_best_hit() {
     let (corpus, chunks) = sections();
     // c4 and c5 lie in section B, c1 in section A
-    let sent = send(&corpus, &chunks, Expand::Parent(1024), &[4, 1, 5], Cut::K(3));
+    let sent = send(
+        &corpus,
+        &chunks,
+        Expand::Parent(1024),
+        &[4, 1, 5],
+        Cut::K(3),
+    );
     assert_eq!(sent.ranges(), vec![(0, 30, 69), (0, 0, 28)]);
     assert_eq!(sent.units[0].hits, vec![4, 5]);
     assert_eq!(sent.units[0].score, 10.0);
@@ -241,15 +273,27 @@ fn budget_cuts_never_exceed_the_budget_with_expanded_units() {
     let n1 = Expand::Neighbours(1);
     // c2: c1..c3 (6 words); c4: c3..c4 joins it into c1..c4 (8) > 7: stop
     let sent = send(&corpus, &chunks, n1, &[2, 4, 5], Cut::Budget(7));
-    assert_eq!((sent.ranges(), sent.tokens(), sent.hits.len()), (vec![(0, 6, 23)], 6, 1));
+    assert_eq!(
+        (sent.ranges(), sent.tokens(), sent.hits.len()),
+        (vec![(0, 6, 23)], 6, 1)
+    );
     // at 5, c2's window alone (6) is skipped for size; c0's (4) is taken; c4's would make 8
     let sent = send(&corpus, &chunks, n1, &[2, 0, 4], Cut::Budget(5));
     assert_eq!(sent.skipped_for_size, 1);
     assert_eq!((sent.ranges(), sent.tokens()), (vec![(0, 0, 11)], 4));
     // a hit whose parent is already sent adds nothing and is taken; the next parent stops it
     let (corpus_s, chunks_s) = sections();
-    let sent = send(&corpus_s, &chunks_s, Expand::Parent(1024), &[4, 5, 1], Cut::Budget(8));
-    assert_eq!((sent.ranges(), sent.tokens(), sent.hits.len()), (vec![(0, 30, 69)], 8, 2));
+    let sent = send(
+        &corpus_s,
+        &chunks_s,
+        Expand::Parent(1024),
+        &[4, 5, 1],
+        Cut::Budget(8),
+    );
+    assert_eq!(
+        (sent.ranges(), sent.tokens(), sent.hits.len()),
+        (vec![(0, 30, 69)], 8, 2)
+    );
     // every budget, every order: never over, and the count is the words of the text sent
     let orders: [&[usize]; 4] = [&[2, 4, 5, 0, 6], &[6, 0, 3, 1], &[4, 3, 2, 1, 0], &[5, 2]];
     for expand in [Expand::None, n1, Expand::Neighbours(2), Expand::Parent(3)] {

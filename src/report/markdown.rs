@@ -1,6 +1,6 @@
 //! report.md, rendered from the run's [`Outcome`]: the title, the sections of
-//! [`crate::report::sections`] as Markdown, the prefix and rerank comparisons
-//! ([`crate::report::rerank`]), the external chunkers' ([`crate::report::chunkers`]),
+//! [`crate::report::sections`] as Markdown, the prefix, rerank and expansion comparisons
+//! ([`crate::report::rerank`], [`crate::report::expand`]), the external chunkers' ([`crate::report::chunkers`]),
 //! then the judge's section
 //! ([`crate::report::judge_section::markdown`] of the judge's summary), then the drafted
 //! questions' ([`crate::report::drafts`]) when the golden set has drafts.
@@ -23,6 +23,13 @@ pub fn render(outcome: &Outcome) -> String {
         md.push('\n');
         md.push_str(&to_markdown(&[super::rerank::section(
             r,
+            &outcome.settings,
+        )]));
+    }
+    if let Some(e) = &outcome.expansions {
+        md.push('\n');
+        md.push_str(&to_markdown(&[super::expand::section(
+            e,
             &outcome.settings,
         )]));
     }

@@ -9,6 +9,7 @@ pub mod doc;
 pub mod drafts;
 pub mod drill;
 pub mod error;
+pub mod expand;
 pub mod golden_review;
 pub mod headline;
 pub mod html;

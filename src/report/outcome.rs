@@ -10,6 +10,7 @@ use super::drill::{self, DrillDown};
 use super::texts::{Texts, TextsError};
 use crate::chunking::external::PlacementCounts;
 use crate::judge::summary::JudgeSummary;
+use crate::select::expand::{self, Expansions};
 use crate::select::prefix::PrefixComparison;
 use crate::select::rerank::{self, Reranking};
 use crate::select::tradeoff::Tradeoff;
@@ -39,6 +40,8 @@ pub struct Outcome<'a> {
     pub prefixes: Vec<PrefixComparison>,
     /// The rerank comparison at the primary cut, when the grid reranks.
     pub reranking: Option<Reranking>,
+    /// The expansion comparison at every cut, when the grid has an expansion.
+    pub expansions: Option<Expansions>,
     /// The retriever of each configuration, by configuration id.
     pub retrievers: HashMap<String, String>,
     /// The judge's summary, when the run has judged answers: rendered by
@@ -121,6 +124,7 @@ impl<'j> Outcome<'j> {
             tradeoff,
             prefixes,
             reranking,
+            expansions: expand::compare(inputs.rows, inputs.questions, settings),
             drill,
             chunkers: inputs.chunkers.to_vec(),
             drafts,

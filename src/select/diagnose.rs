@@ -12,7 +12,8 @@
 //!   least `min_type_questions` questions, picks a different chunk size **and** that type's best
 //!   configuration is significantly better than the overall pick on that type's questions
 //!   (sign test, Holm-corrected within the type): consider parent-document retrieval (match on
-//!   small chunks, return their parent section).
+//!   small chunks, return their parent section). When the grid has an expansion the advice is
+//!   the measured answer instead ([`super::by_type`]).
 //! - **retrieval is the bottleneck**: the pick's own span recall@k (the mean per question; the
 //!   per-span figure beside it) is below `weak_recall` (0.7), or its **median** margin is
 //!   negative (on the typical question a wrong chunk outscores the right one; the share of
@@ -443,18 +444,24 @@ fn boundary_damage(sel: &Selection) -> Option<Diagnosis> {
     })
 }
 
-/// Question types whose own pick is another chunk size and significantly better there than
-/// the overall pick.
+/// Question types whose own pick is another chunk size (or expansion) and significantly better
+/// there than the overall pick.
 fn winner_by_question_type(sel: &Selection) -> Option<Diagnosis> {
     let w = sel.winner();
+    let other_size = |t: &TypePick| sel.configs[t.winner].chunk_size != w.chunk_size;
+    let other_expansion = |t: &TypePick| sel.configs[t.winner].expand != w.expand;
     let differing: Vec<&TypePick> = sel
         .by_type
         .iter()
-        .filter(|t| t.significant() && sel.configs[t.winner].chunk_size != w.chunk_size)
+        .filter(|t| t.significant() && (other_size(t) || other_expansion(t)))
         .collect();
     if differing.is_empty() {
         return None;
     }
+    let another = match differing.iter().all(|t| other_size(t)) {
+        true => "another chunk size",
+        false => "another chunk size or expansion",
+    };
     let parts: Vec<String> = differing
         .iter()
         .filter_map(|t| {
@@ -479,13 +486,13 @@ fn winner_by_question_type(sel: &Selection) -> Option<Diagnosis> {
         kind: DiagnosisKind::WinnerByQuestionType,
         evidence: format!(
             "on {} of {} question types the overall pick `{}` is significantly worse than \
-             another chunk size: {}",
+             {another}: {}",
             differing.len(),
             sel.by_type.len(),
             w.config_id,
             parts.join("; ")
         ),
-        advice: BY_TYPE_ADVICE.into(),
+        advice: super::by_type::advice(sel, BY_TYPE_ADVICE),
     })
 }
 

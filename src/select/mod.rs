@@ -24,8 +24,10 @@
 //! decision of `chunksweep sweep` exactly, without re-retrieval.
 
 mod align;
+pub mod by_type;
 pub mod cheaper;
 pub mod diagnose;
+pub mod expand;
 pub mod frontier;
 pub mod halves;
 pub mod plateau;
@@ -135,7 +137,10 @@ pub fn select(
             .join(" ");
     }
     let stability = stability(&wins, winner, settings.stable_share);
-    let by_type = picks_by_type(&inputs, &aligned.types, winner, settings);
+    let expanded: Vec<usize> = (0..rows.len())
+        .filter(|&i| !rows[i].expand.is_empty() && rows[i].expand != "none")
+        .collect();
+    let by_type = picks_by_type(&inputs, &aligned.types, winner, &expanded, settings);
     let candidates: Vec<usize> = p
         .order
         .iter()
@@ -376,11 +381,13 @@ fn challengers(p: &Plateau, rows: &[SweepRow], wanted: usize) -> Vec<usize> {
 
 /// The selection rule applied to each question type with enough questions (empty when fewer
 /// than two types qualify), with the overall pick tested against each type's best on that type's
-/// questions (Holm-corrected within the type).
+/// questions (Holm-corrected within the type), and each configuration of `expanded` tested the
+/// same way.
 fn picks_by_type(
     inputs: &[PlateauInput<'_>],
     types: &[String],
     overall: usize,
+    expanded: &[usize],
     s: &SelectionSettings,
 ) -> Vec<TypePick> {
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -407,6 +414,10 @@ fn picks_by_type(
                 overall_pick_span_recall: p.span_recall[overall],
                 best: p.best,
                 overall_vs_best: p.vs_best[overall],
+                expanded: expanded
+                    .iter()
+                    .map(|&e| (e, p.span_recall[e], p.vs_best[e]))
+                    .collect(),
             }
         })
         .collect()

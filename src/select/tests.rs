@@ -418,6 +418,72 @@ fn a_winner_that_differs_by_question_type_suggests_parent_documents() {
             .contains("explain (20 questions) → fixed-1024 (span recall 1.000")
     );
     assert!(d.advice.contains("parent-document retrieval"));
+    // without an expansion in the grid, the advice says how to measure one
+    assert!(
+        d.advice
+            .ends_with("sweep --expand none,neighbours:1,parent:1024 to measure both"),
+        "{}",
+        d.advice
+    );
+}
+
+#[test]
+fn a_winner_by_question_type_points_at_the_expansion_that_serves_every_type() {
+    // 160 facts, then 160 explanations. 64-token chunks find every fact and miss 8
+    // explanations; 1024-token chunks find every explanation and miss 40 facts; the 64-token
+    // chunks sent with their parents find everything, at 2,000 tokens per query.
+    let n = 320;
+    let small: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i < 312))).collect();
+    let big: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i >= 40))).collect();
+    let types: Vec<&'static str> = (0..n)
+        .map(|i| if i < 160 { "fact" } else { "explain" })
+        .collect();
+    let mut fakes = [
+        Fake::new("fixed-64", 64, 320.0, small.clone(), small),
+        Fake::new("fixed-1024", 1024, 5120.0, big.clone(), big),
+        Fake::new("fixed-64+parent", 64, 2000.0, vec![1.0; n], vec![1.0; n]),
+    ];
+    for f in &mut fakes {
+        f.types = types.clone();
+    }
+    let (mut rows, qs) = tables(&fakes);
+    rows[2].expand = "parent:1024".into();
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    // the pick is the cheapest configuration within δ of the best overall (8 of 320 missed),
+    // but on the explanations it misses 8 of 160: 8 against 0, sign test Holm p = 0.016
+    assert_eq!(sel.winner().config_id, "fixed-64");
+    let explain = &sel.by_type[0];
+    assert_eq!(explain.question_type, "explain");
+    assert_eq!(sel.configs[explain.winner].config_id, "fixed-64+parent");
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WinnerByQuestionType)
+        .expect("diagnosed");
+    assert!(
+        d.evidence
+            .contains("significantly worse than another chunk size or expansion"),
+        "{}",
+        d.evidence
+    );
+    assert!(
+        d.advice.starts_with(
+            "the grid measured the answer: `fixed-64+parent` is non-inferior within δ = 0.05 \
+             to the best on every question type at this cut, at 2000 tokens per query \
+             (explain: span recall 1.000, the type's best; fact: span recall 1.000, "
+        ),
+        "{}",
+        d.advice
+    );
+    // without the expansion the same sweep is told to measure one
+    let (rows, qs) = tables(&fakes[..2]);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WinnerByQuestionType)
+        .expect("diagnosed");
+    assert!(d.advice.contains("sweep --expand"), "{}", d.advice);
 }
 
 #[test]

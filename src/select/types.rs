@@ -368,6 +368,11 @@ pub struct TypePick {
     /// The overall pick against the type's best on that type's questions (empty when the
     /// overall pick is the type's best).
     pub overall_vs_best: Option<VsBest>,
+    /// Every expanded configuration ([`crate::expand`]; index into [`Selection::configs`]) with
+    /// its span recall on that type and its test against the type's best on that type's
+    /// questions (`None` when it is the type's best).
+    #[serde(skip)]
+    pub expanded: Vec<(usize, f64, Option<VsBest>)>,
 }
 
 impl TypePick {

@@ -242,7 +242,11 @@ impl ConfigIndex {
 
     /// The cutter of ranked lists into expanded units, for a configuration with an expansion
     /// (`None` without one: the chunks at the cut are sent).
-    pub fn sender<'a>(&'a self, corpus: &'a Corpus, tokens: &'a CorpusTokens) -> Option<Sender<'a>> {
+    pub fn sender<'a>(
+        &'a self,
+        corpus: &'a Corpus,
+        tokens: &'a CorpusTokens,
+    ) -> Option<Sender<'a>> {
         self.config.expand.is_expanded().then_some(Sender {
             expansion: &self.expansion,
             chunks: &self.chunks,
@@ -275,7 +279,12 @@ impl ConfigIndex {
                 ranking
                     .top
                     .iter()
-                    .map(|&i| (self.chunks[i].id(corpus), self.chunks[i].indexed_text(corpus)))
+                    .map(|&i| {
+                        (
+                            self.chunks[i].id(corpus),
+                            self.chunks[i].indexed_text(corpus),
+                        )
+                    })
                     .collect()
             }
             Some(sender) => sender

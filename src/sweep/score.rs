@@ -16,8 +16,8 @@ use crate::chunking::{self, Chunk, Strategy, semantic};
 use crate::corpus::Corpus;
 use crate::golden::GoldenSet;
 use crate::metrics::{
-    self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, SentRanges, cut_ranking,
-    rank_facts, score_sent,
+    self, Aggregate, ChunkTable, Cut, Depth, QuestionMetrics, SentRanges, cut_ranking, rank_facts,
+    score_sent,
 };
 use crate::retrieval::embeddings::EmbedRole;
 use crate::tokenize::CorpusTokens;
@@ -200,7 +200,11 @@ pub fn score_cuts(
                         hits: sent.hits.len(),
                         tie_at_cut: sent.tie_at_cut,
                     };
-                    (score_sent(q, &facts, &ranges), listed, sent.skipped_for_size)
+                    (
+                        score_sent(q, &facts, &ranges),
+                        listed,
+                        sent.skipped_for_size,
+                    )
                 }
             };
             at.questions_skipped_for_size += usize::from(skipped > 0);

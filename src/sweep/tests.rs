@@ -481,13 +481,21 @@ mod prefixes {
         // misses; its two parents are the whole of z.md, which holds the span
         let conflicts = &k1.questions[0];
         assert_eq!(conflicts.retrieved_chunk_ids, "z.md#parent0-1");
-        assert_eq!((none.cuts[0].questions[0].span_recall, conflicts.span_recall), (0.0, 1.0));
+        assert_eq!(
+            (none.cuts[0].questions[0].span_recall, conflicts.span_recall),
+            (0.0, 1.0)
+        );
         // the same ranking: MRR and the margin do not move
         assert_eq!(k1.row.mrr, none.cuts[0].row.mrr);
         assert_eq!(k1.row.margin, none.cuts[0].row.margin);
         for o in [&none, &parent, &outcome(Expand::Neighbours(1))] {
             for q in &o.cuts[1].questions {
-                assert!(q.tokens_retrieved <= 30, "{} {}", q.config_id, q.tokens_retrieved);
+                assert!(
+                    q.tokens_retrieved <= 30,
+                    "{} {}",
+                    q.config_id,
+                    q.tokens_retrieved
+                );
             }
         }
     }

@@ -1,0 +1,207 @@
+//! The "Expansion" section of report.md and report.html, rendered from the expansion comparison
+//! ([`crate::select::expand`]).
+
+use super::doc::{Align, Block, DocSection, Prose, Table};
+use crate::select::SelectionSettings;
+use crate::select::expand::{BestAgainstSingle, ExpandComparison, Expansions};
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// "at a budget of 2,000 tokens" or "at k = 5".
+fn cut_text(budget: Option<usize>, top_k: usize) -> String {
+    match budget {
+        Some(b) => format!("at a budget of {} tokens", thousands(b)),
+        None => format!("at k = {top_k}"),
+    }
+}
+
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The "Expansion" section: what the columns mean, one row per expanded configuration and cut,
+/// and per cut one sentence on the best expansion against the best single size.
+pub fn section(expansions: &Expansions, settings: &SelectionSettings) -> DocSection {
+    let conf = format!("{:.0}", settings.confidence * 100.0);
+    let intro = Prose::text(
+        "Each expanded configuration (neighbours:N sends each retrieved chunk with N chunks \
+         before and after it; parent:P sends its section, cut to at most P tokens) against the \
+         same configuration sending its chunks alone, at the same cut and on the same questions \
+         (expand_comparison.csv has every column). Span recall, coverage and IoU read the text \
+         sent; a budget takes hits in rank order while the units they add fit, never over it; \
+         MRR stays on the ranking. ",
+    )
+    .i(Prose::text("Δ span recall"))
+    .t(format!(
+        " is expanded − alone with a {conf}% paired bootstrap interval; "
+    ))
+    .i(Prose::text("−/+"))
+    .t(" count the questions whose span recall is higher alone / higher expanded; ")
+    .i(Prose::text("p"))
+    .t(" is the exact sign test on them (p ≥ 0.05: the sweep cannot tell the two apart).");
+    let mut blocks = vec![
+        Block::Para(intro),
+        Block::Table(table(&expansions.rows, &conf)),
+    ];
+    for b in &expansions.best {
+        blocks.push(Block::Para(best_sentence(b, settings.alpha)));
+    }
+    DocSection::new("Expansion", blocks)
+}
+
+/// One sentence: the best expansion of a cut against the best single size, worded by its test.
+pub fn best_sentence(b: &BestAgainstSingle, alpha: f64) -> Prose {
+    let at = cut_text(b.budget_tokens, b.top_k);
+    let numbers = format!(
+        "span recall {:.3} against {:.3} at {:.0} and {:.0} tokens per query; higher on {} \
+         questions, lower on {}; sign test, Holm p {}",
+        b.span_recall,
+        b.single_span_recall,
+        b.tokens_per_query,
+        b.single_tokens_per_query,
+        b.better,
+        b.worse,
+        p_text(b.p_holm)
+    );
+    let lead = Prose::new().c(&b.config_id);
+    if b.significant {
+        lead.t(format!(" beats the best single size "))
+            .c(&b.single_id)
+            .t(format!(" {at} ({numbers} < {alpha})."))
+    } else if b.span_recall > b.single_span_recall {
+        lead.t(" has a higher span recall than the best single size ")
+            .c(&b.single_id)
+            .t(format!(
+                " {at}, but the test cannot tell them apart ({numbers})."
+            ))
+    } else {
+        Prose::text(format!(
+            "No expansion has a higher span recall than the best single size "
+        ))
+        .c(&b.single_id)
+        .t(format!(" {at}; the best expansion is "))
+        .c(&b.config_id)
+        .t(format!(" ({numbers})."))
+    }
+}
+
+/// One row per expanded configuration and cut.
+fn table(rows: &[ExpandComparison], conf: &str) -> Table {
+    use Align::{Default as L, Right as R};
+    let head = vec![
+        "cut".to_string(),
+        "strategy".into(),
+        "size".into(),
+        "expand".into(),
+        "span recall alone → expanded".into(),
+        format!("Δ span recall [{conf}% CI]"),
+        "−/+, p".into(),
+        "coverage".into(),
+        "IoU".into(),
+        "tokens/query".into(),
+    ];
+    let rows = rows
+        .iter()
+        .map(|c| {
+            [
+                match c.budget_tokens {
+                    Some(b) => format!("budget {}", thousands(b)),
+                    None => format!("k = {}", c.top_k),
+                },
+                c.strategy.clone(),
+                c.chunk_size.to_string(),
+                c.expand.clone(),
+                format!("{:.3} → {:.3}", c.span_recall_none, c.span_recall),
+                format!(
+                    "{:+.3} [{:+.3}, {:+.3}]",
+                    c.delta_span_recall, c.delta_span_recall_lo, c.delta_span_recall_hi
+                ),
+                format!("{}/{}, p {}", c.sign_b, c.sign_c, p_text(c.sign_p)),
+                format!("{:.3} → {:.3}", c.coverage_none, c.coverage),
+                format!("{:.3} → {:.3}", c.char_iou_none, c.char_iou),
+                format!(
+                    "{} → {}",
+                    thousands(c.tokens_per_query_none.round() as usize),
+                    thousands(c.tokens_per_query.round() as usize)
+                ),
+            ]
+            .into_iter()
+            .map(Prose::text)
+            .collect()
+        })
+        .collect();
+    Table {
+        head,
+        align: vec![L, L, R, L, L, L, L, L, L, L],
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn best(span_recall: f64, p_holm: f64, significant: bool) -> BestAgainstSingle {
+        BestAgainstSingle {
+            budget_tokens: Some(2000),
+            top_k: 0,
+            config_id: "recursive-128-o19-none-bm25+parent1024-b2000".into(),
+            span_recall,
+            tokens_per_query: 1850.0,
+            single_id: "recursive-512-o76-none-bm25-b2000".into(),
+            single_span_recall: 0.8,
+            single_tokens_per_query: 1900.0,
+            better: 9,
+            worse: 1,
+            p_value: p_holm,
+            p_holm,
+            significant,
+        }
+    }
+
+    fn text(b: &BestAgainstSingle) -> String {
+        super::super::doc::to_markdown(&[DocSection::new(
+            "t",
+            vec![Block::Para(best_sentence(b, 0.05))],
+        )])
+    }
+
+    #[test]
+    fn the_sentence_claims_no_more_than_its_test() {
+        let beats = text(&best(0.9, 0.021, true));
+        assert!(
+            beats.contains(
+                "`recursive-128-o19-none-bm25+parent1024-b2000` beats the best single size \
+                 `recursive-512-o76-none-bm25-b2000` at a budget of 2,000 tokens (span recall \
+                 0.900 against 0.800 at 1850 and 1900 tokens per query; higher on 9 questions, \
+                 lower on 1; sign test, Holm p 0.021 < 0.05)."
+            ),
+            "{beats}"
+        );
+        let higher = text(&best(0.9, 0.2, false));
+        assert!(
+            higher.contains("but the test cannot tell them apart"),
+            "{higher}"
+        );
+        assert!(!higher.contains("beats"), "{higher}");
+        let lower = text(&best(0.7, 1.0, false));
+        assert!(
+            lower.contains("No expansion has a higher span recall than the best single size"),
+            "{lower}"
+        );
+    }
+}
