@@ -1,11 +1,12 @@
 //! The figures (plotters, SVG backend).
 //!
 //! - sweep.svg: four panels against chunk size (log axis, ticks at the sizes swept, in the
-//!   sizes' unit), one line per strategy: span recall@k with its 95% bootstrap interval,
+//!   sizes' unit), one line per strategy (and prefix and expansion other than `none`): span
+//!   recall@k with its 95% bootstrap interval,
 //!   coverage@k, the margin (with its interval), and tokens per query, so quality and cost are
 //!   read off one figure. The pick is ringed in black.
 //! - frontier.svg: span recall@k against tokens per query (log axis), every configuration a
-//!   dot in its strategy's colour, the cost–quality frontier as a black step line through the
+//!   dot in its series' colour (strategy, prefix, expansion), the cost–quality frontier as a black step line through the
 //!   configurations nothing dominates, and the pick ringed.
 //!
 //! Only SVG is written: the SVG backend needs no font files (text stays text), while PNG would
@@ -271,13 +272,15 @@ fn draw_frontier(
 }
 
 /// The series a configuration is drawn in: its strategy, with `+prefix` unless the prefix is
-/// `none`.
+/// `none`, then `+expansion` unless it sends its chunks alone (`markdown+parent:1024`).
 fn series(c: &ConfigSelection) -> String {
-    if c.prefix.is_empty() || c.prefix == "none" {
-        c.strategy.clone()
-    } else {
-        format!("{}+{}", c.strategy, c.prefix)
+    let mut name = c.strategy.clone();
+    for factor in [&c.prefix, &c.expand] {
+        if !factor.is_empty() && factor != "none" {
+            name = format!("{name}+{factor}");
+        }
     }
+    name
 }
 
 /// Draws sweep.svg into `out`; `path` names the figure in errors.
