@@ -2,8 +2,8 @@
 //! ([`crate::select::expand`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table};
-use crate::select::SelectionSettings;
 use crate::select::expand::{BestAgainstSingle, ExpandComparison, Expansions};
+use crate::select::{SelectionSettings, thousands};
 
 fn p_text(p: f64) -> String {
     if p < 0.001 {
@@ -16,21 +16,9 @@ fn p_text(p: f64) -> String {
 /// "at a budget of 2,000 tokens" or "at k = 5".
 fn cut_text(budget: Option<usize>, top_k: usize) -> String {
     match budget {
-        Some(b) => format!("at a budget of {} tokens", thousands(b)),
+        Some(b) => format!("at a budget of {} tokens", thousands(b as f64)),
         None => format!("at k = {top_k}"),
     }
-}
-
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The "Expansion" section: what the columns mean, one row per expanded configuration and cut,
@@ -67,19 +55,19 @@ pub fn section(expansions: &Expansions, settings: &SelectionSettings) -> DocSect
 pub fn best_sentence(b: &BestAgainstSingle, alpha: f64) -> Prose {
     let at = cut_text(b.budget_tokens, b.top_k);
     let numbers = format!(
-        "span recall {:.3} against {:.3} at {:.0} and {:.0} tokens per query; higher on {} \
+        "span recall {:.3} against {:.3} at {} and {} tokens per query; higher on {} \
          questions, lower on {}; sign test, Holm p {}",
         b.span_recall,
         b.single_span_recall,
-        b.tokens_per_query,
-        b.single_tokens_per_query,
+        thousands(b.tokens_per_query),
+        thousands(b.single_tokens_per_query),
         b.better,
         b.worse,
         p_text(b.p_holm)
     );
     let lead = Prose::new().c(&b.config_id);
     if b.significant {
-        lead.t(format!(" beats the best single size "))
+        lead.t(" beats the best single size ")
             .c(&b.single_id)
             .t(format!(" {at} ({numbers} < {alpha})."))
     } else if b.span_recall > b.single_span_recall {
@@ -89,13 +77,11 @@ pub fn best_sentence(b: &BestAgainstSingle, alpha: f64) -> Prose {
                 " {at}, but the test cannot tell them apart ({numbers})."
             ))
     } else {
-        Prose::text(format!(
-            "No expansion has a higher span recall than the best single size "
-        ))
-        .c(&b.single_id)
-        .t(format!(" {at}; the best expansion is "))
-        .c(&b.config_id)
-        .t(format!(" ({numbers})."))
+        Prose::text("No expansion has a higher span recall than the best single size ")
+            .c(&b.single_id)
+            .t(format!(" {at}; the best expansion is "))
+            .c(&b.config_id)
+            .t(format!(" ({numbers})."))
     }
 }
 
@@ -119,7 +105,7 @@ fn table(rows: &[ExpandComparison], conf: &str) -> Table {
         .map(|c| {
             [
                 match c.budget_tokens {
-                    Some(b) => format!("budget {}", thousands(b)),
+                    Some(b) => format!("budget {}", thousands(b as f64)),
                     None => format!("k = {}", c.top_k),
                 },
                 c.strategy.clone(),
@@ -135,8 +121,8 @@ fn table(rows: &[ExpandComparison], conf: &str) -> Table {
                 format!("{:.3} → {:.3}", c.char_iou_none, c.char_iou),
                 format!(
                     "{} → {}",
-                    thousands(c.tokens_per_query_none.round() as usize),
-                    thousands(c.tokens_per_query.round() as usize)
+                    thousands(c.tokens_per_query_none.round()),
+                    thousands(c.tokens_per_query.round())
                 ),
             ]
             .into_iter()
@@ -187,7 +173,7 @@ mod tests {
             beats.contains(
                 "`recursive-128-o19-none-bm25+parent1024-b2000` beats the best single size \
                  `recursive-512-o76-none-bm25-b2000` at a budget of 2,000 tokens (span recall \
-                 0.900 against 0.800 at 1850 and 1900 tokens per query; higher on 9 questions, \
+                 0.900 against 0.800 at 1,850 and 1,900 tokens per query; higher on 9 questions, \
                  lower on 1; sign test, Holm p 0.021 < 0.05)."
             ),
             "{beats}"

@@ -3,6 +3,7 @@
 //! non-inferior within δ to each type's best on that type's questions, or the nearest one when
 //! none is); without one, to sweep one.
 
+use super::text::thousands;
 use super::types::{Selection, TypePick};
 use crate::stats::Class;
 
@@ -75,11 +76,11 @@ pub fn advice(sel: &Selection, general: &str) -> String {
     match serving {
         Some(e) => format!(
             "the grid measured the answer: `{}` is non-inferior within δ = {delta} to the best \
-             on every question type at this cut, at {:.0} tokens per query ({}; paired t \
+             on every question type at this cut, at {} tokens per query ({}; paired t \
              bounds at one-sided α = {}), so small-to-big retrieval serves every type where no \
              single size does",
             sel.configs[e].config_id,
-            tokens(e),
+            thousands(tokens(e)),
             parts(e),
             sel.settings.alpha
         ),

@@ -469,7 +469,7 @@ fn a_winner_by_question_type_points_at_the_expansion_that_serves_every_type() {
     assert!(
         d.advice.starts_with(
             "the grid measured the answer: `fixed-64+parent` is non-inferior within δ = 0.05 \
-             to the best on every question type at this cut, at 2000 tokens per query \
+             to the best on every question type at this cut, at 2,000 tokens per query \
              (explain: span recall 1.000, the type's best; fact: span recall 1.000, "
         ),
         "{}",

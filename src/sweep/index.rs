@@ -240,6 +240,19 @@ impl ConfigIndex {
         Ok(ranked)
     }
 
+    /// The chunks retrieved for `query` at `cut`, best first, ties in chunk order: the top k,
+    /// or those that fit the context budget ([`cut_ranking`]). What is sent, expansions
+    /// included, is [`ConfigIndex::send`].
+    ///
+    /// # Errors
+    /// As [`ConfigIndex::rank`].
+    pub fn retrieve(&self, query: &str, cut: Cut) -> Result<Ranking, SweepError> {
+        let tokens = self.chunk_tokens();
+        let depth = Depth::new(&[cut], &tokens);
+        let ranked = self.rank(query, depth.ask)?;
+        Ok(cut_ranking(&depth.head(&ranked, &tokens), cut, &tokens).ranking)
+    }
+
     /// The cutter of ranked lists into expanded units, for a configuration with an expansion
     /// (`None` without one: the chunks at the cut are sent).
     pub fn sender<'a>(
