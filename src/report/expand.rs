@@ -56,12 +56,13 @@ pub fn best_sentence(b: &BestAgainstSingle, alpha: f64) -> Prose {
     let at = cut_text(b.budget_tokens, b.top_k);
     let numbers = format!(
         "span recall {:.3} against {:.3} at {} and {} tokens per query; higher on {} \
-         questions, lower on {}; sign test, Holm p {}",
+         question{}, lower on {}; sign test, Holm p {}",
         b.span_recall,
         b.single_span_recall,
         thousands(b.tokens_per_query),
         thousands(b.single_tokens_per_query),
         b.better,
+        if b.better == 1 { "" } else { "s" },
         b.worse,
         p_text(b.p_holm)
     );
