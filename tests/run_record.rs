@@ -89,7 +89,7 @@ fn selection_settings_given_to_sweep_are_recorded_and_report_reads_them_back() {
     let run = dir.path().join("run");
     sweep(&run, &["--rule", "seed", "--halves", "50"], PICK_48);
     let m = manifest(&run);
-    assert_eq!(m["schema_version"], 5);
+    assert_eq!(m["schema_version"], 6);
     assert_eq!(m["config"]["selection"]["rule"], "seed");
     assert_eq!(m["config"]["selection"]["halves"], 50);
     assert_eq!(m["config"]["selection"]["alpha"], 0.05);
