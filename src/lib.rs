@@ -3,7 +3,8 @@
 //! The modules follow the data flow of the design (see the README's code map):
 //! [`config`] and [`plan`] resolve the settings once; [`corpus`] and [`golden`] load the inputs;
 //! [`tokenize`] counts tokens; [`chunking`] splits documents; [`prepare`] embeds and writes
-//! model contexts before the sweep; [`retrieval`] ranks chunks; [`metrics`] scores each question;
+//! model contexts before the sweep; [`retrieval`] ranks chunks; [`expand`] turns a ranked list
+//! into what is sent (small-to-big retrieval); [`metrics`] scores each question;
 //! [`sweep`] runs the grid; [`select`] narrows it with statistics; [`judge`] generates and grades
 //! answers; [`report`] writes the run folder; [`pipeline`] runs the stages in order and
 //! [`events`] reports their progress; [`check`] compares a chunker with a baseline run through

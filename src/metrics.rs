@@ -34,7 +34,9 @@
 //! budget; a cut never sends more than its budget). With the ranking cut, the
 //! metrics above read "@cut" instead of "@k". A question is retrieved once and every cut is
 //! read from that one ranked list: the margin and the first correct rank come from the whole
-//! list ([`rank_facts`]), the rest from the cut ([`score_question`]).
+//! list ([`rank_facts`]), the rest from the cut ([`score_question`]). Under an expansion
+//! ([`crate::expand`]) the rest reads the units sent instead of the chunks ([`score_sent`]);
+//! MRR still counts the ranking's first correct rank, up to the hits taken at the cut.
 
 use serde::Serialize;
 
