@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use chunksweep::chunking::Strategy;
 use chunksweep::corpus::{Corpus, load_corpus};
+use chunksweep::expand::Expand;
 use chunksweep::golden::{self, GoldenFormat, GoldenSet};
 use chunksweep::prepare::embed::{EmbedError, EmbedStats, Embedder};
 use chunksweep::prepare::embed_cache::EmbedCache;
@@ -256,6 +257,67 @@ async fn dense_and_hybrid_rank_as_computed_by_hand_and_a_rerun_sends_nothing() {
             "a cached rerun gives the same row, embed_ms included"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dense_configuration_sends_its_neighbours_and_embeds_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, golden) = write_inputs(
+        dir.path(),
+        &format!("{P1}\n\n{P2}\n\n{P3}\n"),
+        &[json!({"id": "q1", "question": "When is payment due?", "evidence": [P2, P3]})],
+    );
+    let spec = SweepSpec {
+        strategies: vec![Strategy::Recursive],
+        sizes: vec![12],
+        overlap: Overlap::Tokens(0),
+        top_k: 1,
+        tokenizer: TokenizerKind::Cl100kBase,
+        retrievers: vec![RetrieverKind::Dense],
+        expand: vec![Expand::None, Expand::Neighbours(1)],
+        ..SweepSpec::default()
+    };
+    let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
+    let (server, _) = server().await;
+    let emb = embedder(&server, dir.path(), settings());
+    let (context, stats) = embed_for_sweep(&corpus, &tokens, &golden, &spec, &emb)
+        .await
+        .unwrap();
+    // the three chunks and the question, once: an expansion embeds nothing of its own
+    assert_eq!(stats.texts, 4);
+    let configs = expand(&spec).unwrap();
+    let outcomes = run_sweep(
+        &corpus,
+        &tokens,
+        &golden,
+        Grid {
+            configs: &configs,
+            cuts: &spec.cuts(),
+        },
+        &Arc::new(context),
+        false,
+        |_| {},
+    )
+    .unwrap();
+    // dense ranks P2 first (cosine 1); alone it holds one of the two spans
+    let alone = &outcomes[0].cuts[0];
+    assert_eq!(alone.questions[0].retrieved_chunk_ids, "a.md#1");
+    assert_eq!(alone.row.span_recall, 0.5);
+    // with its neighbours: P1 to P3, one unit, both spans; the same ranking for MRR
+    let wide = &outcomes[1].cuts[0];
+    assert_eq!(
+        wide.row.config_id,
+        "recursive-12-o0-none-dense+neighbours1-k1"
+    );
+    assert_eq!(wide.row.expand, "neighbours:1");
+    assert_eq!(wide.questions[0].retrieved_chunk_ids, "a.md#0-2");
+    assert_eq!(wide.row.span_recall, 1.0);
+    assert_eq!(wide.row.mrr, alone.row.mrr);
+    let text = corpus.docs[0].text.trim_end();
+    assert_eq!(
+        wide.questions[0].tokens_retrieved,
+        tokens.counter().count(text)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
