@@ -17,6 +17,7 @@ use crate::judge::JudgeSettings;
 use crate::llm::ClientConfig;
 use crate::prepare::contexts::ContextSettings;
 use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::external::RetrieverSpec;
 use crate::retrieval::rerank::RerankSettings;
 use crate::select::SelectionSettings;
 use crate::sweep::grid::{ConfigCut, ConfigSpec, SweepSpec, expand};
@@ -54,6 +55,10 @@ pub struct Plan {
     /// record cannot make a later command run a chunker.
     #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
     pub chunkers: Vec<ChunkerSpec>,
+    /// The external retrievers declared for this command by its config file's `[[retrievers]]`
+    /// (docs/retrievers.md), recorded likewise: never read back.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub retrievers: Vec<RetrieverSpec>,
     /// The folder of precomputed chunks files given (`--chunks`), recorded likewise.
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub chunks_dir: Option<PathBuf>,
@@ -200,6 +205,7 @@ impl Plan {
             sweep,
             configs,
             chunkers: declared.chunkers,
+            retrievers: declared.retrievers,
             chunks_dir: declared.dir,
             chunk_files: declared.files,
             dump_chunks: flags

@@ -215,6 +215,7 @@ fn prepare_for(
         dry_run,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
+        retrievers: &plan.retrievers,
     };
     Ok(rt.block_on(prepare::prepare(&inputs, events))?)
 }

@@ -6,8 +6,10 @@
 //! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes;
 //! 3. the chunks of dense and hybrid configurations embedded with their prefixes (contexts
 //!    included, so after step 2), and the questions ([`vectors::embed_chunks`]);
-//! 4. the first stage's candidates of reranked configurations reranked ([`rerank`]; after
-//!    step 3, as a dense first stage reads the embeddings).
+//! 4. the configurations of external retrievers indexed and queried through the user's engine
+//!    ([`retrievers`]; after step 3: it is sent the vectors);
+//! 5. the first stage's candidates of reranked configurations reranked ([`rerank`]; after
+//!    steps 3 and 4, as a dense or external first stage reads what they made).
 //!
 //! Embedding goes through [`embed`] and [`embed_cache`] (each distinct text once, cache first).
 //! The result is a plain [`RetrievalContext`] that every configuration reads, with what each step
@@ -17,6 +19,7 @@ pub mod contexts;
 pub mod embed;
 pub mod embed_cache;
 pub mod rerank;
+pub mod retrievers;
 pub mod vectors;
 
 use std::sync::Arc;
@@ -36,6 +39,7 @@ use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::{CallRecord, ClientConfig, LlmClient};
 use crate::retrieval::embeddings::{EmbedRole, EmbedSettings};
+use crate::retrieval::external::{RetrieverError, RetrieverSpec};
 use crate::retrieval::rerank::RerankSettings;
 use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
@@ -62,6 +66,9 @@ pub enum PrepareError {
     /// Reranking failed.
     #[error(transparent)]
     Rerank(#[from] RerankError),
+    /// An external retriever failed.
+    #[error(transparent)]
+    Retriever(#[from] RetrieverError),
 }
 
 impl PrepareError {
@@ -72,6 +79,7 @@ impl PrepareError {
             PrepareError::Embed(e) => e.exit_class(),
             PrepareError::Contexts(e) => e.exit_class(),
             PrepareError::Rerank(e) => e.exit_class(),
+            PrepareError::Retriever(e) => e.exit_class(),
         }
     }
 }
@@ -237,6 +245,8 @@ pub struct PrepareInputs<'a> {
     pub chunkers: &'a [ChunkerSpec],
     /// The precomputed chunks files the grid sweeps.
     pub chunk_files: &'a [ChunksFile],
+    /// The external retrievers declared for this command.
+    pub retrievers: &'a [RetrieverSpec],
 }
 
 /// Runs the steps the grid needs, in order, reporting progress to `events`.
@@ -360,6 +370,7 @@ pub async fn prepare(
         }
         None => None,
     };
+    let context = retriever_step(inputs, &configs, context, &mut would, events)?;
     let (context, rerank) = rerank_step(inputs, &configs, context, &mut would, events).await?;
     Ok(Prepared {
         context,
@@ -413,6 +424,54 @@ async fn rerank_step(
     }
     context.reranked = Arc::new(run.lists.clone());
     Ok((context, Some(run)))
+}
+
+/// Step 4: the configurations of `configs` with an external retriever indexed and queried
+/// ([`retrievers::retrieve_externally`]), their lists put in `context`, through the retriever
+/// cache beside the LLM response cache unless `[llm] cache = false`. In a dry run that sends
+/// something before this step, their vectors do not exist yet: they are named in
+/// `would.uncounted`.
+fn retriever_step(
+    inputs: &PrepareInputs<'_>,
+    configs: &[ConfigSpec],
+    mut context: RetrievalContext,
+    would: &mut WouldSend,
+    events: Events<'_>,
+) -> Result<RetrievalContext, PrepareError> {
+    let external = configs.iter().filter(|c| c.retriever.is_external());
+    if inputs.dry_run && !would.is_nothing() {
+        let ids = external.map(|c| format!("the external retrieval of {}", c.id()));
+        would.uncounted.extend(ids);
+        return Ok(context);
+    }
+    if external.count() == 0 {
+        return Ok(context);
+    }
+    let cache = inputs.llm.cache.then(|| {
+        inputs
+            .llm
+            .cache_path
+            .with_file_name(retrievers::RETRIEVER_CACHE)
+    });
+    let sink = chunker_log(events);
+    let shared = Arc::new(context);
+    let (lists, _) = retrievers::retrieve_externally(
+        &retrievers::RetrieverInputs {
+            corpus: inputs.corpus,
+            tokens: inputs.tokens,
+            golden: inputs.golden,
+            configs,
+            cuts: &inputs.spec.cuts(),
+            retrievers: inputs.retrievers,
+            cache: cache.as_deref(),
+            stderr: &sink,
+        },
+        &shared,
+        events,
+    )?;
+    context = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
+    context.retrieved = lists;
+    Ok(context)
 }
 
 /// The external configurations' chunks ([`run_chunkers`]; none when the grid has no external
@@ -469,7 +528,8 @@ fn chunk_externally(
     Ok(chunks)
 }
 
-/// Where external chunkers' stderr lines go: a note each, prefixed with the chunker's name.
+/// Where external chunkers' and retrievers' stderr lines go: a note each, prefixed with the
+/// name it was declared under.
 pub fn chunker_log<'a>(events: Events<'a>) -> impl Fn(&str, &str) + Sync + 'a {
     move |name, line| events(RunEvent::Note(format!("[{name}] {line}")))
 }

@@ -1,8 +1,8 @@
 //! The rerank step: for every reranked configuration of the grid, its first stage (the same
 //! configuration without reranking) ranks every question `depth` deep, and the reranker scores
 //! those candidates through the LLM client ([`LlmClient::rerank`]: rate limits, retries, the
-//! response cache, call records). The result is a plain [`RerankLists`] that the configuration's
-//! [`crate::retrieval::rerank::RerankedRetriever`] reads.
+//! response cache, call records). The result is a plain [`TopLists`] that the configuration's
+//! [`crate::retrieval::listed::ListedRetriever`] reads.
 //!
 //! A question's candidates go out in requests of `documents_per_request` documents (the chunk's
 //! indexed text: prefix, blank line, text), all requests of the grid at once, paced by the
@@ -24,7 +24,8 @@ use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::client::rerank::rerank_cost_usd;
 use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError, RerankRequest};
-use crate::retrieval::rerank::{RerankLists, RerankSettings, reranked};
+use crate::retrieval::listed::TopLists;
+use crate::retrieval::rerank::{RerankSettings, reranked};
 use crate::sweep::error::SweepError;
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{ConfigIndex, RetrievalContext};
@@ -93,7 +94,7 @@ pub struct RerankSummary {
 #[derive(Debug, Clone, Default)]
 pub struct RerankRun {
     /// Every reranked configuration's lists (empty in a dry run with requests to send).
-    pub lists: RerankLists,
+    pub lists: TopLists,
     /// Counts and cost.
     pub summary: RerankSummary,
     /// One record per request, cache hits included (none in a dry run).
@@ -293,7 +294,7 @@ pub async fn rerank_candidates(
     if let Some(e) = first_error {
         return Err(e);
     }
-    let mut lists = RerankLists::new();
+    let mut lists = TopLists::new();
     for (c, parts) in all.into_iter().zip(scores) {
         let joined: Vec<f64> = parts.into_iter().flatten().flatten().collect();
         lists

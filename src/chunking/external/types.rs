@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use super::locate::{Placed, Placement};
 use super::name::ExternalName;
 use super::protocol::Response;
+use super::session::Launch;
 use crate::chunking::chunk::{ChunkParams, Strategy};
 
 /// One configuration's responses, each document's (in corpus order) with whether the chunker
@@ -94,6 +95,17 @@ impl ChunkerSpec {
             files: Vec::new(),
             dir,
         })
+    }
+
+    /// Its command as a process to run.
+    pub fn launch(&self) -> Launch<'_> {
+        Launch {
+            name: &self.name,
+            command: &self.command,
+            dir: &self.dir,
+            timeout_s: self.timeout_s,
+            files: &self.files,
+        }
     }
 
     /// Checks the name, the command, the timeout and the share.
