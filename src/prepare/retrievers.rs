@@ -81,9 +81,12 @@ pub struct RetrieverSummary {
     pub wall_ms: f64,
 }
 
-/// A configuration's answers as cached: question text → hits (chunk, score), best first.
+/// A configuration's answers: question text → hits (chunk, score), best first.
+type Answered = Vec<(String, Vec<(usize, f64)>)>;
+
+/// A configuration's answers as cached.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Answers(Vec<(String, Vec<(usize, f64)>)>);
+struct Answers(Answered);
 
 /// One configuration to send: its lines and what checks the replies.
 struct Job {
@@ -295,7 +298,7 @@ fn run_one(
     Ok((summary, reply.scores))
 }
 
-fn to_lists(answers: Vec<(String, Vec<(usize, f64)>)>) -> HashMap<String, Vec<Hit>> {
+fn to_lists(answers: Answered) -> HashMap<String, Vec<Hit>> {
     answers
         .into_iter()
         .map(|(q, hits)| {
@@ -388,7 +391,7 @@ fn read_job(
     s: &mut Session<'_>,
     spec: &RetrieverSpec,
     job: &Job,
-) -> Result<Vec<(String, Vec<(usize, f64)>)>, RetrieverError> {
+) -> Result<Answered, RetrieverError> {
     let at = |question: Option<&str>, problem| RetrieverError {
         retriever: spec.name.clone(),
         config: Some(job.config.clone()),

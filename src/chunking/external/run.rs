@@ -13,9 +13,10 @@ use super::error::{ExternalError, Problem};
 use super::locate;
 use super::precomputed::{self, ChunksFile};
 use super::protocol::{self, Request, Response};
-use super::session::{Launch, Session};
+use super::session::Session;
 use super::types::{
-    ChunkerSpec, ConfigChunks, ExternalChunks, Identity, PlacementCounts, Responses, config_label,
+    ChunkerSpec, ConfigChunks, ExternalChunks, Identity, Launch, PlacementCounts, Responses,
+    config_label,
 };
 use crate::chunking::chunk::{ChunkParams, Strategy};
 use crate::corpus::Corpus;

@@ -12,11 +12,9 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use std::path::{Path, PathBuf};
-
 use super::error::Problem;
 use super::protocol::{self, Hello, HelloReply, LineProblem};
-use super::types::ChunkerSpec;
+use super::types::{ChunkerSpec, Launch};
 
 /// How many of the chunker's last stderr lines an error shows.
 pub const STDERR_TAIL: usize = 10;
@@ -27,22 +25,6 @@ const AFTER_EXIT: Duration = Duration::from_secs(1);
 
 /// Where the chunker's stderr lines go (each without its line break).
 pub type StderrSink<'a> = &'a (dyn Fn(&str) + Sync);
-
-/// A user's command as a process to run: what a `[[chunkers]]` and a `[[retrievers]]` table
-/// declare alike.
-#[derive(Debug, Clone, Copy)]
-pub struct Launch<'s> {
-    /// The name it is declared under (for errors).
-    pub name: &'s str,
-    /// The program and its arguments (no shell).
-    pub command: &'s [String],
-    /// The folder it runs in.
-    pub dir: &'s Path,
-    /// Longest wait for one line of its output, seconds.
-    pub timeout_s: f64,
-    /// More files or folders that are its code (hashed into its identity), relative to `dir`.
-    pub files: &'s [PathBuf],
-}
 
 /// A running external process (a chunker once [`Session::start`] has its hello).
 pub struct Session<'a> {

@@ -2,7 +2,7 @@
 //! code ([`Identity`]), and what it made ([`ExternalChunks`], with [`PlacementCounts`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -10,7 +10,6 @@ use sha2::{Digest, Sha256};
 use super::locate::{Placed, Placement};
 use super::name::ExternalName;
 use super::protocol::Response;
-use super::session::Launch;
 use crate::chunking::chunk::{ChunkParams, Strategy};
 
 /// One configuration's responses, each document's (in corpus order) with whether the chunker
@@ -36,6 +35,22 @@ impl SizeUnit {
             SizeUnit::Characters => "characters",
         }
     }
+}
+
+/// A user's command as a process to run: what a `[[chunkers]]` and a `[[retrievers]]` table
+/// declare alike.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'s> {
+    /// The name it is declared under (for errors).
+    pub name: &'s str,
+    /// The program and its arguments (no shell).
+    pub command: &'s [String],
+    /// The folder it runs in.
+    pub dir: &'s Path,
+    /// Longest wait for one line of its output, seconds.
+    pub timeout_s: f64,
+    /// More files or folders that are its code (hashed into its identity), relative to `dir`.
+    pub files: &'s [PathBuf],
 }
 
 fn default_timeout_s() -> f64 {

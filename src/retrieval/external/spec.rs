@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::chunking::external::ExternalName;
-use crate::chunking::external::session::Launch;
+use crate::chunking::external::types::Launch;
 
 fn default_timeout_s() -> f64 {
     60.0
