@@ -8,6 +8,7 @@ pub mod chunkers;
 pub mod doc;
 pub mod drafts;
 pub mod drill;
+pub mod engines;
 pub mod error;
 pub mod golden_review;
 pub mod headline;

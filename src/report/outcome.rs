@@ -10,6 +10,7 @@ use super::drill::{self, DrillDown};
 use super::texts::{Texts, TextsError};
 use crate::chunking::external::PlacementCounts;
 use crate::judge::summary::JudgeSummary;
+use crate::select::engines::{self, EngineComparison};
 use crate::select::prefix::PrefixComparison;
 use crate::select::rerank::{self, Reranking};
 use crate::select::tradeoff::Tradeoff;
@@ -39,6 +40,8 @@ pub struct Outcome<'a> {
     pub prefixes: Vec<PrefixComparison>,
     /// The rerank comparison at the primary cut, when the grid reranks.
     pub reranking: Option<Reranking>,
+    /// External retrievers against exact cosine at the primary cut (empty without one).
+    pub engines: Vec<EngineComparison>,
     /// The retriever of each configuration, by configuration id.
     pub retrievers: HashMap<String, String>,
     /// The judge's summary, when the run has judged answers: rendered by
@@ -105,6 +108,12 @@ impl<'j> Outcome<'j> {
             selection.budget_tokens(),
             settings,
         );
+        let engines = engines::compare(
+            inputs.rows,
+            inputs.questions,
+            selection.budget_tokens(),
+            settings,
+        );
         Outcome {
             run_name: run_name.to_string(),
             label: inputs.label.to_string(),
@@ -121,6 +130,7 @@ impl<'j> Outcome<'j> {
             tradeoff,
             prefixes,
             reranking,
+            engines,
             drill,
             chunkers: inputs.chunkers.to_vec(),
             drafts,

@@ -26,8 +26,10 @@
 mod align;
 pub mod cheaper;
 pub mod diagnose;
+pub mod engines;
 pub mod frontier;
 pub mod halves;
+pub mod paired;
 pub mod plateau;
 pub mod prefix;
 mod reason;
