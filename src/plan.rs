@@ -195,7 +195,7 @@ impl Plan {
             Some(dir) => dir.clone(),
             None => new_run_dir(Path::new("results"), now),
         };
-        Ok(Plan {
+        let plan = Plan {
             corpus,
             reading,
             golden,
@@ -228,7 +228,29 @@ impl Plan {
             compare_prefix: options.compare_prefix,
             dry_run: options.dry_run,
             merged: options.merged,
-        })
+        };
+        plan.check_rerank_server()?;
+        Ok(plan)
+    }
+
+    /// Refuses a reranked grid whose reranker server resolves to OpenAI's API, which serves no
+    /// `/rerank`: no `[rerank] base_url` (`--rerank-base-url`) and the `[llm]` server is the
+    /// default one.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] saying to set `[rerank] base_url`.
+    fn check_rerank_server(&self) -> Result<(), ConfigError> {
+        let Some(r) = self.rerank.as_ref().filter(|r| r.base_url.is_none()) else {
+            return Ok(());
+        };
+        if self.llm.resolved_base_url() != crate::llm::config::DEFAULT_BASE_URL {
+            return Ok(());
+        }
+        Err(ConfigError::Invalid(format!(
+            "rerank: no reranker server for {}: set [rerank] base_url (or --rerank-base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp's server; the [llm] server it would otherwise use is {}, which serves no /rerank",
+            r.model,
+            crate::llm::config::DEFAULT_BASE_URL
+        )))
     }
 }
 

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::numbers::thousands;
 use crate::prepare::contexts::ContextCount;
 use crate::prepare::embed::EmbedStats;
 use crate::prepare::rerank::RerankSummary;
@@ -86,9 +87,14 @@ impl WouldSend {
                 || "cost unknown: no price".to_string(),
                 |u| format!("${u:.4}"),
             );
+            let n = |x: usize| thousands(x as f64);
             parts.push(format!(
                 "{} rerank request(s) ({} of {} not in the cache, {} documents in all, about {} tokens, {cost})",
-                r.sent, r.sent, r.requests, r.documents, r.tokens_sent
+                n(r.sent),
+                n(r.sent),
+                n(r.requests),
+                n(r.documents),
+                thousands(r.tokens_sent as f64)
             ));
         }
         let mut line = format!("the sweep would send {}", parts.join(" and "));
