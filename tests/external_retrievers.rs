@@ -175,6 +175,34 @@ async fn an_external_exact_cosine_scores_as_dense_and_a_rerun_asks_nothing() {
             row(&rows2, id)["span_recall"]
         );
     }
+    // the report pairs each with its dense twin: the same hits, no discordant question
+    let compared = read_csv(&dir.path().join("one/retriever_comparison.csv"));
+    assert_eq!(compared.len(), 2);
+    for c in &compared {
+        assert_eq!(c["exact_id"], c["config_id"].replace("scripted", "dense"));
+        assert_eq!(
+            (
+                c["delta_span_recall"].as_str(),
+                c["mcnemar_b"].as_str(),
+                c["mcnemar_c"].as_str()
+            ),
+            ("0.0", "0", "0")
+        );
+    }
+    let report = std::fs::read_to_string(dir.path().join("one/report.md")).unwrap();
+    assert!(report.contains("## Your retriever against exact cosine"));
+
+    // a pick retrieved by the scripted retriever carries its identity in its fingerprint
+    let only = sweep(&cfg, &dir.path().join("three"), "scripted", "").await;
+    assert!(only.status.success());
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("three/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let identity = &manifest["fingerprints"]["chunker"]["external_retriever"];
+    assert_eq!(identity["reported"], "scripted-cosine");
+    assert_eq!(identity["versions"], json!({"scripted": "1"}));
+    assert_eq!(identity["command"][0], "python3");
 }
 
 /// Each fault (on the second configuration, but `db_down`): its exit code and its message

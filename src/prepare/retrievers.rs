@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use crate::chunking::external::cache::ChunkerCache;
 use crate::chunking::external::protocol::shorten;
 use crate::chunking::external::run::hashed_files;
-use crate::chunking::external::session::Session;
+use crate::chunking::external::session::{Session, StderrSink};
 use crate::corpus::Corpus;
 use crate::events::{Events, RunEvent, Step};
 use crate::golden::GoldenSet;
@@ -125,6 +125,7 @@ pub fn retrieve_externally(
     }
     let mut lists = TopLists::new();
     let mut scales = HashMap::new();
+    let mut identities = HashMap::new();
     let mut summaries = Vec::new();
     if wanted.is_empty() {
         return Ok((RetrievedLists::default(), summaries));
@@ -165,7 +166,7 @@ pub fn retrieve_externally(
         if mine.is_empty() {
             continue;
         }
-        let (summary, scale) = run_one(
+        let (summary, scale, identity) = run_one(
             inputs,
             spec,
             &mine,
@@ -175,6 +176,7 @@ pub fn retrieve_externally(
             events,
         )?;
         scales.insert(spec.name.clone(), scale.margin());
+        identities.insert(spec.name.clone(), identity);
         summaries.push(summary);
     }
     let line: Vec<String> = summaries.iter().map(summary_line).collect();
@@ -186,6 +188,7 @@ pub fn retrieve_externally(
         RetrievedLists {
             lists: Arc::new(lists),
             scales,
+            identities,
         },
         summaries,
     ))
@@ -209,21 +212,13 @@ fn cache_problem(p: crate::chunking::external::Problem) -> RetrieverProblem {
     RetrieverProblem::Cache(p.to_string())
 }
 
-/// Starts `spec`, takes its hello, answers each of `configs` from the cache or by asking, and
-/// puts the lists in `lists`.
-fn run_one(
-    inputs: &RetrieverInputs<'_>,
+/// Starts `spec` and takes its hello: the session, how its scores compare, and its identity.
+fn greet<'a>(
     spec: &RetrieverSpec,
-    configs: &[&ConfigSpec],
-    cache: Option<&ChunkerCache>,
-    context: &Arc<RetrievalContext>,
-    lists: &mut TopLists,
-    events: Events<'_>,
-) -> Result<(RetrieverSummary, ScoreScale), RetrieverError> {
-    let started = Instant::now();
-    let sink = |line: &str| (inputs.stderr)(&spec.name, line);
+    sink: StderrSink<'a>,
+) -> Result<(Session<'a>, ScoreScale, RetrieverIdentity), RetrieverError> {
     let process = |p| RetrieverError::process(&spec.name, p);
-    let mut session = Session::spawn(&spec.launch(), &sink).map_err(process)?;
+    let mut session = Session::spawn(&spec.launch(), sink).map_err(process)?;
     let hello = Hello {
         protocol: protocol::PROTOCOL,
         version: protocol::VERSION,
@@ -241,6 +236,38 @@ fn run_one(
         versions: reply.versions.clone(),
         protocol: protocol::VERSION,
     };
+    Ok((session, reply.scores, identity))
+}
+
+/// The identity of `spec`, from its hello (it is sent nothing else): what `check` records of
+/// a pick's external retriever. Its stderr lines go to `stderr` with its name.
+///
+/// # Errors
+/// [`RetrieverError`] when it cannot start, answer its hello or exit 0.
+pub fn identify(
+    spec: &RetrieverSpec,
+    stderr: &(dyn Fn(&str, &str) + Sync),
+) -> Result<RetrieverIdentity, RetrieverError> {
+    let sink = |line: &str| stderr(&spec.name, line);
+    let (mut session, _, identity) = greet(spec, &sink)?;
+    session.exchange(std::iter::empty(), |_| Ok(()), RetrieverError::process)?;
+    Ok(identity)
+}
+
+/// Starts `spec`, takes its hello, answers each of `configs` from the cache or by asking, and
+/// puts the lists in `lists`.
+fn run_one(
+    inputs: &RetrieverInputs<'_>,
+    spec: &RetrieverSpec,
+    configs: &[&ConfigSpec],
+    cache: Option<&ChunkerCache>,
+    context: &Arc<RetrievalContext>,
+    lists: &mut TopLists,
+    events: Events<'_>,
+) -> Result<(RetrieverSummary, ScoreScale, RetrieverIdentity), RetrieverError> {
+    let started = Instant::now();
+    let sink = |line: &str| (inputs.stderr)(&spec.name, line);
+    let (mut session, scale, identity) = greet(spec, &sink)?;
     let mut summary = RetrieverSummary {
         retriever: spec.name.clone(),
         reported: identity.label(),
@@ -295,7 +322,7 @@ fn run_one(
         RetrieverError::process,
     )?;
     summary.wall_ms = started.elapsed().as_secs_f64() * 1e3;
-    Ok((summary, reply.scores))
+    Ok((summary, scale, identity))
 }
 
 fn to_lists(answers: Answered) -> HashMap<String, Vec<Hit>> {

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::external::spec::RetrieverIdentity;
 use super::retriever::{Hit, MarginScale, Ranked, RetrievalError, Retriever};
 
 /// Ranked lists by configuration id, then question text: hits best first (chunk indices of the
@@ -21,6 +22,8 @@ pub struct RetrievedLists {
     pub lists: Arc<TopLists>,
     /// The margin's reading of each retriever's scores (from its hello).
     pub scales: HashMap<String, MarginScale>,
+    /// Each retriever's identity (its fingerprint in the manifest).
+    pub identities: HashMap<String, RetrieverIdentity>,
 }
 
 /// A configuration's retriever that reads the lists a prepare step made.
