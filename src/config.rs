@@ -170,6 +170,10 @@ pub struct ConfigFile {
     pub chunkers: Vec<crate::chunking::external::ChunkerSpec>,
     /// A folder of precomputed chunks files (docs/chunkers.md).
     pub chunks: Option<PathBuf>,
+    /// External retrievers (`[[retrievers]]`), swept as retrievers by name
+    /// (docs/retrievers.md).
+    #[serde(default)]
+    pub retrievers: Vec<crate::retrieval::external::RetrieverSpec>,
 }
 
 impl ConfigFile {
@@ -222,6 +226,9 @@ impl ConfigFile {
         };
         for chunker in &mut file.chunkers {
             chunker.dir = folder.to_path_buf();
+        }
+        for retriever in &mut file.retrievers {
+            retriever.dir = folder.to_path_buf();
         }
         Ok(file)
     }

@@ -11,6 +11,9 @@ pub enum Step {
     Contexts,
     /// Reranking the first stage's candidates of reranked configurations (one unit per request).
     Rerank,
+    /// Indexing and querying the configurations of external retrievers (one unit per
+    /// configuration).
+    Retrieve,
     /// Scoring every configuration of the grid.
     Sweep,
     /// Generating and grading answers (one unit per call).
@@ -24,6 +27,7 @@ impl Step {
             Step::Embed => "embed",
             Step::Contexts => "llm_context",
             Step::Rerank => "rerank",
+            Step::Retrieve => "retrieve",
             Step::Sweep => "sweep",
             Step::Judge => "judge",
         }
@@ -35,6 +39,7 @@ impl Step {
             Step::Embed => "texts",
             Step::Contexts => "chunks",
             Step::Rerank => "requests",
+            Step::Retrieve => "configurations",
             Step::Sweep => "configurations",
             Step::Judge => "calls",
         }

@@ -38,6 +38,9 @@ pub const EMBED_CALLS: &str = "embed_calls.csv";
 pub const EXPAND_COMPARISON: &str = "expand_comparison.csv";
 /// Each reranked configuration against the same configuration without reranking.
 pub const RERANK_COMPARISON: &str = "rerank_comparison.csv";
+/// Each configuration of an external retriever against the same configuration under exact
+/// cosine.
+pub const RETRIEVER_COMPARISON: &str = "retriever_comparison.csv";
 /// Every rerank request of the prepare step (cache hits included).
 pub const RERANK_CALLS: &str = "rerank_calls.csv";
 /// What the rerank step did: counts, tokens, cost, time.

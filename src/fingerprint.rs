@@ -21,6 +21,7 @@ use crate::corpus::Corpus;
 use crate::golden::{GoldenSet, Question};
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::external::RetrieverIdentity;
 use crate::retrieval::hybrid::HybridSettings;
 use crate::sweep::grid::{ConfigCut, RetrieverKind, SweepSpec};
 use crate::tokenize::TokenizerKind;
@@ -114,6 +115,10 @@ pub struct Chunker {
     /// An external chunker's command, hashed files and reported versions (docs/chunkers.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<Identity>,
+    /// An external retriever's command, hashed files and reported versions (index settings
+    /// included; docs/retrievers.md), when the configuration's retriever is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_retriever: Option<RetrieverIdentity>,
     /// chunksweep's version.
     pub chunksweep: String,
     /// The splitting and tokenizing libraries this chunker uses, with their versions
@@ -122,6 +127,12 @@ pub struct Chunker {
 }
 
 impl Chunker {
+    /// The same chunker retrieved by the external retriever of `identity` (none: unchanged).
+    pub fn with_retriever(mut self, identity: Option<&RetrieverIdentity>) -> Chunker {
+        self.external_retriever = identity.cloned();
+        self
+    }
+
     /// The chunker of `config` in a sweep of `spec` (its tokenizer, hybrid and semantic
     /// settings) with `embed` (when the sweep embeds), with the library versions taken from
     /// `libraries` ([`built_libraries`] for this binary), and for an external strategy the
@@ -159,6 +170,7 @@ impl Chunker {
                 _ => e.model.clone(),
             }),
             external: external.cloned(),
+            external_retriever: None,
             chunksweep: env!("CARGO_PKG_VERSION").to_string(),
             libraries: libraries_for(strategy, spec.tokenizer, &c.bm25, libraries),
         }

@@ -27,6 +27,7 @@ pub mod golden;
 pub mod judge;
 pub mod llm;
 pub mod metrics;
+pub mod numbers;
 pub mod pipeline;
 pub mod plan;
 pub mod prepare;

@@ -17,6 +17,7 @@ use crate::judge::JudgeSettings;
 use crate::llm::ClientConfig;
 use crate::prepare::contexts::ContextSettings;
 use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::external::RetrieverSpec;
 use crate::retrieval::rerank::RerankSettings;
 use crate::select::SelectionSettings;
 use crate::sweep::grid::{ConfigCut, ConfigSpec, SweepSpec, expand};
@@ -54,6 +55,10 @@ pub struct Plan {
     /// record cannot make a later command run a chunker.
     #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
     pub chunkers: Vec<ChunkerSpec>,
+    /// The external retrievers declared for this command by its config file's `[[retrievers]]`
+    /// (docs/retrievers.md), recorded likewise: never read back.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub retrievers: Vec<RetrieverSpec>,
     /// The folder of precomputed chunks files given (`--chunks`), recorded likewise.
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub chunks_dir: Option<PathBuf>,
@@ -190,7 +195,7 @@ impl Plan {
             Some(dir) => dir.clone(),
             None => new_run_dir(Path::new("results"), now),
         };
-        Ok(Plan {
+        let plan = Plan {
             corpus,
             reading,
             golden,
@@ -200,6 +205,7 @@ impl Plan {
             sweep,
             configs,
             chunkers: declared.chunkers,
+            retrievers: declared.retrievers,
             chunks_dir: declared.dir,
             chunk_files: declared.files,
             dump_chunks: flags
@@ -222,7 +228,29 @@ impl Plan {
             compare_prefix: options.compare_prefix,
             dry_run: options.dry_run,
             merged: options.merged,
-        })
+        };
+        plan.check_rerank_server()?;
+        Ok(plan)
+    }
+
+    /// Refuses a reranked grid whose reranker server resolves to OpenAI's API, which serves no
+    /// `/rerank`: no `[rerank] base_url` (`--rerank-base-url`) and the `[llm]` server is the
+    /// default one.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] saying to set `[rerank] base_url`.
+    fn check_rerank_server(&self) -> Result<(), ConfigError> {
+        let Some(r) = self.rerank.as_ref().filter(|r| r.base_url.is_none()) else {
+            return Ok(());
+        };
+        if self.llm.resolved_base_url() != crate::llm::config::DEFAULT_BASE_URL {
+            return Ok(());
+        }
+        Err(ConfigError::Invalid(format!(
+            "rerank: no reranker server for {}: set [rerank] base_url (or --rerank-base-url), e.g. http://127.0.0.1:8080/v1 for llama.cpp's server; the [llm] server it would otherwise use is {}, which serves no /rerank",
+            r.model,
+            crate::llm::config::DEFAULT_BASE_URL
+        )))
     }
 }
 

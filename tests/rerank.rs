@@ -458,3 +458,80 @@ async fn check_against_a_reranked_pick() {
     // 2 questions × 2 requests, from the cache: nothing sent again
     assert_eq!(mock.reranks.lock().unwrap().len(), 4);
 }
+
+/// A reranked grid with no reranker server (no `[rerank] base_url`, the `[llm]` server the
+/// default OpenAI one) is refused before anything runs, naming `[rerank] base_url`; a local
+/// server that refuses the connection fails at once with what to check, and a base URL without
+/// `/v1` that gets a 404 says which URL was called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_unreachable_or_unversioned_rerank_server_is_named() {
+    let (server, mock) = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let text = std::fs::read_to_string(&cfg).unwrap();
+
+    let no_server = text.replace(&format!("base_url = \"{}/v1\"\n", server.uri()), "");
+    std::fs::write(&cfg, &no_server).unwrap();
+    let out = chunksweep(
+        &cfg,
+        "sweep",
+        &dir.path().join("a"),
+        "none,mock-rerank",
+        &[],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("rerank: no reranker server for mock-rerank: set [rerank] base_url (or --rerank-base-url)"),
+        "{stderr}"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+
+    // nothing listens on port 9 of this machine
+    std::fs::write(
+        &cfg,
+        format!("{text}base_url = \"http://127.0.0.1:9/v1\"\n"),
+    )
+    .unwrap();
+    let out = chunksweep(
+        &cfg,
+        "sweep",
+        &dir.path().join("b"),
+        "none,mock-rerank",
+        &[],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "http://127.0.0.1:9/v1/rerank: gave up after 1 attempts; last error: connection failed"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(a server on this machine that cannot be reached is not retried: is it running on that port?)"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("b/sweep.csv").exists());
+
+    // the mock serves /v1/rerank, not /rerank: a 404 naming the URL called
+    std::fs::write(&cfg, format!("{text}base_url = \"{}\"\n", server.uri())).unwrap();
+    let out = chunksweep(
+        &cfg,
+        "sweep",
+        &dir.path().join("c"),
+        "none,mock-rerank",
+        &[],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let want = format!(
+        "(the base URL {0} has no /v1: {0}/rerank was called; a v1 server's base URL ends in /v1, so try {0}/v1, or --rerank-api tei for text-embeddings-inference)",
+        server.uri()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(mock.reranks.lock().unwrap().is_empty());
+}

@@ -280,6 +280,7 @@ const ORDER: &[&str] = &[
     "semantic",
     "embed_model",
     "external",
+    "external_retriever",
     "chunksweep",
     "libraries",
 ];

@@ -71,7 +71,7 @@ impl Progress {
                         Step::Judge | Step::Contexts | Step::Rerank => {
                             format!("spent ${spent:.4}{}", if cached { " (cached)" } else { "" })
                         }
-                        Step::Embed | Step::Sweep => label,
+                        Step::Embed | Step::Retrieve | Step::Sweep => label,
                     };
                     bar.set_message(msg);
                 }

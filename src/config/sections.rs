@@ -51,8 +51,9 @@ pub struct SweepSection {
     /// Token unit: cl100k_base (default), o200k_base or words.
     #[arg(long, value_name = "NAME")]
     pub tokenizer: Option<TokenizerKind>,
-    /// Retrievers, comma-separated: bm25 (default), dense, hybrid (dense and hybrid need an
-    /// embeddings server, see [embed]).
+    /// Retrievers, comma-separated: bm25 (default), dense, hybrid, or a [[retrievers]] name
+    /// (your own engine; docs/retrievers.md); all but bm25 need an embeddings server, see
+    /// [embed].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub retrievers: Option<Vec<RetrieverKind>>,
     /// Contextual prefixes, comma-separated: none (default), title, heading_path, title_heading,

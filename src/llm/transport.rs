@@ -167,6 +167,17 @@ impl Transport {
                     }
                     timeouts += u32::from(e.is_timeout());
                     last = self.scrub(&describe(&e));
+                    if e.is_connect() && crate::llm::config::is_local_url(&self.send_url) {
+                        // a server on this machine that refuses the connection is not
+                        // running: waiting for it would only delay the same error
+                        return Err(SendError::Fatal(LlmError::Exhausted {
+                            endpoint: format!("{}{endpoint}", self.shown_url),
+                            attempts: tries,
+                            last: format!(
+                                "{last} (a server on this machine that cannot be reached is not retried: is it running on that port?)"
+                            ),
+                        }));
+                    }
                 }
                 Ok(resp) => {
                     let status = resp.status().as_u16();

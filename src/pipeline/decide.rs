@@ -95,6 +95,9 @@ fn write_reports(dir: &mut RunDir, outcome: &Outcome) -> Result<Vec<PathBuf>, Re
     if let Some(e) = &outcome.expansions {
         written.push(dir.write_csv(files::EXPAND_COMPARISON, &e.rows)?);
     }
+    if !outcome.engines.is_empty() {
+        written.push(dir.write_csv(files::RETRIEVER_COMPARISON, &outcome.engines)?);
+    }
     let [sweep_svg, frontier_svg] = plot::figures(&outcome.selection, &outcome.run_name)?;
     written.push(dir.write_text(files::REPORT, &markdown::render(outcome))?);
     written.push(dir.write_text(files::HTML, &html::render(outcome, Some(&sweep_svg)))?);

@@ -445,6 +445,7 @@ fn items_of_run(
         dry_run,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
+        retrievers: &plan.retrievers,
     };
     let prepared = rt.block_on(prepare::prepare(&inputs, events))?;
     if let Some(w) = prepared.would_send.filter(|w| !w.is_nothing()) {

@@ -41,6 +41,7 @@ use crate::report::manifest::{MANIFEST_SCHEMA, Manifest, ManifestInputs, PhaseTi
 use crate::report::read::ReadError;
 use crate::report::run_dir::RunDir;
 use crate::retrieval::embeddings::EmbedSettings;
+use crate::retrieval::external::RetrieverIdentity;
 use crate::sweep::grid::{ConfigCut, expand};
 use crate::sweep::rows::StageTimes;
 
@@ -91,6 +92,8 @@ pub(super) struct SweepRecord<'a> {
     pub contexts: Option<&'a ContextSummary>,
     /// The identity of the external chunker that made the pick's chunks.
     pub external: Option<&'a Identity>,
+    /// The identity of the pick's external retriever, when it has one.
+    pub external_retriever: Option<&'a RetrieverIdentity>,
     /// Phase times, ms.
     pub phases: PhaseTimes,
     /// Each configuration's stage times, ms, by configuration id.
@@ -115,7 +118,8 @@ pub(super) fn write_manifest(
         plan.embed.as_ref(),
         &built_libraries(),
         swept.external,
-    );
+    )
+    .with_retriever(swept.external_retriever);
     let manifest = Manifest {
         schema_version: MANIFEST_SCHEMA,
         tool: "chunksweep",

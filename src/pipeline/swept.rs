@@ -18,6 +18,7 @@ use crate::report::manifest::ManifestInputs;
 use crate::report::manifest::PhaseTimes;
 use crate::report::read;
 use crate::report::run_dir::RunDir;
+use crate::retrieval::external::{RetrieverError, RetrieverIdentity, RetrieverProblem};
 use crate::sweep::SweepError;
 use crate::sweep::driver::{Grid, run_sweep};
 use crate::sweep::grid::ConfigCut;
@@ -94,6 +95,11 @@ impl Swept {
                 .external
                 .get(&pick.config.params)
                 .map(|c| &c.identity),
+            external_retriever: self
+                .context
+                .retrieved
+                .identities
+                .get(pick.config.retriever.name()),
             phases: self.phases,
             config_times: self
                 .outcomes
@@ -192,6 +198,30 @@ pub(super) fn identify_external(
         .map_err(|e| Error::Prepare(prepare::PrepareError::External(e)))
 }
 
+/// The identity of `config`'s external retriever under `plan`, from its hello (it is sent
+/// nothing else), for `check`'s fingerprint.
+///
+/// # Errors
+/// [`crate::retrieval::external::RetrieverError`] (in [`crate::prepare::PrepareError`]) when
+/// the retriever is not declared for this command, cannot start or answer its hello.
+pub(super) fn identify_retriever(
+    plan: &Plan,
+    config: &ConfigCut,
+    events: Events<'_>,
+) -> Result<RetrieverIdentity, Error> {
+    let name = config.config.retriever.name();
+    let fail = |e| Error::Prepare(prepare::PrepareError::Retriever(e));
+    let Some(spec) = plan.retrievers.iter().find(|r| r.name == name) else {
+        return Err(fail(RetrieverError::new(
+            name,
+            RetrieverProblem::Inputs(
+                "no retriever of this name is declared for this command: declare it in the config file's [[retrievers]] (a baseline never supplies a command)".into(),
+            ),
+        )));
+    };
+    prepare::retrievers::identify(spec, &prepare::chunker_log(events)).map_err(fail)
+}
+
 /// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent).
 fn prepare_for(
     plan: &Plan,
@@ -215,6 +245,7 @@ fn prepare_for(
         dry_run,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
+        retrievers: &plan.retrievers,
     };
     Ok(rt.block_on(prepare::prepare(&inputs, events))?)
 }

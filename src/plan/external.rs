@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::chunking::external::ChunkerSpec;
 use crate::chunking::external::precomputed::{self, ChunksFile};
 use crate::config::{ConfigError, ConfigFile};
+use crate::retrieval::external::RetrieverSpec;
 use crate::sweep::grid::SweepSpec;
 
 /// What a plan runs or reads for its external strategies.
@@ -14,6 +15,7 @@ pub(super) struct Declared {
     pub(super) chunkers: Vec<ChunkerSpec>,
     pub(super) dir: Option<PathBuf>,
     pub(super) files: Vec<ChunksFile>,
+    pub(super) retrievers: Vec<RetrieverSpec>,
 }
 
 /// The chunkers and chunks files `file` and `flags` declare (a `--chunker` runs in the current
@@ -92,5 +94,37 @@ pub(super) fn declared(
         chunkers,
         dir,
         files,
+        retrievers: declared_retrievers(file, sweep)?,
     })
+}
+
+/// The retrievers the file's `[[retrievers]]` declare, each checked, and every external
+/// retriever of the grid declared.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] for a bad name, command or timeout, a name declared twice, or a
+/// retriever of the grid that is no built-in and not declared.
+fn declared_retrievers(
+    file: &ConfigFile,
+    sweep: &SweepSpec,
+) -> Result<Vec<RetrieverSpec>, ConfigError> {
+    let retrievers = file.retrievers.clone();
+    for (i, r) in retrievers.iter().enumerate() {
+        r.validate().map_err(ConfigError::Invalid)?;
+        if retrievers[..i].iter().any(|d| d.name == r.name) {
+            return Err(ConfigError::Invalid(format!(
+                "the retriever {} is declared twice",
+                r.name
+            )));
+        }
+    }
+    for r in sweep.retrievers.iter().filter(|r| r.is_external()) {
+        if !retrievers.iter().any(|d| d.name == r.name()) {
+            return Err(ConfigError::Invalid(format!(
+                "unknown retriever \"{r}\": it is no built-in (bm25, dense, hybrid) and no retriever of that name is declared for this run: declare it in the config file's [[retrievers]] (a run folder or a baseline never supplies a command)",
+                r = r.name()
+            )));
+        }
+    }
+    Ok(retrievers)
 }

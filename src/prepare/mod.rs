@@ -6,8 +6,10 @@
 //! 2. model-written contexts ([`contexts`]) for `llm_context` prefixes;
 //! 3. the chunks of dense and hybrid configurations embedded with their prefixes (contexts
 //!    included, so after step 2), and the questions ([`vectors::embed_chunks`]);
-//! 4. the first stage's candidates of reranked configurations reranked ([`rerank`]; after
-//!    step 3, as a dense first stage reads the embeddings).
+//! 4. the configurations of external retrievers indexed and queried through the user's engine
+//!    ([`retrievers`]; after step 3: it is sent the vectors);
+//! 5. the first stage's candidates of reranked configurations reranked ([`rerank`]; after
+//!    steps 3 and 4, as a dense or external first stage reads what they made).
 //!
 //! Embedding goes through [`embed`] and [`embed_cache`] (each distinct text once, cache first).
 //! The result is a plain [`RetrievalContext`] that every configuration reads, with what each step
@@ -17,7 +19,9 @@ pub mod contexts;
 pub mod embed;
 pub mod embed_cache;
 pub mod rerank;
+pub mod retrievers;
 pub mod vectors;
+pub mod would_send;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,6 +40,7 @@ use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::{CallRecord, ClientConfig, LlmClient};
 use crate::retrieval::embeddings::{EmbedRole, EmbedSettings};
+use crate::retrieval::external::{RetrieverError, RetrieverSpec};
 use crate::retrieval::rerank::RerankSettings;
 use crate::sweep::grid::{ConfigSpec, SweepSpec};
 use crate::sweep::index::RetrievalContext;
@@ -45,7 +50,8 @@ use contexts::{
     generate_contexts, needed_chunks,
 };
 use embed::{EmbedError, EmbedStats, Embedder};
-use rerank::{RerankError, RerankRun, RerankSummary};
+use rerank::{RerankError, RerankRun};
+pub use would_send::WouldSend;
 
 /// Errors of the prepare step.
 #[derive(Debug, Error)]
@@ -62,6 +68,9 @@ pub enum PrepareError {
     /// Reranking failed.
     #[error(transparent)]
     Rerank(#[from] RerankError),
+    /// An external retriever failed.
+    #[error(transparent)]
+    Retriever(#[from] RetrieverError),
 }
 
 impl PrepareError {
@@ -72,6 +81,7 @@ impl PrepareError {
             PrepareError::Embed(e) => e.exit_class(),
             PrepareError::Contexts(e) => e.exit_class(),
             PrepareError::Rerank(e) => e.exit_class(),
+            PrepareError::Retriever(e) => e.exit_class(),
         }
     }
 }
@@ -115,102 +125,6 @@ pub struct Prepared {
     pub would_send: Option<WouldSend>,
 }
 
-/// What the prepare step would send, found from the caches and the grid without sending anything
-/// (`run --dry-run`). When it would send nothing, the dry run's [`Prepared`] is complete (every
-/// vector and context from the caches) and the sweep runs on it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct WouldSend {
-    /// Embeddings (when the grid needs them): distinct texts, of them cached, and what the rest
-    /// would take (`sent`: texts, `requests`, `tokens_sent`: cl100k_base estimates,
-    /// `cost_usd`: 0 without a price).
-    pub embed: Option<EmbedStats>,
-    /// Whether the embedding models have a price (else `embed.cost_usd` is 0 for want of one).
-    pub embed_priced: bool,
-    /// `llm_context` contexts: the calls the response cache does not answer.
-    pub contexts: Option<ContextCount>,
-    /// Rerank requests: of them, `sent` are those the response cache does not answer.
-    pub rerank: Option<Box<RerankSummary>>,
-    /// What cannot be counted before the calls above are answered (semantic chunks exist only
-    /// once their sentences have vectors, an `llm_context` chunk's embedded text only once its
-    /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
-    pub uncounted: Vec<String>,
-}
-
-impl WouldSend {
-    /// Whether nothing would be sent (and everything was counted).
-    pub fn is_nothing(&self) -> bool {
-        self.embed.as_ref().is_none_or(|e| e.sent == 0)
-            && self.contexts.as_ref().is_none_or(|c| c.calls == 0)
-            && self.rerank.as_ref().is_none_or(|r| r.sent == 0)
-            && self.uncounted.is_empty()
-    }
-
-    /// One line for the dry run: `the sweep would send 3 embedding request(s) (41 of 57 texts
-    /// not in the cache, about 2310 tokens, $0.0001) and 12 context call(s) (…)`, naming what
-    /// could not be counted; `the sweep sends nothing: …` when the caches answer everything;
-    /// `None` for a grid that needs no embeddings or contexts.
-    pub fn summary(&self) -> Option<String> {
-        if self.embed.is_none() && self.contexts.is_none() && self.rerank.is_none() {
-            return None;
-        }
-        if self.is_nothing() {
-            let mut held = Vec::new();
-            if let Some(e) = &self.embed {
-                held.push(format!("{} text(s) to embed", e.texts));
-            }
-            if let Some(c) = &self.contexts {
-                held.push(format!("{} context(s)", c.chunks));
-            }
-            if let Some(r) = &self.rerank {
-                held.push(format!("{} rerank request(s)", r.requests));
-            }
-            return Some(format!(
-                "the sweep sends nothing: its {} are in the caches",
-                held.join(" and ")
-            ));
-        }
-        let mut parts = Vec::new();
-        if let Some(e) = self.embed.as_ref().filter(|e| e.sent > 0) {
-            let cost = match self.embed_priced {
-                true => format!("${:.4}", e.cost_usd),
-                false => "cost unknown: no price".into(),
-            };
-            parts.push(format!(
-                "{} embedding request(s) ({} of {} texts not in the cache, about {} tokens, {cost})",
-                e.requests, e.sent, e.texts, e.tokens_sent
-            ));
-        }
-        if let Some(c) = self.contexts.as_ref().filter(|c| c.calls > 0) {
-            let cost = c.cost_usd.map_or_else(
-                || "cost unknown: no price".to_string(),
-                |u| format!("${u:.4}"),
-            );
-            parts.push(format!(
-                "{} context call(s) ({} of {} chunks not in the cache, about {} prompt and at most {} completion tokens, {cost})",
-                c.calls, c.calls, c.chunks, c.prompt_tokens, c.completion_tokens
-            ));
-        }
-        if let Some(r) = self.rerank.as_ref().filter(|r| r.sent > 0) {
-            let cost = r.cost_usd.map_or_else(
-                || "cost unknown: no price".to_string(),
-                |u| format!("${u:.4}"),
-            );
-            parts.push(format!(
-                "{} rerank request(s) ({} of {} not in the cache, {} documents in all, about {} tokens, {cost})",
-                r.sent, r.sent, r.requests, r.documents, r.tokens_sent
-            ));
-        }
-        let mut line = format!("the sweep would send {}", parts.join(" and "));
-        if !self.uncounted.is_empty() {
-            line.push_str(&format!(
-                ", then, not counted as their chunks or texts exist only once those are answered, {}",
-                self.uncounted.join(", ")
-            ));
-        }
-        Some(line)
-    }
-}
-
 /// What the prepare step reads.
 pub struct PrepareInputs<'a> {
     /// The corpus.
@@ -237,6 +151,8 @@ pub struct PrepareInputs<'a> {
     pub chunkers: &'a [ChunkerSpec],
     /// The precomputed chunks files the grid sweeps.
     pub chunk_files: &'a [ChunksFile],
+    /// The external retrievers declared for this command.
+    pub retrievers: &'a [RetrieverSpec],
 }
 
 /// Runs the steps the grid needs, in order, reporting progress to `events`.
@@ -360,13 +276,14 @@ pub async fn prepare(
         }
         None => None,
     };
-    // an expansion reads its configuration's ranking: each ranking is reranked once
+    // an expansion reads its configuration's ranking: each ranking is retrieved and reranked once
     let mut ranked: Vec<ConfigSpec> = Vec::new();
     for c in configs.iter().map(ConfigSpec::ranked) {
         if !ranked.contains(&c) {
             ranked.push(c);
         }
     }
+    let context = retriever_step(inputs, &ranked, context, &mut would, events)?;
     let (context, rerank) = rerank_step(inputs, &ranked, context, &mut would, events).await?;
     Ok(Prepared {
         context,
@@ -420,6 +337,54 @@ async fn rerank_step(
     }
     context.reranked = Arc::new(run.lists.clone());
     Ok((context, Some(run)))
+}
+
+/// Step 4: the configurations of `configs` with an external retriever indexed and queried
+/// ([`retrievers::retrieve_externally`]), their lists put in `context`, through the retriever
+/// cache beside the LLM response cache unless `[llm] cache = false`. In a dry run that sends
+/// something before this step, their vectors do not exist yet: they are named in
+/// `would.uncounted`.
+fn retriever_step(
+    inputs: &PrepareInputs<'_>,
+    configs: &[ConfigSpec],
+    mut context: RetrievalContext,
+    would: &mut WouldSend,
+    events: Events<'_>,
+) -> Result<RetrievalContext, PrepareError> {
+    let external = configs.iter().filter(|c| c.retriever.is_external());
+    if inputs.dry_run && !would.is_nothing() {
+        let ids = external.map(|c| format!("the external retrieval of {}", c.id()));
+        would.uncounted.extend(ids);
+        return Ok(context);
+    }
+    if external.count() == 0 {
+        return Ok(context);
+    }
+    let cache = inputs.llm.cache.then(|| {
+        inputs
+            .llm
+            .cache_path
+            .with_file_name(retrievers::RETRIEVER_CACHE)
+    });
+    let sink = chunker_log(events);
+    let shared = Arc::new(context);
+    let (lists, _) = retrievers::retrieve_externally(
+        &retrievers::RetrieverInputs {
+            corpus: inputs.corpus,
+            tokens: inputs.tokens,
+            golden: inputs.golden,
+            configs,
+            cuts: &inputs.spec.cuts(),
+            retrievers: inputs.retrievers,
+            cache: cache.as_deref(),
+            stderr: &sink,
+        },
+        &shared,
+        events,
+    )?;
+    context = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
+    context.retrieved = lists;
+    Ok(context)
 }
 
 /// The external configurations' chunks ([`run_chunkers`]; none when the grid has no external
@@ -476,7 +441,8 @@ fn chunk_externally(
     Ok(chunks)
 }
 
-/// Where external chunkers' stderr lines go: a note each, prefixed with the chunker's name.
+/// Where external chunkers' and retrievers' stderr lines go: a note each, prefixed with the
+/// name it was declared under.
 pub fn chunker_log<'a>(events: Events<'a>) -> impl Fn(&str, &str) + Sync + 'a {
     move |name, line| events(RunEvent::Note(format!("[{name}] {line}")))
 }

@@ -1,8 +1,8 @@
 //! The rerank step: for every reranked configuration of the grid, its first stage (the same
 //! configuration without reranking) ranks every question `depth` deep, and the reranker scores
 //! those candidates through the LLM client ([`LlmClient::rerank`]: rate limits, retries, the
-//! response cache, call records). The result is a plain [`RerankLists`] that the configuration's
-//! [`crate::retrieval::rerank::RerankedRetriever`] reads.
+//! response cache, call records). The result is a plain [`TopLists`] that the configuration's
+//! [`crate::retrieval::listed::ListedRetriever`] reads.
 //!
 //! A question's candidates go out in requests of `documents_per_request` documents (the chunk's
 //! indexed text: prefix, blank line, text), all requests of the grid at once, paced by the
@@ -24,7 +24,9 @@ use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::client::rerank::rerank_cost_usd;
 use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError, RerankRequest};
-use crate::retrieval::rerank::{RerankLists, RerankSettings, reranked};
+use crate::numbers::thousands;
+use crate::retrieval::listed::TopLists;
+use crate::retrieval::rerank::{RerankSettings, reranked};
 use crate::sweep::error::SweepError;
 use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{ConfigIndex, RetrievalContext};
@@ -34,7 +36,7 @@ use crate::tokenize::CorpusTokens;
 #[derive(Debug, Error)]
 pub enum RerankError {
     /// A rerank request failed after the client's retries, or its reply was unusable.
-    #[error("reranking {config}, question {question:?}: {source}")]
+    #[error("reranking {config}, question {question:?}: {source}{hint}")]
     Call {
         /// The reranked configuration's id.
         config: String,
@@ -43,6 +45,8 @@ pub enum RerankError {
         /// The client's error.
         #[source]
         source: Box<LlmError>,
+        /// What to check, when known (a 404 from a base URL without `/v1`), else empty.
+        hint: String,
     },
     /// The client could not be made.
     #[error("rerank client: {0}")]
@@ -93,7 +97,7 @@ pub struct RerankSummary {
 #[derive(Debug, Clone, Default)]
 pub struct RerankRun {
     /// Every reranked configuration's lists (empty in a dry run with requests to send).
-    pub lists: RerankLists,
+    pub lists: TopLists,
     /// Counts and cost.
     pub summary: RerankSummary,
     /// One record per request, cache hits included (none in a dry run).
@@ -234,6 +238,14 @@ pub async fn rerank_candidates(
             });
         }
     }
+    events(RunEvent::Note(format!(
+        "reranking with {} at {}: {} requests of up to {} documents over {} configuration(s)",
+        summary.model,
+        client.config().resolved_base_url(),
+        thousands(summary.requests as f64),
+        inputs.settings.documents_per_request,
+        summary.configs
+    )));
     events(RunEvent::Started {
         step: Step::Rerank,
         total: summary.requests as u64,
@@ -273,10 +285,12 @@ pub async fn rerank_candidates(
                 scores[i][j] = Some(o.scores);
             }
             Err(source) => {
+                let hint = not_found_hint(&source, &client, inputs.settings);
                 first_error.get_or_insert(RerankError::Call {
                     config: all[i].config.clone(),
                     question: all[i].question.clone(),
                     source: Box::new(source),
+                    hint,
                 });
             }
         }
@@ -286,14 +300,24 @@ pub async fn rerank_candidates(
         _ => cost,
     };
     summary.wall_ms = started.elapsed().as_secs_f64() * 1e3;
+    let line = match &first_error {
+        None => summary_line(&summary),
+        Some(_) => format!(
+            "{}: stopped: {} of {} requests answered ({} from the cache); nothing is scored, and the answered ones stay cached",
+            summary.model,
+            thousands((summary.cached + summary.sent) as f64),
+            thousands(summary.requests as f64),
+            thousands(summary.cached as f64)
+        ),
+    };
     events(RunEvent::Finished {
         step: Step::Rerank,
-        summary: summary_line(&summary),
+        summary: line,
     });
     if let Some(e) = first_error {
         return Err(e);
     }
-    let mut lists = RerankLists::new();
+    let mut lists = TopLists::new();
     for (c, parts) in all.into_iter().zip(scores) {
         let joined: Vec<f64> = parts.into_iter().flatten().flatten().collect();
         lists
@@ -306,6 +330,25 @@ pub async fn rerank_candidates(
         summary,
         records,
     })
+}
+
+/// For a 404 from a `v1` server whose base URL does not end in a version (`/v1`, `/v2`): the
+/// URL called and what to try; else empty.
+fn not_found_hint(e: &LlmError, client: &LlmClient, settings: &RerankSettings) -> String {
+    let base = client.config().resolved_base_url();
+    let versioned = base.rsplit('/').next().is_some_and(|last| {
+        last.len() > 1 && last.starts_with('v') && last[1..].chars().all(|c| c.is_ascii_digit())
+    });
+    match e {
+        LlmError::Rejected {
+            status: 404, url, ..
+        } if settings.api == crate::llm::RerankApi::V1 && !versioned => {
+            format!(
+                " (the base URL {base} has no /v1: {url} was called; a v1 server's base URL ends in /v1, so try {base}/v1, or --rerank-api tei for text-embeddings-inference)"
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// What `sent` requests of `tokens` estimated input tokens would cost.

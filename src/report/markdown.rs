@@ -33,6 +33,13 @@ pub fn render(outcome: &Outcome) -> String {
             &outcome.settings,
         )]));
     }
+    if !outcome.engines.is_empty() {
+        md.push('\n');
+        md.push_str(&to_markdown(&[super::engines::section(
+            &outcome.engines,
+            &outcome.settings,
+        )]));
+    }
     if let Some(chunkers) = super::chunkers::section(&outcome.chunkers) {
         md.push('\n');
         md.push_str(&to_markdown(&[chunkers]));

@@ -8,6 +8,7 @@ pub mod chunkers;
 pub mod doc;
 pub mod drafts;
 pub mod drill;
+pub mod engines;
 pub mod error;
 pub mod expand;
 pub mod golden_review;

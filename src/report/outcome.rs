@@ -11,6 +11,7 @@ use super::texts::{Texts, TextsError};
 use crate::chunking::external::PlacementCounts;
 use crate::judge::summary::JudgeSummary;
 use crate::select::expand::{self, Expansions};
+use crate::select::engines::{self, EngineComparison};
 use crate::select::prefix::PrefixComparison;
 use crate::select::rerank::{self, Reranking};
 use crate::select::tradeoff::Tradeoff;
@@ -42,6 +43,8 @@ pub struct Outcome<'a> {
     pub reranking: Option<Reranking>,
     /// The expansion comparison at every cut, when the grid has an expansion.
     pub expansions: Option<Expansions>,
+    /// External retrievers against exact cosine at the primary cut (empty without one).
+    pub engines: Vec<EngineComparison>,
     /// The retriever of each configuration, by configuration id.
     pub retrievers: HashMap<String, String>,
     /// The judge's summary, when the run has judged answers: rendered by
@@ -108,6 +111,12 @@ impl<'j> Outcome<'j> {
             selection.budget_tokens(),
             settings,
         );
+        let engines = engines::compare(
+            inputs.rows,
+            inputs.questions,
+            selection.budget_tokens(),
+            settings,
+        );
         Outcome {
             run_name: run_name.to_string(),
             label: inputs.label.to_string(),
@@ -125,6 +134,7 @@ impl<'j> Outcome<'j> {
             prefixes,
             reranking,
             expansions: expand::compare(inputs.rows, inputs.questions, settings),
+            engines,
             drill,
             chunkers: inputs.chunkers.to_vec(),
             drafts,

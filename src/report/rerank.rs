@@ -5,7 +5,8 @@ use super::doc::{Align, Block, DocSection, Prose, Table};
 use crate::select::SelectionSettings;
 use crate::select::rerank::{RerankComparison, Reranking};
 
-fn p_text(p: f64) -> String {
+/// A p-value as the comparison tables show it: `< 0.001`, else three decimals.
+pub fn p_text(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".into()
     } else {

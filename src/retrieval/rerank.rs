@@ -3,20 +3,17 @@
 //! first `depth` of them against the question, and the reranked list is what every cut reads.
 //!
 //! The scores are asked for before the sweep (the prepare step, [`crate::prepare::rerank`]),
-//! so a configuration's [`RerankedRetriever`] is a plain lookup: a top-n engine
+//! so a configuration's retriever is a plain lookup ([`super::listed::ListedRetriever`]): a top-n engine
 //! ([`Ranked::Top`]) under the contract of [`super::retriever`]. Its list holds the first
 //! stage's `depth` candidates (all the chunks when there are fewer), ordered by the reranker's
 //! score, higher first; equal scores keep the first stage's order. A cut deeper than `depth`
 //! takes the whole list (see the contract); the margin reads the reranker's scores as they are
-//! ([`MarginScale::Raw`]), and a chunk below the depth counts as scoring what the list's last
+//! ([`super::retriever::MarginScale::Raw`]), and a chunk below the depth counts as scoring what the list's last
 //! hit scored.
-
-use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::retriever::{Hit, MarginScale, Ranked, RetrievalError, Retriever};
+use super::retriever::Hit;
 use crate::llm::RerankApi;
 
 /// First-stage candidates reranked per question by default.
@@ -81,11 +78,6 @@ impl RerankSettings {
     }
 }
 
-/// The reranked lists of every reranked configuration, made by the prepare step: configuration
-/// id → question → hits, best first (chunk indices of the configuration's chunks, reranker
-/// scores).
-pub type RerankLists = HashMap<String, HashMap<String, Vec<Hit>>>;
-
 /// The first stage's candidates `candidates` (chunk indices, best first) with the reranker's
 /// `scores` (one per candidate, same order) as a ranked list: higher score first, equal scores
 /// in the first stage's order.
@@ -104,36 +96,10 @@ pub fn reranked(candidates: &[usize], scores: &[f64]) -> Vec<Hit> {
     hits
 }
 
-/// A reranked configuration's retriever: the lists the prepare step made, looked up.
-pub struct RerankedRetriever {
-    /// Every reranked configuration's lists (shared).
-    pub lists: Arc<RerankLists>,
-    /// The configuration's id (the key of its lists).
-    pub config_id: String,
-}
-
-impl Retriever for RerankedRetriever {
-    fn rank(&self, query: &str, _depth: usize) -> Result<Ranked, RetrievalError> {
-        self.lists
-            .get(&self.config_id)
-            .and_then(|by_query| by_query.get(query))
-            .map(|hits| Ranked::Top(hits.clone()))
-            .ok_or_else(|| {
-                RetrievalError::Engine(format!(
-                    "no reranked list for {} and the question {query:?}: the prepare step did not rerank it",
-                    self.config_id
-                ))
-            })
-    }
-
-    fn margin_scale(&self) -> MarginScale {
-        MarginScale::Raw
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieval::retriever::Ranked;
 
     #[test]
     fn higher_scores_first_and_ties_keep_the_first_stage_order() {
@@ -142,31 +108,6 @@ mod tests {
         assert_eq!(order, vec![1, 2, 7, 4]);
         assert_eq!(hits[0].score, 0.9);
         assert!(Ranked::Top(hits).check(8).is_ok());
-    }
-
-    #[test]
-    fn a_question_not_reranked_is_an_error() {
-        let mut lists = RerankLists::new();
-        lists.entry("c".into()).or_default().insert(
-            "q".into(),
-            vec![Hit {
-                chunk: 0,
-                score: 1.0,
-            }],
-        );
-        let r = RerankedRetriever {
-            lists: Arc::new(lists),
-            config_id: "c".into(),
-        };
-        assert_eq!(
-            r.rank("q", 5).unwrap(),
-            Ranked::Top(vec![Hit {
-                chunk: 0,
-                score: 1.0
-            }])
-        );
-        let e = r.rank("other", 5).unwrap_err().to_string();
-        assert!(e.contains("no reranked list for c"), "{e}");
     }
 
     #[test]

@@ -5,13 +5,11 @@
 //! over the configurations without reranking and over the reranked ones. The report renders it
 //! (rerank_comparison.csv and a section of report.md).
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::types::SelectionSettings;
 use crate::retrieval::rerank::NO_RERANK;
-use crate::stats;
+use crate::select::paired::ByConfig;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
 /// One row of rerank_comparison.csv: a reranked configuration against its first stage alone.
@@ -121,14 +119,7 @@ pub fn compare(
     if !at.iter().any(|r| r.rerank != NO_RERANK) {
         return None;
     }
-    let mut by_config: HashMap<&str, HashMap<&str, &QuestionRow>> = HashMap::new();
-    for q in questions {
-        by_config
-            .entry(q.config_id.as_str())
-            .or_default()
-            .insert(q.question_id.as_str(), q);
-    }
-    let empty = HashMap::new();
+    let by_config = ByConfig::new(questions);
     let mut out = Vec::new();
     for row in at.iter().filter(|r| r.rerank != NO_RERANK) {
         let Some(base) = at
@@ -137,26 +128,7 @@ pub fn compare(
         else {
             continue;
         };
-        let with = by_config.get(row.config_id.as_str()).unwrap_or(&empty);
-        let without = by_config.get(base.config_id.as_str()).unwrap_or(&empty);
-        // paired on the baseline's questions, in question id order (a stable order)
-        let mut ids: Vec<&&str> = without
-            .keys()
-            .filter(|id| with.contains_key(**id))
-            .collect();
-        ids.sort();
-        let pairs: Vec<(&QuestionRow, &QuestionRow)> =
-            ids.iter().map(|id| (without[**id], with[**id])).collect();
-        let n = pairs.len();
-        let hits_none: Vec<bool> = pairs.iter().map(|(a, _)| a.hit == 1).collect();
-        let hits: Vec<bool> = pairs.iter().map(|(_, b)| b.hit == 1).collect();
-        let test = stats::mcnemar_paired(&hits_none, &hits);
-        let resamples = stats::bootstrap_indices(n, settings.bootstrap_resamples, settings.seed);
-        let delta: Vec<f64> = pairs
-            .iter()
-            .map(|(a, b)| b.span_recall - a.span_recall)
-            .collect();
-        let ci = stats::bootstrap_mean(&delta, &resamples, settings.confidence);
+        let p = by_config.pair(&base.config_id, &row.config_id, settings);
         out.push(RerankComparison {
             strategy: row.strategy.clone(),
             chunk_size: row.chunk_size,
@@ -169,17 +141,17 @@ pub fn compare(
             budget_tokens: row.budget_tokens,
             config_id: row.config_id.clone(),
             baseline_id: base.config_id.clone(),
-            n_questions: n,
+            n_questions: p.n_questions,
             span_recall_none: base.span_recall,
             span_recall: row.span_recall,
             delta_span_recall: row.span_recall - base.span_recall,
-            delta_span_recall_lo: ci.lo,
-            delta_span_recall_hi: ci.hi,
+            delta_span_recall_lo: p.delta_lo,
+            delta_span_recall_hi: p.delta_hi,
             hit_rate_none: base.hit_rate,
             hit_rate: row.hit_rate,
-            mcnemar_b: test.b,
-            mcnemar_c: test.c,
-            mcnemar_p: test.p_value,
+            mcnemar_b: p.mcnemar_b,
+            mcnemar_c: p.mcnemar_c,
+            mcnemar_p: p.mcnemar_p,
             mrr_none: base.mrr,
             mrr: row.mrr,
             tokens_per_query_none: base.tokens_per_query,

@@ -43,19 +43,7 @@ pub(crate) fn first_five(
     format!("{}{}", shown.join(", "), more)
 }
 
-/// A whole number with thousands separators: 8971.4 → "8,971" (report.md and report.html; CSVs
-/// keep plain numbers).
-pub(crate) fn thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if x < -0.5 { format!("-{out}") } else { out }
-}
+pub(crate) use crate::numbers::thousands;
 
 /// The questions-needed figure in words: "about 1,240 questions" up to
 /// [`QUESTIONS_CAP`], "more questions are unlikely to settle this" above it or when it cannot

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::SweepError;
 use crate::chunking::enrich::Prefix;
+use crate::chunking::external::ExternalName;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
 use crate::expand::Expand;
@@ -74,7 +75,7 @@ impl FromStr for Overlap {
 
 /// The retriever of a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String", into = "String")]
 pub enum RetrieverKind {
     /// Textbook BM25 over the chunks ([`crate::retrieval::bm25`]).
     #[default]
@@ -83,10 +84,13 @@ pub enum RetrieverKind {
     Dense,
     /// Reciprocal rank fusion of BM25 and dense ([`crate::retrieval::hybrid`]).
     Hybrid,
+    /// The user's own engine, by the name it was declared under (`[[retrievers]]`,
+    /// [`crate::retrieval::external`]).
+    External(ExternalName),
 }
 
 impl RetrieverKind {
-    /// Every retriever.
+    /// Every built-in retriever.
     pub const ALL: [RetrieverKind; 3] = [
         RetrieverKind::Bm25,
         RetrieverKind::Dense,
@@ -99,22 +103,50 @@ impl RetrieverKind {
             RetrieverKind::Bm25 => "bm25",
             RetrieverKind::Dense => "dense",
             RetrieverKind::Hybrid => "hybrid",
+            RetrieverKind::External(name) => name.as_str(),
         }
     }
 
-    /// Whether it needs chunk and question embeddings.
+    /// Whether it needs chunk and question embeddings (an external retriever is sent both).
     pub fn needs_embeddings(self) -> bool {
         self != RetrieverKind::Bm25
+    }
+
+    /// Whether it is the user's own engine.
+    pub fn is_external(self) -> bool {
+        matches!(self, RetrieverKind::External(_))
+    }
+}
+
+impl From<RetrieverKind> for String {
+    fn from(r: RetrieverKind) -> String {
+        r.name().to_string()
+    }
+}
+
+impl TryFrom<String> for RetrieverKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
     }
 }
 
 impl FromStr for RetrieverKind {
     type Err = String;
+    /// A built-in retriever by its name, else an external retriever's name (whether one of
+    /// that name is declared is checked with the plan).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RetrieverKind::ALL
-            .into_iter()
-            .find(|r| r.name() == s.trim())
-            .ok_or_else(|| format!("unknown retriever {s:?}: use bm25, dense or hybrid"))
+        let s = s.trim();
+        if let Some(r) = RetrieverKind::ALL.into_iter().find(|r| r.name() == s) {
+            return Ok(r);
+        }
+        crate::retrieval::external::spec::checked_name(s)
+            .map(RetrieverKind::External)
+            .map_err(|why| {
+                format!(
+                    "unknown retriever {s:?}: use bm25, dense, hybrid, or the name of a retriever declared with [[retrievers]] ({why})"
+                )
+            })
     }
 }
 

@@ -21,8 +21,8 @@ use crate::retrieval::dense::DenseIndex;
 use crate::retrieval::embeddings::{EmbeddingError, Embeddings};
 use crate::retrieval::engines::{DenseRetriever, HybridRetriever, QueryVectors};
 use crate::retrieval::hybrid::HybridSettings;
-use crate::retrieval::rerank::{RerankLists, RerankedRetriever};
-use crate::retrieval::{AnalyzedCorpus, Bm25Index, Ranked, Ranking, Retriever};
+use crate::retrieval::listed::{ListedRetriever, RetrievedLists, TopLists};
+use crate::retrieval::{AnalyzedCorpus, Bm25Index, MarginScale, Ranked, Ranking, Retriever};
 use crate::tokenize::CorpusTokens;
 
 /// What configurations need beyond the corpus and its token streams, made once before the
@@ -48,9 +48,11 @@ pub struct RetrievalContext {
     /// The external chunkers' chunks, placed (empty when the grid has none).
     pub external: Arc<ExternalChunks>,
     /// The reranked lists of reranked configurations (empty when the grid has none).
-    pub reranked: Arc<RerankLists>,
+    pub reranked: Arc<TopLists>,
     /// The reranker model of those lists (empty when the grid has none).
     pub rerank_model: String,
+    /// The lists of configurations whose retriever is external (empty when the grid has none).
+    pub retrieved: RetrievedLists,
 }
 
 impl RetrievalContext {
@@ -69,6 +71,7 @@ impl RetrievalContext {
             external: Arc::default(),
             reranked: Arc::default(),
             rerank_model: String::new(),
+            retrieved: RetrievedLists::default(),
         }
     }
 
@@ -150,7 +153,8 @@ impl ConfigIndex {
     /// vectors for `semantic` from `context`), puts the configuration's prefix on each chunk
     /// (model-written ones from `context.contexts`, for `llm_context`), and builds its retriever:
     /// BM25 over the prefixed texts, and for dense and hybrid each chunk's vector from
-    /// `context.embeddings`; a reranked configuration reads its lists from `context.reranked`.
+    /// `context.embeddings`; a reranked configuration reads its lists from `context.reranked`, one
+    /// with an external retriever from `context.retrieved`.
     ///
     /// # Errors
     /// [`SweepError::Chunk`] for invalid parameters or a semantic configuration without sentence
@@ -200,9 +204,23 @@ impl ConfigIndex {
         };
         let retriever: Box<dyn Retriever> = match config.retriever {
             // the first stage was ranked and reranked by the prepare step
-            _ if config.rerank => Box::new(RerankedRetriever {
+            _ if config.rerank => Box::new(ListedRetriever {
                 lists: Arc::clone(&context.reranked),
                 config_id: config.ranked().id(),
+                scale: MarginScale::Raw,
+                made_by: "the rerank step",
+            }),
+            // the user's engine answered every question in the prepare step
+            RetrieverKind::External(name) => Box::new(ListedRetriever {
+                lists: Arc::clone(&context.retrieved.lists),
+                config_id: config.ranked().id(),
+                scale: context
+                    .retrieved
+                    .scales
+                    .get(name.as_str())
+                    .copied()
+                    .unwrap_or(MarginScale::Raw),
+                made_by: "the external retriever step",
             }),
             RetrieverKind::Bm25 => Box::new(bm25),
             RetrieverKind::Dense => Box::new(dense()?),

@@ -117,8 +117,13 @@ mod grid {
                 .retriever,
             RetrieverKind::Hybrid
         );
+        // an unknown retriever name reads as an external retriever's (whether one is declared
+        // is checked with the plan); one that could not be a retriever's name is refused
+        let colbert: ConfigCut = "recursive-256-o38-none-colbert-k5".parse().unwrap();
+        assert!(colbert.config.retriever.is_external());
+        assert_eq!(colbert.id(), "recursive-256-o38-none-colbert-k5");
         assert!(
-            "recursive-256-o38-none-colbert-k5"
+            "recursive-256-o38-none-ColBERT-k5"
                 .parse::<ConfigCut>()
                 .is_err()
         );

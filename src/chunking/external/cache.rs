@@ -1,7 +1,9 @@
 //! The chunker cache: each external chunker's response for one document at one configuration,
 //! in SQLite, keyed by the chunker's [`Identity`] (command, hashed files, reported versions),
 //! the configuration (size, overlap, unit, tokenizer) and the document's SHA-256. A rerun,
-//! `report` and `check` of an unchanged chunker send it no document.
+//! `report` and `check` of an unchanged chunker send it no document. The same store, in a file
+//! of its own, keeps an external retriever's answers for a configuration
+//! ([`crate::prepare::retrievers`]).
 
 use std::path::{Path, PathBuf};
 
@@ -9,11 +11,10 @@ use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use super::error::Problem;
-use super::protocol::Response;
 
 use crate::chunking::chunk::ChunkParams;
 
-/// An open chunker cache.
+/// An open cache of an external process's replies (a chunker's, a retriever's).
 pub struct ChunkerCache {
     conn: Connection,
     path: PathBuf,
@@ -70,11 +71,11 @@ impl ChunkerCache {
         Problem::Cache(format!("{}: {e}", self.path.display()))
     }
 
-    /// The response stored under `key`, if any (an unreadable one counts as absent).
+    /// The reply stored under `key`, if any (an unreadable one counts as absent).
     ///
     /// # Errors
     /// [`Problem::Cache`] when the database cannot be read.
-    pub fn get(&self, key: &str) -> Result<Option<Response>, Problem> {
+    pub fn get<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, Problem> {
         let text: Option<String> = self
             .conn
             .query_row("SELECT response FROM chunks WHERE key = ?1", [key], |r| {
@@ -99,16 +100,23 @@ impl ChunkerCache {
         Ok(result)
     }
 
-    /// Stores `response` under `key`.
+    /// Stores `reply` under `key`, made by the process declared as `name` for `label` (a
+    /// document's id, a configuration's).
     ///
     /// # Errors
     /// [`Problem::Cache`] when it cannot be written.
-    pub fn put(&self, key: &str, chunker: &str, response: &Response) -> Result<(), Problem> {
-        let text = serde_json::to_string(response).expect("a response serialises");
+    pub fn put<T: serde::Serialize>(
+        &self,
+        key: &str,
+        name: &str,
+        label: &str,
+        reply: &T,
+    ) -> Result<(), Problem> {
+        let text = serde_json::to_string(reply).expect("a reply serialises");
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO chunks (key, chunker, document, response) VALUES (?1, ?2, ?3, ?4)",
-                (key, chunker, &response.id, &text),
+                (key, name, label, &text),
             )
             .map_err(|e| self.fail(e))?;
         Ok(())

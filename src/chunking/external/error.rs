@@ -100,7 +100,7 @@ impl std::fmt::Display for Problem {
                 expected,
             } => write!(
                 f,
-                "no line for {timeout_s} s while waiting for {expected}: ended it and its children (a hang? raise timeout_s if it is only slow; a chunker must flush each line it writes)"
+                "no line for {timeout_s} s while waiting for {expected}: ended it and its children (a hang? raise timeout_s if it is only slow; the command must flush each line it writes)"
             ),
             Problem::Exited {
                 status,

@@ -15,7 +15,8 @@ use super::precomputed::{self, ChunksFile};
 use super::protocol::{self, Request, Response};
 use super::session::Session;
 use super::types::{
-    ChunkerSpec, ConfigChunks, ExternalChunks, Identity, PlacementCounts, Responses, config_label,
+    ChunkerSpec, ConfigChunks, ExternalChunks, Identity, Launch, PlacementCounts, Responses,
+    config_label,
 };
 use crate::chunking::chunk::{ChunkParams, Strategy};
 use crate::corpus::Corpus;
@@ -117,11 +118,11 @@ fn reported(identity: &Identity) -> String {
     }
 }
 
-/// SHA-256 of each argument of `spec.command` that names a file in its folder.
-/// SHA-256 of each argument of `spec.command` that names a file in its folder, and of each
-/// entry of `spec.files` (a folder: of its files' paths and contents, in path order, Python's
-/// `__pycache__` left out), by the path as written.
-fn hashed_files(spec: &ChunkerSpec) -> BTreeMap<String, String> {
+/// SHA-256 of each argument of `launch.command` that names a file in its folder, and of each
+/// entry of `launch.files` (a folder: of its files' paths and contents, in path order, Python's
+/// `__pycache__` left out), by the path as written: what identifies a user's command's code.
+pub fn hashed_files(launch: &Launch<'_>) -> BTreeMap<String, String> {
+    let spec = launch;
     let named = spec.command.iter().filter(|a| spec.dir.join(a).is_file());
     let listed = spec.files.iter().map(|f| f.to_string_lossy().into_owned());
     named
@@ -154,13 +155,13 @@ fn hashed_files(spec: &ChunkerSpec) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The identity of `spec` from its session's hello.
-fn identity_of(spec: &ChunkerSpec, session: &Session<'_>) -> Identity {
+/// The identity of `spec` from its hello.
+fn identity_of(spec: &ChunkerSpec, hello: &protocol::HelloReply) -> Identity {
     Identity {
         command: spec.command.clone(),
-        files: hashed_files(spec),
-        reported: session.hello.chunker.clone(),
-        versions: session.hello.versions.clone(),
+        files: hashed_files(&spec.launch()),
+        reported: hello.chunker.clone(),
+        versions: hello.versions.clone(),
         protocol: protocol::VERSION,
         unit: spec.unit,
     }
@@ -183,9 +184,9 @@ pub fn identify(
     {
         let fail = |problem| ExternalError::new(&spec.name, problem);
         let sink = |line: &str| (inputs.stderr)(&spec.name, line);
-        let mut session = Session::start(spec, &sink).map_err(fail)?;
-        let identity = identity_of(spec, &session);
-        session.exchange(std::iter::empty(), |_| Ok(()))?;
+        let (mut session, hello) = Session::start(spec, &sink).map_err(fail)?;
+        let identity = identity_of(spec, &hello);
+        session.exchange(std::iter::empty(), |_| Ok(()), ExternalError::new)?;
         return Ok(identity);
     }
     match inputs.files.iter().find(|f| f.params == *params) {
@@ -209,8 +210,8 @@ fn run_one(
 ) -> Result<(Identity, Vec<Responses>), ExternalError> {
     let sink = |line: &str| (inputs.stderr)(&spec.name, line);
     let fail = |problem| ExternalError::new(&spec.name, problem);
-    let mut session = Session::start(spec, &sink).map_err(fail)?;
-    let identity = identity_of(spec, &session);
+    let (mut session, hello) = Session::start(spec, &sink).map_err(fail)?;
+    let identity = identity_of(spec, &hello);
     let corpus = inputs.corpus;
     let tokenizer = inputs.tokenizer.name();
     let mut slots: Vec<Vec<Option<(Response, bool)>>> =
@@ -222,7 +223,7 @@ fn run_one(
         for (di, doc) in corpus.docs.iter().enumerate() {
             let key = cache.map(|_| cache::key(&identity_sha, p, tokenizer, &doc.text));
             let held = match (cache, &key) {
-                (Some(c), Some(key)) => c.get(key).map_err(fail)?,
+                (Some(c), Some(key)) => c.get::<Response>(key).map_err(fail)?,
                 _ => None,
             };
             match held.filter(|r| r.id == doc.id) {
@@ -244,45 +245,50 @@ fn run_one(
         .expect("a request serialises")
     });
     let mut answered: Vec<HashSet<String>> = vec![HashSet::new(); wanted.len()];
-    session.exchange(lines, |s| {
-        let mut read = |store: Option<&ChunkerCache>| -> Result<(), ExternalError> {
-            for (pi, di, key) in &missing {
-                let doc = &corpus.docs[*di];
-                let at = |problem| ExternalError {
-                    chunker: spec.name.clone(),
-                    config: Some(config_label(&wanted[*pi])),
-                    document: Some(doc.id.clone()),
-                    problem: Box::new(problem),
-                };
-                let expected = format!("the response for {:?}", doc.id);
-                let line = s.line(&expected).map_err(at)?;
-                let response = protocol::parse_response(&line).map_err(|problem| {
-                    at(Problem::BadLine {
-                        line: protocol::shorten(&line),
-                        problem,
-                        expected,
-                    })
-                })?;
-                if response.id != doc.id {
-                    return Err(at(Problem::WrongDocument {
-                        expected: doc.id.clone(),
-                        given: response.id.clone(),
-                        twice: answered[*pi].contains(&response.id),
-                    }));
+    session.exchange(
+        lines,
+        |s| {
+            let mut read = |store: Option<&ChunkerCache>| -> Result<(), ExternalError> {
+                for (pi, di, key) in &missing {
+                    let doc = &corpus.docs[*di];
+                    let at = |problem| ExternalError {
+                        chunker: spec.name.clone(),
+                        config: Some(config_label(&wanted[*pi])),
+                        document: Some(doc.id.clone()),
+                        problem: Box::new(problem),
+                    };
+                    let expected = format!("the response for {:?}", doc.id);
+                    let line = s.line(&expected).map_err(at)?;
+                    let response = protocol::parse_response(&line).map_err(|problem| {
+                        at(Problem::BadLine {
+                            line: protocol::shorten(&line),
+                            problem,
+                            expected,
+                        })
+                    })?;
+                    if response.id != doc.id {
+                        return Err(at(Problem::WrongDocument {
+                            expected: doc.id.clone(),
+                            given: response.id.clone(),
+                            twice: answered[*pi].contains(&response.id),
+                        }));
+                    }
+                    answered[*pi].insert(response.id.clone());
+                    if let (Some(c), Some(key)) = (store, key) {
+                        c.put(key, &spec.name, &response.id, &response)
+                            .map_err(at)?;
+                    }
+                    slots[*pi][*di] = Some((response, false));
                 }
-                answered[*pi].insert(response.id.clone());
-                if let (Some(c), Some(key)) = (store, key) {
-                    c.put(key, &spec.name, &response).map_err(at)?;
-                }
-                slots[*pi][*di] = Some((response, false));
+                Ok(())
+            };
+            match cache {
+                Some(c) => c.batch(|c| read(Some(c))).map_err(fail)?,
+                None => read(None),
             }
-            Ok(())
-        };
-        match cache {
-            Some(c) => c.batch(|c| read(Some(c))).map_err(fail)?,
-            None => read(None),
-        }
-    })?;
+        },
+        ExternalError::new,
+    )?;
     let responses = slots
         .into_iter()
         .map(|docs| {

@@ -1,5 +1,5 @@
-//! One external chunker process: started in its own process group (and ended if chunksweep
-//! dies), greeted, fed requests on a writer thread while its responses are read here, each line
+//! One external process (a chunker, or a retriever: [`crate::retrieval::external`]): started in
+//! its own process group (and ended if chunksweep dies), greeted, fed requests on a writer thread while its responses are read here, each line
 //! awaited at most the chunker's timeout. Its stdout and stderr are read on threads of their
 //! own that never hold chunksweep back: a process the chunker left behind that keeps a pipe open
 //! cannot stall a run. Its stderr lines are passed on as they are read here, the last ones kept
@@ -12,9 +12,9 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::error::{ExternalError, Problem};
-use super::protocol::{self, Hello, HelloReply};
-use super::types::ChunkerSpec;
+use super::error::Problem;
+use super::protocol::{self, Hello, HelloReply, LineProblem};
+use super::types::{ChunkerSpec, Launch};
 
 /// How many of the chunker's last stderr lines an error shows.
 pub const STDERR_TAIL: usize = 10;
@@ -26,7 +26,7 @@ const AFTER_EXIT: Duration = Duration::from_secs(1);
 /// Where the chunker's stderr lines go (each without its line break).
 pub type StderrSink<'a> = &'a (dyn Fn(&str) + Sync);
 
-/// A running chunker that has answered its hello.
+/// A running external process (a chunker once [`Session::start`] has its hello).
 pub struct Session<'a> {
     name: String,
     child: Child,
@@ -36,8 +36,6 @@ pub struct Session<'a> {
     tail: VecDeque<String>,
     sink: StderrSink<'a>,
     timeout: Duration,
-    /// Its hello.
-    pub hello: HelloReply,
 }
 
 /// A thread that sends each line read from `from` into a channel, until end of file.
@@ -59,22 +57,42 @@ impl<'a> Session<'a> {
     /// its stderr lines go to `sink`.
     ///
     /// # Errors
-    /// [`Problem::Start`] when the command cannot start; as [`Session::line`] for the hello;
-    /// [`Problem::BadLine`] for a hello of another protocol or version.
-    pub fn start(spec: &ChunkerSpec, sink: StderrSink<'a>) -> Result<Session<'a>, Problem> {
-        let (program, args) = spec
+    /// As [`Session::spawn`] and [`Session::greet`].
+    pub fn start(
+        spec: &ChunkerSpec,
+        sink: StderrSink<'a>,
+    ) -> Result<(Session<'a>, HelloReply), Problem> {
+        let mut session = Session::spawn(&spec.launch(), sink)?;
+        let hello = Hello {
+            protocol: protocol::PROTOCOL,
+            version: protocol::VERSION,
+            chunksweep: env!("CARGO_PKG_VERSION"),
+            chunker: &spec.name,
+        };
+        let line = serde_json::to_string(&hello).expect("a hello serialises");
+        let reply = session.greet(&line, protocol::parse_hello)?;
+        Ok((session, reply))
+    }
+
+    /// Starts `launch`'s command in its folder, in a process group of its own that is sent
+    /// SIGKILL if chunksweep ends first; its stderr lines go to `sink`.
+    ///
+    /// # Errors
+    /// [`Problem::Start`] when the command cannot start.
+    pub fn spawn(launch: &Launch<'_>, sink: StderrSink<'a>) -> Result<Session<'a>, Problem> {
+        let (program, args) = launch
             .command
             .split_first()
             .ok_or_else(|| Problem::Start("the command is empty".into()))?;
         let mut command = Command::new(program);
         command
             .args(args)
-            .current_dir(&spec.dir)
+            .current_dir(launch.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: prctl(2) is async-signal-safe; the closure allocates nothing. The chunker is
+        // SAFETY: prctl(2) is async-signal-safe; the closure allocates nothing. The process is
         // sent SIGKILL when the thread that started it ends (chunksweep interrupted or killed).
         unsafe {
             command.pre_exec(|| {
@@ -85,52 +103,50 @@ impl<'a> Session<'a> {
         let mut child = command.spawn().map_err(|e| {
             Problem::Start(format!(
                 "cannot start {:?} in {}: {e}",
-                spec.command.join(" "),
-                spec.dir.display()
+                launch.command.join(" "),
+                launch.dir.display()
             ))
         })?;
         let lines = read_lines(child.stdout.take().expect("piped"));
         let errors = read_lines(child.stderr.take().expect("piped"));
         let stdin = child.stdin.take();
-        let mut session = Session {
-            name: spec.name.clone(),
+        Ok(Session {
+            name: launch.name.to_string(),
             child,
             stdin,
             lines,
             errors,
             tail: VecDeque::new(),
             sink,
-            timeout: Duration::from_secs_f64(spec.timeout_s),
-            hello: HelloReply {
-                protocol: String::new(),
-                version: 0,
-                chunker: String::new(),
-                versions: Default::default(),
-                unit: None,
-            },
-        };
-        let hello = Hello {
-            protocol: protocol::PROTOCOL,
-            version: protocol::VERSION,
-            chunksweep: env!("CARGO_PKG_VERSION"),
-            chunker: &spec.name,
-        };
-        let line = serde_json::to_string(&hello).expect("a hello serialises");
-        let sent = session
+            timeout: Duration::from_secs_f64(launch.timeout_s),
+        })
+    }
+
+    /// Sends chunksweep's hello (`hello`, one JSON line) and reads the process's, parsed by
+    /// `parse`.
+    ///
+    /// # Errors
+    /// As [`Session::line`] for the hello; [`Problem::BadLine`] for a hello `parse` refuses
+    /// (another protocol or version).
+    pub fn greet<T>(
+        &mut self,
+        hello: &str,
+        parse: impl FnOnce(&str) -> Result<T, LineProblem>,
+    ) -> Result<T, Problem> {
+        let sent = self
             .stdin
             .as_mut()
-            .map(|s| writeln!(s, "{line}").and_then(|()| s.flush()));
+            .map(|s| writeln!(s, "{hello}").and_then(|()| s.flush()));
         if let Some(Err(_)) = sent {
             // it exited before reading: what it said is in the line read below
-            session.stdin = None;
+            self.stdin = None;
         }
-        let reply = session.line("its hello")?;
-        session.hello = protocol::parse_hello(&reply).map_err(|problem| Problem::BadLine {
+        let reply = self.line("its hello")?;
+        parse(&reply).map_err(|problem| Problem::BadLine {
             line: protocol::shorten(&reply),
             problem,
             expected: "its hello".into(),
-        })?;
-        Ok(session)
+        })
     }
 
     /// Passes on the stderr lines read so far, keeping the last [`STDERR_TAIL`].
@@ -186,16 +202,18 @@ impl<'a> Session<'a> {
     }
 
     /// Sends `lines` (each one request) on a writer thread while `read` takes the responses
-    /// from this session, then closes stdin and waits for the chunker to exit 0.
+    /// from this session, then closes stdin and waits for the process to exit 0; `ended` makes
+    /// the caller's error of a problem after the last response (with the process's name).
     ///
     /// # Errors
     /// The first error of `read`; [`Problem::ExtraLines`] for output past the last response;
     /// [`Problem::Failed`] for a non-zero exit; as [`Session::line`].
-    pub fn exchange(
+    pub fn exchange<E>(
         &mut self,
         lines: impl Iterator<Item = String> + Send,
-        read: impl FnOnce(&mut Self) -> Result<(), ExternalError>,
-    ) -> Result<(), ExternalError> {
+        read: impl FnOnce(&mut Self) -> Result<(), E>,
+        ended: impl FnOnce(&str, Problem) -> E,
+    ) -> Result<(), E> {
         let mut stdin = self.stdin.take();
         std::thread::scope(|scope| {
             scope.spawn(move || {
@@ -217,8 +235,7 @@ impl<'a> Session<'a> {
             }
             read
         })?;
-        self.finish()
-            .map_err(|problem| ExternalError::new(&self.name, problem))
+        self.finish().map_err(|problem| ended(&self.name, problem))
     }
 
     /// After the last response: waits for the chunker to exit (stdin closed), ends what it

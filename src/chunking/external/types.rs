@@ -2,7 +2,7 @@
 //! code ([`Identity`]), and what it made ([`ExternalChunks`], with [`PlacementCounts`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -35,6 +35,22 @@ impl SizeUnit {
             SizeUnit::Characters => "characters",
         }
     }
+}
+
+/// A user's command as a process to run: what a `[[chunkers]]` and a `[[retrievers]]` table
+/// declare alike.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'s> {
+    /// The name it is declared under (for errors).
+    pub name: &'s str,
+    /// The program and its arguments (no shell).
+    pub command: &'s [String],
+    /// The folder it runs in.
+    pub dir: &'s Path,
+    /// Longest wait for one line of its output, seconds.
+    pub timeout_s: f64,
+    /// More files or folders that are its code (hashed into its identity), relative to `dir`.
+    pub files: &'s [PathBuf],
 }
 
 fn default_timeout_s() -> f64 {
@@ -94,6 +110,17 @@ impl ChunkerSpec {
             files: Vec::new(),
             dir,
         })
+    }
+
+    /// Its command as a process to run.
+    pub fn launch(&self) -> Launch<'_> {
+        Launch {
+            name: &self.name,
+            command: &self.command,
+            dir: &self.dir,
+            timeout_s: self.timeout_s,
+            files: &self.files,
+        }
     }
 
     /// Checks the name, the command, the timeout and the share.

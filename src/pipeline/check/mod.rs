@@ -171,13 +171,18 @@ pub fn check(
         )?),
         false => None,
     };
+    let retriever = match candidate.config.retriever.is_external() {
+        true => Some(swept::identify_retriever(&plan, &candidate, events)?),
+        false => None,
+    };
     let chunker = Chunker::new(
         &candidate,
         &plan.sweep,
         plan.embed.as_ref(),
         &built_libraries(),
         external.as_ref(),
-    );
+    )
+    .with_retriever(retriever.as_ref());
     let now = Fingerprints::new(chunker, &loaded.corpus, &loaded.golden);
     // before anything is written: a folder of answers to other inputs (or, without --judge, of
     // any judged answers) is refused untouched

@@ -178,6 +178,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &[String]) -> Result<MergeOu
             embed: None,
             contexts: None,
             external,
+            // a shard's external retriever is not recorded in shard.json
+            external_retriever: None,
             phases: slowest(&shards),
             config_times: shards
                 .iter()

@@ -16,13 +16,17 @@ use super::prefix;
 
 /// Every section made here, in report order: [`main`], then the prefix comparison when there is
 /// one, the rerank comparison when the grid reranks ([`super::rerank`]), the expansion
-/// comparison when the grid expands ([`super::expand`]), the external chunkers when there are any ([`super::chunkers`]), then the drafted
+/// comparison when the grid expands ([`super::expand`]), external retrievers against exact
+/// cosine ([`super::engines`]), the external chunkers when there are any ([`super::chunkers`]), then the drafted
 /// questions when the golden set has any ([`super::drafts`]).
 pub fn sections(outcome: &Outcome) -> Vec<DocSection> {
     let mut out = main(outcome);
     out.extend(prefix::section(&outcome.prefixes, &outcome.settings));
     out.extend((outcome.reranking.as_ref()).map(|r| super::rerank::section(r, &outcome.settings)));
     out.extend((outcome.expansions.as_ref()).map(|e| super::expand::section(e, &outcome.settings)));
+    if !outcome.engines.is_empty() {
+        out.push(super::engines::section(&outcome.engines, &outcome.settings));
+    }
     out.extend(super::chunkers::section(&outcome.chunkers));
     out.extend(outcome.drafts.as_ref().map(super::drafts::section));
     out

@@ -1,0 +1,74 @@
+//! Two configurations of one sweep compared on the same questions: the change of span recall
+//! with a paired bootstrap interval, and hit with an exact McNemar test. Shared by the rerank
+//! comparison ([`crate::select::rerank`]) and the comparison of an external retriever with
+//! exact cosine ([`crate::select::engines`]).
+
+use std::collections::HashMap;
+
+use crate::select::types::SelectionSettings;
+use crate::stats;
+use crate::sweep::rows::QuestionRow;
+
+/// sweep_questions.csv's rows by configuration id, then question id.
+pub struct ByConfig<'a>(HashMap<&'a str, HashMap<&'a str, &'a QuestionRow>>);
+
+/// What the pairing found. The delta is `row − base`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// Questions present in both.
+    pub n_questions: usize,
+    /// Paired bootstrap lower bound of the mean change of span recall (same question draws for
+    /// both), at the settings' confidence.
+    pub delta_lo: f64,
+    /// Its upper bound.
+    pub delta_hi: f64,
+    /// Questions hit by the base and missed by the row.
+    pub mcnemar_b: u64,
+    /// Questions hit by the row and missed by the base.
+    pub mcnemar_c: u64,
+    /// Exact two-sided McNemar p-value on hit.
+    pub mcnemar_p: f64,
+}
+
+impl<'a> ByConfig<'a> {
+    /// Indexes `questions`.
+    pub fn new(questions: &'a [QuestionRow]) -> Self {
+        let mut by: HashMap<&str, HashMap<&str, &QuestionRow>> = HashMap::new();
+        for q in questions {
+            by.entry(q.config_id.as_str())
+                .or_default()
+                .insert(q.question_id.as_str(), q);
+        }
+        ByConfig(by)
+    }
+
+    /// `row_id` against `base_id` on the questions both have, in question id order (a stable
+    /// order for the bootstrap draws of `settings`' seed).
+    pub fn pair(&self, base_id: &str, row_id: &str, settings: &SelectionSettings) -> Paired {
+        let empty = HashMap::new();
+        let base = self.0.get(base_id).unwrap_or(&empty);
+        let row = self.0.get(row_id).unwrap_or(&empty);
+        let mut ids: Vec<&&str> = base.keys().filter(|id| row.contains_key(**id)).collect();
+        ids.sort();
+        let pairs: Vec<(&QuestionRow, &QuestionRow)> =
+            ids.iter().map(|id| (base[**id], row[**id])).collect();
+        let n = pairs.len();
+        let hits_base: Vec<bool> = pairs.iter().map(|(a, _)| a.hit == 1).collect();
+        let hits_row: Vec<bool> = pairs.iter().map(|(_, b)| b.hit == 1).collect();
+        let test = stats::mcnemar_paired(&hits_base, &hits_row);
+        let resamples = stats::bootstrap_indices(n, settings.bootstrap_resamples, settings.seed);
+        let delta: Vec<f64> = pairs
+            .iter()
+            .map(|(a, b)| b.span_recall - a.span_recall)
+            .collect();
+        let ci = stats::bootstrap_mean(&delta, &resamples, settings.confidence);
+        Paired {
+            n_questions: n,
+            delta_lo: ci.lo,
+            delta_hi: ci.hi,
+            mcnemar_b: test.b,
+            mcnemar_c: test.c,
+            mcnemar_p: test.p_value,
+        }
+    }
+}
