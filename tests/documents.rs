@@ -402,3 +402,40 @@ fn extract_takes_the_corpus_from_the_config_and_a_bad_reader_name_is_a_usage_err
         stderr.trim()
     );
 }
+
+#[test]
+fn bad_page_evidence_names_the_golden_file_line_and_what_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.jsonl"),
+        concat!(
+            r#"{"id":"a","question":"q?","evidence":[{"doc":"01-installation.pdf","page":1}]}"#,
+            "\n",
+            r#"{"id":"b","question":"q?","evidence":[{"doc":"01-installation.pdf","page":-1}]}"#,
+            "\n",
+            r#"{"id":"c","question":"q?","evidence":[{"doc":"01-installation.pdf","page":2,"text":"Install"}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let corpus = root().join("datasets/handbook-pdf");
+    let (code, stdout, stderr) = run_in(
+        dir.path(),
+        &[
+            "validate",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--golden",
+            "g.jsonl",
+        ],
+    );
+    let all = format!("{stdout}{stderr}");
+    assert_eq!(code, 2, "{all}");
+    for line in [
+        r#"g.jsonl:2: error: question "b", evidence 1: "page" is -1, not a page number: write the page's number as a whole number counting from 1, as in {"doc": "report.pdf", "page": 12}"#,
+        r#"g.jsonl:3: error: question "c", evidence 1: gives both "page" and "text": a page item is the whole page; write {"doc", "page"} for the page or {"doc", "text"} for the text, not both"#,
+    ] {
+        assert!(all.contains(line), "{all}");
+        println!("| {line} | {code} |");
+    }
+}
