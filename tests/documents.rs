@@ -67,6 +67,14 @@ fn pdf(pages: &[&str]) -> Vec<u8> {
     out
 }
 
+/// Where `needle` first occurs in `bytes`.
+fn find(bytes: &[u8], needle: &[u8]) -> usize {
+    bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap()
+}
+
 /// `extract` over a folder holding `files`: (exit code, stdout, stderr).
 fn extract(files: &[(&str, Vec<u8>)], extra: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -198,6 +206,17 @@ fn bad_inputs_name_the_file_and_what_to_do() {
             "notes.docx: cannot read it as docx: a zip without word/document.xml, so not a Word document; check that the file opens, or map its extension to another reader in [corpus] readers",
         ),
         (
+            "cut.pdf",
+            {
+                // a PDF cut short inside the last page's content stream: its pages parse
+                // (pdf_oxide rebuilds the cross-references) but page 3's text is gone
+                let whole = pdf(&["First page.", "Second page.", "Third page."]);
+                let at = find(&whole, b"9 0 obj") + 20;
+                whole[..at].to_vec()
+            },
+            "cut.pdf: the PDF is cut short or damaged (no %%EOF marker at its end), and page(s) 3 show no text because of it, not because they are scanned: get a complete copy of the file (download or copy it again)",
+        ),
+        (
             "latin1.md",
             b"Caf\xe9\n".to_vec(),
             "latin1.md: not valid UTF-8 (first bad byte at offset 3, line 1): re-encode it as UTF-8 or move it out of the corpus",
@@ -272,4 +291,151 @@ fn page_sweeps_a_pdf_and_refuses_a_document_without_pages() {
         stderr.contains("the page strategy needs documents with pages, and 01-installation.md has none (only PDF files have pages)"),
         "{stderr}"
     );
+}
+
+/// Runs `chunksweep` in `dir` with `args`: (exit code, stdout, stderr).
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = chunksweep(dir).args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn extract_writes_only_to_a_new_folder_or_its_own_earlier_output_and_removes_what_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(corpus.join("old")).unwrap();
+    std::fs::write(corpus.join("a.md"), "# A\n").unwrap();
+    std::fs::write(corpus.join("old/b.html"), "<h1>B</h1>").unwrap();
+    // a folder holding other files is refused before anything is read or written
+    std::fs::create_dir(dir.path().join("mine")).unwrap();
+    std::fs::write(dir.path().join("mine/notes.txt"), "keep me").unwrap();
+    let args = ["extract", "--corpus", "corpus", "--out"];
+    let (code, _, stderr) = run_in(dir.path(), &[&args[..], &["mine"]].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "error: extract corpus: --out mine is not empty and holds no extract.json from an earlier extract: choose a new or empty folder (extract replaces only its own earlier output)"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("mine")).unwrap().count(),
+        1
+    );
+    // an empty folder is fine; a second extract there after b.html is gone removes its text
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let (code, _, stderr) = run_in(dir.path(), &[&args[..], &["out"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(dir.path().join("out/old/b.html.md").exists());
+    std::fs::write(dir.path().join("out/mine.txt"), "not extract's").unwrap();
+    std::fs::remove_dir_all(corpus.join("old")).unwrap();
+    let (code, stdout, stderr) = run_in(dir.path(), &[&args[..], &["out"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "removed 1 file(s) the earlier extract wrote there that this one did not: old/b.html.md"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !dir.path().join("out/old").exists(),
+        "its emptied folder goes too"
+    );
+    assert!(dir.path().join("out/a.md").exists());
+    // files extract did not write are left alone
+    assert!(dir.path().join("out/mine.txt").exists());
+}
+
+#[test]
+fn extract_takes_the_corpus_from_the_config_and_a_bad_reader_name_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/a.adoc"), "= A\n").unwrap();
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "[corpus]\npath = \"docs\"\nreaders = { adoc = \"text\" }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run_in(
+        dir.path(),
+        &["extract", "--config", "c.toml", "--out", "out"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("a.adoc → a.adoc: text"), "{stdout}");
+    // without --corpus or [corpus] path
+    std::fs::write(
+        dir.path().join("none.toml"),
+        "[corpus]\nskip_unreadable = true\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run_in(
+        dir.path(),
+        &["extract", "--config", "none.toml", "--out", "o2"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "error: extract: no corpus given: pass --corpus or set `corpus = ...` in the config file"
+    );
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[corpus]\nreaders = { adoc = \"asciidoc\" }\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run_in(
+        dir.path(),
+        &[
+            "extract", "--config", "bad.toml", "--corpus", "docs", "--out", "o3",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "[corpus]: unknown reader \"asciidoc\": use text, markdown, rst, html, docx or pdf"
+        ),
+        "{stderr}"
+    );
+    println!(
+        "| unknown reader name in [corpus] readers | {code} | {} |",
+        stderr.trim()
+    );
+}
+
+#[test]
+fn bad_page_evidence_names_the_golden_file_line_and_what_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.jsonl"),
+        concat!(
+            r#"{"id":"a","question":"q?","evidence":[{"doc":"01-installation.pdf","page":1}]}"#,
+            "\n",
+            r#"{"id":"b","question":"q?","evidence":[{"doc":"01-installation.pdf","page":-1}]}"#,
+            "\n",
+            r#"{"id":"c","question":"q?","evidence":[{"doc":"01-installation.pdf","page":2,"text":"Install"}]}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let corpus = root().join("datasets/handbook-pdf");
+    let (code, stdout, stderr) = run_in(
+        dir.path(),
+        &[
+            "validate",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--golden",
+            "g.jsonl",
+        ],
+    );
+    let all = format!("{stdout}{stderr}");
+    assert_eq!(code, 2, "{all}");
+    for line in [
+        r#"g.jsonl:2: error: question "b", evidence 1: "page" is -1, not a page number: write the page's number as a whole number counting from 1, as in {"doc": "report.pdf", "page": 12}"#,
+        r#"g.jsonl:3: error: question "c", evidence 1: gives both "page" and "text": a page item is the whole page; write {"doc", "page"} for the page or {"doc", "text"} for the text, not both"#,
+    ] {
+        assert!(all.contains(line), "{all}");
+        println!("| {line} | {code} |");
+    }
 }

@@ -12,8 +12,23 @@ use super::external::name::ExternalName;
 use crate::corpus::Corpus;
 use crate::tokenize::TokenizerKind;
 
-/// What goes between a prefix and the chunk's text.
+/// What goes between a prefix and the chunk's text, unless the prefix ends with a Markdown
+/// table's delimiter row ([`separator_after`]).
 pub const PREFIX_SEPARATOR: &str = "\n\n";
+
+/// What goes between `prefix` and the chunk's text: one line break when the prefix's last line
+/// is a Markdown table delimiter row (`|---|:--:|`: only `|`, `-`, `:` and spaces or tabs, with
+/// at least one `|` and one `-`), so that the header rows a piece of a split table carries and
+/// the rows the piece holds read as one table; [`PREFIX_SEPARATOR`] otherwise.
+pub fn separator_after(prefix: &str) -> &'static str {
+    let last = prefix.rsplit('\n').next().unwrap_or_default().trim();
+    let delimiter = last.contains('|')
+        && last.contains('-')
+        && last
+            .chars()
+            .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'));
+    if delimiter { "\n" } else { PREFIX_SEPARATOR }
+}
 
 /// A chunking strategy: one of chunksweep's own, or an external chunker declared for the run
 /// ([`super::external`]). Written as its name in config files, CSVs and manifests.
@@ -240,8 +255,9 @@ pub struct Chunk {
     /// Empty for none. Never part of evidence coverage.
     pub carried: String,
     /// Tokens the [`Chunk::carried`] text adds, separator included (0 without one). Not in
-    /// [`Chunk::tokens`]: the size bound is on the chunk's own text, and a piece whose own text
-    /// plus carried text is over `chunk_size` counts in `n_oversize` ([`super::oversize`]).
+    /// [`Chunk::tokens`]; a `markdown` piece is sized with it ([`super::tables::carry`]), and a
+    /// piece whose own text plus carried text is over `chunk_size` counts in `n_oversize`
+    /// ([`super::oversize`]).
     pub carried_tokens: usize,
 }
 
@@ -256,7 +272,8 @@ impl Chunk {
         &corpus.docs[self.doc].text[self.byte_start..self.byte_end]
     }
 
-    /// What is indexed and shown to the generator: `prefix + "\n\n" + text`, or the text alone.
+    /// What is indexed and shown to the generator: `prefix`, its separator ([`separator_after`])
+    /// and the text, or the text alone.
     pub fn indexed_text<'a>(&self, corpus: &'a Corpus) -> Cow<'a, str> {
         with_prefix(&self.prefix, self.text(corpus))
     }
@@ -278,11 +295,12 @@ pub type Ranges = Vec<(usize, usize)>;
 /// Byte ranges of one document's chunks with the token count of each one's own text.
 pub type Sized = Vec<(usize, usize, usize)>;
 
-/// `prefix + "\n\n" + text`, or `text` alone when `prefix` is empty.
+/// `prefix`, its separator ([`separator_after`]: a blank line, or one line break after carried
+/// table header rows) and `text`; `text` alone when `prefix` is empty.
 pub fn with_prefix<'a>(prefix: &str, text: &'a str) -> Cow<'a, str> {
     if prefix.is_empty() {
         Cow::Borrowed(text)
     } else {
-        Cow::Owned(format!("{prefix}{PREFIX_SEPARATOR}{text}"))
+        Cow::Owned(format!("{prefix}{}{text}", separator_after(prefix)))
     }
 }

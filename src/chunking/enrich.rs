@@ -9,7 +9,8 @@
 //! | `title_heading` | the title, then the heading path (its first heading dropped when it is the title) |
 //! | `llm_context`   | a short context situating the chunk in its document, written by a model (see [`crate::llm_context`]) |
 //!
-//! An enriched chunk's indexed text is `PREFIX + "\n\n" + TEXT` ([`PREFIX_SEPARATOR`]); a chunk
+//! An enriched chunk's indexed text is `PREFIX + "\n\n" + TEXT` ([`PREFIX_SEPARATOR`]; one line
+//! break instead after the header rows of a split table, [`separator_after`]); a chunk
 //! whose prefix is empty is indexed as its text alone. The chunk's `start`/`end` (code points) and
 //! `byte_start`/`byte_end` stay on the original text, so spans and metrics never move; the prefix
 //! and its token count (separator included) are carried beside them in [`Chunk::prefix`] and
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::chunk::Chunk;
+use super::chunk::separator_after;
 pub use super::chunk::{PREFIX_SEPARATOR, with_prefix};
 use super::headings::{DocKind, headings};
 use crate::corpus::{Corpus, Document};
@@ -232,13 +234,13 @@ pub fn enrich(
     Ok(())
 }
 
-/// Tokens a prefix adds to the indexed text: `prefix + "\n\n"` counted with `counter`, 0 for an
-/// empty prefix.
+/// Tokens a prefix adds to the indexed text: the prefix and its separator
+/// ([`separator_after`]) counted with `counter`, 0 for an empty prefix.
 pub fn prefix_tokens(prefix: &str, counter: TokenCounter) -> usize {
     if prefix.is_empty() {
         0
     } else {
-        counter.count(&format!("{prefix}{PREFIX_SEPARATOR}"))
+        counter.count(&format!("{prefix}{}", separator_after(prefix)))
     }
 }
 

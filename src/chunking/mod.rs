@@ -58,7 +58,8 @@ use structure::{CorpusStructure, DocStructure};
 /// decides its structure ([`headings::DocKind`]): headings and heading paths for Markdown and
 /// reStructuredText, none for plain text; it is read from `ctx.structure` when there is one
 /// (document `doc_index` there), else here. For the `markdown` strategy, a chunk that starts
-/// inside the body of a Markdown table carries the table's header rows ([`tables`]).
+/// inside the body of a Markdown table carries the table's header rows, and is sized with them
+/// ([`tables::carry`]).
 ///
 /// # Errors
 /// [`ChunkError::NoPages`] for `page` on a document without pages;
@@ -149,16 +150,16 @@ pub fn chunk_document(
             .collect(),
     };
     // what each chunk carries: the text an external chunker added, or for `markdown` the
-    // header rows of the table it starts in
-    let carried: Vec<String> = match placed {
-        Some(placed) => placed.iter().map(|p| p.added.clone()).collect(),
+    // header rows of the table it starts in (its pieces sized with them)
+    let (sized, carried): (Sized, Vec<String>) = match placed {
+        Some(placed) => (sized, placed.iter().map(|p| p.added.clone()).collect()),
+        None if params.strategy == Strategy::Markdown => {
+            let heads = structure.tables(text);
+            tables::carry(text, sized, heads, params, exact, counter)
+        }
         None => {
-            let heads = match params.strategy {
-                Strategy::Markdown => structure.tables(text),
-                _ => &[],
-            };
-            let header = |s| tables::header_at(heads, s).unwrap_or_default().to_string();
-            sized.iter().map(|&(s, _, _)| header(s)).collect()
+            let none = vec![String::new(); sized.len()];
+            (sized, none)
         }
     };
     Ok(into_chunks(
@@ -261,9 +262,9 @@ pub fn unit_of(
 /// chunk's own text ([`Chunk::tokens`], counted in `unit`), and how many chunks are over
 /// `params.chunk_size` in its unit ([`unit_of`] with `external`: whitespace words, characters,
 /// or tokens)
-/// with what they carry: a single unit that cannot be split, a piece of a split Markdown table
-/// whose own tokens plus its carried header rows ([`Chunk::carried_tokens`]) exceed the size
-/// (the bound holds for a chunk's own text only), or an external chunker's chunk over its size.
+/// with what they carry ([`Chunk::carried_tokens`]): a single unit that cannot be split (alone,
+/// or under the header rows a piece of a split Markdown table carries, [`tables::carry`]), or an
+/// external chunker's chunk over its size.
 /// `(0, 0)` for no chunk.
 pub fn oversize(
     corpus: &Corpus,

@@ -585,6 +585,8 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
         .iter()
         .map(|c| (c.text(&corpus), c.prefix.as_str()))
         .collect();
+    // header 14 tokens, rows 12, 11, 11: Bergen and Cork (22) with the header (14) are over 32,
+    // so they are split at the 18 tokens the header leaves, a row each
     assert_eq!(
         got,
         vec![
@@ -593,18 +595,21 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
                 "| City | Days | mm |\n|------|------|----|\n| Aalborg | 12 | 4.1 |",
                 ""
             ),
-            ("| Bergen | 9 | 5.5 |\n| Cork | 15 | 3.0 |", header),
+            ("| Bergen | 9 | 5.5 |", header),
+            ("| Cork | 15 | 3.0 |", header),
         ]
     );
-    let last = &chunks[2];
-    assert_eq!(last.byte_start, RAIN.find("| Bergen").unwrap());
+    let bergen = &chunks[2];
+    assert_eq!(bergen.byte_start, RAIN.find("| Bergen").unwrap());
     assert_eq!(
-        last.prefix_tokens,
-        tokens.counter().count(&format!("{header}\n\n"))
+        bergen.prefix_tokens,
+        tokens.counter().count(&format!("{header}\n"))
     );
+    assert_eq!(bergen.prefix_tokens, 14);
+    // the header and the rows read as one table: one line break between them
     assert_eq!(
-        last.indexed_text(&corpus),
-        format!("{header}\n\n| Bergen | 9 | 5.5 |\n| Cork | 15 | 3.0 |")
+        bergen.indexed_text(&corpus),
+        format!("{header}\n| Bergen | 9 | 5.5 |")
     );
     // with a heading-path prefix, the path comes first, then the header rows
     let mut with_path = chunks.clone();
@@ -617,6 +622,10 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
     )
     .unwrap();
     assert_eq!(with_path[2].prefix, format!("Rainfall\n\n{header}"));
+    assert_eq!(
+        with_path[2].indexed_text(&corpus),
+        format!("Rainfall\n\n{header}\n| Bergen | 9 | 5.5 |")
+    );
     assert_eq!(with_path[0].prefix, "Rainfall");
     // other strategies do not carry headers
     let params = ChunkParams {
@@ -625,6 +634,84 @@ fn later_pieces_of_a_split_table_carry_its_header_rows_in_their_prefix() {
     };
     let plain = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
     assert!(plain.iter().all(|c| c.prefix.is_empty()));
+}
+
+/// Each piece of `text` (one `.md` document) under `markdown` at `size`, overlap 0: its own text,
+/// whether it carries header rows, and its tokens with them.
+fn table_pieces(text: &str, size: usize) -> Vec<(String, bool, usize)> {
+    let corpus = Corpus::from_documents("t", vec![Document::new("t.md", text)]);
+    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+    let params = ChunkParams {
+        strategy: Strategy::Markdown,
+        chunk_size: size,
+        chunk_overlap: 0,
+    };
+    let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+    assert_eq!(
+        oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase, None).1,
+        chunks
+            .iter()
+            .filter(|c| c.tokens + c.carried_tokens > size)
+            .count()
+    );
+    chunks
+        .iter()
+        .map(|c| {
+            (
+                c.text(&corpus).to_string(),
+                !c.carried.is_empty(),
+                c.tokens + c.carried_tokens,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn table_pieces_are_sized_with_the_header_they_carry() {
+    let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+    let header = "| City | Days | mm |\n|------|------|----|";
+    // the header, with the line break that joins it to the rows, and each body row
+    assert_eq!(counter.count(&format!("{header}\n")), 14);
+    let rows: Vec<usize> = RAIN.lines().skip(4).map(|r| counter.count(r)).collect();
+    assert_eq!(rows, [12, 11, 11]);
+    let (title, aalborg, bergen, cork) = (
+        "# Rainfall",
+        "| Aalborg | 12 | 4.1 |",
+        "| Bergen | 9 | 5.5 |",
+        "| Cork | 15 | 3.0 |",
+    );
+    let piece = |text: &str, carries, tokens| (text.to_string(), carries, tokens);
+    // 31: Bergen and Cork together (22 + 14 = 36) are split at the 17 the header leaves; each
+    // row carries the header, 11 + 14 = 25
+    assert_eq!(
+        table_pieces(RAIN, 31),
+        [
+            piece(title, false, 3),
+            piece(&format!("{header}\n{aalborg}"), false, 26),
+            piece(bergen, true, 25),
+            piece(cork, true, 25),
+        ]
+    );
+    // 40: Bergen goes with the header and Aalborg (37); Cork carries the header (25)
+    assert_eq!(
+        table_pieces(RAIN, 40),
+        [
+            piece(title, false, 3),
+            piece(&format!("{header}\n{aalborg}\n{bergen}"), false, 37),
+            piece(cork, true, 25),
+        ]
+    );
+    // 24: the header and one row (14 + 11 = 25) do not fit, so no piece carries it and every
+    // piece keeps the size by its own text (before, Aalborg and Bergen under the header were 37)
+    assert_eq!(
+        table_pieces(RAIN, 24),
+        [
+            piece(title, false, 3),
+            piece(header, false, 14),
+            piece(&format!("{aalborg}\n{bergen}"), false, 23),
+            piece(cork, false, 11),
+        ]
+    );
 }
 
 /// A table whose header and delimiter rows are 32 tokens (cl100k_base) and whose body rows are
@@ -639,40 +726,23 @@ const WIDE: &str =
 ";
 
 #[test]
-fn pieces_over_their_size_with_the_header_they_carry_count_as_oversize() {
-    let corpus = Corpus::from_documents("t", vec![Document::new("wide.md", WIDE)]);
-    let tokens = CorpusTokens::new(&corpus, TokenizerKind::Cl100kBase);
+fn a_header_that_cannot_fit_with_a_row_is_not_carried_and_every_piece_keeps_the_size() {
+    let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
     let header = WIDE.lines().take(2).collect::<Vec<_>>().join("\n");
-    let counter = tokens.counter();
-    assert_eq!(counter.count(&header), 32);
-    // carried with its separator: `|\n\n` is one token, as `|` alone is
-    assert_eq!(counter.count(&format!("{header}\n\n")), 32);
-    // one piece per body row at 31 and 24; two per row at 16 (rows are over it)
-    for (size, carried) in [(31, 4), (24, 4), (16, 8)] {
-        let params = ChunkParams {
-            strategy: Strategy::Markdown,
-            chunk_size: size,
-            chunk_overlap: 0,
-        };
-        let chunks = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
-        let carrying: Vec<&Chunk> = chunks.iter().filter(|c| !c.carried.is_empty()).collect();
-        assert_eq!(carrying.len(), carried, "size {size}");
-        // every piece in the body carries the 32 header tokens, so each is over any of these
-        // sizes, while its own text is within the size
-        for c in &carrying {
-            assert_eq!(c.carried, header);
-            assert_eq!(c.carried_tokens, 32);
-            assert!(c.tokens <= size, "own text within the size");
-        }
-        assert!(chunks.iter().all(|c| c.tokens <= size));
-        assert_eq!(
-            oversize(&corpus, &chunks, &params, TokenizerKind::Cl100kBase, None).1,
-            carried,
-            "size {size}"
-        );
-        // 22 own tokens plus 32 carried: 54 in the indexed text of a piece of size 31 or 24
-        let most = carrying.iter().map(|c| c.total_tokens()).max().unwrap();
-        assert_eq!(most, if size == 16 { 48 } else { 54 }, "size {size}");
+    assert_eq!(counter.count(&format!("{header}\n")), 32);
+    let rows: Vec<usize> = WIDE.lines().skip(2).map(|r| counter.count(r)).collect();
+    assert_eq!(rows, [22, 22, 22, 21]);
+    // 54 = 32 + 22: every later row carries the header, each piece at most 54 with it
+    let at_54 = table_pieces(WIDE, 54);
+    let carrying: Vec<(bool, usize)> = at_54.iter().map(|(_, c, n)| (*c, *n)).collect();
+    assert_eq!(carrying, [(false, 54), (true, 54), (true, 54), (true, 53)]);
+    // 53: a 22-token row does not fit under the header, so pieces of two rows (44 and 43)
+    // carry nothing; at 31, 24 and 16 the header alone is over the size. Nothing is over it.
+    for (size, pieces, most) in [(53, 3, 44), (31, 6, 22), (24, 6, 22), (16, 11, 16)] {
+        let got = table_pieces(WIDE, size);
+        assert_eq!(got.len(), pieces, "size {size}");
+        assert!(got.iter().all(|(_, carries, _)| !carries), "size {size}");
+        assert_eq!(got.iter().map(|p| p.2).max(), Some(most), "size {size}");
     }
 }
 
@@ -716,6 +786,15 @@ fn structure_read_once_gives_the_chunks_read_per_document() {
             "{strategy:?}: the nested heading path is found"
         );
         if strategy == Strategy::Markdown {
+            // at 32 a piece of the rain table carries its header (at 24 none can: see
+            // table_pieces_are_sized_with_the_header_they_carry)
+            let params = ChunkParams {
+                chunk_size: 32,
+                ..params
+            };
+            let alone = chunk_corpus(&corpus, &tokens, &params, &ChunkContext::default()).unwrap();
+            let once = chunk_corpus(&corpus, &tokens, &params, &shared).unwrap();
+            assert_eq!(once, alone);
             assert!(once.iter().any(|c| !c.carried.is_empty()));
         }
     }

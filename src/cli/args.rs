@@ -78,14 +78,15 @@ pub enum Command {
 /// Flags of `chunksweep extract`.
 #[derive(Args)]
 pub struct ExtractArgs {
-    /// TOML config file: its [corpus] readers and skip_unreadable, and [llm] cache_path (the
-    /// document cache sits beside it).
+    /// TOML config file: its [corpus] path, readers and skip_unreadable, and [llm] cache_path
+    /// (the document cache sits beside it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Folder of documents, read recursively.
+    /// Folder of documents, read recursively (default: [corpus] path of --config).
     #[arg(long, value_name = "DIR")]
-    pub corpus: PathBuf,
-    /// Folder to write the texts and extract.json to (not inside the corpus).
+    pub corpus: Option<PathBuf>,
+    /// Folder to write the texts and extract.json to: new, empty, or an earlier extract's
+    /// output (whose files this run no longer writes are removed); not inside the corpus.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Skip the corpus's files that no reader reads (listed in a warning) instead of failing.

@@ -178,14 +178,17 @@ pub fn judge_check(args: JudgeCheckArgs) -> Result<ExitCode> {
 /// `chunksweep check`: prints check.md; exit 1 when the check fails.
 /// `chunksweep extract`: the texts and extract.json; one line per document, then the warnings.
 pub fn extract(args: ExtractArgs) -> Result<ExitCode> {
-    let file = match &args.config {
-        Some(path) => chunksweep::config::ConfigFile::load(path)?,
-        None => chunksweep::config::ConfigFile::default(),
+    let request = pipeline::extract::ExtractRequest {
+        config: args.config,
+        corpus: args.corpus,
+        out: args.out,
+        skip_unreadable: args.skip_unreadable,
     };
-    let reading = pipeline::extract::reading(&file, args.skip_unreadable);
-    let done = pipeline::extract::extract(&args.corpus, &reading, &args.out)
-        .with_context(|| format!("extract {}", args.corpus.display()))?;
-    print::extraction(&done, &args.out);
+    let done = pipeline::extract::run(&request).with_context(|| match &request.corpus {
+        Some(corpus) => format!("extract {}", corpus.display()),
+        None => "extract".to_string(),
+    })?;
+    print::extraction(&done, &request.out);
     Ok(ExitCode::SUCCESS)
 }
 

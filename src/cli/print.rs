@@ -326,7 +326,8 @@ pub fn judge_check(out: &JudgeCheckOutcome) {
 }
 
 /// `extract`'s summary: a line per document (reader, version, pages, code points, cached),
-/// the warnings, the skipped files, and where extract.json is.
+/// the warnings, the skipped files, the files of an earlier extract removed, and where
+/// extract.json is.
 pub fn extraction(x: &chunksweep::pipeline::extract::Extraction, out: &std::path::Path) {
     for d in &x.documents {
         let pages = match d.pages.len() {
@@ -349,6 +350,13 @@ pub fn extraction(x: &chunksweep::pipeline::extract::Extraction, out: &std::path
             "warning: {} file(s) skipped, no reader reads them: {}",
             x.skipped.len(),
             x.skipped.join(", ")
+        );
+    }
+    if !x.removed.is_empty() {
+        println!(
+            "removed {} file(s) the earlier extract wrote there that this one did not: {}",
+            x.removed.len(),
+            x.removed.join(", ")
         );
     }
     println!(

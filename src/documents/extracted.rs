@@ -45,6 +45,17 @@ pub enum ReadError {
         /// The library's message.
         detail: String,
     },
+    /// A PDF that parses but is cut short or damaged where some pages' content should be, so
+    /// those pages show no text: not a scan, and OCR would not help.
+    #[error(
+        "the PDF is cut short or damaged ({why}), and page(s) {pages} show no text because of it, not because they are scanned: get a complete copy of the file (download or copy it again)"
+    )]
+    Truncated {
+        /// What is wrong: no end-of-file marker, or the pages whose content cannot be read.
+        why: String,
+        /// The pages without text, 1-based, comma-separated.
+        pages: String,
+    },
     /// The reader is not in this build.
     #[error(
         "this chunksweep was built without the {feature} feature: rebuild with `cargo build --features {feature}`, or extract the text yourself"

@@ -23,24 +23,37 @@ const DROPPED: &[&str] = &[
 /// [`ReadError::Corrupt`] when the converter fails. Bytes invalid in the declared charset are
 /// replaced (U+FFFD) and counted in a warning, never an error.
 pub fn read(bytes: &[u8]) -> Result<Extracted, ReadError> {
-    let (encoding, declared) = match Encoding::for_bom(bytes) {
-        Some((enc, _)) => (enc, true),
-        None => match declared_charset(bytes) {
-            Some(enc) => (enc, true),
-            None => (encoding_rs::UTF_8, false),
-        },
+    let declared = match Encoding::for_bom(bytes) {
+        Some((enc, _)) => Declared::Known(enc),
+        None => declared_charset(bytes),
+    };
+    let encoding = match declared {
+        Declared::Known(enc) => enc,
+        Declared::Unknown(_) | Declared::None => encoding_rs::UTF_8,
     };
     let (html, _, had_errors) = encoding.decode(bytes);
     let mut warnings = Vec::new();
-    if had_errors {
-        let bad = html.matches('\u{FFFD}').count();
-        let how = match declared {
-            true => format!("its declared charset {}", encoding.name()),
-            false => "UTF-8 (no charset declared)".to_string(),
-        };
-        warnings.push(format!(
-            "{bad} byte sequence(s) are not valid in {how} and were replaced by U+FFFD: declare the file's real charset in <meta charset=...>"
-        ));
+    let bad = html.matches('\u{FFFD}').count();
+    let replaced =
+        || format!("{bad} byte sequence(s) were not valid in it and were replaced by U+FFFD");
+    match (&declared, had_errors) {
+        (Declared::Unknown(label), _) => warnings.push(format!(
+            "declares charset {label:?}, which is not an encoding label chunksweep knows (the WHATWG Encoding Standard's): read as UTF-8{}; declare a known charset (for example utf-8, windows-1252, iso-8859-2, shift_jis) in <meta charset=...>",
+            match had_errors {
+                true => format!(", and {}", replaced()),
+                false => String::new(),
+            }
+        )),
+        (Declared::Known(enc), true) => warnings.push(format!(
+            "read in its declared charset {}, and {}: declare the file's real charset in <meta charset=...>",
+            enc.name(),
+            replaced()
+        )),
+        (Declared::None, true) => warnings.push(format!(
+            "read as UTF-8 (no charset declared), and {}: declare the file's real charset in <meta charset=...>",
+            replaced()
+        )),
+        (_, false) => {}
     }
     let converter = HtmlToMarkdown::builder()
         .skip_tags(DROPPED.to_vec())
@@ -65,30 +78,46 @@ pub fn read(bytes: &[u8]) -> Result<Extracted, ReadError> {
     })
 }
 
-/// The encoding declared by a `charset=` in the first 1,024 bytes (the HTML standard's prescan
-/// window), read as ASCII.
-fn declared_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+/// The charset a page declares.
+#[derive(Debug, PartialEq)]
+enum Declared {
+    /// A label encoding_rs knows (a WHATWG label), or a byte-order mark.
+    Known(&'static Encoding),
+    /// A `charset=` whose value is no WHATWG label, as written (lower-cased).
+    Unknown(String),
+    /// No declaration.
+    None,
+}
+
+/// The charset declared by the first `charset=` in the first 1,024 bytes (the HTML standard's
+/// prescan window), read as ASCII.
+fn declared_charset(bytes: &[u8]) -> Declared {
     let head = &bytes[..bytes.len().min(1024)];
     let lower = String::from_utf8_lossy(head).to_ascii_lowercase();
     let mut rest = lower.as_str();
     while let Some(at) = rest.find("charset") {
         rest = &rest[at + "charset".len()..];
-        let value = rest.trim_start().strip_prefix('=')?.trim_start();
-        let value = value.trim_start_matches(['"', '\'']);
+        let Some(value) = rest.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start().trim_start_matches(['"', '\'']);
         let end = value
             .find(|c: char| c == '"' || c == '\'' || c == ';' || c == '>' || c.is_whitespace())
             .unwrap_or(value.len());
-        if let Some(enc) = Encoding::for_label(&value.as_bytes()[..end]) {
-            // a page declaring UTF-16 in ASCII bytes is not UTF-16 (the standard reads it as UTF-8)
-            return Some(
-                match enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
-                    true => encoding_rs::UTF_8,
-                    false => enc,
-                },
-            );
+        let label = &value[..end];
+        if label.is_empty() {
+            continue;
         }
+        return match Encoding::for_label(label.as_bytes()) {
+            // a page declaring UTF-16 in ASCII bytes is not UTF-16 (the standard reads it as UTF-8)
+            Some(enc) if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE => {
+                Declared::Known(encoding_rs::UTF_8)
+            }
+            Some(enc) => Declared::Known(enc),
+            None => Declared::Unknown(label.to_string()),
+        };
     }
-    None
+    Declared::None
 }
 
 #[cfg(test)]
@@ -140,8 +169,31 @@ mod tests {
         assert_eq!(
             bare.warnings,
             vec![
-                "3 byte sequence(s) are not valid in UTF-8 (no charset declared) and were replaced by U+FFFD: declare the file's real charset in <meta charset=...>"
+                "read as UTF-8 (no charset declared), and 3 byte sequence(s) were not valid in it and were replaced by U+FFFD: declare the file's real charset in <meta charset=...>"
             ]
+        );
+    }
+
+    #[test]
+    fn an_unknown_declared_charset_is_named() {
+        let mut html = b"<html><head><meta charset=\"x-klingon\"></head><body><p>Caf".to_vec();
+        html.extend([0xE9, b'.']);
+        let doc = read(&html).unwrap();
+        assert_eq!(doc.text, "Caf\u{FFFD}.\n");
+        assert_eq!(
+            doc.warnings,
+            vec![
+                "declares charset \"x-klingon\", which is not an encoding label chunksweep knows (the WHATWG Encoding Standard's): read as UTF-8, and 1 byte sequence(s) were not valid in it and were replaced by U+FFFD; declare a known charset (for example utf-8, windows-1252, iso-8859-2, shift_jis) in <meta charset=...>"
+            ]
+        );
+        // a known label, bytes valid in it: no warning
+        assert_eq!(
+            declared_charset(b"<meta charset='Shift_JIS'>"),
+            Declared::Known(encoding_rs::SHIFT_JIS)
+        );
+        assert_eq!(
+            declared_charset(b"<p>charset is a word</p>"),
+            Declared::None
         );
     }
 }

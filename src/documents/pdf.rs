@@ -1,7 +1,8 @@
 //! PDF text by page (pdf_oxide, feature `pdf`): each page's text in reading order, pages
 //! joined by a blank line, the byte offset of every page's start kept. A PDF that opens with
 //! the empty password (an owner password only) is read; one that needs a password is refused.
-//! Pages that hold no text (a scan, an image) are named in a warning: OCR it first.
+//! Pages that hold no text (a scan, an image) are named in a warning: OCR it first; unless the
+//! file is cut short or damaged there, which is an error ([`truncated`]).
 
 use super::extracted::{Extracted, ReadError};
 
@@ -12,7 +13,8 @@ pub const PAGE_SEPARATOR: &str = "\n\n";
 ///
 /// # Errors
 /// [`ReadError::Encrypted`] for a PDF that needs a password; [`ReadError::Corrupt`] for bytes
-/// pdf_oxide cannot parse (naming the page when one page fails); [`ReadError::NotBuilt`]
+/// pdf_oxide cannot parse (naming the page when one page fails); [`ReadError::Truncated`] for
+/// pages without text in a file cut short or damaged ([`truncated`]); [`ReadError::NotBuilt`]
 /// without the `pdf` feature.
 #[cfg(feature = "pdf")]
 pub fn read(bytes: &[u8]) -> Result<Extracted, ReadError> {
@@ -32,7 +34,45 @@ pub fn read(bytes: &[u8]) -> Result<Extracted, ReadError> {
                 .map_err(|e| corrupt(format!("page {}: {e}", i + 1)))
         })
         .collect::<Result<Vec<String>, ReadError>>()?;
+    let textless: Vec<usize> = (0..count).filter(|&i| texts[i].trim().is_empty()).collect();
+    let unreadable: Vec<usize> = textless
+        .iter()
+        .copied()
+        .filter(|&i| doc.get_page_content_data(i).is_err())
+        .collect();
+    truncated(bytes, &textless, &unreadable)?;
     Ok(join_pages(&texts))
+}
+
+/// Whether pages without text (0-based `textless`) come from a damaged file rather than a
+/// scan: the file has no `%%EOF` marker in its last 1,024 bytes (cut short: the marker ends
+/// every complete PDF), or some of those pages' content streams cannot be read
+/// (`unreadable`). Pages with text are never refused.
+///
+/// # Errors
+/// [`ReadError::Truncated`] naming what is wrong and the pages.
+pub fn truncated(bytes: &[u8], textless: &[usize], unreadable: &[usize]) -> Result<(), ReadError> {
+    if textless.is_empty() {
+        return Ok(());
+    }
+    let tail = &bytes[bytes.len().saturating_sub(1024)..];
+    let ended = tail.windows(5).any(|w| w == b"%%EOF");
+    let list = |pages: &[usize]| {
+        pages
+            .iter()
+            .map(|i| (i + 1).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let why = match (ended, unreadable.is_empty()) {
+        (true, true) => return Ok(()),
+        (false, _) => "no %%EOF marker at its end".to_string(),
+        (true, false) => format!("the content of page(s) {} cannot be read", list(unreadable)),
+    };
+    Err(ReadError::Truncated {
+        why,
+        pages: list(textless),
+    })
 }
 
 /// Without the `pdf` feature: no PDF reader.
@@ -93,6 +133,24 @@ mod tests {
             vec![
                 "1 of 3 page(s) hold no text (page 2): scanned pages or images; OCR it first (for example with ocrmypdf) and put the OCR'd PDF in the corpus"
             ]
+        );
+    }
+
+    #[test]
+    fn textless_pages_of_a_file_cut_short_are_not_a_scan() {
+        let whole = b"%PDF-1.4\n...\n%%EOF\n";
+        assert_eq!(truncated(whole, &[1], &[]), Ok(()));
+        assert_eq!(truncated(b"%PDF-1.4\n...", &[], &[]), Ok(()));
+        assert_eq!(
+            truncated(b"%PDF-1.4\n... 5 0 obj\n<< /Len", &[1, 2], &[]),
+            Err(ReadError::Truncated {
+                why: "no %%EOF marker at its end".into(),
+                pages: "2, 3".into(),
+            })
+        );
+        assert_eq!(
+            truncated(whole, &[0, 2], &[2]).unwrap_err().to_string(),
+            "the PDF is cut short or damaged (the content of page(s) 3 cannot be read), and page(s) 1, 3 show no text because of it, not because they are scanned: get a complete copy of the file (download or copy it again)"
         );
     }
 }

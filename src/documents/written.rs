@@ -19,6 +19,15 @@ pub enum ExtractError {
         /// The corpus folder.
         corpus: PathBuf,
     },
+    /// The output folder holds files and no extract.json: it is not an earlier extract's
+    /// output, so writing there could mix the texts with other files.
+    #[error(
+        "--out {out} is not empty and holds no extract.json from an earlier extract: choose a new or empty folder (extract replaces only its own earlier output)"
+    )]
+    OutNotEmpty {
+        /// The output folder.
+        out: PathBuf,
+    },
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -31,10 +40,12 @@ pub enum ExtractError {
 }
 
 impl ExtractError {
-    /// Usage (2) for an output inside the corpus; failure (1) for a write.
+    /// Usage (2) for an output inside the corpus or not an extract's; failure (1) for a write.
     pub fn exit_class(&self) -> ExitClass {
         match self {
-            ExtractError::OutInsideCorpus { .. } => ExitClass::Usage,
+            ExtractError::OutInsideCorpus { .. } | ExtractError::OutNotEmpty { .. } => {
+                ExitClass::Usage
+            }
             ExtractError::Write { .. } => ExitClass::Failure,
         }
     }

@@ -30,7 +30,7 @@ struct Line {
     #[serde(alias = "q")]
     question: String,
     #[serde(default)]
-    evidence: Vec<Item>,
+    evidence: Vec<serde_json::Value>,
     #[serde(default)]
     must_include: Option<String>,
     #[serde(default)]
@@ -45,27 +45,6 @@ struct Line {
     prompt_sha256: Option<String>,
     #[serde(default)]
     reviewed: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Item {
-    Text(String),
-    Range {
-        doc: String,
-        start: usize,
-        end: usize,
-        #[serde(default)]
-        text: Option<String>,
-    },
-    Page {
-        doc: String,
-        page: usize,
-    },
-    DocText {
-        doc: String,
-        text: String,
-    },
 }
 
 /// Reads a JSONL golden file: its questions, and a [`ProblemKind::Malformed`] problem for every
@@ -123,7 +102,23 @@ pub fn parse(path: &Path, text: &str) -> Read {
                 continue;
             }
         };
-        let mut evidence: Vec<RawEvidence> = parsed.evidence.into_iter().map(raw_item).collect();
+        let mut evidence = Vec::with_capacity(parsed.evidence.len());
+        let mut bad = Vec::new();
+        for (n, item) in parsed.evidence.iter().enumerate() {
+            match evidence_item(item) {
+                Ok(item) => evidence.push(item),
+                Err(why) => bad.push(Problem {
+                    file: path.to_path_buf(),
+                    line: i + 1,
+                    kind: ProblemKind::Malformed,
+                    message: format!("question {id:?}, evidence {}: {why}", n + 1),
+                }),
+            }
+        }
+        if !bad.is_empty() {
+            problems.extend(bad);
+            continue;
+        }
         if let Some(target) = parsed.must_include {
             evidence.push(section_item(&target));
         }
@@ -145,22 +140,73 @@ pub fn parse(path: &Path, text: &str) -> Read {
     (out, problems)
 }
 
-fn raw_item(item: Item) -> RawEvidence {
-    match item {
-        Item::Text(text) => RawEvidence::Text(text),
-        Item::DocText { doc, text } => RawEvidence::DocText { doc, text },
-        Item::Page { doc, page } => RawEvidence::Page { doc, page },
-        Item::Range {
-            doc,
-            start,
-            end,
-            text,
-        } => RawEvidence::DocRange {
-            doc,
-            start,
-            end,
-            content: text,
-        },
+/// The forms an evidence item takes, for messages.
+const FORMS: &str = r#"an evidence item is "exact text", {"doc", "text"}, {"doc", "start", "end", "text"?} or {"doc", "page"}"#;
+
+/// One evidence item of a line: a string, or an object of one of the forms in [`FORMS`]. A
+/// page is a whole number from 1, offsets whole numbers from 0; a page item holds nothing but
+/// `doc` and `page` (a page with `text` or offsets is refused: which one is meant cannot be
+/// told).
+///
+/// # Errors
+/// What is wrong and what to write, without the question or item (the caller adds them).
+fn evidence_item(item: &serde_json::Value) -> Result<RawEvidence, String> {
+    use serde_json::Value;
+    let object = match item {
+        Value::String(text) => return Ok(RawEvidence::Text(text.clone())),
+        Value::Object(object) => object,
+        other => return Err(format!("{other} is not evidence: {FORMS}")),
+    };
+    if let Some(key) = object
+        .keys()
+        .find(|k| !matches!(k.as_str(), "doc" | "text" | "start" | "end" | "page"))
+    {
+        return Err(format!("unknown field {key:?}: {FORMS}"));
+    }
+    let doc = match object.get("doc") {
+        Some(Value::String(doc)) => doc.clone(),
+        Some(other) => {
+            return Err(format!(
+                "\"doc\" is {other}, not a document id: write the file's path under the corpus folder as a string"
+            ));
+        }
+        None => return Err(format!("no \"doc\": {FORMS}")),
+    };
+    let text = match object.get("text") {
+        None => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(other) => {
+            return Err(format!(
+                "\"text\" is {other}, not a string: write the evidence text as a JSON string"
+            ));
+        }
+    };
+    let number = |key: &str, from: u64, what: &str| -> Result<Option<usize>, String> {
+        match object.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|&n| n >= from)
+                .and_then(|n| usize::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| format!("{key:?} is {v}, not {what}")),
+        }
+    };
+    let page = number(
+        "page",
+        1,
+        "a page number: write the page's number as a whole number counting from 1, as in {\"doc\": \"report.pdf\", \"page\": 12}",
+    )?;
+    let offsets = "a code-point offset: write a whole number from 0";
+    let (start, end) = (number("start", 0, offsets)?, number("end", 0, offsets)?);
+    match (page, start, end, text) {
+        (Some(_), _, _, Some(_)) => Err(r#"gives both "page" and "text": a page item is the whole page; write {"doc", "page"} for the page or {"doc", "text"} for the text, not both"#.to_string()),
+        (Some(_), Some(_), _, _) | (Some(_), _, Some(_), _) => Err(r#"gives "page" with "start"/"end": write {"doc", "page"} for the whole page or {"doc", "start", "end"} for a range, not both"#.to_string()),
+        (Some(page), None, None, None) => Ok(RawEvidence::Page { doc, page }),
+        (None, Some(start), Some(end), content) => Ok(RawEvidence::DocRange { doc, start, end, content }),
+        (None, Some(_), None, _) | (None, None, Some(_), _) => Err(r#"a range needs both "start" and "end" (code points, end exclusive)"#.to_string()),
+        (None, None, None, Some(text)) => Ok(RawEvidence::DocText { doc, text }),
+        (None, None, None, None) => Err(format!("{{\"doc\": {doc:?}}} alone says nothing to find: {FORMS}")),
     }
 }
 
@@ -277,6 +323,46 @@ mod tests {
                 .starts_with("g.jsonl:2: error: not a golden-set question"),
             "{}",
             problems[0]
+        );
+    }
+
+    #[test]
+    fn bad_page_evidence_is_named_with_its_line_and_what_to_write() {
+        let text = concat!(
+            r#"{"id":"a","question":"q?","evidence":[{"doc":"f.pdf","page":2}]}"#,
+            "\n",
+            r#"{"id":"b","question":"q?","evidence":["x",{"doc":"f.pdf","page":-1}]}"#,
+            "\n",
+            r#"{"id":"c","question":"q?","evidence":[{"doc":"f.pdf","page":"2"}]}"#,
+            "\n",
+            r#"{"id":"d","question":"q?","evidence":[{"doc":"f.pdf","page":1.5}]}"#,
+            "\n",
+            r#"{"id":"e","question":"q?","evidence":[{"doc":"f.pdf","page":3,"text":"Refunds"}]}"#,
+            "\n",
+            r#"{"id":"f","question":"q?","evidence":[{"doc":"f.pdf","page":0}]}"#,
+            "\n",
+            r#"{"id":"g","question":"q?","evidence":[{"doc":"f.pdf","pages":3}]}"#,
+        );
+        let (qs, problems) = parse(Path::new("g.jsonl"), text);
+        assert_eq!(
+            qs.iter().map(|q| &q.evidence).collect::<Vec<_>>(),
+            vec![&vec![RawEvidence::Page {
+                doc: "f.pdf".into(),
+                page: 2
+            }]]
+        );
+        let page = r#"not a page number: write the page's number as a whole number counting from 1, as in {"doc": "report.pdf", "page": 12}"#;
+        let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            vec![
+                format!(r#"g.jsonl:2: error: question "b", evidence 2: "page" is -1, {page}"#),
+                format!(r#"g.jsonl:3: error: question "c", evidence 1: "page" is "2", {page}"#),
+                format!(r#"g.jsonl:4: error: question "d", evidence 1: "page" is 1.5, {page}"#),
+                r#"g.jsonl:5: error: question "e", evidence 1: gives both "page" and "text": a page item is the whole page; write {"doc", "page"} for the page or {"doc", "text"} for the text, not both"#.to_string(),
+                format!(r#"g.jsonl:6: error: question "f", evidence 1: "page" is 0, {page}"#),
+                format!(r#"g.jsonl:7: error: question "g", evidence 1: unknown field "pages": {FORMS}"#),
+            ]
         );
     }
 }

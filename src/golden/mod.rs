@@ -17,7 +17,7 @@ mod types;
 use std::path::Path;
 
 use crate::corpus::Corpus;
-pub use resolve::{Finder, resolve};
+pub use resolve::{Finder, page_location, resolve};
 pub use types::{
     EvidenceSpan, GoldenError, GoldenFormat, GoldenSet, Location, Origin, Problem, ProblemKind,
     Question, RawEvidence, RawQuestion, Read, Severity,

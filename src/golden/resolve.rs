@@ -205,8 +205,13 @@ fn locate(
     }
 }
 
-/// Page `page` (1-based) of document `d` as a location, without the whitespace at its edges.
-fn page_location(
+/// Page `page` (1-based) of document `d` as a location, without the whitespace at its edges:
+/// what `{"doc", "page"}` evidence resolves to.
+///
+/// # Errors
+/// [`ProblemKind::BadRange`] with the message for a document without pages, a page outside it,
+/// or a page that holds no text.
+pub fn page_location(
     document: &Document,
     d: usize,
     page: usize,

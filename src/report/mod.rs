@@ -19,6 +19,7 @@ pub mod lock;
 pub mod manifest;
 pub mod markdown;
 pub mod outcome;
+pub mod page_evidence;
 pub mod plot;
 pub mod prefix;
 pub mod read;

@@ -59,6 +59,9 @@ pub struct Outcome<'a> {
     /// The golden set's drafted questions and how they rank the configurations against the
     /// human-written ones ([`super::drafts`]); `None` without a draft or without the texts.
     pub drafts: Option<super::drafts::DraftCheck>,
+    /// The golden set's whole-page evidence spans ([`super::page_evidence`]); `None` without
+    /// one or without the texts.
+    pub page_evidence: Option<super::page_evidence::PageEvidence>,
 }
 
 /// What the outcome is built from besides the selection: tables and texts borrowed for the
@@ -104,6 +107,8 @@ impl<'j> Outcome<'j> {
             .texts
             .ok()
             .and_then(|t| super::drafts::check(t.golden, &selection, inputs.questions));
+        let page_evidence =
+            (inputs.texts.ok()).and_then(|t| super::page_evidence::find(&t, &selection));
         let drill = drill::build(&selection, inputs.questions, judge_rows, inputs.texts);
         let reranking = rerank::compare(
             inputs.rows,
@@ -138,6 +143,7 @@ impl<'j> Outcome<'j> {
             drill,
             chunkers: inputs.chunkers.to_vec(),
             drafts,
+            page_evidence,
         }
     }
 

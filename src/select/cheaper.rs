@@ -3,12 +3,8 @@
 //! under the `paired` and `seed` rules the tests and tolerances that dropped them.
 
 use super::plateau::Rule;
-use super::text::{first_five, fmt_p, planning_words, trim, worse_words};
+use super::text::{first_five, fmt_p, fmt3, planning_words, trim, worse_words};
 use super::types::{ConfigSelection, Selection};
-
-fn f3(x: f64) -> String {
-    format!("{x:.3}")
-}
 
 /// The cheaper configurations than the pick by class against the best (rule `equivalence`):
 /// how many are worse by more than δ, and the undetermined ones with the questions that would
@@ -115,8 +111,8 @@ pub fn cheaper_evidence(sel: &Selection) -> String {
              floor {})",
             trim(sel.settings.recall_tolerance),
             c.config_id,
-            f3(c.span_recall),
-            f3(sel.recall_floor)
+            fmt3(c.span_recall),
+            fmt3(sel.recall_floor)
         ));
     }
     parts.join("; ")

@@ -41,7 +41,7 @@
 
 use super::cheaper::{cheaper_evidence, needed_words, undetermined_cheaper};
 use super::plateau::Rule;
-use super::text::{first_five, fmt_p, thousands, trim};
+use super::text::{first_five, fmt_p, fmt3, thousands, trim};
 use super::types::{ConfigSelection, Selection, TypePick};
 pub use super::types::{Diagnosis, DiagnosisKind};
 pub use super::weak::WEAK_ADVICE;
@@ -98,10 +98,6 @@ leave sizes above the budget out of the grid";
 /// The advice for a plateau fallback.
 pub const FALLBACK_ADVICE: &str = "the configuration with the best margin is not among those \
 with the best span recall; the pick uses span recall alone, so check the margin column by hand";
-
-fn f3(x: f64) -> String {
-    format!("{x:.3}")
-}
 
 /// Computes the diagnoses of a selection (its `diagnoses` field is ignored), in report order:
 /// too few questions, retrieval is the bottleneck, k covers the index, chunks larger than the
@@ -165,8 +161,8 @@ fn too_few_questions(sel: &Selection) -> Option<Diagnosis> {
             s.min_questions,
             w.config_id,
             s.confidence * 100.0,
-            f3(w.hit_rate_lo),
-            f3(w.hit_rate_hi),
+            fmt3(w.hit_rate_lo),
+            fmt3(w.hit_rate_hi),
             (w.hit_rate_hi - w.hit_rate_lo) / 2.0
         ),
         advice: FEW_QUESTIONS_ADVICE.into(),
@@ -287,7 +283,7 @@ fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
                 c.n_chunks,
                 c.questions_skipped_for_size,
                 c.n_questions,
-                f3(c.span_recall)
+                fmt3(c.span_recall)
             ))
         ),
         advice: OVER_BUDGET_ADVICE.into(),
@@ -325,8 +321,8 @@ fn plateau_fallback(sel: &Selection) -> Option<Diagnosis> {
         kind: DiagnosisKind::PlateauFallback,
         evidence: format!(
             "no configuration has both margin ≥ {} and span recall ≥ {}",
-            f3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
-            f3(sel.recall_floor)
+            fmt3(sel.margin_floor.unwrap_or(f64::NEG_INFINITY)),
+            fmt3(sel.recall_floor)
         ),
         advice: FALLBACK_ADVICE.into(),
     })
@@ -358,16 +354,16 @@ fn flat_curve(sel: &Selection) -> Option<Diagnosis> {
         evidence: format!(
             "span recall@k ranges {}–{} over all {} configurations, inside the pick's \
              {:.0}% interval {}–{}; margin ranges {}–{}, inside {}–{}",
-            f3(rmin),
-            f3(rmax),
+            fmt3(rmin),
+            fmt3(rmax),
             sel.configs.len(),
             sel.settings.confidence * 100.0,
-            f3(recall_ci.lo),
-            f3(recall_ci.hi),
-            f3(mmin),
-            f3(mmax),
-            f3(margin_ci.lo),
-            f3(margin_ci.hi)
+            fmt3(recall_ci.lo),
+            fmt3(recall_ci.hi),
+            fmt3(mmin),
+            fmt3(mmax),
+            fmt3(margin_ci.lo),
+            fmt3(margin_ci.hi)
         ),
         advice: FLAT_ADVICE.into(),
     })
@@ -392,15 +388,15 @@ fn boundary_damage(sel: &Selection) -> Option<Diagnosis> {
         format!(
             "{} (coverage {} − span recall {} = {})",
             c.config_id,
-            f3(c.coverage),
-            f3(c.span_recall),
-            f3(c.boundary_gap)
+            fmt3(c.coverage),
+            fmt3(c.span_recall),
+            fmt3(c.boundary_gap)
         )
     });
     let pick = if w.boundary_gap > s.boundary_gap {
-        format!("the pick is one of them (gap {})", f3(w.boundary_gap))
+        format!("the pick is one of them (gap {})", fmt3(w.boundary_gap))
     } else {
-        format!("the pick is not (gap {})", f3(w.boundary_gap))
+        format!("the pick is not (gap {})", fmt3(w.boundary_gap))
     };
     // Spans longer than the chunks cannot be kept whole by any boundary placement: for
     // those, splitting smarter does not help and bigger chunks are the remedy.
@@ -473,8 +469,8 @@ fn winner_by_question_type(sel: &Selection) -> Option<Diagnosis> {
                 t.question_type,
                 t.n_questions,
                 sel.configs[t.winner].config_id,
-                f3(t.span_recall),
-                f3(t.overall_pick_span_recall),
+                fmt3(t.span_recall),
+                fmt3(t.overall_pick_span_recall),
                 sel.configs[t.best].config_id,
                 v.best_better,
                 v.this_better,
@@ -565,10 +561,10 @@ fn edge_of_grid(sel: &Selection) -> Option<Diagnosis> {
             },
             thousands(inward as f64),
             thousands(edge as f64),
-            f3(neighbour.span_recall),
-            f3(w.span_recall),
-            f3(neighbour.margin),
-            f3(w.margin),
+            fmt3(neighbour.span_recall),
+            fmt3(w.span_recall),
+            fmt3(neighbour.margin),
+            fmt3(w.margin),
             cheaper_evidence(sel)
         ),
         advice: format!("the best size may lie outside the grid: {advice}"),

@@ -48,6 +48,12 @@ pub(super) fn decision(outcome: &Outcome) -> DocSection {
                 with_ci(w.margin, w.margin_lo, w.margin_hi)
             )),
     );
+    facts.extend(
+        outcome
+            .page_evidence
+            .as_ref()
+            .map(crate::report::page_evidence::fact),
+    );
     facts.push(candidates(sel));
     facts.push(if sel.diagnoses.is_empty() {
         Prose::new().b(Prose::text("Diagnoses:")).t(" none.")
