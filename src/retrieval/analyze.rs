@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::corpus::Corpus;
+use crate::tokenize::offsets::{Offsets, OffsetsBuilder};
 
 /// Which analyzer turns text into terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -345,15 +346,22 @@ fn lowercase<'a>(s: &'a str, buf: &'a mut String) -> &'a str {
 }
 
 /// A document's terms as ids into the corpus vocabulary, in order of their start, with their
-/// code-point ranges in the document.
+/// code-point ranges in the document: the starts as [`Offsets`] (about a byte each) and the
+/// lengths as one byte each, longer ones (255 code points or more, rare) in a side list.
 #[derive(Debug, Clone, Default)]
 pub struct DocTerms {
     ids: Vec<u32>,
-    starts: Vec<u32>,
-    ends: Vec<u32>,
+    starts: Offsets,
+    /// Each term's length in code points, or [`DocTerms::LONG`] for one found in `long`.
+    lens: Vec<u8>,
+    /// `(term, length)` of the terms of [`DocTerms::LONG`] code points or more, by term.
+    long: Vec<(u32, u32)>,
 }
 
 impl DocTerms {
+    /// A length stored in the side list.
+    const LONG: u8 = u8::MAX;
+
     /// Number of terms.
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -364,14 +372,73 @@ impl DocTerms {
         self.ids.is_empty()
     }
 
+    /// Length of term `i` in code points.
+    fn term_len(&self, i: usize) -> usize {
+        match self.lens[i] {
+            Self::LONG => {
+                let at = self.long.partition_point(|&(t, _)| (t as usize) < i);
+                self.long[at].1 as usize
+            }
+            n => n as usize,
+        }
+    }
+
     /// Ids of the terms lying wholly inside the code-point range `[start, end)`, in order (a
-    /// term cut by either end belongs to neither side). Two binary searches and a slice.
+    /// term cut by either end belongs to neither side). Two searches of the starts and a walk.
     pub fn terms_in(&self, start: usize, end: usize) -> impl Iterator<Item = u32> + '_ {
-        let lo = self.starts.partition_point(|&s| (s as usize) < start);
-        let hi = self.starts.partition_point(|&s| (s as usize) < end);
-        (lo..hi.max(lo))
-            .filter(move |&i| self.ends[i] as usize <= end)
-            .map(move |i| self.ids[i])
+        let lo = self.starts.below(start);
+        let hi = self.starts.below(end).max(lo);
+        self.starts
+            .iter_from(lo)
+            .take(hi - lo)
+            .zip(lo..)
+            .filter(move |&(s, i)| s + self.term_len(i) <= end)
+            .map(move |(_, i)| self.ids[i])
+    }
+}
+
+/// A document's terms as they are analyzed, before [`DocTermsBuilder::finish`].
+struct DocTermsBuilder {
+    ids: Vec<u32>,
+    starts: OffsetsBuilder,
+    lens: Vec<u8>,
+    long: Vec<(u32, u32)>,
+}
+
+impl DocTermsBuilder {
+    fn new() -> Self {
+        DocTermsBuilder {
+            ids: Vec::new(),
+            starts: OffsetsBuilder::with_capacity(0),
+            lens: Vec::new(),
+            long: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, id: u32, start: u32, end: u32) {
+        let len = end - start;
+        if len >= u32::from(DocTerms::LONG) {
+            self.long.push((self.ids.len() as u32, len));
+            self.lens.push(DocTerms::LONG);
+        } else {
+            self.lens.push(len as u8);
+        }
+        self.ids.push(id);
+        self.starts.push(start);
+    }
+
+    /// The terms of a document of `char_len` code points (kept for the whole sweep: no spare
+    /// capacity).
+    fn finish(mut self, char_len: usize) -> DocTerms {
+        self.ids.shrink_to_fit();
+        self.lens.shrink_to_fit();
+        self.long.shrink_to_fit();
+        DocTerms {
+            ids: self.ids,
+            starts: self.starts.finish(char_len),
+            lens: self.lens,
+            long: self.long,
+        }
     }
 }
 
@@ -399,7 +466,7 @@ impl AnalyzedCorpus {
             .par_iter()
             .map(|d| {
                 let mut names: FxHashMap<String, u32> = FxHashMap::default();
-                let mut terms = DocTerms::default();
+                let mut terms = DocTermsBuilder::new();
                 analyzer.analyze(&d.text, &mut |t, s, e| {
                     let next = names.len() as u32;
                     let id = match names.get(t) {
@@ -409,14 +476,9 @@ impl AnalyzedCorpus {
                             next
                         }
                     };
-                    terms.ids.push(id);
-                    terms.starts.push(s);
-                    terms.ends.push(e);
+                    terms.push(id, s, e);
                 });
-                // kept for the whole sweep: no spare capacity
-                terms.ids.shrink_to_fit();
-                terms.starts.shrink_to_fit();
-                terms.ends.shrink_to_fit();
+                let terms = terms.finish(d.char_len());
                 let mut by_id = vec![String::new(); names.len()];
                 for (name, id) in names {
                     by_id[id as usize] = name;

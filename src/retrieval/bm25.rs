@@ -95,11 +95,26 @@ pub struct IndexedChunk<'a> {
     pub prefix: &'a str,
 }
 
-/// A posting: a chunk holding the term, and how often.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Posting {
-    chunk: u32,
-    tf: u32,
+/// Term frequencies of the postings in one byte each, a tf over 255 in a side list.
+#[derive(Debug, Default)]
+struct Tfs {
+    small: Vec<u8>,
+    /// `(posting, tf)` of the postings whose tf is over [`Tfs::MANY`], by posting.
+    many: Vec<(u32, u32)>,
+}
+
+impl Tfs {
+    const MANY: u8 = u8::MAX;
+
+    fn get(&self, p: usize) -> u32 {
+        match self.small[p] {
+            Self::MANY => self
+                .many
+                .binary_search_by_key(&(p as u32), |&(q, _)| q)
+                .map_or(u32::from(Self::MANY), |at| self.many[at].1),
+            n => u32::from(n),
+        }
+    }
 }
 
 /// An in-memory BM25 index over one configuration's chunks; scores come back in chunk order.
@@ -109,9 +124,11 @@ pub struct Bm25Index {
     k1: f64,
     /// Terms of prefixes that the corpus does not have, with ids after the corpus vocabulary.
     extra: FxHashMap<String, u32>,
-    /// Postings of term `t`: `postings[offsets[t]..offsets[t + 1]]`, in chunk order.
+    /// Postings of term `t`: `chunks[offsets[t]..offsets[t + 1]]`, in chunk order, with their
+    /// term frequencies in `tfs` (4 + 1 bytes a posting).
     offsets: Vec<u32>,
-    postings: Vec<Posting>,
+    chunks: Vec<u32>,
+    tfs: Tfs,
     /// Per chunk: `k1 · (1 − b + b · |d| / avgdl)`.
     norms: Vec<f64>,
     lens: Vec<u32>,
@@ -198,21 +215,31 @@ impl Bm25Index {
             total += d;
             offsets.push(total);
         }
-        let mut postings = vec![Posting { chunk: 0, tf: 0 }; total as usize];
+        let mut chunks = vec![0u32; total as usize];
+        let mut small = vec![0u8; total as usize];
+        let mut many: FxHashMap<u32, u32> = FxHashMap::default();
         let mut next: Vec<u32> = offsets[..n_terms].to_vec();
         last.fill(u32::MAX);
         for i in 0..n {
             for t in chunk_terms(i as usize) {
                 let t = t as usize;
                 if last[t] == i {
-                    postings[next[t] as usize - 1].tf += 1;
+                    let p = next[t] - 1;
+                    match small[p as usize] {
+                        Tfs::MANY => *many.entry(p).or_insert(u32::from(Tfs::MANY)) += 1,
+                        tf => small[p as usize] = tf + 1,
+                    }
                 } else {
                     last[t] = i;
-                    postings[next[t] as usize] = Posting { chunk: i, tf: 1 };
+                    chunks[next[t] as usize] = i;
+                    small[next[t] as usize] = 1;
                     next[t] += 1;
                 }
             }
         }
+        drop((last, next));
+        let mut many: Vec<(u32, u32)> = many.into_iter().collect();
+        many.sort_unstable();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0
@@ -229,7 +256,8 @@ impl Bm25Index {
             k1,
             extra,
             offsets,
-            postings,
+            chunks,
+            tfs: Tfs { small, many },
             norms,
             lens,
         }
@@ -261,9 +289,10 @@ impl Bm25Index {
             .or_else(|| self.extra.get(term).copied())
     }
 
-    fn postings_of(&self, t: u32) -> &[Posting] {
+    /// The postings of term `t`, as a range of `chunks` (and of `tfs`).
+    fn postings_of(&self, t: u32) -> std::ops::Range<usize> {
         let t = t as usize;
-        &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+        self.offsets[t] as usize..self.offsets[t + 1] as usize
     }
 
     /// BM25 score of every chunk for `query` (0 where no query term occurs), in chunk order.
@@ -287,9 +316,8 @@ impl Bm25Index {
             let df = postings.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for p in postings {
-                let tf = f64::from(p.tf);
-                scores[p.chunk as usize] +=
-                    idf * tf * (self.k1 + 1.0) / (tf + self.norms[p.chunk as usize]);
+                let (chunk, tf) = (self.chunks[p] as usize, f64::from(self.tfs.get(p)));
+                scores[chunk] += idf * tf * (self.k1 + 1.0) / (tf + self.norms[chunk]);
             }
         }
         scores

@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::error::SweepError;
 use super::grid::{ConfigCut, ConfigSpec};
 use super::index::{ConfigIndex, RetrievalContext};
@@ -161,13 +163,23 @@ pub fn score_cuts(
             questions_skipped_for_size: 0,
         })
         .collect();
-    for q in &golden.questions {
+    // Every question ranked first, in parallel (configurations run one at a time), keeping of
+    // each ranking only its head and its facts (a whole ranking has a score per chunk); the
+    // first error in question order is returned.
+    let t = Instant::now();
+    let ranked: Vec<Result<_, SweepError>> = golden
+        .questions
+        .par_iter()
+        .map(|q| {
+            let ranked = built.rank(&q.text, depth.ask)?;
+            let head = depth.head(&ranked, &chunk_tokens);
+            Ok((head, rank_facts(q, &table, &ranked, scale)))
+        })
+        .collect();
+    times.retrieve_ms += ms_since(t);
+    for (q, ranked) in golden.questions.iter().zip(ranked) {
+        let (head, facts) = ranked?;
         let t = Instant::now();
-        let ranked = built.rank(&q.text, depth.ask)?;
-        let head = depth.head(&ranked, &chunk_tokens);
-        times.retrieve_ms += ms_since(t);
-        let t = Instant::now();
-        let facts = rank_facts(q, &table, &ranked, scale);
         let span_tokens = join(metrics::span_tokens(q, corpus, tokens), |t| t.to_string());
         for at in &mut out {
             let cut = cut_ranking(&head, at.cut, &chunk_tokens);
