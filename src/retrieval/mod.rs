@@ -12,6 +12,7 @@ pub mod dense;
 pub mod embeddings;
 pub mod engines;
 pub mod hybrid;
+mod postings;
 pub mod rank;
 pub mod rerank;
 pub mod retriever;
