@@ -513,7 +513,33 @@ pub struct AnalyzedCorpus {
     elapsed_ms: f64,
 }
 
+/// A document's terms with ids into its own vocabulary (`names`, by id).
+fn analyze_locally(analyzer: &Analyzer, d: &crate::corpus::Document) -> (Vec<String>, DocTerms) {
+    let mut names: FxHashMap<String, u32> = FxHashMap::default();
+    let mut terms = DocTermsBuilder::new();
+    analyzer.analyze(&d.text, &mut |t, s, e| {
+        let next = names.len() as u32;
+        let id = match names.get(t) {
+            Some(&id) => id,
+            None => {
+                names.insert(t.to_string(), next);
+                next
+            }
+        };
+        terms.push(id, s, e);
+    });
+    let terms = terms.finish(d.char_len());
+    let mut by_id = vec![String::new(); names.len()];
+    for (name, id) in names {
+        by_id[id as usize] = name;
+    }
+    (by_id, terms)
+}
+
 impl AnalyzedCorpus {
+    /// Documents analyzed in parallel at a time.
+    const BATCH: usize = 64;
+
     /// Analyzes every document of `corpus` with `settings`, documents in parallel (rayon).
     ///
     /// # Panics
@@ -522,36 +548,17 @@ impl AnalyzedCorpus {
         let started = Instant::now();
         let analyzer = Analyzer::new(settings);
         // Each document is analyzed with a local vocabulary, then the local ids are mapped to
-        // global ones in document order, so ids do not depend on the thread schedule.
-        let local: Vec<(Vec<String>, DocTerms)> = corpus
-            .docs
-            .par_iter()
-            .map(|d| {
-                let mut names: FxHashMap<String, u32> = FxHashMap::default();
-                let mut terms = DocTermsBuilder::new();
-                analyzer.analyze(&d.text, &mut |t, s, e| {
-                    let next = names.len() as u32;
-                    let id = match names.get(t) {
-                        Some(&id) => id,
-                        None => {
-                            names.insert(t.to_string(), next);
-                            next
-                        }
-                    };
-                    terms.push(id, s, e);
-                });
-                let terms = terms.finish(d.char_len());
-                let mut by_id = vec![String::new(); names.len()];
-                for (name, id) in names {
-                    by_id[id as usize] = name;
-                }
-                (by_id, terms)
-            })
-            .collect();
+        // global ones in document order, so ids do not depend on the thread schedule. A batch
+        // of documents at a time: every document's local vocabulary held at once (a string per
+        // distinct term of each document) was the sweep's largest transient.
         let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        let docs = local
-            .into_iter()
-            .map(|(names, mut terms)| {
+        let mut docs = Vec::with_capacity(corpus.docs.len());
+        for batch in corpus.docs.chunks(Self::BATCH) {
+            let local: Vec<(Vec<String>, DocTerms)> = batch
+                .par_iter()
+                .map(|d| analyze_locally(&analyzer, d))
+                .collect();
+            for (names, mut terms) in local {
                 let map: Vec<u32> = names
                     .into_iter()
                     .map(|n| {
@@ -562,9 +569,9 @@ impl AnalyzedCorpus {
                 for id in &mut terms.ids {
                     *id = map[*id as usize];
                 }
-                terms
-            })
-            .collect();
+                docs.push(terms);
+            }
+        }
         AnalyzedCorpus {
             analyzer,
             vocab: Vocab::new(vocab),

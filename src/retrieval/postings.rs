@@ -152,3 +152,35 @@ impl Postings {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_read_back_with_long_gaps_and_high_frequencies() {
+        // term 0: 300 times in chunk 0 (over a byte); term 1: chunks 0, 200 (a two-byte gap)
+        // and 70,000 (three bytes) twice; term 2: nowhere; term 3: 255 times in chunk 5
+        let mut occurrences: Vec<(u32, u32)> = vec![(0, 0); 300];
+        occurrences.push((0, 1));
+        occurrences.extend([(5, 3); 255]);
+        occurrences.extend([(200, 1), (70_000, 1), (70_000, 1)]);
+        let mut b = PostingsBuilder::new(4);
+        for &(c, t) in &occurrences {
+            b.count(c, t);
+        }
+        b.start_filling();
+        for &(c, t) in &occurrences {
+            b.fill(c, t);
+        }
+        let p = b.finish();
+        let of = |t| p.of(t).collect::<Vec<_>>();
+        assert_eq!(of(0), vec![(0, 300)]);
+        assert_eq!(of(1), vec![(0, 1), (200, 1), (70_000, 2)]);
+        assert_eq!(of(2), vec![]);
+        assert_eq!(of(3), vec![(5, 255)]);
+        assert_eq!(of(9), vec![]);
+        // 2 + 3 (gap 200: two bytes, tf) + 4 (gap 69,800: three bytes, tf) for term 1
+        assert_eq!(p.bytes.len(), 2 + (2 + 3 + 4) + 2);
+    }
+}

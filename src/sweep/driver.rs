@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::error::SweepError;
 use super::grid::ConfigSpec;
 use super::index::RetrievalContext;
+use super::memory::release_free_memory;
 use super::rows::ConfigOutcome;
 use super::score::run_config;
 use crate::corpus::Corpus;
@@ -46,10 +47,13 @@ pub fn run_sweep(
     if golden.questions.is_empty() {
         return Err(SweepError::NoQuestions);
     }
+    // what the analysis freed, then what each configuration freed
+    release_free_memory();
     configs
         .iter()
         .map(|config| {
             let outcome = run_config(corpus, tokens, golden, config, cuts, context, keep_chunks)?;
+            release_free_memory();
             on_done(&outcome);
             Ok(outcome)
         })
