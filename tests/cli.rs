@@ -438,6 +438,62 @@ fn the_lock_file_goes_when_the_run_ends_and_a_rerun_into_the_run_folder_is_allow
 }
 
 #[test]
+fn a_folder_holding_the_run_of_another_corpus_or_grid_is_not_swept_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    sweep_seed(&out, &[]).success();
+    let before = std::fs::read(out.join("sweep.csv")).unwrap();
+    // the same documents under another path are the same corpus: a rerun, accepted
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    for name in ["config.md", "install.md", "limits.md"] {
+        std::fs::copy(fixture().join("corpus").join(name), corpus.join(name)).unwrap();
+    }
+    let sweep = |corpus: &Path, extra: &[&str]| {
+        chunksweep()
+            .arg("sweep")
+            .arg("--corpus")
+            .arg(corpus)
+            .arg("--golden")
+            .arg(fixture().join("golden.jsonl"))
+            .args(["--strategies", "words,recursive", "--sizes", "16,24"])
+            .args(["--overlap", "0.25", "--tokenizer", "words", "--quiet"])
+            .arg("--config")
+            .arg(fixture().join("seed-analyzer.toml"))
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .assert()
+    };
+    sweep(&corpus, &["--k", "2"]).success();
+    assert_eq!(std::fs::read(out.join("sweep.csv")).unwrap(), before);
+    // another grid (k = 3)
+    sweep(&corpus, &["--k", "3"])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--out {} holds another run (another grid than this one's): writing into it would replace that run's files; give a new --out folder, or delete {} first",
+            out.display(),
+            out.display()
+        )));
+    // another corpus (one document edited)
+    let limits = corpus.join("limits.md");
+    let text = std::fs::read_to_string(&limits).unwrap();
+    std::fs::write(&limits, format!("{text}\nOne more line.\n")).unwrap();
+    sweep(&corpus, &["--k", "2"])
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--out {} holds another run (another corpus than this one's)",
+            out.display()
+        )));
+    assert_eq!(
+        std::fs::read(out.join("sweep.csv")).unwrap(),
+        before,
+        "nothing is written over the other run"
+    );
+    assert!(!out.join(".chunksweep.lock").exists());
+}
+
+#[test]
 fn overlap_not_below_size_and_k_zero_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");

@@ -205,6 +205,41 @@ fn merged_shards_equal_the_whole_sweep_for_one_three_and_nine_shards() {
     );
 }
 
+#[test]
+fn merge_does_not_write_over_the_run_of_another_grid_and_merges_again_into_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = shards(&dir.path().join("shards"), 2, &[]);
+    let merged = dir.path().join("merged");
+    ok(merge(&dirs, &merged));
+    // merging the same shards again into their merged folder is a rerun
+    let before = std::fs::read(merged.join("sweep.csv")).unwrap();
+    ok(merge(&dirs, &merged));
+    assert_eq!(std::fs::read(merged.join("sweep.csv")).unwrap(), before);
+    // a folder holding a whole sweep at k = 3 is another run
+    let other = dir.path().join("k3");
+    chunksweep()
+        .arg("sweep")
+        .args(GRID)
+        .arg("3")
+        .arg("--out")
+        .arg(&other)
+        .assert()
+        .success();
+    let before = std::fs::read(other.join("sweep.csv")).unwrap();
+    let o = merge(&dirs, &other);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "--out {} holds another run (another grid than this one's): writing into it would replace that run's files; give a new --out folder, or delete {} first",
+            other.display(),
+            other.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(other.join("sweep.csv")).unwrap(), before);
+}
+
 /// Merges `dirs` into a fresh folder, expecting exit 2 and nothing merged; the message.
 fn refused(dirs: &[PathBuf], work: &Path) -> String {
     let out = work.join("refused");

@@ -308,18 +308,27 @@ pub fn chunk_corpus(
             "the structure of another corpus"
         );
     }
-    // every document is chunked, so the error returned is the first in document order
-    let per_doc: Vec<Result<Vec<Chunk>, ChunkError>> = corpus
-        .docs
-        .par_iter()
-        .enumerate()
-        .map(|(i, doc)| chunk_document(doc, i, tokens.doc(i), params, tokens.counter(), ctx))
-        .collect();
-    // one allocation of the exact size (growing by doubling copied every chunk up to twice)
-    let mut out = Vec::with_capacity(per_doc.iter().map(|c| c.as_ref().map_or(0, Vec::len)).sum());
-    for chunks in per_doc {
-        out.extend(chunks?);
+    // A batch of documents at a time, in parallel, gathered in document order (so the error
+    // returned is the first in document order): every document's own chunk list held at once
+    // next to the gathered copy was the sweep's peak. Growing the gathered list moves its pages
+    // (a large block is reallocated by remapping), it does not copy them.
+    const BATCH: usize = 64;
+    let mut out = Vec::new();
+    for (b, batch) in corpus.docs.chunks(BATCH).enumerate() {
+        let per_doc: Vec<Result<Vec<Chunk>, ChunkError>> = batch
+            .par_iter()
+            .enumerate()
+            .map(|(j, doc)| {
+                let i = b * BATCH + j;
+                chunk_document(doc, i, tokens.doc(i), params, tokens.counter(), ctx)
+            })
+            .collect();
+        for chunks in per_doc {
+            out.extend(chunks?);
+        }
     }
+    // kept for the whole configuration: no spare capacity
+    out.shrink_to_fit();
     Ok(out)
 }
 

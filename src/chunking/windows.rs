@@ -33,8 +33,7 @@ pub struct Unit {
 /// that end inside the character before it (empty spans in [`TokenStream`]) folded into it.
 pub fn stream_units(stream: &TokenStream) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::with_capacity(stream.len());
-    for i in 0..stream.len() {
-        let (start, end) = stream.span(i);
+    for (start, end) in stream.spans() {
         match units.last_mut() {
             Some(last) if start == end => last.tokens += 1,
             _ => units.push(Unit {

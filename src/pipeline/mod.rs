@@ -22,6 +22,7 @@ pub mod judge_accuracy;
 mod judge_session;
 pub mod judge_step;
 pub mod merge;
+mod out_run;
 pub mod record;
 pub mod shard;
 pub mod swept;

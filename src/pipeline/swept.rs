@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::events::{Events, RunEvent, Step};
 use crate::files;
 use crate::golden::{self, GoldenSet};
+use crate::pipeline::out_run;
 use crate::pipeline::record::{self, RunRecord};
 use crate::plan::Plan;
 use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
@@ -171,6 +172,14 @@ pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     })
 }
 
+/// Refuses to sweep `loaded` into a `--out` that holds another run ([`out_run::refuse_other_run`]).
+fn refuse_other_run(plan: &Plan, loaded: &Loaded) -> Result<(), Error> {
+    out_run::refuse_other_run(&plan.run_dir, &plan.sweep, || {
+        let n = loaded.golden.questions.len();
+        Ok(ManifestInputs::new(&loaded.corpus, &plan.golden, n)?)
+    })
+}
+
 /// The identity of the external chunker that makes `config`'s chunks under `plan`, from its
 /// hello alone (nothing is chunked): `check` fingerprints the chunker under test before it
 /// writes anything.
@@ -274,6 +283,7 @@ pub(super) fn sweep_loaded(
 ) -> Result<(Swept, RunDir), Error> {
     // The run folder is created (and locked) only once the inputs are known to be good, so bad
     // input leaves no empty folder behind.
+    refuse_other_run(plan, &loaded)?;
     let dir = RunDir::create(&plan.run_dir)?;
     let prepared = prepare_for(plan, &loaded, rt, false, events)?;
     sweep_prepared(plan, loaded, prepared, dir, events)
@@ -297,28 +307,20 @@ pub(super) fn load_merged(
     let loaded = load(plan, events)?;
     let record = RunRecord::open(&plan.run_dir)?;
     let inputs = ManifestInputs::new(&loaded.corpus, &plan.golden, loaded.golden.questions.len())?;
-    let path = plan.run_dir.join(files::MANIFEST);
-    let manifest: serde_json::Value = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    let other = |what| MergeError::OtherSweep {
-        dir: plan.run_dir.clone(),
-        what,
-    };
-    let recorded = |field: &str| manifest["inputs"][field].as_str().map(str::to_string);
-    if recorded("corpus_sha256") != Some(inputs.corpus_sha256) {
-        return Err(other("another corpus").into());
-    }
-    if recorded("golden_sha256") != Some(inputs.golden_sha256) {
-        return Err(other("another golden set").into());
-    }
-    if record.plan.sweep != plan.sweep {
-        return Err(other("another grid").into());
+    if let Some(what) = out_run::recorded_difference(&plan.run_dir, &record, &inputs, &plan.sweep) {
+        return Err(MergeError::OtherSweep {
+            dir: plan.run_dir.clone(),
+            what,
+        }
+        .into());
     }
     let mut dir = RunDir::create(&plan.run_dir)?;
     let prepared = prepare_for(plan, &loaded, rt, plan.dry_run, events)?;
     let run = read::read_run(&plan.run_dir)?;
+    let manifest: serde_json::Value = std::fs::read_to_string(plan.run_dir.join(files::MANIFEST))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
     let times: std::collections::BTreeMap<String, StageTimes> =
         serde_json::from_value(manifest["config_time_ms"].clone()).unwrap_or_default();
     let outcomes = outcomes_of(plan, run, &times)?;
@@ -420,6 +422,7 @@ pub(super) fn dry_sweep(
             would_send,
         }));
     }
+    refuse_other_run(plan, &loaded)?;
     let dir = RunDir::create(&plan.run_dir)?;
     sweep_prepared(plan, loaded, prepared, dir, events).map(Ok)
 }

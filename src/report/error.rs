@@ -62,6 +62,17 @@ pub enum ReportError {
         /// Its foreign entries (the first five, sorted).
         foreign: Vec<String>,
     },
+    /// The run folder holds the run of another corpus, golden set or grid, which writing into
+    /// it would replace.
+    #[error(
+        "--out {dir} holds another run ({what} than this one's): writing into it would replace that run's files; give a new --out folder, or delete {dir} first"
+    )]
+    OtherRun {
+        /// The folder.
+        dir: PathBuf,
+        /// `another corpus`, `another golden set`, `another grid`.
+        what: &'static str,
+    },
 }
 
 impl ReportError {
@@ -71,7 +82,8 @@ impl ReportError {
         match self {
             ReportError::Busy { .. }
             | ReportError::NotAFolder(_)
-            | ReportError::NotARunFolder { .. } => crate::exit::ExitClass::Usage,
+            | ReportError::NotARunFolder { .. }
+            | ReportError::OtherRun { .. } => crate::exit::ExitClass::Usage,
             ReportError::Io { .. }
             | ReportError::Csv { .. }
             | ReportError::Json { .. }

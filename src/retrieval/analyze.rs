@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::corpus::Corpus;
+use crate::tokenize::offsets::{Offsets, OffsetsBuilder};
 
 /// Which analyzer turns text into terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -345,15 +346,22 @@ fn lowercase<'a>(s: &'a str, buf: &'a mut String) -> &'a str {
 }
 
 /// A document's terms as ids into the corpus vocabulary, in order of their start, with their
-/// code-point ranges in the document.
+/// code-point ranges in the document: the starts as [`Offsets`] (about a byte each) and the
+/// lengths as one byte each, longer ones (255 code points or more, rare) in a side list.
 #[derive(Debug, Clone, Default)]
 pub struct DocTerms {
     ids: Vec<u32>,
-    starts: Vec<u32>,
-    ends: Vec<u32>,
+    starts: Offsets,
+    /// Each term's length in code points, or [`DocTerms::LONG`] for one found in `long`.
+    lens: Vec<u8>,
+    /// `(term, length)` of the terms of [`DocTerms::LONG`] code points or more, by term.
+    long: Vec<(u32, u32)>,
 }
 
 impl DocTerms {
+    /// A length stored in the side list.
+    const LONG: u8 = u8::MAX;
+
     /// Number of terms.
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -364,14 +372,135 @@ impl DocTerms {
         self.ids.is_empty()
     }
 
+    /// Length of term `i` in code points.
+    fn term_len(&self, i: usize) -> usize {
+        match self.lens[i] {
+            Self::LONG => {
+                let at = self.long.partition_point(|&(t, _)| (t as usize) < i);
+                self.long[at].1 as usize
+            }
+            n => n as usize,
+        }
+    }
+
     /// Ids of the terms lying wholly inside the code-point range `[start, end)`, in order (a
-    /// term cut by either end belongs to neither side). Two binary searches and a slice.
+    /// term cut by either end belongs to neither side). Two searches of the starts and a walk.
     pub fn terms_in(&self, start: usize, end: usize) -> impl Iterator<Item = u32> + '_ {
-        let lo = self.starts.partition_point(|&s| (s as usize) < start);
-        let hi = self.starts.partition_point(|&s| (s as usize) < end);
-        (lo..hi.max(lo))
-            .filter(move |&i| self.ends[i] as usize <= end)
-            .map(move |i| self.ids[i])
+        let lo = self.starts.below(start);
+        let hi = self.starts.below(end).max(lo);
+        self.starts
+            .iter_from(lo)
+            .take(hi - lo)
+            .zip(lo..)
+            .filter(move |&(s, i)| s + self.term_len(i) <= end)
+            .map(move |(_, i)| self.ids[i])
+    }
+}
+
+/// A document's terms as they are analyzed, before [`DocTermsBuilder::finish`].
+struct DocTermsBuilder {
+    ids: Vec<u32>,
+    starts: OffsetsBuilder,
+    lens: Vec<u8>,
+    long: Vec<(u32, u32)>,
+}
+
+impl DocTermsBuilder {
+    fn new() -> Self {
+        DocTermsBuilder {
+            ids: Vec::new(),
+            starts: OffsetsBuilder::with_capacity(0),
+            lens: Vec::new(),
+            long: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, id: u32, start: u32, end: u32) {
+        let len = end - start;
+        if len >= u32::from(DocTerms::LONG) {
+            self.long.push((self.ids.len() as u32, len));
+            self.lens.push(DocTerms::LONG);
+        } else {
+            self.lens.push(len as u8);
+        }
+        self.ids.push(id);
+        self.starts.push(start);
+    }
+
+    /// The terms of a document of `char_len` code points (kept for the whole sweep: no spare
+    /// capacity).
+    fn finish(mut self, char_len: usize) -> DocTerms {
+        self.ids.shrink_to_fit();
+        self.lens.shrink_to_fit();
+        self.long.shrink_to_fit();
+        DocTerms {
+            ids: self.ids,
+            starts: self.starts.finish(char_len),
+            lens: self.lens,
+            long: self.long,
+        }
+    }
+}
+
+/// The corpus vocabulary once analyzed, for looking terms up (queries, prefixes): every term's
+/// bytes in one buffer and the ids sorted by term, searched by bisection. About 17 bytes a term
+/// where a hash map of boxed strings took about 50 (a corpus of distinct text has a term per
+/// hundred bytes or so).
+#[derive(Debug, Default)]
+struct Vocab {
+    /// Every term's bytes, in id order.
+    bytes: String,
+    /// `ends[id]`: where term `id` ends in `bytes` (it starts where `id - 1` ends).
+    ends: Vec<u32>,
+    /// Ids in the order of their terms.
+    sorted: Vec<u32>,
+}
+
+impl Vocab {
+    /// The vocabulary of `map` (term → id, ids `0..map.len()`).
+    fn new(map: FxHashMap<Box<str>, u32>) -> Self {
+        let mut by_id: Vec<Box<str>> = vec![Box::from(""); map.len()];
+        for (term, id) in map {
+            by_id[id as usize] = term;
+        }
+        let mut bytes = String::with_capacity(by_id.iter().map(|t| t.len()).sum());
+        let mut ends = Vec::with_capacity(by_id.len());
+        for term in &by_id {
+            bytes.push_str(term);
+            ends.push(u32::try_from(bytes.len()).expect("a vocabulary below 4 GiB"));
+        }
+        drop(by_id);
+        let mut vocab = Vocab {
+            bytes,
+            ends,
+            sorted: Vec::new(),
+        };
+        let mut sorted: Vec<u32> = (0..vocab.ends.len() as u32).collect();
+        sorted.sort_unstable_by(|&a, &b| vocab.term(a).cmp(vocab.term(b)));
+        vocab.sorted = sorted;
+        vocab
+    }
+
+    fn term(&self, id: u32) -> &str {
+        let id = id as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.ends[id - 1] as usize
+        };
+        &self.bytes[start..self.ends[id] as usize]
+    }
+
+    fn get(&self, term: &str) -> Option<u32> {
+        let at = self
+            .sorted
+            .binary_search_by(|&id| self.term(id).cmp(term))
+            .ok()?;
+        Some(self.sorted[at])
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
     }
 }
 
@@ -379,12 +508,38 @@ impl DocTerms {
 #[derive(Debug)]
 pub struct AnalyzedCorpus {
     analyzer: Analyzer,
-    vocab: FxHashMap<Box<str>, u32>,
+    vocab: Vocab,
     docs: Vec<DocTerms>,
     elapsed_ms: f64,
 }
 
+/// A document's terms with ids into its own vocabulary (`names`, by id).
+fn analyze_locally(analyzer: &Analyzer, d: &crate::corpus::Document) -> (Vec<String>, DocTerms) {
+    let mut names: FxHashMap<String, u32> = FxHashMap::default();
+    let mut terms = DocTermsBuilder::new();
+    analyzer.analyze(&d.text, &mut |t, s, e| {
+        let next = names.len() as u32;
+        let id = match names.get(t) {
+            Some(&id) => id,
+            None => {
+                names.insert(t.to_string(), next);
+                next
+            }
+        };
+        terms.push(id, s, e);
+    });
+    let terms = terms.finish(d.char_len());
+    let mut by_id = vec![String::new(); names.len()];
+    for (name, id) in names {
+        by_id[id as usize] = name;
+    }
+    (by_id, terms)
+}
+
 impl AnalyzedCorpus {
+    /// Documents analyzed in parallel at a time.
+    const BATCH: usize = 64;
+
     /// Analyzes every document of `corpus` with `settings`, documents in parallel (rayon).
     ///
     /// # Panics
@@ -393,41 +548,17 @@ impl AnalyzedCorpus {
         let started = Instant::now();
         let analyzer = Analyzer::new(settings);
         // Each document is analyzed with a local vocabulary, then the local ids are mapped to
-        // global ones in document order, so ids do not depend on the thread schedule.
-        let local: Vec<(Vec<String>, DocTerms)> = corpus
-            .docs
-            .par_iter()
-            .map(|d| {
-                let mut names: FxHashMap<String, u32> = FxHashMap::default();
-                let mut terms = DocTerms::default();
-                analyzer.analyze(&d.text, &mut |t, s, e| {
-                    let next = names.len() as u32;
-                    let id = match names.get(t) {
-                        Some(&id) => id,
-                        None => {
-                            names.insert(t.to_string(), next);
-                            next
-                        }
-                    };
-                    terms.ids.push(id);
-                    terms.starts.push(s);
-                    terms.ends.push(e);
-                });
-                // kept for the whole sweep: no spare capacity
-                terms.ids.shrink_to_fit();
-                terms.starts.shrink_to_fit();
-                terms.ends.shrink_to_fit();
-                let mut by_id = vec![String::new(); names.len()];
-                for (name, id) in names {
-                    by_id[id as usize] = name;
-                }
-                (by_id, terms)
-            })
-            .collect();
+        // global ones in document order, so ids do not depend on the thread schedule. A batch
+        // of documents at a time: every document's local vocabulary held at once (a string per
+        // distinct term of each document) was the sweep's largest transient.
         let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        let docs = local
-            .into_iter()
-            .map(|(names, mut terms)| {
+        let mut docs = Vec::with_capacity(corpus.docs.len());
+        for batch in corpus.docs.chunks(Self::BATCH) {
+            let local: Vec<(Vec<String>, DocTerms)> = batch
+                .par_iter()
+                .map(|d| analyze_locally(&analyzer, d))
+                .collect();
+            for (names, mut terms) in local {
                 let map: Vec<u32> = names
                     .into_iter()
                     .map(|n| {
@@ -438,12 +569,12 @@ impl AnalyzedCorpus {
                 for id in &mut terms.ids {
                     *id = map[*id as usize];
                 }
-                terms
-            })
-            .collect();
+                docs.push(terms);
+            }
+        }
         AnalyzedCorpus {
             analyzer,
-            vocab,
+            vocab: Vocab::new(vocab),
             docs,
             elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         }
@@ -461,7 +592,7 @@ impl AnalyzedCorpus {
 
     /// The id of `term`, if the corpus has it.
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.vocab.get(term).copied()
+        self.vocab.get(term)
     }
 
     /// Number of distinct terms in the corpus.

@@ -11,7 +11,7 @@
 //! of terms (prefix included) and `avgdl` their mean; all in `f64`. k1 and b are settings
 //! ([`Bm25Settings`], default 1.2 and 0.75). The terms come from the corpus analyzed once
 //! ([`AnalyzedCorpus`]): a chunk's terms are its document's terms inside the chunk's range plus
-//! the terms of its prefix. The index is a posting list per term (chunk, tf); a query is scored
+//! the terms of its prefix. The index is a posting list per term (chunk, tf; [`super::postings`]); a query is scored
 //! by walking the postings of its terms only.
 
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
+use super::postings::{Postings, PostingsBuilder};
 
 /// BM25 settings (`[sweep.bm25]`): the analyzer, stemming and the two parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -95,13 +96,6 @@ pub struct IndexedChunk<'a> {
     pub prefix: &'a str,
 }
 
-/// A posting: a chunk holding the term, and how often.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Posting {
-    chunk: u32,
-    tf: u32,
-}
-
 /// An in-memory BM25 index over one configuration's chunks; scores come back in chunk order.
 #[derive(Debug)]
 pub struct Bm25Index {
@@ -109,9 +103,8 @@ pub struct Bm25Index {
     k1: f64,
     /// Terms of prefixes that the corpus does not have, with ids after the corpus vocabulary.
     extra: FxHashMap<String, u32>,
-    /// Postings of term `t`: `postings[offsets[t]..offsets[t + 1]]`, in chunk order.
-    offsets: Vec<u32>,
-    postings: Vec<Posting>,
+    /// Each term's (chunk, tf) postings, in chunk order.
+    postings: Postings,
     /// Per chunk: `k1 · (1 − b + b · |d| / avgdl)`.
     norms: Vec<f64>,
     lens: Vec<u32>,
@@ -176,43 +169,24 @@ impl Bm25Index {
                     .terms_in(start as usize, end as usize),
             )
         };
-        // Document frequencies and chunk lengths, then postings in one pass (compressed rows).
-        let mut last = vec![u32::MAX; n_terms];
-        let mut df = vec![0u32; n_terms];
+        // Chunk lengths and the lists' sizes, then the lists.
+        let mut postings = PostingsBuilder::new(n_terms);
         let mut lens: Vec<u32> = Vec::with_capacity(n as usize);
         for i in 0..n {
             let mut len = 0u32;
             for t in chunk_terms(i as usize) {
                 len += 1;
-                if last[t as usize] != i {
-                    last[t as usize] = i;
-                    df[t as usize] += 1;
-                }
+                postings.count(i, t);
             }
             lens.push(len);
         }
-        let mut offsets = Vec::with_capacity(n_terms + 1);
-        let mut total = 0u32;
-        offsets.push(0);
-        for &d in &df {
-            total += d;
-            offsets.push(total);
-        }
-        let mut postings = vec![Posting { chunk: 0, tf: 0 }; total as usize];
-        let mut next: Vec<u32> = offsets[..n_terms].to_vec();
-        last.fill(u32::MAX);
+        postings.start_filling();
         for i in 0..n {
             for t in chunk_terms(i as usize) {
-                let t = t as usize;
-                if last[t] == i {
-                    postings[next[t] as usize - 1].tf += 1;
-                } else {
-                    last[t] = i;
-                    postings[next[t] as usize] = Posting { chunk: i, tf: 1 };
-                    next[t] += 1;
-                }
+                postings.fill(i, t);
             }
         }
+        let postings = postings.finish();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0
@@ -228,7 +202,6 @@ impl Bm25Index {
             corpus: Arc::clone(corpus),
             k1,
             extra,
-            offsets,
             postings,
             norms,
             lens,
@@ -252,7 +225,8 @@ impl Bm25Index {
 
     /// Number of chunks holding the analyzed term `term` (0 for an unknown term).
     pub fn doc_freq(&self, term: &str) -> usize {
-        self.term_id(term).map_or(0, |t| self.postings_of(t).len())
+        self.term_id(term)
+            .map_or(0, |t| self.postings.of(t).count())
     }
 
     fn term_id(&self, term: &str) -> Option<u32> {
@@ -261,17 +235,13 @@ impl Bm25Index {
             .or_else(|| self.extra.get(term).copied())
     }
 
-    fn postings_of(&self, t: u32) -> &[Posting] {
-        let t = t as usize;
-        &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]
-    }
-
     /// BM25 score of every chunk for `query` (0 where no query term occurs), in chunk order.
     /// Each distinct query term is scored once, in the order of its first occurrence.
     pub fn scores(&self, query: &str) -> Vec<f64> {
         let mut scores = vec![0.0f64; self.len()];
         let n = self.len() as f64;
         let mut seen: Vec<u32> = Vec::new();
+        let mut postings: Vec<(u32, u32)> = Vec::new();
         for term in self.corpus.analyzer().terms(query) {
             let Some(t) = self.term_id(&term) else {
                 continue;
@@ -280,16 +250,16 @@ impl Bm25Index {
                 continue;
             }
             seen.push(t);
-            let postings = self.postings_of(t);
+            postings.clear();
+            postings.extend(self.postings.of(t));
             if postings.is_empty() {
                 continue;
             }
             let df = postings.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for p in postings {
-                let tf = f64::from(p.tf);
-                scores[p.chunk as usize] +=
-                    idf * tf * (self.k1 + 1.0) / (tf + self.norms[p.chunk as usize]);
+            for &(chunk, tf) in &postings {
+                let (chunk, tf) = (chunk as usize, f64::from(tf));
+                scores[chunk] += idf * tf * (self.k1 + 1.0) / (tf + self.norms[chunk]);
             }
         }
         scores

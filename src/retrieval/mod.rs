@@ -14,6 +14,7 @@ pub mod engines;
 pub mod external;
 pub mod hybrid;
 pub mod listed;
+mod postings;
 pub mod rank;
 pub mod rerank;
 pub mod retriever;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::error::SweepError;
 use super::grid::{ConfigSpec, RetrieverKind, SweepSpec};
+use super::memory::release_free_memory;
 use crate::chunking::enrich::{self, ContextCosts, ContextMap};
 use crate::chunking::external::ExternalChunks;
 use crate::chunking::semantic::{SemanticSettings, SentenceVectors};
@@ -180,6 +181,8 @@ impl ConfigIndex {
         }
         let started = Instant::now();
         let chunks = prefixed_chunks(corpus, tokens, config, context)?;
+        // the documents' own chunk lists, gathered into `chunks`, are freed
+        release_free_memory();
         let chunk_ms = ms_since(started);
         let t = Instant::now();
         let bm25 = Bm25Index::build(

@@ -1,12 +1,14 @@
 //! The sweep: every configuration of the grid (strategy × chunk_size × overlap × prefix ×
 //! retriever) is chunked, indexed and queried once with every question, and each question is
-//! scored at every cut of that one ranked list (top k and each context budget), in parallel
-//! across configurations (rayon). Each configuration is independent and its result is plain data.
+//! scored at every cut of that one ranked list (top k and each context budget), one
+//! configuration at a time, each on every core (rayon). Each configuration is independent and
+//! its result is plain data.
 //!
 //! - [`grid`]: what to sweep and its expansion into configurations;
 //! - [`index`]: a configuration's chunks and retriever ([`ConfigIndex`]), also used by the judge;
 //! - [`score`]: one configuration, end to end, into its rows;
-//! - [`driver`]: every configuration in parallel;
+//! - [`driver`]: every configuration, one at a time;
+//! - [`memory`]: freed memory given back between configurations;
 //! - [`rows`]: the plain results (sweep.csv, sweep_questions.csv);
 //! - [`error`]: what can go wrong.
 
@@ -14,6 +16,7 @@ pub mod driver;
 pub mod error;
 pub mod grid;
 pub mod index;
+pub mod memory;
 pub mod merge_error;
 pub mod rows;
 pub mod score;

@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::error::SweepError;
 use super::grid::{ConfigCut, ConfigSpec};
 use super::index::{ConfigIndex, RetrievalContext};
@@ -163,17 +165,30 @@ pub fn score_cuts(
         })
         .collect();
     let sender = built.sender(corpus, tokens);
-    for q in &golden.questions {
+    let keep_ranking = sender.is_some();
+    // Every question ranked first, in parallel (configurations run one at a time), keeping of
+    // each ranking only its head and its facts (a whole ranking has a score per chunk), and the
+    // whole ranking only when an expansion may read past the head; the first error in question
+    // order is returned.
+    let t = Instant::now();
+    let ranked: Vec<Result<_, SweepError>> = golden
+        .questions
+        .par_iter()
+        .map(|q| {
+            let ranked = built.rank(&q.text, depth.ask)?;
+            let head = depth.head(&ranked, &chunk_tokens);
+            let facts = rank_facts(q, &table, &ranked, scale);
+            Ok((head, facts, keep_ranking.then_some(ranked)))
+        })
+        .collect();
+    times.retrieve_ms += ms_since(t);
+    for (q, ranked) in golden.questions.iter().zip(ranked) {
+        let (head, facts, ranked) = ranked?;
         let t = Instant::now();
-        let ranked = built.rank(&q.text, depth.ask)?;
-        let head = depth.head(&ranked, &chunk_tokens);
-        times.retrieve_ms += ms_since(t);
-        let t = Instant::now();
-        let facts = rank_facts(q, &table, &ranked, scale);
         let span_tokens = join(metrics::span_tokens(q, corpus, tokens), |t| t.to_string());
         for at in &mut out {
-            let (m, listed, skipped) = match &sender {
-                None => {
+            let (m, listed, skipped) = match (&sender, &ranked) {
+                (None, _) | (_, None) => {
                     let cut = cut_ranking(&head, at.cut, &chunk_tokens);
                     let ranking = cut.ranking;
                     let listed = Listed {
@@ -186,8 +201,8 @@ pub fn score_cuts(
                     let m = metrics::score_question(q, &table, &facts, &ranking);
                     (m, listed, cut.skipped_for_size)
                 }
-                Some(sender) => {
-                    let sent = sender.cut(&ranked, &head, at.cut);
+                (Some(sender), Some(ranked)) => {
+                    let sent = sender.cut(ranked, &head, at.cut);
                     let expand = built.config.expand;
                     let listed = Listed {
                         ids: join(&sent.units, |u| u.id(corpus, chunks, expand)),

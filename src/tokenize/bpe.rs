@@ -7,7 +7,7 @@ use bpe_openai::Tokenizer;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::kind::TokenizerKind;
-use super::offsets::{Offsets, Pieces};
+use super::offsets::{Offsets, OffsetsBuilder};
 
 /// A BPE tokenizer and the set of its tokens' bytes. A pre-tokenizer piece that is itself a
 /// token is that one token: tiktoken returns it without merging (its `encoder.get(piece)` fast
@@ -70,18 +70,27 @@ impl Bpe {
 
 /// The BPE tokens of `text` as [`TokenCounter::token_spans`] gives them, as their starts (the
 /// tokens tile `text`: each ends where the next starts, the last at `text.len()`), and the
-/// pieces of `text` (its pre-tokenizer split) as [`Pieces`]. A piece that repeats in `text` is
-/// encoded once.
+/// bounds of `text`'s pieces (its pre-tokenizer split: piece `k` is the bytes from bound `k` to
+/// bound `k + 1`, the first bound 0). A piece that repeats in `text` is encoded once.
+///
+/// A piece's first token starts at the piece's start; its other tokens start after it (a token
+/// has at least one byte, and one widened to a character's end ends no later than the piece,
+/// whose end is a character boundary). So the tokens before piece `k` are the starts at or
+/// below bound `k`, less one ([`super::stream::TokenStream::tokens_before_piece`]): they are
+/// not stored.
+///
+/// [`TokenCounter::token_spans`]: super::counter::TokenCounter::token_spans
 ///
 /// # Panics
 /// If `text` is 4 GiB or longer (offsets are `u32`).
-pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Pieces) {
+pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Offsets, Offsets) {
     assert!(
         u32::try_from(text.len()).is_ok(),
         "texts are limited to 4 GiB"
     );
-    let mut starts = Vec::with_capacity(text.len() / 4);
-    let (mut bounds, mut tokens) = (vec![0], vec![0]);
+    let mut starts = OffsetsBuilder::with_capacity(text.len() / 4);
+    let mut bounds = OffsetsBuilder::with_capacity(text.len() / 5);
+    bounds.push(0);
     // each distinct piece's token lengths: `lens[from..from + n]`
     let mut seen: FxHashMap<&str, (u32, u32)> = FxHashMap::default();
     let mut lens: Vec<u32> = Vec::new();
@@ -102,15 +111,9 @@ pub(super) fn bpe_spans(bpe: &Bpe, text: &str) -> (Vec<u32>, Pieces) {
             prev_end = end;
         }
         bounds.push(raw as u32);
-        tokens.push(starts.len() as u32);
     }
-    debug_assert!(starts.is_empty() || prev_end == text.len());
-    // kept for the whole sweep: no spare capacity
-    starts.shrink_to_fit();
-    bounds.shrink_to_fit();
-    tokens.shrink_to_fit();
-    let bounds = Offsets::new(bounds, text.len());
-    (starts, Pieces { bounds, tokens })
+    debug_assert!(prev_end == text.len());
+    (starts.finish(text.len()), bounds.finish(text.len()))
 }
 
 /// Tokens of `text` counted piece by piece (what `Tokenizer::count` does; cl100k_base and

@@ -50,9 +50,8 @@ impl TokenCounter {
         match self.bpe {
             Some(bpe) => {
                 let (starts, _) = bpe_spans(bpe, text);
-                let ends = starts.iter().skip(1).copied().chain([text.len() as u32]);
-                let span = |(s, e): (&u32, u32)| (*s as usize, e as usize);
-                starts.iter().zip(ends).map(span).collect()
+                let ends = starts.iter_from(1).chain([text.len()]);
+                starts.iter_from(0).zip(ends).collect()
             }
             None => word_spans(text),
         }

@@ -16,7 +16,7 @@ mod bpe;
 mod counter;
 mod doc_sizer;
 mod kind;
-mod offsets;
+pub(crate) mod offsets;
 mod slice;
 mod stream;
 

@@ -2,7 +2,6 @@
 
 use super::bpe::count_pieces;
 use super::counter::TokenCounter;
-use super::offsets::Pieces;
 use super::stream::TokenStream;
 
 /// Exact token counts of slices of one document: [`SliceCounter::count`] is what encoding the
@@ -46,7 +45,7 @@ impl<'a> SliceCounter<'a> {
         if start >= end {
             return 0;
         }
-        let Pieces { bounds, tokens } = &self.stream.pieces;
+        let bounds = &self.stream.pieces;
         let slice = &self.text[start..end];
         let bound_at = |at: usize| bounds.find(at);
         // Head: the slice's own pieces until one ends where a piece of the document ends.
@@ -72,9 +71,11 @@ impl<'a> SliceCounter<'a> {
         let ends_before = bounds.below(end).saturating_sub(1);
         let starts_before = bounds.below(trailing);
         let last = ends_before.min(starts_before).max(first);
-        let middle = (tokens[last] - tokens[first]) as usize;
+        let last_at = bounds.get(last);
+        let middle = self.stream.tokens_before_piece(last, last_at)
+            - self.stream.tokens_before_piece(first, at);
         // Tail: the slice's own pieces from there.
-        head + middle + count_pieces(bpe, &self.text[bounds.get(last)..end])
+        head + middle + count_pieces(bpe, &self.text[last_at..end])
     }
 }
 

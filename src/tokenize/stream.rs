@@ -3,11 +3,11 @@
 use super::bpe::bpe_spans;
 use super::counter::{TokenCounter, word_spans};
 use super::kind::TokenizerKind;
-use super::offsets::{Offsets, Pieces};
+use super::offsets::Offsets;
 
 /// A document's tokens, computed once and shared by every configuration of a sweep: the byte
-/// range of each token in order, and for BPE the document's pre-tokenizer pieces with their
-/// token counts. Counting the tokens of any slice of the document is then a search of two blocks
+/// range of each token in order, and for BPE the bounds of the document's pre-tokenizer pieces
+/// (their token counts are read from the starts: [`TokenStream::tokens_before_piece`]). Counting the tokens of any slice of the document is then a search of two blocks
 /// of its offsets ([`TokenStream::count_in`], [`Offsets`]), or, exactly as the slice encoded
 /// alone, an encoding of the slice's edges only ([`SliceCounter`]).
 #[derive(Debug, Clone, Default)]
@@ -19,8 +19,9 @@ pub struct TokenStream {
     ends: Option<Offsets>,
     /// The document's length in bytes.
     text_len: usize,
+    /// The bounds of the BPE pieces: piece `k` is the bytes from bound `k` to bound `k + 1`.
     /// Empty for words.
-    pub(super) pieces: Pieces,
+    pub(super) pieces: Offsets,
 }
 
 impl TokenStream {
@@ -37,14 +38,14 @@ impl TokenStream {
             }
             None => {
                 let spans = word_spans(text);
-                let starts = spans.iter().map(|s| s.0 as u32).collect();
-                let ends = spans.iter().map(|s| s.1 as u32).collect();
-                (starts, Some(ends), Pieces::default())
+                let starts = Offsets::new(spans.iter().map(|s| s.0 as u32), text.len());
+                let ends = Offsets::new(spans.iter().map(|s| s.1 as u32), text.len());
+                (starts, Some(ends), Offsets::default())
             }
         };
         TokenStream {
-            starts: Offsets::new(starts, text.len()),
-            ends: ends.map(|e| Offsets::new(e, text.len())),
+            starts,
+            ends,
             text_len: text.len(),
             pieces,
         }
@@ -68,6 +69,27 @@ impl TokenStream {
             None => self.text_len,
         };
         (self.starts.get(i), end)
+    }
+
+    /// Every token's byte range, in order (as [`TokenStream::span`] of each, without its
+    /// search).
+    pub fn spans(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let ends: Box<dyn Iterator<Item = usize>> = match &self.ends {
+            Some(ends) => Box::new(ends.iter_from(0)),
+            None => Box::new(self.starts.iter_from(1).chain([self.text_len])),
+        };
+        self.starts.iter_from(0).zip(ends)
+    }
+
+    /// Tokens of the BPE pieces before piece `k`, whose first byte is `bound` (the piece
+    /// bound `k`; `k` may be the number of pieces, whose bound is the document's end). See
+    /// [`super::bpe::bpe_spans`] for why this is the starts at or below `bound`, less one.
+    pub(super) fn tokens_before_piece(&self, k: usize, bound: usize) -> usize {
+        if k + 1 >= self.pieces.len() {
+            self.starts.len()
+        } else {
+            self.starts.below(bound + 1) - 1
+        }
     }
 
     /// How many tokens end before byte `x`.

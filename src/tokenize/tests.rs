@@ -60,6 +60,48 @@ fn sampled_offsets_count_as_a_search_of_the_whole_array() {
     }
     assert_eq!(offsets.find(keys[5] as usize), Some(5));
     assert_eq!(Offsets::new(vec![], 10).below(3), 0);
+    // each offset read alone and in order from any index, as stored in a byte and a block
+    assert_eq!(offsets.len(), keys.len());
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(offsets.get(i), k as usize, "get({i})");
+    }
+    for i in [0, 1, 7, keys.len() / 2, keys.len() - 1, keys.len()] {
+        let read: Vec<usize> = offsets.iter_from(i).collect();
+        let want: Vec<usize> = keys[i..].iter().map(|&k| k as usize).collect();
+        assert_eq!(read, want, "iter_from({i})");
+    }
+}
+
+#[test]
+fn piece_token_counts_read_from_the_starts_are_the_pieces_own() {
+    // multi-byte characters split across tokens give empty tokens at a piece's end, which
+    // belong to that piece and not to the next
+    for text in [
+        "Zoë paid €12 🙂 for “Café” — ok 🙂🙂",
+        "🙂",
+        " a",
+        "",
+        "a  b\n\n\tc",
+    ] {
+        let counter = TokenCounter::new(TokenizerKind::Cl100kBase);
+        let bpe = counter.bpe.unwrap();
+        let stream = TokenStream::new(text, counter);
+        let pieces: Vec<&str> = bpe.split(text).collect();
+        assert_eq!(stream.pieces.len(), pieces.len() + 1, "{text:?}");
+        let mut before = 0;
+        for k in 0..=pieces.len() {
+            let bound = stream.pieces.get(k);
+            assert_eq!(
+                stream.tokens_before_piece(k, bound),
+                before,
+                "{text:?} piece {k}"
+            );
+            if let Some(p) = pieces.get(k) {
+                before += bpe.piece_count(p);
+            }
+        }
+        assert_eq!(before, stream.len());
+    }
 }
 
 #[test]

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use super::decide::{self, Decision};
 use super::judge_step;
+use super::out_run;
 use super::record::{self, SweepRecord};
 use crate::corpus;
 use crate::error::Error;
@@ -123,6 +124,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &[String]) -> Result<MergeOu
         &inputs.golden_sha256,
         &recorded["golden_sha256"],
     )?;
+    out_run::refuse_other_run(out, &plan.sweep, || Ok(inputs.clone()))?;
     let mut dir = RunDir::create(out)?;
     rows::write_joined(&mut dir, &plan, &shards)?;
     let run = read::read_run(out)?;
