@@ -435,6 +435,11 @@ fn the_lock_file_goes_when_the_run_ends_and_a_rerun_into_the_run_folder_is_allow
     // a run folder of chunksweep's own (outputs, chunks/) takes a rerun
     sweep_seed(&out, &["--dump-chunks"]).success();
     assert!(!out.join(".chunksweep.lock").exists());
+    // so does one with an expansion's comparison
+    let expanded = dir.path().join("expanded");
+    sweep_seed(&expanded, &["--expand", "none,neighbours:1"]).success();
+    assert!(expanded.join("expand_comparison.csv").exists());
+    sweep_seed(&expanded, &["--expand", "none,neighbours:1"]).success();
 }
 
 #[test]

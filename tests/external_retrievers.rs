@@ -325,3 +325,49 @@ async fn an_undeclared_retriever_is_refused_before_anything_runs() {
     );
     assert!(server.received_requests().await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_gates_a_pick_made_by_an_external_retriever_declared_in_its_config() {
+    let server = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let base = dir.path().join("base");
+    let out = sweep(&cfg, &base, "scripted", "").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (d, chk) = (dir.path().to_path_buf(), dir.path().join("chk"));
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
+            .args(["check", "--quiet", "--config"])
+            .arg(&cfg)
+            .arg("--baseline")
+            .arg(&base)
+            .arg("--out")
+            .arg(&chk)
+            .current_dir(&d)
+            .env_remove("OPENAI_BASE_URL")
+            .env("SCRIPTED_LOG", d.join("log.txt"))
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    // nothing changed: the same chunks through the same retriever pass the gate
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("chk/check.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["verdict"]["outcome"], "pass", "{json}");
+    assert_eq!(
+        json["changes"]["chunker"]["candidate"],
+        "recursive-16-o0-none-scripted-k1"
+    );
+}

@@ -892,4 +892,26 @@ fn a_typical_question_is_the_median_one_and_chunk_size_is_blamed_only_on_a_flat_
         "{}",
         weak.advice
     );
+    // A larger size only as good as the pick does not "raise recall": the pick is the peak.
+    let fakes = vec![
+        Fake::new("fixed-128", 128, 640.0, ones(n, 4), vec![0.1; n]),
+        Fake::new("fixed-256", 256, 1280.0, ones(n, 24), vec![0.1; n]),
+        Fake::new("fixed-512", 512, 2560.0, ones(n, 24), vec![0.1; n]),
+    ];
+    let (rows, qs) = tables(&fakes);
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    assert_eq!(sel.winner().config_id, "fixed-256");
+    let weak = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::WeakRetrieval)
+        .expect("weak retrieval");
+    assert!(
+        weak.advice.starts_with(
+            "span recall@k peaks at the pick's size among fixed at 128–512 tokens (0.100 at 128 \
+             to 0.600 at 512), so another size in that range will not fix it"
+        ),
+        "{}",
+        weak.advice
+    );
 }

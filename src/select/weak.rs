@@ -122,10 +122,13 @@ fn size_advice(sel: &Selection) -> String {
              so {WEAK_ADVICE}"
         );
     }
+    // The size with the highest span recall; a size only as good as the pick's does not raise
+    // recall, so on a tie the pick is the top.
     let top = sizes
         .iter()
         .copied()
         .max_by(|a, b| a.span_recall.total_cmp(&b.span_recall))
+        .filter(|top| top.span_recall > w.span_recall)
         .unwrap_or(w);
     // The size recall rises towards, and the configuration at the other end it rises from.
     let (larger, from, to) = if top.chunk_size > w.chunk_size {
