@@ -32,6 +32,9 @@ pub struct PageEvidence {
     pub tokenizer: String,
     /// The swept chunk sizes (in `unit`), ascending, each with the page spans that fit in it.
     pub reach: Vec<(usize, usize)>,
+    /// Whether some configuration expands what it sends (`neighbours:N`, `parent:P`): its unit
+    /// sent can hold a page that its chunk alone does not.
+    pub expanded: bool,
 }
 
 /// The page spans of `texts`' golden set, sized with the tokenizer of `sel`'s pick; `None`
@@ -89,6 +92,7 @@ pub fn find(texts: &Texts<'_>, sel: &Selection) -> Option<PageEvidence> {
         unit: winner.size_unit.clone(),
         tokenizer: winner.tokenizer.clone(),
         reach,
+        expanded: (sel.configs.iter()).any(|c| !c.expand.is_empty() && c.expand != "none"),
     })
 }
 
@@ -109,7 +113,7 @@ pub fn fact(p: &PageEvidence) -> Prose {
          page fits in its size; how many of the {} fit each swept size: {}. Page evidence \
          therefore favours configurations whose chunks hold a page, and their recall on it is not \
          a like-for-like comparison with recall on text evidence (sweep_questions.csv has each \
-         question's).",
+         question's).{}",
         p.spans,
         p.all_spans,
         p.questions,
@@ -118,6 +122,13 @@ pub fn fact(p: &PageEvidence) -> Prose {
         p.tokenizer,
         p.spans,
         reach.join(", "),
+        match p.expanded {
+            true =>
+                " With an expansion the unit sent (a window of neighbours or a parent) can \
+                     hold a page that its chunk alone does not: these counts bind only the \
+                     configurations without one.",
+            false => "",
+        },
     ))
 }
 
@@ -191,11 +202,23 @@ mod tests {
                 unit: "tokens".into(),
                 tokenizer: "cl100k_base".into(),
                 reach: vec![(4, 1), (6, 1), (8, 2)],
+                expanded: false,
             }
         );
         let md = to_markdown(&[DocSection::new("x", vec![Block::Para(fact(&found))])]);
+        assert!(!md.contains("With an expansion"), "{md}");
         assert!(
             md.contains("**Page evidence:** 2 of 4 evidence spans (in 2 of 3 questions) are whole PDF pages, of 4–8 tokens (cl100k_base). A span counts only when one chunk holds it whole, so a chunk recalls a page only if the page fits in its size; how many of the 2 fit each swept size: 4 → 1, 6 → 1, 8 → 2. Page evidence therefore favours configurations whose chunks hold a page,"),
+            "{md}"
+        );
+        // a grid with an expansion: the counts bind only the configurations without one
+        let mut expanded = cuts.selections[0].clone();
+        expanded.configs[0].expand = "parent:1024".into();
+        let found = find(&texts, &expanded).unwrap();
+        assert!(found.expanded);
+        let md = to_markdown(&[DocSection::new("x", vec![Block::Para(fact(&found))])]);
+        assert!(
+            md.ends_with("With an expansion the unit sent (a window of neighbours or a parent) can hold a page that its chunk alone does not: these counts bind only the configurations without one.\n"),
             "{md}"
         );
         // no page spans: no fact
