@@ -92,6 +92,7 @@ impl FromStr for Expand {
         match kind.trim() {
             "neighbours" => Ok(Expand::Neighbours(n)),
             "parent" => Ok(Expand::Parent(n)),
+            "neighbors" => Err(format!("{} (did you mean neighbours:{n}?)", bad())),
             _ => Err(bad()),
         }
     }

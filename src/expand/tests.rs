@@ -135,6 +135,8 @@ fn values_parse_print_and_tag_ids() {
         let e = bad.parse::<Expand>().unwrap_err();
         assert!(e.contains("none, neighbours:N"), "{e}");
     }
+    let e = "neighbors:2".parse::<Expand>().unwrap_err();
+    assert!(e.ends_with("(did you mean neighbours:2?)"), "{e}");
     assert_eq!(Expand::from_id_tag("stem"), None);
     assert_eq!(Expand::from_id_tag("parent0"), None);
 }
