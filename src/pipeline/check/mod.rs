@@ -388,6 +388,7 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         llm: file.llm.clone().or(Some(recorded.llm.clone())),
         chunkers: file.chunkers.clone(),
         chunks: file.chunks.clone(),
+        retrievers: file.retrievers.clone(),
         ..ConfigFile::default()
     };
     let judge: JudgeSettings = layered("judge", &recorded.judge, &file.judge, &flags.judge)?;
