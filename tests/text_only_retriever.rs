@@ -85,6 +85,11 @@ async fn sweep(cfg: &Path, out: &str, retrievers: &str, extra: &[&str]) -> std::
     {
         args.push(a.to_string());
     }
+    chunksweep(dir, args).await
+}
+
+/// `chunksweep ARGS` in `dir`, with no embeddings model in the environment.
+async fn chunksweep(dir: PathBuf, args: Vec<String>) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_chunksweep"))
             .args(&args)
@@ -187,6 +192,28 @@ async fn a_text_only_retriever_sweeps_without_embeddings_and_a_rerun_asks_nothin
             row(&rows2, &id)["span_recall"]
         );
     }
+
+    // check against the run: the pick's retriever started from the config file, its
+    // answers from the cache, the chunker unchanged (no embeddings model on either side)
+    let args = [
+        "check",
+        "--baseline",
+        "one",
+        "--config",
+        "config.toml",
+        "--out",
+        "chk",
+    ];
+    let checked = chunksweep(dir.path().to_path_buf(), args.map(String::from).to_vec()).await;
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{said}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(said.contains("- Chunker: unchanged."), "{said}");
+    assert_eq!(log(dir.path()).len(), 8, "check asked the retriever");
 
     // with an embeddings model the vectors are sent, and the answers without them are not reused
     let with = sweep(&cfg, "three", "overlap", &["--embed-model", "e5-passage"]).await;
