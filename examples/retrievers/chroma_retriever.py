@@ -67,7 +67,7 @@ def main():
     collections = {}
     for line in sys.stdin:
         req = json.loads(line)
-        if "vector" not in req and not all("vector" in c for c in req.get("chunks", [])):
+        if any("vector" not in c for c in req.get("chunks", [req])):
             reply({"op": "error", "message": NO_VECTORS})
             continue
         try:

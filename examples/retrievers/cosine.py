@@ -38,7 +38,7 @@ def main():
     indexes = {}  # configuration id -> unit vectors in chunk order
     for line in sys.stdin:
         req = json.loads(line)
-        if "vector" not in req and not all("vector" in c for c in req.get("chunks", [])):
+        if any("vector" not in c for c in req.get("chunks", [req])):
             reply({"op": "error", "message": NO_VECTORS})
             continue
         if req["op"] == "index":
