@@ -249,7 +249,7 @@ async fn a_retriever_that_needs_vectors_says_so_when_none_come() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "retriever cosine, configuration recursive-16-o0-none-cosine: it reported an error: cosine.py ranks by the vectors chunksweep sends, and this run sends none: set an embeddings model ([embed] model, --embed-model or $CHUNKSWEEP_EMBED_MODEL)"
+            "retriever cosine, configuration recursive-16-o0-none-cosine: it reported an error: cosine.py ranks by the vectors chunksweep sends, and this run sends none: set an embeddings model ([embed] model, --embed-model or $CHUNKSWEEP_EMBED_MODEL) (once what it names is fixed, such as its database started, run the same command again: the configurations already answered are cached)"
         ),
         "{stderr}"
     );
