@@ -42,7 +42,8 @@
 //! k1 = 1.2
 //! b = 0.75
 //!
-//! [embed]                          # dense, hybrid, semantic; see retrieval::embed::EmbedSettings
+//! [embed]                          # dense, hybrid, semantic; an external retriever gets vectors
+//!                                  # only when a model is named; see retrieval::embed::EmbedSettings
 //! base_url = "http://127.0.0.1:8092/v1"
 //! model = "e5-passage"
 //! query_model = "e5-query"

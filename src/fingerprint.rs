@@ -147,7 +147,7 @@ impl Chunker {
         let c = &config.config;
         let strategy = c.params.strategy;
         let semantic = strategy == Strategy::Semantic;
-        let embeds = semantic || c.retriever.needs_embeddings();
+        let embeds = semantic || c.retriever.embeds(embed.is_some());
         Chunker {
             config_id: config.id(),
             strategy: strategy.name().to_string(),

@@ -143,6 +143,8 @@ impl Plan {
         );
         let embed = if sweep.needs_embeddings()
             || prepared.iter().any(|c| c.retriever.needs_embeddings())
+            || (prepared.iter().any(|c| c.retriever.is_external())
+                && embed_model_named(&file, &flags))
         {
             let e: EmbedSettings = merge("embed", &file.embed, &flags.embed)?;
             e.validate()
@@ -291,6 +293,17 @@ impl Plan {
         };
         Ok(self)
     }
+}
+
+/// Whether the run has an embeddings model without a dense, hybrid or semantic configuration:
+/// the config file's `[embed]` or a flag names a model (`model`, `query_model`, `--embed-model`,
+/// `--embed-query-model`), or `$CHUNKSWEEP_EMBED_MODEL` is set. Only then is an external
+/// retriever sent vectors (docs/retrievers.md); the built-in default model does not count.
+fn embed_model_named(file: &ConfigFile, flags: &ConfigFile) -> bool {
+    [&file.embed, &flags.embed]
+        .iter()
+        .any(|e| e.model.is_some() || e.query_model.is_some())
+        || std::env::var("CHUNKSWEEP_EMBED_MODEL").is_ok_and(|m| !m.is_empty())
 }
 
 /// The `[rerank]` settings with the grid's reranker model, when a configuration of `prepared`

@@ -246,7 +246,7 @@ const FAULTS: &[(&str, i32, &str)] = &[
     (
         "db_restarted",
         1,
-        "retriever scripted, configuration recursive-24-o0-none-scripted: it reported an error: cannot reach the database at 127.0.0.1:9 (connection refused) (is its database up? start it and run the same command again: the configurations already answered are cached)",
+        "retriever scripted, configuration recursive-24-o0-none-scripted: it reported an error: cannot reach the database at 127.0.0.1:9 (connection refused) (once what it names is fixed, such as its database started, run the same command again: the configurations already answered are cached)",
     ),
     (
         "db_down",

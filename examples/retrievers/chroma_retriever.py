@@ -48,6 +48,10 @@ def collection_name(config):
     return name[:500] + "-x"
 
 
+NO_VECTORS = ("chroma_retriever.py searches the vectors chunksweep sends, and this run sends none: "
+              "set an embeddings model ([embed] model, --embed-model or $CHUNKSWEEP_EMBED_MODEL)")
+
+
 def main():
     hello = json.loads(sys.stdin.readline() or "null")
     if not isinstance(hello, dict) or {k: hello.get(k) for k in PROTOCOL} != PROTOCOL:
@@ -63,6 +67,9 @@ def main():
     collections = {}
     for line in sys.stdin:
         req = json.loads(line)
+        if any("vector" not in c for c in req.get("chunks", [req])):
+            reply({"op": "error", "message": NO_VECTORS})
+            continue
         try:
             if client is None:
                 client = chromadb.HttpClient(host=url.hostname, port=url.port or 8000)

@@ -15,6 +15,8 @@ import math
 import sys
 
 PROTOCOL = {"protocol": "chunksweep-retriever", "version": 1}
+NO_VECTORS = ("cosine.py ranks by the vectors chunksweep sends, and this run sends none: "
+              "set an embeddings model ([embed] model, --embed-model or $CHUNKSWEEP_EMBED_MODEL)")
 
 
 def reply(obj):
@@ -36,6 +38,9 @@ def main():
     indexes = {}  # configuration id -> unit vectors in chunk order
     for line in sys.stdin:
         req = json.loads(line)
+        if any("vector" not in c for c in req.get("chunks", [req])):
+            reply({"op": "error", "message": NO_VECTORS})
+            continue
         if req["op"] == "index":
             indexes[req["config"]] = [unit(c["vector"]) for c in req["chunks"]]
             reply({"op": "indexed", "config": req["config"], "chunks": len(req["chunks"])})

@@ -52,8 +52,8 @@ pub struct SweepSection {
     #[arg(long, value_name = "NAME")]
     pub tokenizer: Option<TokenizerKind>,
     /// Retrievers, comma-separated: bm25 (default), dense, hybrid, or a [[retrievers]] name
-    /// (your own engine; docs/retrievers.md); all but bm25 need an embeddings server, see
-    /// [embed].
+    /// (your own engine, sent vectors only when an embeddings model is set; docs/retrievers.md);
+    /// dense and hybrid need an embeddings server, see [embed].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub retrievers: Option<Vec<RetrieverKind>>,
     /// Contextual prefixes, comma-separated: none (default), title, heading_path, title_heading,

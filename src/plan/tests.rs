@@ -114,3 +114,38 @@ fn a_grid_that_cannot_run_is_refused_before_any_work() {
     assert_eq!(err.exit_class(), crate::exit::ExitClass::Usage);
     assert!(err.to_string().contains("chunk_overlap 16"), "{err}");
 }
+
+#[test]
+fn an_external_retriever_embeds_only_when_a_model_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "corpus = \"docs\"\ngolden = \"g.jsonl\"\n[sweep]\nretrievers = [\"es\"]\n\
+         [[retrievers]]\nname = \"es\"\ncommand = [\"es-bm25\"]\n",
+    )
+    .unwrap();
+    let resolve = |model: Option<&str>| {
+        let flags = ConfigFile {
+            embed: crate::config::EmbedSection {
+                model: model.map(str::to_string),
+                ..crate::config::EmbedSection::default()
+            },
+            ..ConfigFile::default()
+        };
+        Plan::resolve(
+            ConfigFile::load(&path).unwrap(),
+            flags,
+            RunOptions::default(),
+            now(),
+        )
+        .unwrap()
+    };
+    // $CHUNKSWEEP_EMBED_MODEL names a model as the flag does
+    let from_env = std::env::var("CHUNKSWEEP_EMBED_MODEL").is_ok_and(|m| !m.is_empty());
+    assert_eq!(resolve(None).embed.is_some(), from_env);
+    let named = resolve(Some("e5-passage"))
+        .embed
+        .expect("a named model embeds");
+    assert_eq!(named.model, "e5-passage");
+}

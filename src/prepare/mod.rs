@@ -376,6 +376,7 @@ fn retriever_step(
             configs,
             cuts: &inputs.spec.cuts(),
             retrievers: inputs.retrievers,
+            vectors: inputs.embed.is_some(),
             cache: cache.as_deref(),
             stderr: &sink,
         },
@@ -461,7 +462,7 @@ fn not_counted(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for c in configs.iter().filter(|c| which(c)) {
-        if c.retriever.needs_embeddings() {
+        if c.retriever.embeds(true) {
             out.push(format!("the chunk embeddings of {}", c.id()));
         }
         if contexts && c.prefix == crate::chunking::enrich::Prefix::LlmContext {

@@ -1,7 +1,8 @@
 //! The external retriever step: every configuration whose retriever is the user's own engine
 //! ([`crate::retrieval::external`]) indexed and queried through the engine's command, once per
-//! sweep, after the embeddings (it is sent the chunks' and questions' vectors) and before the
-//! rerank step (which may rerank its lists).
+//! sweep, after the embeddings (when the run has an embeddings model it is sent the chunks' and
+//! questions' vectors; without one, their texts only) and before the rerank step (which may
+//! rerank its lists).
 //!
 //! Each declared retriever is started once (as an external chunker is, through
 //! [`Session`]) and greeted; for each of its configurations that the retriever cache does not
@@ -58,6 +59,9 @@ pub struct RetrieverInputs<'a> {
     pub cuts: &'a [Cut],
     /// The retrievers declared for this command.
     pub retrievers: &'a [RetrieverSpec],
+    /// Whether the run has an embeddings model: the chunks' and questions' vectors are sent
+    /// (read from the context), otherwise the lines carry no `vector` field.
+    pub vectors: bool,
     /// The retriever cache's file (`None`: no cache).
     pub cache: Option<&'a Path>,
     /// Where the retrievers' stderr lines go, with the retriever's name.
@@ -339,7 +343,9 @@ fn to_lists(answers: Answered) -> HashMap<String, Vec<Hit>> {
 }
 
 /// A configuration's requests and cache key: its chunks (as the sweep builds them) with their
-/// vectors, every question with its vector, `top_n` the depth its cuts read.
+/// vectors, every question with its vector (both only when `inputs.vectors`), `top_n` the depth
+/// its cuts read. The key hashes the lines, so answers given with vectors and without are
+/// cached apart.
 fn job(
     inputs: &RetrieverInputs<'_>,
     spec: &RetrieverSpec,
@@ -364,11 +370,16 @@ fn job(
         .collect();
     let mut chunks = Vec::with_capacity(texts.len());
     for (i, (c, text)) in built.chunks.iter().zip(&texts).enumerate() {
-        let vector = &context
-            .embeddings
-            .chunk(c, inputs.corpus)
-            .map_err(|e| fail(e.to_string()))?
-            .vector;
+        let vector = match inputs.vectors {
+            true => Some(
+                &context
+                    .embeddings
+                    .chunk(c, inputs.corpus)
+                    .map_err(|e| fail(e.to_string()))?
+                    .vector[..],
+            ),
+            false => None,
+        };
         chunks.push(ChunkIn {
             id: i,
             text,
@@ -382,11 +393,16 @@ fn job(
     let mut lines = vec![serde_json::to_string(&index).expect("a request serialises")];
     let mut questions = Vec::new();
     for q in &inputs.golden.questions {
-        let vector = &context
-            .embeddings
-            .get(EmbedRole::Query, &q.text)
-            .map_err(|e| fail(e.to_string()))?
-            .vector;
+        let vector = match inputs.vectors {
+            true => Some(
+                &context
+                    .embeddings
+                    .get(EmbedRole::Query, &q.text)
+                    .map_err(|e| fail(e.to_string()))?
+                    .vector[..],
+            ),
+            false => None,
+        };
         let query = Request::Query {
             config: &id,
             id: &q.id,

@@ -27,12 +27,12 @@ use crate::sweep::grid::ConfigSpec;
 use crate::sweep::index::{RetrievalContext, prefixed_chunks};
 use crate::tokenize::CorpusTokens;
 
-/// Whether any configuration needs embeddings (a dense or hybrid retriever, or semantic
-/// chunking).
+/// Whether any configuration embeds something in a run with an embeddings model (a dense,
+/// hybrid or external retriever, or semantic chunking).
 pub fn needs_embeddings(configs: &[ConfigSpec]) -> bool {
     configs
         .iter()
-        .any(|c| c.retriever.needs_embeddings() || c.params.strategy == Strategy::Semantic)
+        .any(|c| c.retriever.embeds(true) || c.params.strategy == Strategy::Semantic)
 }
 
 /// Step 1: embeds the corpus's sentences when a configuration of `configs` is `semantic`
@@ -59,9 +59,10 @@ pub async fn embed_sentences(
     Ok(stats)
 }
 
-/// Step 2: embeds the chunks of every dense and hybrid configuration of `configs`, each with its
+/// Step 2: embeds the chunks of every dense, hybrid and external configuration of `configs`, each with its
 /// configuration's prefix as BM25 indexes it (or bare, per the embedder's `embed_prefix`), and
-/// the questions, into `context.embeddings` (nothing without a dense or hybrid configuration).
+/// the questions, into `context.embeddings` (nothing without a dense, hybrid or external
+/// configuration; it runs only when the run has an embeddings model).
 /// `context` must hold the sentence vectors of step 1 and the `llm_context` contexts.
 ///
 /// # Errors
@@ -75,13 +76,13 @@ pub async fn embed_chunks(
     embedder: &Embedder,
     context: &mut RetrievalContext,
 ) -> Result<EmbedStats, EmbedError> {
-    if !configs.iter().any(|c| c.retriever.needs_embeddings()) {
+    if !configs.iter().any(|c| c.retriever.embeds(true)) {
         return Ok(EmbedStats::default());
     }
     let ctx: &RetrievalContext = context;
     let per_config: Vec<(&ConfigSpec, Vec<Chunk>)> = configs
         .par_iter()
-        .filter(|c| c.retriever.needs_embeddings())
+        .filter(|c| c.retriever.embeds(true))
         .map(|c| prefixed_chunks(corpus, tokens, c, ctx).map(|chunks| (c, chunks)))
         .collect::<Result<_, _>>()?;
     let settings = embedder.settings();

@@ -107,9 +107,18 @@ impl RetrieverKind {
         }
     }
 
-    /// Whether it needs chunk and question embeddings (an external retriever is sent both).
+    /// Whether it cannot run without chunk and question embeddings (dense and hybrid; an
+    /// external retriever is sent them only when the run has an embeddings model, see
+    /// [`RetrieverKind::embeds`]).
     pub fn needs_embeddings(self) -> bool {
-        self != RetrieverKind::Bm25
+        matches!(self, RetrieverKind::Dense | RetrieverKind::Hybrid)
+    }
+
+    /// Whether its configurations' chunks and questions are embedded in a run that has an
+    /// embeddings model (`model`) or not: always for dense and hybrid, for an external retriever
+    /// only with a model (it is then sent the vectors; docs/retrievers.md), never for BM25.
+    pub fn embeds(self, model: bool) -> bool {
+        self.needs_embeddings() || (model && self.is_external())
     }
 
     /// Whether it is the user's own engine.
@@ -244,8 +253,8 @@ impl SweepSpec {
         }
     }
 
-    /// Whether any configuration needs embeddings (a dense or hybrid retriever, or semantic
-    /// chunking).
+    /// Whether any configuration cannot run without embeddings (a dense or hybrid retriever,
+    /// or semantic chunking; an external retriever runs without).
     pub fn needs_embeddings(&self) -> bool {
         self.retrievers.iter().any(|r| r.needs_embeddings())
             || self.strategies.contains(&Strategy::Semantic)

@@ -351,11 +351,8 @@ fn config_row(
         embed_tokens: embed_cost.tokens,
         embed_cost_usd: embed_cost.cost_usd,
         embed_ms: embed_cost.ms,
-        embed_input: match (
-            config.retriever.needs_embeddings(),
-            built.context.embeddings.settings(),
-        ) {
-            (true, Some(s)) => s.chunk_input().into(),
+        embed_input: match built.context.embeddings.settings() {
+            Some(s) if config.retriever.embeds(true) => s.chunk_input().into(),
             _ => String::new(),
         },
         context_calls: context_cost.0,
@@ -438,7 +435,9 @@ pub fn config_embed_cost(
     config: &ConfigSpec,
     built: &ConfigIndex,
 ) -> Result<EmbedCost, SweepError> {
-    let dense = config.retriever.needs_embeddings();
+    let dense = config
+        .retriever
+        .embeds(built.context.embeddings.settings().is_some());
     let semantic = config.params.strategy == Strategy::Semantic;
     if !dense && !semantic {
         return Ok(EmbedCost {

@@ -19,7 +19,8 @@ pub enum RetrieverProblem {
         /// What is wrong with it.
         why: String,
     },
-    /// The retriever replied with an error of its own (its database is down or went away).
+    /// The retriever replied with an error of its own (its database is down or went away, or
+    /// it needs vectors and the run has no embeddings model).
     Reported(String),
     /// A configuration's chunks or vectors cannot be had (a vector the embedding step did not
     /// make).
@@ -38,7 +39,7 @@ impl std::fmt::Display for RetrieverProblem {
             ),
             RetrieverProblem::Reported(message) => write!(
                 f,
-                "it reported an error: {message} (is its database up? start it and run the same command again: the configurations already answered are cached)"
+                "it reported an error: {message} (once what it names is fixed, such as its database started, run the same command again: the configurations already answered are cached)"
             ),
             RetrieverProblem::Inputs(why) => write!(f, "{why}"),
             RetrieverProblem::Cache(why) => write!(f, "the retriever cache: {why}"),

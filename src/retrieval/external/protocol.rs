@@ -74,8 +74,10 @@ pub struct ChunkIn<'a> {
     pub id: usize,
     /// The indexed text: prefix, blank line, text.
     pub text: &'a str,
-    /// Its embedding (the prepare step's, of the embedded text).
-    pub vector: &'a [f32],
+    /// Its embedding (the prepare step's, of the embedded text); absent from the line when
+    /// the run has no embeddings model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<&'a [f32]>,
 }
 
 /// A request.
@@ -97,8 +99,9 @@ pub enum Request<'a> {
         id: &'a str,
         /// The question's text.
         text: &'a str,
-        /// Its embedding.
-        vector: &'a [f32],
+        /// Its embedding; absent from the line when the run has no embeddings model.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        vector: Option<&'a [f32]>,
         /// Hits wanted: exactly this many, or every chunk when the index has fewer.
         top_n: usize,
     },
@@ -319,12 +322,36 @@ mod tests {
             config: "c",
             id: "q1",
             text: "t",
-            vector: &[0.5],
+            vector: Some(&[0.5]),
             top_n: 3,
         };
         assert_eq!(
             serde_json::to_string(&q).unwrap(),
             r#"{"op":"query","config":"c","id":"q1","text":"t","vector":[0.5],"top_n":3}"#
+        );
+        // without an embeddings model the lines carry no vector field
+        let q = Request::Query {
+            config: "c",
+            id: "q1",
+            text: "t",
+            vector: None,
+            top_n: 3,
+        };
+        assert_eq!(
+            serde_json::to_string(&q).unwrap(),
+            r#"{"op":"query","config":"c","id":"q1","text":"t","top_n":3}"#
+        );
+        let i = Request::Index {
+            config: "c",
+            chunks: vec![ChunkIn {
+                id: 0,
+                text: "t",
+                vector: None,
+            }],
+        };
+        assert_eq!(
+            serde_json::to_string(&i).unwrap(),
+            r#"{"op":"index","config":"c","chunks":[{"id":0,"text":"t"}]}"#
         );
     }
 }
