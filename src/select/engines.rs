@@ -6,12 +6,12 @@
 //! loses (or, by chance, gains) against exact search; with a paired bootstrap interval and an
 //! exact McNemar test on hit. The report renders it (retriever_comparison.csv and a section).
 
+use crate::select::paired::{ByConfig, Factor, twins_but};
 use std::str::FromStr;
 
 use serde::Serialize;
 
 use super::types::SelectionSettings;
-use crate::select::paired::ByConfig;
 use crate::sweep::grid::RetrieverKind;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
@@ -73,18 +73,6 @@ fn is_external(retriever: &str) -> bool {
     RetrieverKind::from_str(retriever).is_ok_and(RetrieverKind::is_external)
 }
 
-fn twin(a: &SweepRow, b: &SweepRow) -> bool {
-    a.strategy == b.strategy
-        && a.chunk_size == b.chunk_size
-        && a.chunk_overlap == b.chunk_overlap
-        && a.prefix == b.prefix
-        && a.rerank == b.rerank
-        && a.cut == b.cut
-        && a.top_k == b.top_k
-        && a.budget_tokens == b.budget_tokens
-        && a.tokenizer == b.tokenizer
-}
-
 /// Every row of an external retriever cut at `budget` (`None`: top k) paired with its `dense`
 /// twin (rows without one are left out), in sweep.csv's order. Empty when the sweep has no
 /// external retriever or no `dense` twin.
@@ -102,7 +90,10 @@ pub fn compare(
     let mut out = Vec::new();
     for row in at.iter().filter(|r| is_external(&r.retriever)) {
         let dense = RetrieverKind::Dense.name();
-        let Some(exact) = at.iter().find(|b| b.retriever == dense && twin(b, row)) else {
+        let Some(exact) = at
+            .iter()
+            .find(|b| b.retriever == dense && twins_but(b, row, Factor::Retriever))
+        else {
             continue;
         };
         let p = by_config.pair(&exact.config_id, &row.config_id, settings);
@@ -184,6 +175,10 @@ mod tests {
         // one discordant pair: p = 1
         assert_eq!(c.mcnemar_p, 1.0);
         assert!(c.delta_span_recall_lo <= -0.25 && c.delta_span_recall_hi <= 0.0);
+        // an expanded engine row is no twin of the dense row sending its chunks alone
+        let mut expanded = rows.clone();
+        expanded[1].expand = "neighbours:1".into();
+        assert!(compare(&expanded, &questions, None, &SelectionSettings::default()).is_empty());
         rows[1].retriever = "bm25".into();
         rows[2].retriever = "bm25".into();
         assert!(compare(&rows, &questions, None, &SelectionSettings::default()).is_empty());

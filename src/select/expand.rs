@@ -8,6 +8,7 @@
 //! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut.
 //! The report renders it (expand_comparison.csv and a section of report.md).
 
+use crate::select::paired::{Factor, twins_but};
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -134,19 +135,6 @@ fn paired<'a>(a: &ByQuestion<'a>, b: &ByQuestion<'a>) -> Vec<(&'a QuestionRow, &
     ids.iter().map(|id| (a[**id], b[**id])).collect()
 }
 
-fn same_config(a: &SweepRow, b: &SweepRow) -> bool {
-    a.strategy == b.strategy
-        && a.chunk_size == b.chunk_size
-        && a.chunk_overlap == b.chunk_overlap
-        && a.prefix == b.prefix
-        && a.retriever == b.retriever
-        && a.rerank == b.rerank
-        && a.cut == b.cut
-        && a.top_k == b.top_k
-        && a.budget_tokens == b.budget_tokens
-        && a.tokenizer == b.tokenizer
-}
-
 /// Compares every expanded row of `rows` with its twin without expansion (rows without a twin
 /// are left out), and per cut the best expansion with the best single size. `settings` gives
 /// the confidence, α, the bootstrap resamples and the seed. `None` when no row is expanded.
@@ -184,7 +172,10 @@ pub fn compare(
             .filter(|r| (r.cut.as_str(), r.top_k, r.budget_tokens) == cut)
             .collect();
         for row in at.iter().filter(|r| r.expand != NONE) {
-            if let Some(base) = at.iter().find(|b| b.expand == NONE && same_config(b, row)) {
+            if let Some(base) = at
+                .iter()
+                .find(|b| b.expand == NONE && twins_but(b, row, Factor::Expand))
+            {
                 out.rows.push(against_none(
                     row,
                     base,

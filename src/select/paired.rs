@@ -1,13 +1,41 @@
 //! Two configurations of one sweep compared on the same questions: the change of span recall
 //! with a paired bootstrap interval, and hit with an exact McNemar test. Shared by the rerank
 //! comparison ([`crate::select::rerank`]) and the comparison of an external retriever with
-//! exact cosine ([`crate::select::engines`]).
+//! exact cosine ([`crate::select::engines`]); which rows are twins is shared with the expansion
+//! comparison ([`crate::select::expand`]).
 
 use std::collections::HashMap;
 
 use crate::select::types::SelectionSettings;
 use crate::stats;
-use crate::sweep::rows::QuestionRow;
+use crate::sweep::rows::{QuestionRow, SweepRow};
+
+/// The factor in which two rows paired as twins may differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Factor {
+    /// The retriever (an external engine against exact cosine).
+    Retriever,
+    /// Reranking on against off.
+    Rerank,
+    /// An expansion against none.
+    Expand,
+}
+
+/// Whether `a` and `b` are the same configuration at the same cut but for `factor`: the same
+/// strategy, size, overlap, prefix, tokenizer and cut, and the same value of every other factor.
+pub fn twins_but(a: &SweepRow, b: &SweepRow, factor: Factor) -> bool {
+    a.strategy == b.strategy
+        && a.chunk_size == b.chunk_size
+        && a.chunk_overlap == b.chunk_overlap
+        && a.prefix == b.prefix
+        && a.cut == b.cut
+        && a.top_k == b.top_k
+        && a.budget_tokens == b.budget_tokens
+        && a.tokenizer == b.tokenizer
+        && (factor == Factor::Retriever || a.retriever == b.retriever)
+        && (factor == Factor::Rerank || a.rerank == b.rerank)
+        && (factor == Factor::Expand || a.expand == b.expand)
+}
 
 /// sweep_questions.csv's rows by configuration id, then question id.
 pub struct ByConfig<'a>(HashMap<&'a str, HashMap<&'a str, &'a QuestionRow>>);

@@ -5,11 +5,11 @@
 //! over the configurations without reranking and over the reranked ones. The report renders it
 //! (rerank_comparison.csv and a section of report.md).
 
+use crate::select::paired::{ByConfig, Factor, twins_but};
 use serde::Serialize;
 
 use super::types::SelectionSettings;
 use crate::retrieval::rerank::NO_RERANK;
-use crate::select::paired::ByConfig;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
 /// One row of rerank_comparison.csv: a reranked configuration against its first stage alone.
@@ -93,19 +93,6 @@ pub struct Reranking {
     pub picks: RerankPicks,
 }
 
-fn same_config(a: &SweepRow, b: &SweepRow) -> bool {
-    a.strategy == b.strategy
-        && a.chunk_size == b.chunk_size
-        && a.chunk_overlap == b.chunk_overlap
-        && a.prefix == b.prefix
-        && a.expand == b.expand
-        && a.retriever == b.retriever
-        && a.cut == b.cut
-        && a.top_k == b.top_k
-        && a.budget_tokens == b.budget_tokens
-        && a.tokenizer == b.tokenizer
-}
-
 /// Compares every reranked row of `rows` cut at `budget` (`None`: top k) with its twin without
 /// reranking (rows without a twin are left out), and makes the selection again on each side for
 /// the picks. `None` when no row is reranked.
@@ -124,7 +111,7 @@ pub fn compare(
     for row in at.iter().filter(|r| r.rerank != NO_RERANK) {
         let Some(base) = at
             .iter()
-            .find(|b| b.rerank == NO_RERANK && same_config(b, row))
+            .find(|b| b.rerank == NO_RERANK && twins_but(b, row, Factor::Rerank))
         else {
             continue;
         };
