@@ -3,9 +3,10 @@
 //! `cargo bench --bench readers [-- --runs 5]`
 //!
 //! - Generates a PDF of about 500 pages (the handbook's Markdown repeated 26 times, written by
-//!   pdf_oxide's Markdown-to-PDF writer) and the same Markdown as one HTML page, then times the
-//!   `pdf` and `html` readers on them (`--runs` times each; the median): pages per second for
-//!   the PDF, and for the HTML the same text's 500-odd pages' worth per second.
+//!   pdf_oxide's Markdown-to-PDF writer) and the same Markdown as one HTML page and as one DOCX,
+//!   then times the `pdf`, `html` and `docx` readers on them (`--runs` times each; the median):
+//!   pages per second for the PDF, and for HTML and DOCX the same text's 500-odd pages' worth
+//!   per second.
 //! - Sweeps `datasets/handbook-pdf` (recursive and sentence, 64 to 1,024 tokens, BM25, the
 //!   golden set's text-evidence questions) once to fill a fresh document cache, then `--runs`
 //!   times from the cache, interleaved with the same sweep on the texts `chunksweep extract`
@@ -19,6 +20,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+#[path = "../examples/support/markdown_docx.rs"]
+mod markdown_docx;
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
@@ -205,6 +209,20 @@ fn main() {
         html.len() as f64 / 1e6,
         html_s,
         pages as f64 / html_s
+    ));
+
+    let docx_bytes = markdown_docx::docx(&md);
+    let docx_s = median(
+        (0..runs)
+            .map(|_| timed(|| chunksweep::documents::docx::read(&docx_bytes).unwrap()).1)
+            .collect(),
+    );
+    table.push_str(&format!(
+        "| `docx` reader (quick-xml {}), the same text as one {:.1} MB DOCX (examples/support/markdown_docx.rs) | {:.2} s, {:.0} page-equivalents/s | {runs} |\n",
+        chunksweep::documents::kind::ReaderKind::Docx.version(),
+        docx_bytes.len() as f64 / 1e6,
+        docx_s,
+        pages as f64 / docx_s
     ));
 
     // 2. a cached sweep of PDFs against the same sweep of their extracted texts: the handbook's

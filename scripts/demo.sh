@@ -5,9 +5,9 @@
 # dependencies once, in either order), run the whole pipeline (sweep → selection → judge →
 # report) on the sample handbook (the sweep takes a second; the run's time is the model's), and
 # stop the servers. Each step prints how long it took. Measured on a fresh clone with empty HOME
-# and CARGO_HOME on an idle two-core machine: servers 15 s, build 2 min 29 s, run 2 min 54 s,
-# 5 min 38 s in all, with the grid then ending at 512 tokens (under load average 14 to 17: build
-# 16 min 15 s, run 35 min 22 s); with today's grid to 1,024 the run took 11 min 58 s at load 4 to 8.
+# and CARGO_HOME on a nearly idle two-core machine (load average 1.4 to 2), 2026-12-06: servers
+# 10 s, build 2 min 56 s, run 6 min 18 s, 9 min 24 s in all (under load average 14 to 17, with an
+# older, smaller grid: build 16 min 15 s, run 35 min 22 s). See docs/benchmarks.md.
 # Prerequisites: see scripts/local-models.sh (Linux x86-64 with AVX2, Python >= 3.10, libgomp1,
 # curl) and the Rust toolchain. Results go to results/<run-id>/; extra arguments go to
 # `chunksweep run`.
@@ -30,11 +30,11 @@ set -a
 set +a
 
 step=$SECONDS
-say "building chunksweep (the first build took 2 min 29 s on 2 idle cores; later ones take seconds)"
+say "building chunksweep (the first build took 2 min 56 s on 2 nearly idle cores; later ones take seconds)"
 cargo build --locked
 say "built after $(since "$step")"
 
 step=$SECONDS
-say "running the handbook through the local servers (114 chat calls planned: 11 min 58 s on 2 cores at load 4 to 8)"
+say "running the handbook through the local servers (114 chat calls planned: 6 min 18 s on 2 nearly idle cores)"
 cargo run --locked --quiet -- run --config datasets/handbook-local.toml "$@"
 say "run finished after $(since "$step"); the demo took $(since 0) in all"
