@@ -26,6 +26,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::exit::ExitClass;
+use crate::expand::Expand;
 use crate::fingerprint::Fingerprints;
 use crate::sweep::rows::QuestionRow;
 use changes::{Changes, Side};
@@ -141,6 +142,8 @@ impl CheckError {
 pub struct Run<'a> {
     /// Configuration id at the cut.
     pub config_id: &'a str,
+    /// What its configuration sends for each hit.
+    pub expand: Expand,
     /// Its rows.
     pub rows: &'a [QuestionRow],
     /// Its fingerprints.
@@ -245,7 +248,11 @@ pub fn check(
         },
         now,
     );
-    let questions = compare::pair(&changes.shared, baseline.rows, candidate.rows);
+    let questions = compare::pair(
+        &changes.shared,
+        (baseline.rows, baseline.expand),
+        (candidate.rows, candidate.expand),
+    );
     if questions.is_empty() {
         return Err(CheckError::NoSharedQuestion {
             baseline: label.to_string(),
