@@ -96,6 +96,18 @@ pub struct SweepRow {
     /// never sent at this cut); 0 for top k.
     #[serde(default)]
     pub chunks_over_budget: usize,
+    /// The distinct units a single hit can send alone: without an expansion the chunks
+    /// (`n_chunks`); under `neighbours:N` each chunk's window (the chunk with up to N chunks each
+    /// side), under `parent:P` each parent (or run of parents a chunk lies across), once however
+    /// many chunks share it ([`crate::expand::send::Sender::unit_tokens`]); 0 in a sweep.csv
+    /// written before it was counted.
+    #[serde(default)]
+    pub n_units: usize,
+    /// Budget cuts: of those units, the ones larger than the budget, prefixes included (a hit
+    /// whose unit it is is never sent at this cut); without an expansion `chunks_over_budget`;
+    /// 0 for top k.
+    #[serde(default)]
+    pub units_over_budget: usize,
     /// Documents in the corpus.
     #[serde(default)]
     pub n_docs: usize,
