@@ -5,7 +5,8 @@
 //! coverage, character IoU, MRR (unchanged: it stays on the ranking) and tokens per query. Then,
 //! per cut, the expanded configuration with the highest span recall against the best single
 //! size (the configuration without expansion with the highest span recall at that cut),
-//! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut.
+//! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut
+//! (less those that sent exactly what their chunks alone send: they measure no expansion).
 //! The report renders it (expand_comparison.csv and a section of report.md).
 
 use crate::select::paired::{Factor, twins_but};
@@ -82,6 +83,11 @@ pub struct ExpandComparison {
     pub tokens_per_query_none: f64,
     /// With it.
     pub tokens_per_query: f64,
+    /// 1 when it sent exactly what the configuration without expansion sends, on every question
+    /// paired: the same code-point ranges, in the same order, of the same tokens (e.g.
+    /// `parent:1024` on 512-token markdown chunks whose sections are the chunks): the
+    /// expansion changed nothing. Such a configuration is left out of the best expansion.
+    pub same_as_none: u8,
 }
 
 /// At one cut: the expanded configuration with the highest span recall against the best single
@@ -135,8 +141,20 @@ fn paired<'a>(a: &ByQuestion<'a>, b: &ByQuestion<'a>) -> Vec<(&'a QuestionRow, &
     ids.iter().map(|id| (a[**id], b[**id])).collect()
 }
 
+/// Whether every pair (alone, expanded) sent the same ranges of the same tokens (`false` with
+/// no pair, or when a row records no ranges: a run folder written before they were).
+fn sends_the_same(pairs: &[(&QuestionRow, &QuestionRow)]) -> bool {
+    !pairs.is_empty()
+        && pairs.iter().all(|(a, b)| {
+            !a.retrieved_ranges.is_empty()
+                && a.retrieved_ranges == b.retrieved_ranges
+                && a.tokens_retrieved == b.tokens_retrieved
+        })
+}
+
 /// Compares every expanded row of `rows` with its twin without expansion (rows without a twin
-/// are left out), and per cut the best expansion with the best single size. `settings` gives
+/// are left out), and per cut the best expansion with the best single size (an expansion that
+/// sent exactly what its twin sends, `same_as_none`, is not a candidate). `settings` gives
 /// the confidence, α, the bootstrap resamples and the seed. `None` when no row is expanded.
 pub fn compare(
     rows: &[SweepRow],
@@ -184,6 +202,17 @@ pub fn compare(
                 ));
             }
         }
+        // an expansion that sent what its chunks alone send measures no expansion
+        let same: Vec<String> = out
+            .rows
+            .iter()
+            .filter(|c| c.same_as_none == 1)
+            .map(|c| c.config_id.clone())
+            .collect();
+        let at: Vec<&SweepRow> = at
+            .into_iter()
+            .filter(|r| !same.contains(&r.config_id))
+            .collect();
         out.best.extend(best_against_single(&at, &of, settings));
     }
     Some(out)
@@ -233,6 +262,7 @@ fn against_none(
         mrr: row.mrr,
         tokens_per_query_none: base.tokens_per_query,
         tokens_per_query: row.tokens_per_query,
+        same_as_none: u8::from(sends_the_same(pairs)),
     }
 }
 
@@ -249,9 +279,10 @@ fn highest<'a>(rows: impl Iterator<Item = &'a SweepRow>) -> Option<&'a SweepRow>
     })
 }
 
-/// At one cut (`at`, its rows): the expanded configuration with the highest span recall against
-/// the best configuration without expansion, the sign test Holm-corrected over every expanded
-/// configuration of the cut. `None` without both sides.
+/// At one cut (`at`, its rows, less the expanded ones that changed nothing): the expanded
+/// configuration with the highest span recall against the best configuration without
+/// expansion, the sign test Holm-corrected over every expanded configuration of `at`. `None`
+/// without both sides.
 fn best_against_single<'a>(
     at: &[&'a SweepRow],
     of: &dyn Fn(&SweepRow) -> &'a ByQuestion<'a>,
@@ -341,5 +372,49 @@ mod tests {
         // no expanded row: no comparison
         rows[1].expand = NONE.into();
         assert!(compare(&rows, &questions, &settings).is_none());
+    }
+
+    #[test]
+    fn an_expansion_that_sent_its_chunks_alone_is_no_best_expansion() {
+        // 512's parents are its chunks: the same ranges and tokens for every question, and the
+        // same 5 of 8; 64's parents find 4 of 8 where its chunks alone find 2
+        let four = || [1., 1., 1., 1., 0., 0., 0., 0.].into();
+        let five = || [1., 1., 1., 1., 1., 0., 0., 0.].into();
+        let fake = |id, size, tpq, recall, ranges| Fake {
+            ranges,
+            ..Fake::new(id, size, tpq, recall, vec![0.2; 8])
+        };
+        let (mut rows, questions) = tables(&[
+            fake(
+                "f-64",
+                64,
+                300.0,
+                [1., 1., 0., 0., 0., 0., 0., 0.].into(),
+                "0-10",
+            ),
+            fake("f-64+p", 64, 900.0, four(), "0-40"),
+            fake("f-512", 512, 950.0, five(), "0-100"),
+            fake("f-512+p", 512, 950.0, five(), "0-100"),
+        ]);
+        rows[1].expand = "parent:1024".into();
+        rows[3].expand = "parent:1024".into();
+        let settings = SelectionSettings::default();
+        let e = compare(&rows, &questions, &settings).unwrap();
+        let same: Vec<(&str, u8)> = e
+            .rows
+            .iter()
+            .map(|c| (c.config_id.as_str(), c.same_as_none))
+            .collect();
+        assert_eq!(same, [("f-64+p", 0), ("f-512+p", 1)]);
+        // f-512+p has the highest span recall of the expanded rows, but measures no expansion
+        let b = &e.best[0];
+        assert_eq!(
+            (b.config_id.as_str(), b.single_id.as_str()),
+            ("f-64+p", "f-512")
+        );
+        // only the no-op left: no best expansion
+        rows[1].expand = NONE.into();
+        let e = compare(&rows, &questions, &settings).unwrap();
+        assert_eq!((e.rows.len(), e.best.len()), (1, 0));
     }
 }
