@@ -41,6 +41,14 @@ impl Expand {
         self != Expand::None
     }
 
+    /// The cap P of `parent:P` (`None` for the others).
+    pub fn parent_cap(self) -> Option<usize> {
+        match self {
+            Expand::Parent(p) => Some(p),
+            Expand::None | Expand::Neighbours(_) => None,
+        }
+    }
+
     /// What a configuration id appends to its retriever after a `+`: `neighbours1`,
     /// `parent1024`; `None` for `none` (ids without expansion are unchanged).
     pub fn id_tag(self) -> Option<String> {
