@@ -701,3 +701,61 @@ fn golden_draft_thresholds_outside_their_range_are_usage_errors() {
             )));
     }
 }
+
+#[test]
+fn dumped_chunks_carry_the_text_sent_and_its_tokens_with_a_tables_header() {
+    // markdown at 12 words: the table's last row is sent under its header rows ("| group |
+    // limit |" 5 words, "|---|---|" 1): 6 words of its own, 6 carried
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("t.md"),
+        "# Limits\n\n| group | limit |\n|---|---|\n| auth | ten requests |\n| files | six hundred requests |\n| search | thirty requests |\n",
+    )
+    .unwrap();
+    let golden = dir.path().join("golden.jsonl");
+    std::fs::write(
+        &golden,
+        r#"{"id": "q-1", "question": "What is the search limit?", "evidence": [{"doc": "t.md", "text": "| search | thirty requests |"}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    chunksweep()
+        .args([
+            "sweep",
+            "--strategies",
+            "markdown",
+            "--sizes",
+            "12",
+            "--overlap",
+            "0",
+        ])
+        .args([
+            "--tokenizer",
+            "words",
+            "--k",
+            "1",
+            "--dump-chunks",
+            "--quiet",
+        ])
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(&golden)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let dumped =
+        std::fs::read_to_string(out.join("chunks/markdown-12-o0-none-bm25-k1.jsonl")).unwrap();
+    let lines: Vec<&str> = dumped.lines().collect();
+    assert_eq!(
+        lines[1],
+        r#"{"id":"t.md#1","doc":"t.md","start":10,"end":61,"heading_path":["Limits"],"tokens":12,"prefix_tokens":0,"text":"| group | limit |\n|---|---|\n| auth | ten requests |"}"#
+    );
+    assert_eq!(
+        lines[3],
+        r#"{"id":"t.md#3","doc":"t.md","start":95,"end":123,"heading_path":["Limits"],"tokens":12,"prefix_tokens":6,"text":"| group | limit |\n|---|---|\n| search | thirty requests |"}"#
+    );
+}
