@@ -5,7 +5,8 @@
 //!
 //! - [`changes`]: what changed since the baseline, from the two runs' fingerprints
 //!   ([`crate::fingerprint`]);
-//! - [`compare`]: the questions paired, and where the evidence of a worse one went;
+//! - [`compare`]: the questions paired, and where the evidence of a worse one went ([`fate`]
+//!   says it in words);
 //! - [`verdict`]: regression, pass or inconclusive (seed 002: "Chunking changes are exactly the
 //!   kind of thing that should fail CI, not production");
 //! - [`judged`]: with `--judge`, answer quality: the baseline's judged answers against the run
@@ -17,6 +18,7 @@
 
 pub mod changes;
 pub mod compare;
+pub mod fate;
 pub mod judged;
 pub mod junit;
 pub mod render;

@@ -138,7 +138,9 @@ pub struct Unsent {
 /// duplicate documents.
 pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     RunDir::check_out(&plan.run_dir, files::RUN_OUTPUTS)?;
-    if let Some(note) = crate::sweep::grid::left_out_note(&plan.sweep) {
+    if let Some(note) =
+        crate::expand::left_out::left_out_note(&plan.sweep.expand, &plan.sweep.sizes)
+    {
         events(RunEvent::Warning(note));
     }
     let mut phases = PhaseTimes::default();

@@ -12,6 +12,7 @@ use crate::chunking::external::ExternalName;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
 use crate::expand::Expand;
+use crate::expand::left_out::{join_sizes, left_out};
 use crate::metrics::Cut;
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::hybrid::HybridSettings;
@@ -581,7 +582,7 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                         for (&rerank, &expand) in reranks
                             .iter()
                             .flat_map(|r| spec.expand.iter().map(move |e| (r, e)))
-                            .filter(|(_, e)| sends_more(**e, params.chunk_size))
+                            .filter(|(_, e)| e.sends_more_than(params.chunk_size))
                         {
                             let config = ConfigSpec {
                                 params,
@@ -603,7 +604,7 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     if !invalid.is_empty() {
         return Err(SweepError::InvalidConfigs(invalid));
     }
-    if let Some((e, sizes)) = parents_left_out(spec)
+    if let Some((e, sizes)) = left_out(&spec.expand, &spec.sizes)
         .into_iter()
         .find(|(e, _)| !out.iter().any(|c| c.expand == *e))
     {
@@ -617,51 +618,4 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         )));
     }
     Ok(out)
-}
-
-/// Whether `expand` can send more than a chunk of `chunk_size` tokens: not `parent:P` with P at
-/// or below it (such a parent is no larger than the chunk).
-fn sends_more(expand: Expand, chunk_size: usize) -> bool {
-    expand.parent_cap().is_none_or(|p| p > chunk_size)
-}
-
-/// Each `parent:P` of `spec` with the swept chunk sizes it is left out of the grid at (those
-/// of at least P tokens: [`expand`] sweeps no such combination), for the values that have any.
-pub fn parents_left_out(spec: &SweepSpec) -> Vec<(Expand, Vec<usize>)> {
-    spec.expand
-        .iter()
-        .map(|&e| {
-            let sizes: Vec<usize> = (spec.sizes.iter().copied())
-                .filter(|&size| !sends_more(e, size))
-                .collect();
-            (e, sizes)
-        })
-        .filter(|(_, sizes)| !sizes.is_empty())
-        .collect()
-}
-
-/// The line that names what [`parents_left_out`] finds, e.g. `left out of the grid:
-/// parent:256 on chunk sizes 256, 512 (a parent no larger than its chunk sends nothing more)`;
-/// `None` when nothing is left out.
-pub fn left_out_note(spec: &SweepSpec) -> Option<String> {
-    let left = parents_left_out(spec);
-    (!left.is_empty()).then(|| {
-        let parts: Vec<String> = left
-            .iter()
-            .map(|(e, sizes)| format!("{e} on chunk size {}", join_sizes(sizes)))
-            .collect();
-        format!(
-            "left out of the grid: {} (a parent no larger than its chunk sends nothing more)",
-            parts.join("; ")
-        )
-    })
-}
-
-/// `128, 256`.
-fn join_sizes(sizes: &[usize]) -> String {
-    sizes
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -449,11 +449,11 @@ mod prefixes {
             ]
         );
         assert_eq!(
-            grid::parents_left_out(&spec),
+            crate::expand::left_out::left_out(&spec.expand, &spec.sizes),
             [(Expand::Parent(256), vec![256, 512])]
         );
         assert_eq!(
-            grid::left_out_note(&spec).unwrap(),
+            crate::expand::left_out::left_out_note(&spec.expand, &spec.sizes).unwrap(),
             "left out of the grid: parent:256 on chunk size 256, 512 (a parent no larger than \
              its chunk sends nothing more)"
         );
@@ -478,7 +478,10 @@ mod prefixes {
             ..spec
         };
         assert_eq!(expand(&all_in).unwrap().len(), 6);
-        assert_eq!(grid::left_out_note(&all_in), None);
+        assert_eq!(
+            crate::expand::left_out::left_out_note(&all_in.expand, &all_in.sizes),
+            None
+        );
     }
 
     #[test]
