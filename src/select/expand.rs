@@ -9,10 +9,9 @@
 //! (less those that sent exactly what their chunks alone send: they measure no expansion).
 //! The report renders it (expand_comparison.csv and a section of report.md).
 
-use crate::select::paired::{Factor, twins_but};
-use std::collections::HashMap;
-
 use serde::Serialize;
+
+use crate::select::paired::{ByConfig, Factor, twins_but};
 
 use super::types::SelectionSettings;
 use crate::stats;
@@ -131,16 +130,6 @@ pub struct Expansions {
     pub best: Vec<BestAgainstSingle>,
 }
 
-/// A configuration's per-question rows, by question id.
-type ByQuestion<'a> = HashMap<&'a str, &'a QuestionRow>;
-
-/// Pairs of two configurations' rows over the questions both have, in question id order.
-fn paired<'a>(a: &ByQuestion<'a>, b: &ByQuestion<'a>) -> Vec<(&'a QuestionRow, &'a QuestionRow)> {
-    let mut ids: Vec<&&str> = a.keys().filter(|id| b.contains_key(**id)).collect();
-    ids.sort();
-    ids.iter().map(|id| (a[**id], b[**id])).collect()
-}
-
 /// Whether every pair (alone, expanded) sent the same ranges of the same tokens (`false` with
 /// no pair, or when a row records no ranges: a run folder written before they were).
 fn sends_the_same(pairs: &[(&QuestionRow, &QuestionRow)]) -> bool {
@@ -164,15 +153,7 @@ pub fn compare(
     if !rows.iter().any(|r| r.expand != NONE) {
         return None;
     }
-    let mut by_config: HashMap<&str, ByQuestion<'_>> = HashMap::new();
-    for q in questions {
-        by_config
-            .entry(q.config_id.as_str())
-            .or_default()
-            .insert(q.question_id.as_str(), q);
-    }
-    let empty = HashMap::new();
-    let of = |r: &SweepRow| by_config.get(r.config_id.as_str()).unwrap_or(&empty);
+    let by_config = ByConfig::new(questions);
     let mut cuts: Vec<(&str, usize, Option<usize>)> = Vec::new();
     for r in rows {
         let cut = (r.cut.as_str(), r.top_k, r.budget_tokens);
@@ -197,7 +178,7 @@ pub fn compare(
                 out.rows.push(against_none(
                     row,
                     base,
-                    &paired(of(base), of(row)),
+                    &by_config.rows(&base.config_id, &row.config_id),
                     settings,
                 ));
             }
@@ -213,7 +194,8 @@ pub fn compare(
             .into_iter()
             .filter(|r| !same.contains(&r.config_id))
             .collect();
-        out.best.extend(best_against_single(&at, &of, settings));
+        out.best
+            .extend(best_against_single(&at, &by_config, settings));
     }
     Some(out)
 }
@@ -283,9 +265,9 @@ fn highest<'a>(rows: impl Iterator<Item = &'a SweepRow>) -> Option<&'a SweepRow>
 /// configuration with the highest span recall against the best configuration without
 /// expansion, the sign test Holm-corrected over every expanded configuration of `at`. `None`
 /// without both sides.
-fn best_against_single<'a>(
-    at: &[&'a SweepRow],
-    of: &dyn Fn(&SweepRow) -> &'a ByQuestion<'a>,
+fn best_against_single(
+    at: &[&SweepRow],
+    by_config: &ByConfig<'_>,
     settings: &SelectionSettings,
 ) -> Option<BestAgainstSingle> {
     let single = highest(at.iter().copied().filter(|r| r.expand == NONE))?;
@@ -294,7 +276,7 @@ fn best_against_single<'a>(
     let tests: Vec<stats::McNemar> = expanded
         .iter()
         .map(|r| {
-            let pairs = paired(of(single), of(r));
+            let pairs = by_config.rows(&single.config_id, &r.config_id);
             let s: Vec<f64> = pairs.iter().map(|(a, _)| a.span_recall).collect();
             let e: Vec<f64> = pairs.iter().map(|(_, b)| b.span_recall).collect();
             stats::sign_test(&s, &e)
