@@ -2,16 +2,9 @@
 //! ([`crate::select::expand`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table};
+use super::paired_text::{Columns, before_after, change, counts_p, explained, p_text};
 use crate::select::expand::{BestAgainstSingle, ExpandComparison, Expansions};
 use crate::select::{SelectionSettings, thousands};
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
-}
 
 /// "at a budget of 2,000 tokens" or "at k = 5".
 fn cut_text(budget: Option<usize>, top_k: usize) -> String {
@@ -25,22 +18,21 @@ fn cut_text(budget: Option<usize>, top_k: usize) -> String {
 /// and per cut one sentence on the best expansion against the best single size.
 pub fn section(expansions: &Expansions, settings: &SelectionSettings) -> DocSection {
     let conf = format!("{:.0}", settings.confidence * 100.0);
-    let intro = Prose::text(
+    let intro = explained(
         "Each expanded configuration (neighbours:N sends each retrieved chunk with N chunks \
          before and after it; parent:P sends its section, cut to at most P tokens) against the \
          same configuration sending its chunks alone, at the same cut and on the same questions \
          (expand_comparison.csv has every column). Span recall, coverage and IoU read the text \
          sent; a budget takes hits in rank order while the units they add fit, never over it; \
          MRR stays on the ranking. ",
-    )
-    .i(Prose::text("Δ span recall"))
-    .t(format!(
-        " is expanded − alone with a {conf}% paired bootstrap interval; "
-    ))
-    .i(Prose::text("−/+"))
-    .t(" count the questions whose span recall is higher alone / higher expanded; ")
-    .i(Prose::text("p"))
-    .t(" is the exact sign test on them (p ≥ 0.05: the sweep cannot tell the two apart).");
+        &conf,
+        &Columns {
+            delta: "expanded − alone",
+            counts: "−/+",
+            counted: "count the questions whose span recall is higher alone / higher expanded; ",
+            test: "is the exact sign test on them",
+        },
+    );
     let mut blocks = vec![
         Block::Para(intro),
         Block::Table(table(&expansions.rows, &conf)),
@@ -144,14 +136,15 @@ fn table(rows: &[ExpandComparison], conf: &str) -> Table {
                     1 => format!("{} (changed nothing)", c.expand),
                     _ => c.expand.clone(),
                 },
-                format!("{:.3} → {:.3}", c.span_recall_none, c.span_recall),
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}]",
-                    c.delta_span_recall, c.delta_span_recall_lo, c.delta_span_recall_hi
+                before_after(c.span_recall_none, c.span_recall),
+                change(
+                    c.delta_span_recall,
+                    c.delta_span_recall_lo,
+                    c.delta_span_recall_hi,
                 ),
-                format!("{}/{}, p {}", c.sign_b, c.sign_c, p_text(c.sign_p)),
-                format!("{:.3} → {:.3}", c.coverage_none, c.coverage),
-                format!("{:.3} → {:.3}", c.char_iou_none, c.char_iou),
+                counts_p(c.sign_b, c.sign_c, c.sign_p),
+                before_after(c.coverage_none, c.coverage),
+                before_after(c.char_iou_none, c.char_iou),
                 format!(
                     "{} → {}",
                     thousands(c.tokens_per_query_none.round()),
