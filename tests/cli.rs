@@ -759,3 +759,52 @@ fn dumped_chunks_carry_the_text_sent_and_its_tokens_with_a_tables_header() {
         r#"{"id":"t.md#3","doc":"t.md","start":95,"end":123,"heading_path":["Limits"],"tokens":12,"prefix_tokens":6,"text":"| group | limit |\n|---|---|\n| search | thirty requests |"}"#
     );
 }
+
+#[test]
+fn a_parent_no_larger_than_a_swept_size_is_left_out_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let sweep = |expand: &str| {
+        chunksweep()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["sweep", "--config", "datasets/handbook.toml"])
+            .args(["--strategies", "markdown", "--sizes", "128,512", "--k", "1"])
+            .args(["--quiet", "--expand", expand, "--out"])
+            .arg(&out)
+            .assert()
+    };
+    sweep("none,parent:256")
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: left out of the grid: parent:256 on chunk size 512 (a parent no larger than \
+         its chunk sends nothing more)\n",
+        ));
+    let ids: Vec<String> = std::fs::read_to_string(out.join("sweep.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "markdown-128-o19-none-bm25-k1",
+            "markdown-128-o19-none-bm25+parent256-k1",
+            "markdown-512-o76-none-bm25-k1",
+        ]
+    );
+    // no size below the cap: refused, nothing swept
+    let refused = dir.path().join("refused");
+    chunksweep()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "--config", "datasets/handbook.toml"])
+        .args(["--strategies", "markdown", "--sizes", "128,512"])
+        .args(["--quiet", "--expand", "none,parent:128", "--out"])
+        .arg(&refused)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--expand parent:128 leaves nothing to sweep: every chunk size swept (128, 512) is at least 128 tokens",
+        ));
+    assert!(!refused.join("sweep.csv").exists());
+}
