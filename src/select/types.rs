@@ -294,7 +294,7 @@ pub struct ConfigSelection {
     /// probability, in [0, 1]); empty for the best.
     pub p_worse: Option<f64>,
     /// Budget cuts: questions where a chunk larger than the whole budget was skipped (see
-    /// [`crate::metrics::fit_budget`]); 0 for top k.
+    /// [`crate::metrics::fit_budget`]; under an expansion, a hit whose unit was); 0 for top k.
     pub questions_skipped_for_size: usize,
     /// Budget cuts: chunks of the index larger than the budget (never sent at this cut).
     pub chunks_over_budget: usize,

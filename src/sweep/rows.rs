@@ -89,7 +89,9 @@ pub struct SweepRow {
     pub chunks_retrieved_max: usize,
     /// Budget cuts: questions where a chunk ranked before the cut was skipped because it alone
     /// is larger than the budget (the next chunks in rank order that fit were sent instead; see
-    /// [`crate::metrics::fit_budget`]); 0 for top k and for runs written before it was counted.
+    /// [`crate::metrics::fit_budget`]); under an expansion, a hit whose unit (its window or
+    /// parent) alone is larger than the budget ([`crate::expand::send`]); 0 for top k and for
+    /// runs written before it was counted.
     #[serde(default)]
     pub questions_skipped_for_size: usize,
     /// Budget cuts: chunks of the index larger than the budget, prefixes included (they are
