@@ -296,7 +296,7 @@ fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
         ),
         advice: match expanded {
             true => format!(
-                "{OVER_BUDGET_ADVICE}; for an expansion, a smaller one (fewer neighbours, a smaller parent) or a larger budget"
+                "{OVER_BUDGET_ADVICE}; for an expansion, a smaller one (fewer neighbours, a smaller parent)"
             ),
             false => OVER_BUDGET_ADVICE.into(),
         },
