@@ -508,3 +508,50 @@ fn flags_giving_two_chunkers_or_another_cut_are_refused() {
         "{stderr}"
     );
 }
+
+/// Sweeps the handbook with recursive at 128 tokens, budget 1,000, and `expand`, into `out`.
+fn expanded_baseline(out: &Path, expand: &str) {
+    chunksweep()
+        .args(["sweep", "--config", "datasets/handbook.toml"])
+        .args(["--strategies", "recursive", "--sizes", "128"])
+        .args(["--budget", "1000", "--expand", expand, "--quiet"])
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_change_of_expansion_alone_says_what_was_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    // the same chunks and ranking, parents sent in the baseline and chunks alone now: q-034's
+    // evidence was in the parent of a higher hit, its own chunk ranks 118th on both sides
+    let parents = dir.path().join("parents");
+    expanded_baseline(&parents, "parent:1024");
+    let (_, stdout, stderr, json) =
+        check(&parents, &dir.path().join("alone"), &["--expand", "none"]);
+    assert!(stdout.contains("| q-034 | 1.00 → 0.00 | no longer sent: its first whole chunk is at rank 118 in both, but the units sent now (expand none, 10 sent) hold less of it than the baseline's (expand parent:1024, 4 sent) |\n"), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("- Chunker: expand parent:1024 → not used."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("retrieved lower"), "{stdout}");
+    let q034 = json["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["question_id"] == "q-034")
+        .unwrap();
+    assert_eq!(q034["fate"], "not_sent");
+    assert_eq!(q034["baseline"]["expand"], "parent:1024");
+    // chunks alone in the baseline, parents now: the budget fits fewer of the larger units and
+    // stops above the chunk (rank 5) that it took before
+    let alone = dir.path().join("alone-base");
+    expanded_baseline(&alone, "none");
+    let (_, stdout, stderr, _) = check(
+        &alone,
+        &dir.path().join("parents-now"),
+        &["--expand", "parent:1024"],
+    );
+    assert!(stdout.contains("| q-006 | 1.00 → 0.00 | the budget now stops above it: its first whole chunk is at rank 5 in both, taken by the baseline (expand none, 9 sent) but not now (expand parent:1024, 4 sent) |\n"), "{stdout}{stderr}");
+}

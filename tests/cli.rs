@@ -701,3 +701,110 @@ fn golden_draft_thresholds_outside_their_range_are_usage_errors() {
             )));
     }
 }
+
+#[test]
+fn dumped_chunks_carry_the_text_sent_and_its_tokens_with_a_tables_header() {
+    // markdown at 12 words: the table's last row is sent under its header rows ("| group |
+    // limit |" 5 words, "|---|---|" 1): 6 words of its own, 6 carried
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("t.md"),
+        "# Limits\n\n| group | limit |\n|---|---|\n| auth | ten requests |\n| files | six hundred requests |\n| search | thirty requests |\n",
+    )
+    .unwrap();
+    let golden = dir.path().join("golden.jsonl");
+    std::fs::write(
+        &golden,
+        r#"{"id": "q-1", "question": "What is the search limit?", "evidence": [{"doc": "t.md", "text": "| search | thirty requests |"}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    chunksweep()
+        .args([
+            "sweep",
+            "--strategies",
+            "markdown",
+            "--sizes",
+            "12",
+            "--overlap",
+            "0",
+        ])
+        .args([
+            "--tokenizer",
+            "words",
+            "--k",
+            "1",
+            "--dump-chunks",
+            "--quiet",
+        ])
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--golden")
+        .arg(&golden)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let dumped =
+        std::fs::read_to_string(out.join("chunks/markdown-12-o0-none-bm25-k1.jsonl")).unwrap();
+    let lines: Vec<&str> = dumped.lines().collect();
+    assert_eq!(
+        lines[1],
+        r#"{"id":"t.md#1","doc":"t.md","start":10,"end":61,"heading_path":["Limits"],"tokens":12,"prefix_tokens":0,"text":"| group | limit |\n|---|---|\n| auth | ten requests |"}"#
+    );
+    assert_eq!(
+        lines[3],
+        r#"{"id":"t.md#3","doc":"t.md","start":95,"end":123,"heading_path":["Limits"],"tokens":12,"prefix_tokens":6,"text":"| group | limit |\n|---|---|\n| search | thirty requests |"}"#
+    );
+}
+
+#[test]
+fn a_parent_no_larger_than_a_swept_size_is_left_out_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let sweep = |expand: &str| {
+        chunksweep()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["sweep", "--config", "datasets/handbook.toml"])
+            .args(["--strategies", "markdown", "--sizes", "128,512", "--k", "1"])
+            .args(["--quiet", "--expand", expand, "--out"])
+            .arg(&out)
+            .assert()
+    };
+    sweep("none,parent:256")
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: left out of the grid: parent:256 on chunk size 512 (a parent no larger than \
+         its chunk sends nothing more)\n",
+        ));
+    let ids: Vec<String> = std::fs::read_to_string(out.join("sweep.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "markdown-128-o19-none-bm25-k1",
+            "markdown-128-o19-none-bm25+parent256-k1",
+            "markdown-512-o76-none-bm25-k1",
+        ]
+    );
+    // no size below the cap: refused, nothing swept
+    let refused = dir.path().join("refused");
+    chunksweep()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "--config", "datasets/handbook.toml"])
+        .args(["--strategies", "markdown", "--sizes", "128,512"])
+        .args(["--quiet", "--expand", "none,parent:128", "--out"])
+        .arg(&refused)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--expand parent:128 leaves nothing to sweep: every chunk size swept (128, 512) is at least 128 tokens",
+        ));
+    assert!(!refused.join("sweep.csv").exists());
+}

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::expand::Expand;
 use crate::stats::SIGN_TIE;
 use crate::sweep::rows::QuestionRow;
 
@@ -19,17 +20,26 @@ pub struct Retrieved {
     /// Rank of the first chunk holding a span whole, in the whole ranking (`None`:
     /// unreachable, or not in a top-n retriever's list).
     pub first_correct_rank: Option<usize>,
-    /// Chunks retrieved at the cut.
+    /// Chunks retrieved at the cut; under an expansion, the units sent.
     pub chunks_retrieved: usize,
+    /// Whether the cut took the hit at `first_correct_rank` (its reciprocal rank is counted):
+    /// under an expansion the hits taken are not the units sent, so the rank cannot be
+    /// compared with `chunks_retrieved`.
+    pub first_correct_taken: bool,
+    /// What its configuration sends for each hit ([`crate::expand`]).
+    pub expand: Expand,
 }
 
-impl From<&QuestionRow> for Retrieved {
-    fn from(row: &QuestionRow) -> Self {
+impl Retrieved {
+    /// One side's row, under its configuration's expansion `expand`.
+    pub fn of(row: &QuestionRow, expand: Expand) -> Self {
         Retrieved {
             span_recall: row.span_recall,
             unreachable: row.unreachable == 1,
             first_correct_rank: row.first_correct_rank,
             chunks_retrieved: row.chunks_retrieved,
+            first_correct_taken: row.reciprocal_rank > 0.0,
+            expand,
         }
     }
 }
@@ -46,14 +56,33 @@ pub enum Fate {
     PartlyLower,
     /// Missing: the retriever's list holds no chunk with the evidence (a top-n retriever).
     Missing,
+    /// Not sent: the expansion changed, the evidence's first whole chunk is at the same rank
+    /// (or no chunk holds it whole, on both sides) and the cut takes it as before, but the
+    /// units sent now hold less of the evidence.
+    NotSent,
+    /// Fewer taken: the expansion changed, the evidence's first whole chunk is at the same
+    /// rank, the baseline's budget took it and today's does not (its units cost more).
+    FewerTaken,
 }
 
 impl Fate {
-    /// Where the evidence of a question went, from what the run under test retrieved.
-    pub fn of(now: &Retrieved) -> Fate {
+    /// Where the evidence of a question went, from what the baseline and the run under test
+    /// retrieved. When only what is sent can explain it (the expansions differ and the
+    /// evidence ranks as before), [`Fate::FewerTaken`] or [`Fate::NotSent`]; otherwise from
+    /// the run under test alone.
+    pub fn of(before: &Retrieved, now: &Retrieved) -> Fate {
+        let ranked_as_before = before.expand != now.expand
+            && before.first_correct_rank == now.first_correct_rank
+            && before.unreachable == now.unreachable;
+        if ranked_as_before {
+            return match before.first_correct_taken && !now.first_correct_taken {
+                true => Fate::FewerTaken,
+                false => Fate::NotSent,
+            };
+        }
         match now.first_correct_rank {
             _ if now.unreachable => Fate::CutByBoundary,
-            Some(rank) if rank > now.chunks_retrieved => Fate::RetrievedLower,
+            Some(_) if !now.first_correct_taken => Fate::RetrievedLower,
             Some(_) => Fate::PartlyLower,
             None => Fate::Missing,
         }
@@ -91,12 +120,16 @@ impl QuestionPair {
 }
 
 /// The pairs of the questions `shared` (in that order) from the baseline's rows and the rows
-/// under test (each one configuration at one cut). A question id missing from either side is
-/// left out.
-pub fn pair(shared: &[String], baseline: &[QuestionRow], now: &[QuestionRow]) -> Vec<QuestionPair> {
-    let by_id = |rows: &[QuestionRow]| -> HashMap<String, Retrieved> {
+/// under test (each one configuration at one cut, with its expansion). A question id missing
+/// from either side is left out.
+pub fn pair(
+    shared: &[String],
+    baseline: (&[QuestionRow], Expand),
+    now: (&[QuestionRow], Expand),
+) -> Vec<QuestionPair> {
+    let by_id = |(rows, expand): (&[QuestionRow], Expand)| -> HashMap<String, Retrieved> {
         rows.iter()
-            .map(|r| (r.question_id.clone(), Retrieved::from(r)))
+            .map(|r| (r.question_id.clone(), Retrieved::of(r, expand)))
             .collect()
     };
     let (before, after) = (by_id(baseline), by_id(now));
@@ -110,7 +143,7 @@ pub fn pair(shared: &[String], baseline: &[QuestionRow], now: &[QuestionRow]) ->
                 candidate: *c,
                 fate: None,
             };
-            pair.fate = pair.worse().then(|| Fate::of(c));
+            pair.fate = pair.worse().then(|| Fate::of(b, c));
             Some(pair)
         })
         .collect()
@@ -120,20 +153,65 @@ pub fn pair(shared: &[String], baseline: &[QuestionRow], now: &[QuestionRow]) ->
 mod tests {
     use super::*;
 
-    fn now(unreachable: bool, rank: Option<usize>, retrieved: usize) -> Retrieved {
+    fn side(rank: Option<usize>, taken: bool, retrieved: usize, expand: Expand) -> Retrieved {
         Retrieved {
             span_recall: 0.0,
-            unreachable,
+            unreachable: false,
             first_correct_rank: rank,
             chunks_retrieved: retrieved,
+            first_correct_taken: taken,
+            expand,
+        }
+    }
+
+    fn now(unreachable: bool, rank: Option<usize>, taken: bool) -> Retrieved {
+        Retrieved {
+            unreachable,
+            ..side(rank, taken, 3, Expand::None)
         }
     }
 
     #[test]
     fn the_evidence_is_cut_retrieved_lower_partly_lower_or_missing() {
-        assert_eq!(Fate::of(&now(true, None, 3)), Fate::CutByBoundary);
-        assert_eq!(Fate::of(&now(false, Some(7), 3)), Fate::RetrievedLower);
-        assert_eq!(Fate::of(&now(false, Some(2), 3)), Fate::PartlyLower);
-        assert_eq!(Fate::of(&now(false, None, 3)), Fate::Missing);
+        let before = side(Some(1), true, 3, Expand::None);
+        let of = |now| Fate::of(&before, &now);
+        assert_eq!(of(now(true, None, false)), Fate::CutByBoundary);
+        assert_eq!(of(now(false, Some(7), false)), Fate::RetrievedLower);
+        assert_eq!(of(now(false, Some(2), true)), Fate::PartlyLower);
+        assert_eq!(of(now(false, None, false)), Fate::Missing);
+    }
+
+    #[test]
+    fn an_expanded_cut_reads_the_hits_taken_not_the_units_sent() {
+        // 2 units sent hold hits 1 to 6: rank 5 was taken, though 5 > 2
+        let before = side(Some(1), true, 3, Expand::Neighbours(1));
+        let now = side(Some(5), true, 2, Expand::Neighbours(1));
+        assert_eq!(Fate::of(&before, &now), Fate::PartlyLower);
+    }
+
+    #[test]
+    fn only_the_expansion_changed_names_what_is_sent() {
+        let parent = Expand::Parent(1024);
+        // the baseline's parent of a higher hit held the span; its chunk (rank 16) is taken
+        // by neither
+        let before = side(Some(16), false, 4, parent);
+        let now = side(Some(16), false, 10, Expand::None);
+        assert_eq!(Fate::of(&before, &now), Fate::NotSent);
+        // the baseline's budget took rank 4, the larger units sent now stop above it
+        let before = side(Some(4), true, 10, Expand::None);
+        let now = side(Some(4), false, 2, parent);
+        assert_eq!(Fate::of(&before, &now), Fate::FewerTaken);
+        // no chunk holds it whole on either side: only the units sent could hold it
+        let unreachable = |expand| Retrieved {
+            unreachable: true,
+            ..side(None, false, 3, expand)
+        };
+        assert_eq!(
+            Fate::of(&unreachable(parent), &unreachable(Expand::None)),
+            Fate::NotSent
+        );
+        // the same expansion and rank: what the run under test retrieved
+        let before = side(Some(16), false, 4, parent);
+        assert_eq!(Fate::of(&before, &before), Fate::RetrievedLower);
     }
 }

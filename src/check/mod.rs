@@ -5,7 +5,8 @@
 //!
 //! - [`changes`]: what changed since the baseline, from the two runs' fingerprints
 //!   ([`crate::fingerprint`]);
-//! - [`compare`]: the questions paired, and where the evidence of a worse one went;
+//! - [`compare`]: the questions paired, and where the evidence of a worse one went ([`fate`]
+//!   says it in words);
 //! - [`verdict`]: regression, pass or inconclusive (seed 002: "Chunking changes are exactly the
 //!   kind of thing that should fail CI, not production");
 //! - [`judged`]: with `--judge`, answer quality: the baseline's judged answers against the run
@@ -17,6 +18,7 @@
 
 pub mod changes;
 pub mod compare;
+pub mod fate;
 pub mod judged;
 pub mod junit;
 pub mod render;
@@ -26,6 +28,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::exit::ExitClass;
+use crate::expand::Expand;
 use crate::fingerprint::Fingerprints;
 use crate::sweep::rows::QuestionRow;
 use changes::{Changes, Side};
@@ -141,6 +144,8 @@ impl CheckError {
 pub struct Run<'a> {
     /// Configuration id at the cut.
     pub config_id: &'a str,
+    /// What its configuration sends for each hit.
+    pub expand: Expand,
     /// Its rows.
     pub rows: &'a [QuestionRow],
     /// Its fingerprints.
@@ -245,7 +250,11 @@ pub fn check(
         },
         now,
     );
-    let questions = compare::pair(&changes.shared, baseline.rows, candidate.rows);
+    let questions = compare::pair(
+        &changes.shared,
+        (baseline.rows, baseline.expand),
+        (candidate.rows, candidate.expand),
+    );
     if questions.is_empty() {
         return Err(CheckError::NoSharedQuestion {
             baseline: label.to_string(),

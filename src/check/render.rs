@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use super::Check;
 use super::changes::{NameChanges, SettingChange};
-use super::compare::{Fate, QuestionPair};
+use super::compare::QuestionPair;
+use super::fate::fate_text;
 use super::judged::{CriterionOutcome, JudgeGate, fewest_worse_to_fail};
 use super::verdict::{RegressionReason, RetrievalOutcome, RetrievalVerdict};
 
@@ -358,30 +359,6 @@ fn judge_section(md: &mut String, j: &JudgeGate, check: &Check) {
         );
     }
     md.push('\n');
-}
-
-/// Where a worse question's evidence went, in words.
-pub fn fate_text(q: &QuestionPair) -> String {
-    let rank =
-        |r: Option<usize>| r.map_or_else(|| "not ranked".to_string(), |r| format!("rank {r}"));
-    match q.fate {
-        Some(Fate::CutByBoundary) => "cut by a boundary: no chunk holds the evidence whole".into(),
-        Some(Fate::RetrievedLower) => format!(
-            "retrieved lower: first whole at {} (baseline {}), below the {} retrieved",
-            rank(q.candidate.first_correct_rank),
-            rank(q.baseline.first_correct_rank),
-            q.candidate.chunks_retrieved
-        ),
-        Some(Fate::PartlyLower) => format!(
-            "partly retrieved: a span is whole at {}, another below the {} retrieved",
-            rank(q.candidate.first_correct_rank),
-            q.candidate.chunks_retrieved
-        ),
-        Some(Fate::Missing) => {
-            "missing: no chunk in the retriever's list holds the evidence".into()
-        }
-        None => String::new(),
-    }
 }
 
 fn changes_section(md: &mut String, check: &Check) {

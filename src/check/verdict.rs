@@ -181,6 +181,7 @@ pub fn decide(pairs: &[QuestionPair], settings: &GateSettings) -> RetrievalVerdi
 mod tests {
     use super::*;
     use crate::check::compare::Retrieved;
+    use crate::expand::Expand;
 
     /// 40 questions at span recall 1 in the baseline; `now` gives the ones that differ.
     fn pairs(now: &[(usize, f64)]) -> Vec<QuestionPair> {
@@ -192,6 +193,8 @@ mod tests {
                     unreachable: false,
                     first_correct_rank: Some(1),
                     chunks_retrieved: 3,
+                    first_correct_taken: true,
+                    expand: Expand::None,
                 };
                 QuestionPair {
                     question_id: format!("q-{i:03}"),

@@ -14,6 +14,7 @@
 //! Configuration ids carry a value other than `none` in their retriever part
 //! (`…-bm25+parent1024-b2000`, see [`Expand::id_tag`]).
 
+pub mod left_out;
 pub mod parents;
 pub mod send;
 
@@ -39,6 +40,20 @@ impl Expand {
     /// Whether it sends more than the chunk.
     pub fn is_expanded(self) -> bool {
         self != Expand::None
+    }
+
+    /// The cap P of `parent:P` (`None` for the others).
+    pub fn parent_cap(self) -> Option<usize> {
+        match self {
+            Expand::Parent(p) => Some(p),
+            Expand::None | Expand::Neighbours(_) => None,
+        }
+    }
+
+    /// Whether it can send more than a chunk of `chunk_size` tokens: not `parent:P` with P at
+    /// or below it (such a parent is no larger than the chunk; [`left_out`]).
+    pub fn sends_more_than(self, chunk_size: usize) -> bool {
+        self.parent_cap().is_none_or(|p| p > chunk_size)
     }
 
     /// What a configuration id appends to its retriever after a `+`: `neighbours1`,

@@ -190,6 +190,22 @@ impl Sender<'_> {
         sent
     }
 
+    /// Tokens of each distinct unit a single hit can send alone (a chunk's window: the chunk
+    /// with its neighbours, or the parent(s) it lies in; chunks with the same window give it
+    /// once), in corpus order: what a budget is compared with before a hit is taken.
+    pub fn unit_tokens(&self) -> Vec<usize> {
+        let mut windows: Vec<(usize, usize, usize)> = (0..self.chunks.len())
+            .map(|c| self.window(c))
+            .map(|w| (w.doc, w.first, w.last))
+            .collect();
+        windows.sort_unstable();
+        windows.dedup();
+        windows
+            .into_iter()
+            .map(|(doc, first, last)| self.tokens_of(Window { doc, first, last }))
+            .collect()
+    }
+
     /// The units `head` sends at `cut` (see the module documentation).
     pub fn fit(&self, head: &[Hit], cut: Cut) -> Sent {
         let mut sent = Sent::default();

@@ -363,3 +363,37 @@ fn a_span_only_the_parent_holds_is_covered_and_recalled() {
     // MRR and the margin stay on the ranking: no chunk is correct
     assert_eq!((parent.reciprocal_rank, parent.margin), (0.0, -1.0));
 }
+
+/// The tokens of each distinct unit a single hit on a chunk sends alone, under `expand`.
+fn unit_tokens(corpus: &Corpus, chunks: &[Chunk], expand: Expand) -> Vec<usize> {
+    let tokens = CorpusTokens::new(corpus, TokenizerKind::Words);
+    let structure = CorpusStructure::new(corpus);
+    let expansion = Expansion::new(expand, corpus, &tokens, &structure);
+    Sender {
+        expansion: &expansion,
+        chunks,
+        corpus,
+        tokens: &tokens,
+    }
+    .unit_tokens()
+}
+
+#[test]
+fn the_units_a_budget_compares_are_each_chunks_window_once() {
+    let (corpus, chunks) = windows();
+    // c0: c0..c1, c1: c0..c2, c2: c1..c3, c3: c2..c4, c4: c3..c4; c5 and c6 both c5..c6
+    assert_eq!(
+        unit_tokens(&corpus, &chunks, Expand::Neighbours(1)),
+        vec![4, 6, 6, 6, 4, 4]
+    );
+    assert_eq!(
+        unit_tokens(&corpus, &chunks, Expand::None),
+        vec![2, 2, 2, 2, 2, 2, 2]
+    );
+    // sections A (c0–c2, 6 words) and B (c3–c5, 8 words), each once
+    let (corpus, chunks) = sections();
+    assert_eq!(
+        unit_tokens(&corpus, &chunks, Expand::Parent(1024)),
+        vec![6, 8]
+    );
+}

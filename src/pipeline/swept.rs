@@ -138,6 +138,11 @@ pub struct Unsent {
 /// duplicate documents.
 pub(super) fn load(plan: &Plan, events: Events<'_>) -> Result<Loaded, Error> {
     RunDir::check_out(&plan.run_dir, files::RUN_OUTPUTS)?;
+    if let Some(note) =
+        crate::expand::left_out::left_out_note(&plan.sweep.expand, &plan.sweep.sizes)
+    {
+        events(RunEvent::Warning(note));
+    }
     let mut phases = PhaseTimes::default();
     let t = Instant::now();
     let corpus = corpus::load_corpus(&plan.corpus, &plan.reading())?;

@@ -2,7 +2,7 @@
 //! from the selection's engine comparison ([`crate::select::engines`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table};
-use crate::report::rerank::p_text;
+use super::paired_text::{Columns, before_after, change, counts_p, explained};
 use crate::select::SelectionSettings;
 use crate::select::engines::EngineComparison;
 
@@ -10,21 +10,20 @@ use crate::select::engines::EngineComparison;
 /// with a `dense` twin.
 pub fn section(rows: &[EngineComparison], settings: &SelectionSettings) -> DocSection {
     let conf = format!("{:.0}", settings.confidence * 100.0);
-    let intro = Prose::text(
+    let intro = explained(
         "Each configuration retrieved by an external retriever against the same configuration \
          retrieved by exact cosine (dense): the same chunks and the same embeddings, paired on \
          the same questions (retriever_comparison.csv has every column). For an engine that \
          searches the vectors approximately (an HNSW index), the difference is what approximate \
          search loses or gains. ",
-    )
-    .i(Prose::text("Δ span recall"))
-    .t(format!(
-        " is engine − exact with a {conf}% paired bootstrap interval; "
-    ))
-    .i(Prose::text("b/c"))
-    .t(" count the questions hit only by exact cosine / only by the engine; ")
-    .i(Prose::text("p"))
-    .t(" is the exact McNemar test on hit (p ≥ 0.05: the sweep cannot tell the two apart).");
+        &conf,
+        &Columns {
+            delta: "engine − exact",
+            counts: "b/c",
+            counted: "count the questions hit only by exact cosine / only by the engine; ",
+            test: "is the exact McNemar test on hit",
+        },
+    );
     DocSection::new(
         "Your retriever against exact cosine",
         vec![Block::Para(intro), Block::Table(table(rows, &conf))],
@@ -55,14 +54,15 @@ fn table(rows: &[EngineComparison], conf: &str) -> Table {
                 c.strategy.clone(),
                 c.chunk_size.to_string(),
                 c.prefix.clone(),
-                format!("{:.3} → {:.3}", c.span_recall_exact, c.span_recall),
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}]",
-                    c.delta_span_recall, c.delta_span_recall_lo, c.delta_span_recall_hi
+                before_after(c.span_recall_exact, c.span_recall),
+                change(
+                    c.delta_span_recall,
+                    c.delta_span_recall_lo,
+                    c.delta_span_recall_hi,
                 ),
-                format!("{:.3} → {:.3}", c.hit_rate_exact, c.hit_rate),
-                format!("{}/{}, p {}", c.mcnemar_b, c.mcnemar_c, p_text(c.mcnemar_p)),
-                format!("{:.3} → {:.3}", c.mrr_exact, c.mrr),
+                before_after(c.hit_rate_exact, c.hit_rate),
+                counts_p(c.mcnemar_b, c.mcnemar_c, c.mcnemar_p),
+                before_after(c.mrr_exact, c.mrr),
             ]
             .into_iter()
             .map(Prose::text)

@@ -2,16 +2,9 @@
 //! ([`crate::select::expand`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table};
+use super::paired_text::{Columns, before_after, change, counts_p, explained, p_text};
 use crate::select::expand::{BestAgainstSingle, ExpandComparison, Expansions};
 use crate::select::{SelectionSettings, thousands};
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
-}
 
 /// "at a budget of 2,000 tokens" or "at k = 5".
 fn cut_text(budget: Option<usize>, top_k: usize) -> String {
@@ -25,30 +18,58 @@ fn cut_text(budget: Option<usize>, top_k: usize) -> String {
 /// and per cut one sentence on the best expansion against the best single size.
 pub fn section(expansions: &Expansions, settings: &SelectionSettings) -> DocSection {
     let conf = format!("{:.0}", settings.confidence * 100.0);
-    let intro = Prose::text(
+    let intro = explained(
         "Each expanded configuration (neighbours:N sends each retrieved chunk with N chunks \
          before and after it; parent:P sends its section, cut to at most P tokens) against the \
          same configuration sending its chunks alone, at the same cut and on the same questions \
          (expand_comparison.csv has every column). Span recall, coverage and IoU read the text \
          sent; a budget takes hits in rank order while the units they add fit, never over it; \
          MRR stays on the ranking. ",
-    )
-    .i(Prose::text("Δ span recall"))
-    .t(format!(
-        " is expanded − alone with a {conf}% paired bootstrap interval; "
-    ))
-    .i(Prose::text("−/+"))
-    .t(" count the questions whose span recall is higher alone / higher expanded; ")
-    .i(Prose::text("p"))
-    .t(" is the exact sign test on them (p ≥ 0.05: the sweep cannot tell the two apart).");
+        &conf,
+        &Columns {
+            delta: "expanded − alone",
+            counts: "−/+",
+            counted: "count the questions whose span recall is higher alone / higher expanded; ",
+            test: "is the exact sign test on them",
+        },
+    );
     let mut blocks = vec![
         Block::Para(intro),
         Block::Table(table(&expansions.rows, &conf)),
     ];
+    if let Some(p) = changed_nothing(&expansions.rows) {
+        blocks.push(Block::Para(p));
+    }
     for b in &expansions.best {
         blocks.push(Block::Para(best_sentence(b, settings.alpha)));
     }
     DocSection::new("Expansion", blocks)
+}
+
+/// The expanded configurations that sent exactly what their chunks alone send, on every
+/// question (`same_as_none`), in one sentence; `None` when there is none.
+fn changed_nothing(rows: &[ExpandComparison]) -> Option<Prose> {
+    let same: Vec<&ExpandComparison> = rows.iter().filter(|c| c.same_as_none == 1).collect();
+    let (last, rest) = same.split_last()?;
+    let mut p = Prose::new();
+    for (i, c) in rest.iter().enumerate() {
+        p = p
+            .c(&c.config_id)
+            .t(if i + 1 < rest.len() { ", " } else { " and " });
+    }
+    let one = rest.is_empty();
+    Some(p.c(&last.config_id).t(format!(
+        " sent exactly what the same configuration sends with its chunks alone, on every \
+         question (the same ranges, the same tokens; marked \"changed nothing\" above): {} \
+         changed nothing here (each hit's window or parent is the chunk itself), so {} left out \
+         of the best expansion.",
+        if one {
+            "its expansion"
+        } else {
+            "their expansions"
+        },
+        if one { "it is" } else { "they are" },
+    )))
 }
 
 /// One sentence: the best expansion of a cut against the best single size, worded by its test.
@@ -111,15 +132,19 @@ fn table(rows: &[ExpandComparison], conf: &str) -> Table {
                 },
                 c.strategy.clone(),
                 c.chunk_size.to_string(),
-                c.expand.clone(),
-                format!("{:.3} → {:.3}", c.span_recall_none, c.span_recall),
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}]",
-                    c.delta_span_recall, c.delta_span_recall_lo, c.delta_span_recall_hi
+                match c.same_as_none {
+                    1 => format!("{} (changed nothing)", c.expand),
+                    _ => c.expand.clone(),
+                },
+                before_after(c.span_recall_none, c.span_recall),
+                change(
+                    c.delta_span_recall,
+                    c.delta_span_recall_lo,
+                    c.delta_span_recall_hi,
                 ),
-                format!("{}/{}, p {}", c.sign_b, c.sign_c, p_text(c.sign_p)),
-                format!("{:.3} → {:.3}", c.coverage_none, c.coverage),
-                format!("{:.3} → {:.3}", c.char_iou_none, c.char_iou),
+                counts_p(c.sign_b, c.sign_c, c.sign_p),
+                before_after(c.coverage_none, c.coverage),
+                before_after(c.char_iou_none, c.char_iou),
                 format!(
                     "{} → {}",
                     thousands(c.tokens_per_query_none.round()),
@@ -190,5 +215,70 @@ mod tests {
             lower.contains("No expansion has a higher span recall than the best single size"),
             "{lower}"
         );
+    }
+
+    fn row(config_id: &str, same_as_none: u8) -> ExpandComparison {
+        ExpandComparison {
+            strategy: "markdown".into(),
+            chunk_size: 512,
+            chunk_overlap: 76,
+            prefix: "none".into(),
+            retriever: "bm25".into(),
+            rerank: "none".into(),
+            expand: "parent:1024".into(),
+            cut: "budget".into(),
+            top_k: 0,
+            budget_tokens: Some(1000),
+            config_id: config_id.into(),
+            baseline_id: "markdown-512-o76-none-bm25-b1000".into(),
+            n_questions: 40,
+            span_recall_none: 0.9,
+            span_recall: 0.9,
+            delta_span_recall: 0.0,
+            delta_span_recall_lo: 0.0,
+            delta_span_recall_hi: 0.0,
+            sign_b: 0,
+            sign_c: 0,
+            sign_p: 1.0,
+            coverage_none: 0.9,
+            coverage: 0.9,
+            char_iou_none: 0.1,
+            char_iou: 0.1,
+            mrr_none: 0.5,
+            mrr: 0.5,
+            tokens_per_query_none: 900.0,
+            tokens_per_query: 900.0,
+            same_as_none,
+        }
+    }
+
+    #[test]
+    fn an_expansion_that_changed_nothing_is_said_to() {
+        let id = "markdown-512-o76-none-bm25+parent1024-b1000";
+        let expansions = Expansions {
+            rows: vec![
+                row(id, 1),
+                row("markdown-128-o19-none-bm25+parent1024-b1000", 0),
+            ],
+            best: Vec::new(),
+        };
+        let md =
+            super::super::doc::to_markdown(&[section(&expansions, &SelectionSettings::default())]);
+        assert!(
+            md.contains(&format!(
+                "`{id}` sent exactly what the same configuration sends with its chunks alone, \
+                 on every question (the same ranges, the same tokens; marked \"changed nothing\" \
+                 above): its expansion changed nothing here (each hit's window or parent is the \
+                 chunk itself), so it is left out of the best expansion."
+            )),
+            "{md}"
+        );
+        assert_eq!(
+            md.matches("| parent:1024 (changed nothing) |").count(),
+            1,
+            "{md}"
+        );
+        assert_eq!(md.matches("| parent:1024 |").count(), 1, "{md}");
+        assert!(changed_nothing(&expansions.rows[1..]).is_none());
     }
 }

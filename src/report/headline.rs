@@ -125,14 +125,20 @@ fn edge_words(t: &Tradeoff, unit: &str) -> String {
 }
 
 /// "21 of its 492 chunks are larger than the budget and never sent; one was skipped for size on
-/// 15 of 35 questions" for a pick whose chunks are skipped for size on some question.
+/// 15 of 35 questions" for a pick whose chunks are skipped for size on some question; under an
+/// expansion the units a hit sends alone ("40 of its 131 neighbours:1 windows").
 fn skipped_for_size(w: &ConfigSelection) -> Option<String> {
     (w.budget_tokens.is_some() && w.questions_skipped_for_size > 0).then(|| {
+        let next = match w.is_expanded() {
+            true => "hits whose units",
+            false => "chunks",
+        };
         format!(
-            "{} of its {} chunks are larger than the budget and never sent, and one was skipped \
-             for size on {} of {} questions (the next chunks that fit were sent instead)",
-            thousands(w.chunks_over_budget as f64),
-            thousands(w.n_chunks as f64),
+            "{} of its {} {} are larger than the budget and never sent, and one was skipped \
+             for size on {} of {} questions (the next {next} that fit were sent instead)",
+            thousands(w.units_over_budget as f64),
+            thousands(w.n_units as f64),
+            w.units_noun(),
             thousands(w.questions_skipped_for_size as f64),
             thousands(w.n_questions as f64)
         )

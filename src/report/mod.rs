@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod markdown;
 pub mod outcome;
 pub mod page_evidence;
+pub mod paired_text;
 pub mod plot;
 pub mod prefix;
 pub mod read;

@@ -2,6 +2,7 @@
 //! ([`crate::select::prefix`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table, to_markdown};
+use super::paired_text::{before_after, counts_p, p_text};
 use crate::select::SelectionSettings;
 use crate::select::prefix::PrefixComparison;
 
@@ -11,14 +12,6 @@ fn signed(x: f64) -> String {
 
 fn percent(x: f64) -> String {
     format!("{:+.0}%", x * 100.0)
-}
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 /// The "Prefixes" section of report.md as Markdown (empty string when the table is empty), as
@@ -124,14 +117,14 @@ fn comparison_table(table: &[PrefixComparison], conf: &str) -> Table {
                 c.chunk_size.to_string(),
                 c.prefix.clone(),
                 format!("{:+.0}", c.tokens_per_query - c.tokens_per_query_none),
-                format!("{:.3} → {:.3}", c.span_failure_none, c.span_failure),
+                before_after(c.span_failure_none, c.span_failure),
                 format!(
                     "{}{ci}",
                     c.span_failure_reduction.map_or("—".into(), percent)
                 ),
-                format!("{:.3} → {:.3}", c.hit_failure_none, c.hit_failure),
+                before_after(c.hit_failure_none, c.hit_failure),
                 c.hit_failure_reduction.map_or("—".into(), percent),
-                format!("{}/{}, p {}", c.mcnemar_b, c.mcnemar_c, p_text(c.mcnemar_p)),
+                counts_p(c.mcnemar_b, c.mcnemar_c, c.mcnemar_p),
                 format!(
                     "{} [{}, {}]",
                     signed(c.delta_margin),

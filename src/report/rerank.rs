@@ -2,36 +2,27 @@
 //! comparison ([`crate::select::rerank`]).
 
 use super::doc::{Align, Block, DocSection, Prose, Table};
+use super::paired_text::{Columns, before_after, change, counts_p, explained};
 use crate::select::SelectionSettings;
 use crate::select::rerank::{RerankComparison, Reranking};
-
-/// A p-value as the comparison tables show it: `< 0.001`, else three decimals.
-pub fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
-}
 
 /// The "Reranking" section: what the columns mean, one row per reranked configuration, and
 /// whether reranking changes the pick.
 pub fn section(reranking: &Reranking, settings: &SelectionSettings) -> DocSection {
     let conf = format!("{:.0}", settings.confidence * 100.0);
-    let intro = Prose::text(
+    let intro = explained(
         "Each reranked configuration against the same retriever, strategy, size, prefix and cut \
          without reranking, paired on the same questions (rerank_comparison.csv has every \
          column). The reranker reorders the first stage's top candidates (rerank.depth); the \
          cut is read from the reordered list. ",
-    )
-    .i(Prose::text("Δ span recall"))
-    .t(format!(
-        " is reranked − not reranked with a {conf}% paired bootstrap interval; "
-    ))
-    .i(Prose::text("b/c"))
-    .t(" count the questions hit only without / only with reranking; ")
-    .i(Prose::text("p"))
-    .t(" is the exact McNemar test on hit (p ≥ 0.05: the sweep cannot tell the two apart).");
+        &conf,
+        &Columns {
+            delta: "reranked − not reranked",
+            counts: "b/c",
+            counted: "count the questions hit only without / only with reranking; ",
+            test: "is the exact McNemar test on hit",
+        },
+    );
     let mut blocks = vec![
         Block::Para(intro),
         Block::Table(table(&reranking.rows, &conf)),
@@ -79,14 +70,15 @@ fn table(rows: &[RerankComparison], conf: &str) -> Table {
                 c.strategy.clone(),
                 c.chunk_size.to_string(),
                 c.prefix.clone(),
-                format!("{:.3} → {:.3}", c.span_recall_none, c.span_recall),
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}]",
-                    c.delta_span_recall, c.delta_span_recall_lo, c.delta_span_recall_hi
+                before_after(c.span_recall_none, c.span_recall),
+                change(
+                    c.delta_span_recall,
+                    c.delta_span_recall_lo,
+                    c.delta_span_recall_hi,
                 ),
-                format!("{:.3} → {:.3}", c.hit_rate_none, c.hit_rate),
-                format!("{}/{}, p {}", c.mcnemar_b, c.mcnemar_c, p_text(c.mcnemar_p)),
-                format!("{:.3} → {:.3}", c.mrr_none, c.mrr),
+                before_after(c.hit_rate_none, c.hit_rate),
+                counts_p(c.mcnemar_b, c.mcnemar_c, c.mcnemar_p),
+                before_after(c.mrr_none, c.mrr),
             ]
             .into_iter()
             .map(Prose::text)

@@ -2,6 +2,7 @@
 //! manifest.json lists exactly the files that the command wrote (with those an earlier command
 //! wrote into the same folder, when the manifest is updated rather than replaced).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,7 +32,13 @@ struct ChunkRecord<'a> {
     start: usize,
     end: usize,
     heading_path: &'a [String],
+    /// Tokens of `text`: what indexing reads and a cut sends for the chunk.
     tokens: usize,
+    /// Of those, the prefix's: the configuration's prefix and the text the chunk carries (a
+    /// split table's header rows), separator included.
+    prefix_tokens: usize,
+    /// The chunk as sent: its prefix, then its own text (`start..end` of the document).
+    text: Cow<'a, str>,
 }
 
 impl RunDir {
@@ -215,7 +222,9 @@ impl RunDir {
                     start: chunk.start,
                     end: chunk.end,
                     heading_path: &chunk.heading_path,
-                    tokens: chunk.tokens,
+                    tokens: chunk.total_tokens(),
+                    prefix_tokens: chunk.prefix_tokens,
+                    text: chunk.indexed_text(corpus),
                 };
                 serde_json::to_writer(&mut out, &record).map_err(|source| ReportError::Json {
                     path: path.clone(),

@@ -258,7 +258,9 @@ fn k_covers_index(sel: &Selection) -> Option<Diagnosis> {
 }
 
 /// Configurations whose chunks are mostly larger than the context budget: they are never sent,
-/// so the configuration is compared on what little of its index fits.
+/// so the configuration is compared on what little of its index fits. Under an expansion the
+/// units a hit sends alone (windows, parents) are what the budget takes or refuses, so they are
+/// counted instead ([`ConfigSelection::mostly_over_budget`]).
 fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
     let budget = sel.budget_tokens()?;
     let over: Vec<&ConfigSelection> = sel
@@ -267,26 +269,37 @@ fn chunks_over_budget(sel: &Selection) -> Option<Diagnosis> {
         .filter(|c| c.mostly_over_budget())
         .collect();
     let first = over.first()?;
+    let expanded = over.iter().any(|c| c.is_expanded());
     Some(Diagnosis {
         kind: DiagnosisKind::ChunksOverBudget,
         evidence: format!(
-            "at a budget of {} {} most chunks of {} of {} configurations are larger than \
+            "at a budget of {} {} most chunks{} of {} of {} configurations are larger than \
              the whole budget and are never sent: {}",
             thousands(budget as f64),
             first.unit(),
+            match expanded {
+                true => " (under an expansion, most units a hit sends alone: its window or parent)",
+                false => "",
+            },
             over.len(),
             sel.configs.len(),
             first_five(&over, |c| format!(
-                "{} ({} of {} chunks; one was skipped on {} of {} questions, span recall {})",
+                "{} ({} of {} {}; one was skipped on {} of {} questions, span recall {})",
                 c.config_id,
-                c.chunks_over_budget,
-                c.n_chunks,
+                c.units_over_budget,
+                c.n_units,
+                c.units_noun(),
                 c.questions_skipped_for_size,
                 c.n_questions,
                 fmt3(c.span_recall)
             ))
         ),
-        advice: OVER_BUDGET_ADVICE.into(),
+        advice: match expanded {
+            true => format!(
+                "{OVER_BUDGET_ADVICE}; for an expansion, a smaller one (fewer neighbours, a smaller parent)"
+            ),
+            false => OVER_BUDGET_ADVICE.into(),
+        },
     })
 }
 

@@ -5,13 +5,13 @@
 //! coverage, character IoU, MRR (unchanged: it stays on the ranking) and tokens per query. Then,
 //! per cut, the expanded configuration with the highest span recall against the best single
 //! size (the configuration without expansion with the highest span recall at that cut),
-//! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut.
+//! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut
+//! (less those that sent exactly what their chunks alone send: they measure no expansion).
 //! The report renders it (expand_comparison.csv and a section of report.md).
 
-use crate::select::paired::{Factor, twins_but};
-use std::collections::HashMap;
-
 use serde::Serialize;
+
+use crate::select::paired::{ByConfig, Factor, twins_but};
 
 use super::types::SelectionSettings;
 use crate::stats;
@@ -82,6 +82,11 @@ pub struct ExpandComparison {
     pub tokens_per_query_none: f64,
     /// With it.
     pub tokens_per_query: f64,
+    /// 1 when it sent exactly what the configuration without expansion sends, on every question
+    /// paired: the same code-point ranges, in the same order, of the same tokens (e.g.
+    /// `parent:1024` on 512-token markdown chunks whose sections are the chunks): the
+    /// expansion changed nothing. Such a configuration is left out of the best expansion.
+    pub same_as_none: u8,
 }
 
 /// At one cut: the expanded configuration with the highest span recall against the best single
@@ -125,18 +130,20 @@ pub struct Expansions {
     pub best: Vec<BestAgainstSingle>,
 }
 
-/// A configuration's per-question rows, by question id.
-type ByQuestion<'a> = HashMap<&'a str, &'a QuestionRow>;
-
-/// Pairs of two configurations' rows over the questions both have, in question id order.
-fn paired<'a>(a: &ByQuestion<'a>, b: &ByQuestion<'a>) -> Vec<(&'a QuestionRow, &'a QuestionRow)> {
-    let mut ids: Vec<&&str> = a.keys().filter(|id| b.contains_key(**id)).collect();
-    ids.sort();
-    ids.iter().map(|id| (a[**id], b[**id])).collect()
+/// Whether every pair (alone, expanded) sent the same ranges of the same tokens (`false` with
+/// no pair, or when a row records no ranges: a run folder written before they were).
+fn sends_the_same(pairs: &[(&QuestionRow, &QuestionRow)]) -> bool {
+    !pairs.is_empty()
+        && pairs.iter().all(|(a, b)| {
+            !a.retrieved_ranges.is_empty()
+                && a.retrieved_ranges == b.retrieved_ranges
+                && a.tokens_retrieved == b.tokens_retrieved
+        })
 }
 
 /// Compares every expanded row of `rows` with its twin without expansion (rows without a twin
-/// are left out), and per cut the best expansion with the best single size. `settings` gives
+/// are left out), and per cut the best expansion with the best single size (an expansion that
+/// sent exactly what its twin sends, `same_as_none`, is not a candidate). `settings` gives
 /// the confidence, α, the bootstrap resamples and the seed. `None` when no row is expanded.
 pub fn compare(
     rows: &[SweepRow],
@@ -146,15 +153,7 @@ pub fn compare(
     if !rows.iter().any(|r| r.expand != NONE) {
         return None;
     }
-    let mut by_config: HashMap<&str, ByQuestion<'_>> = HashMap::new();
-    for q in questions {
-        by_config
-            .entry(q.config_id.as_str())
-            .or_default()
-            .insert(q.question_id.as_str(), q);
-    }
-    let empty = HashMap::new();
-    let of = |r: &SweepRow| by_config.get(r.config_id.as_str()).unwrap_or(&empty);
+    let by_config = ByConfig::new(questions);
     let mut cuts: Vec<(&str, usize, Option<usize>)> = Vec::new();
     for r in rows {
         let cut = (r.cut.as_str(), r.top_k, r.budget_tokens);
@@ -179,12 +178,24 @@ pub fn compare(
                 out.rows.push(against_none(
                     row,
                     base,
-                    &paired(of(base), of(row)),
+                    &by_config.rows(&base.config_id, &row.config_id),
                     settings,
                 ));
             }
         }
-        out.best.extend(best_against_single(&at, &of, settings));
+        // an expansion that sent what its chunks alone send measures no expansion
+        let same: Vec<String> = out
+            .rows
+            .iter()
+            .filter(|c| c.same_as_none == 1)
+            .map(|c| c.config_id.clone())
+            .collect();
+        let at: Vec<&SweepRow> = at
+            .into_iter()
+            .filter(|r| !same.contains(&r.config_id))
+            .collect();
+        out.best
+            .extend(best_against_single(&at, &by_config, settings));
     }
     Some(out)
 }
@@ -233,6 +244,7 @@ fn against_none(
         mrr: row.mrr,
         tokens_per_query_none: base.tokens_per_query,
         tokens_per_query: row.tokens_per_query,
+        same_as_none: u8::from(sends_the_same(pairs)),
     }
 }
 
@@ -249,12 +261,13 @@ fn highest<'a>(rows: impl Iterator<Item = &'a SweepRow>) -> Option<&'a SweepRow>
     })
 }
 
-/// At one cut (`at`, its rows): the expanded configuration with the highest span recall against
-/// the best configuration without expansion, the sign test Holm-corrected over every expanded
-/// configuration of the cut. `None` without both sides.
-fn best_against_single<'a>(
-    at: &[&'a SweepRow],
-    of: &dyn Fn(&SweepRow) -> &'a ByQuestion<'a>,
+/// At one cut (`at`, its rows, less the expanded ones that changed nothing): the expanded
+/// configuration with the highest span recall against the best configuration without
+/// expansion, the sign test Holm-corrected over every expanded configuration of `at`. `None`
+/// without both sides.
+fn best_against_single(
+    at: &[&SweepRow],
+    by_config: &ByConfig<'_>,
     settings: &SelectionSettings,
 ) -> Option<BestAgainstSingle> {
     let single = highest(at.iter().copied().filter(|r| r.expand == NONE))?;
@@ -263,7 +276,7 @@ fn best_against_single<'a>(
     let tests: Vec<stats::McNemar> = expanded
         .iter()
         .map(|r| {
-            let pairs = paired(of(single), of(r));
+            let pairs = by_config.rows(&single.config_id, &r.config_id);
             let s: Vec<f64> = pairs.iter().map(|(a, _)| a.span_recall).collect();
             let e: Vec<f64> = pairs.iter().map(|(_, b)| b.span_recall).collect();
             stats::sign_test(&s, &e)
@@ -341,5 +354,49 @@ mod tests {
         // no expanded row: no comparison
         rows[1].expand = NONE.into();
         assert!(compare(&rows, &questions, &settings).is_none());
+    }
+
+    #[test]
+    fn an_expansion_that_sent_its_chunks_alone_is_no_best_expansion() {
+        // 512's parents are its chunks: the same ranges and tokens for every question, and the
+        // same 5 of 8; 64's parents find 4 of 8 where its chunks alone find 2
+        let four = || [1., 1., 1., 1., 0., 0., 0., 0.].into();
+        let five = || [1., 1., 1., 1., 1., 0., 0., 0.].into();
+        let fake = |id, size, tpq, recall, ranges| Fake {
+            ranges,
+            ..Fake::new(id, size, tpq, recall, vec![0.2; 8])
+        };
+        let (mut rows, questions) = tables(&[
+            fake(
+                "f-64",
+                64,
+                300.0,
+                [1., 1., 0., 0., 0., 0., 0., 0.].into(),
+                "0-10",
+            ),
+            fake("f-64+p", 64, 900.0, four(), "0-40"),
+            fake("f-512", 512, 950.0, five(), "0-100"),
+            fake("f-512+p", 512, 950.0, five(), "0-100"),
+        ]);
+        rows[1].expand = "parent:1024".into();
+        rows[3].expand = "parent:1024".into();
+        let settings = SelectionSettings::default();
+        let e = compare(&rows, &questions, &settings).unwrap();
+        let same: Vec<(&str, u8)> = e
+            .rows
+            .iter()
+            .map(|c| (c.config_id.as_str(), c.same_as_none))
+            .collect();
+        assert_eq!(same, [("f-64+p", 0), ("f-512+p", 1)]);
+        // f-512+p has the highest span recall of the expanded rows, but measures no expansion
+        let b = &e.best[0];
+        assert_eq!(
+            (b.config_id.as_str(), b.single_id.as_str()),
+            ("f-64+p", "f-512")
+        );
+        // only the no-op left: no best expansion
+        rows[1].expand = NONE.into();
+        let e = compare(&rows, &questions, &settings).unwrap();
+        assert_eq!((e.rows.len(), e.best.len()), (1, 0));
     }
 }

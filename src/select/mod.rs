@@ -323,6 +323,15 @@ fn config_selections(
             p_worse: vs_best.and_then(|t| t.ni.probability_worse()),
             questions_skipped_for_size: row.questions_skipped_for_size,
             chunks_over_budget: row.chunks_over_budget,
+            // a sweep.csv written before units were counted: the chunks are the units
+            n_units: match row.n_units {
+                0 => row.n_chunks,
+                n => n,
+            },
+            units_over_budget: match row.n_units {
+                0 => row.chunks_over_budget,
+                _ => row.units_over_budget,
+            },
         });
     }
 

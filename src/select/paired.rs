@@ -1,8 +1,10 @@
-//! Two configurations of one sweep compared on the same questions: the change of span recall
-//! with a paired bootstrap interval, and hit with an exact McNemar test. Shared by the rerank
-//! comparison ([`crate::select::rerank`]) and the comparison of an external retriever with
-//! exact cosine ([`crate::select::engines`]); which rows are twins is shared with the expansion
-//! comparison ([`crate::select::expand`]).
+//! Two configurations of one sweep compared on the same questions: which rows are twins
+//! ([`twins_but`]), their per-question rows paired ([`ByConfig::rows`]), and the change of span
+//! recall with a paired bootstrap interval and hit with an exact McNemar test
+//! ([`ByConfig::pair`]). Shared by the rerank comparison ([`crate::select::rerank`]), the
+//! comparison of an external retriever with exact cosine ([`crate::select::engines`]), the
+//! expansion comparison ([`crate::select::expand`]) and the prefix comparison
+//! ([`crate::select::prefix`]).
 
 use std::collections::HashMap;
 
@@ -19,6 +21,8 @@ pub enum Factor {
     Rerank,
     /// An expansion against none.
     Expand,
+    /// A contextual prefix against none.
+    Prefix,
 }
 
 /// Whether `a` and `b` are the same configuration at the same cut but for `factor`: the same
@@ -27,7 +31,7 @@ pub fn twins_but(a: &SweepRow, b: &SweepRow, factor: Factor) -> bool {
     a.strategy == b.strategy
         && a.chunk_size == b.chunk_size
         && a.chunk_overlap == b.chunk_overlap
-        && a.prefix == b.prefix
+        && (factor == Factor::Prefix || a.prefix == b.prefix)
         && a.cut == b.cut
         && a.top_k == b.top_k
         && a.budget_tokens == b.budget_tokens
@@ -70,16 +74,21 @@ impl<'a> ByConfig<'a> {
         ByConfig(by)
     }
 
+    /// The rows of `base_id` and `row_id` for each question both have, `(base, row)`, in
+    /// question id order (a stable order for bootstrap draws); empty when either has none.
+    pub fn rows(&self, base_id: &str, row_id: &str) -> Vec<(&'a QuestionRow, &'a QuestionRow)> {
+        let (Some(base), Some(row)) = (self.0.get(base_id), self.0.get(row_id)) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<&&str> = base.keys().filter(|id| row.contains_key(**id)).collect();
+        ids.sort();
+        ids.iter().map(|id| (base[**id], row[**id])).collect()
+    }
+
     /// `row_id` against `base_id` on the questions both have, in question id order (a stable
     /// order for the bootstrap draws of `settings`' seed).
     pub fn pair(&self, base_id: &str, row_id: &str, settings: &SelectionSettings) -> Paired {
-        let empty = HashMap::new();
-        let base = self.0.get(base_id).unwrap_or(&empty);
-        let row = self.0.get(row_id).unwrap_or(&empty);
-        let mut ids: Vec<&&str> = base.keys().filter(|id| row.contains_key(**id)).collect();
-        ids.sort();
-        let pairs: Vec<(&QuestionRow, &QuestionRow)> =
-            ids.iter().map(|id| (base[**id], row[**id])).collect();
+        let pairs = self.rows(base_id, row_id);
         let n = pairs.len();
         let hits_base: Vec<bool> = pairs.iter().map(|(a, _)| a.hit == 1).collect();
         let hits_row: Vec<bool> = pairs.iter().map(|(_, b)| b.hit == 1).collect();

@@ -7,11 +7,10 @@
 //! size with a prefix reaches a larger size without one at fewer tokens per query. The report
 //! renders it (prefix_comparison.csv and a section of report.md).
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::types::SelectionSettings;
+use crate::select::paired::{ByConfig, Factor, twins_but};
 use crate::stats;
 use crate::sweep::rows::{QuestionRow, SweepRow};
 
@@ -118,29 +117,6 @@ pub struct PrefixComparison {
     pub reaches_mcnemar_p: Option<f64>,
 }
 
-/// Per-question columns of one configuration, keyed by question id.
-struct Columns<'a> {
-    by_id: HashMap<&'a str, &'a QuestionRow>,
-}
-
-/// Paired vectors of two configurations over the questions both have, in the first one's order.
-fn paired<'a>(a: &[&'a QuestionRow], b: &Columns<'a>) -> Vec<(&'a QuestionRow, &'a QuestionRow)> {
-    a.iter()
-        .filter_map(|qa| b.by_id.get(qa.question_id.as_str()).map(|qb| (*qa, *qb)))
-        .collect()
-}
-
-fn same_group(a: &SweepRow, b: &SweepRow) -> bool {
-    a.strategy == b.strategy
-        && a.chunk_overlap == b.chunk_overlap
-        && a.chunk_size == b.chunk_size
-        && a.retriever == b.retriever
-        && a.rerank == b.rerank
-        && a.expand == b.expand
-        && a.top_k == b.top_k
-        && a.tokenizer == b.tokenizer
-}
-
 /// Compares every prefixed configuration of `rows` with its `none` twin (rows without a twin are
 /// left out), in the order of `rows`. `settings` gives the recall tolerance, the confidence, the
 /// bootstrap resamples and the seed. Empty when the sweep has no prefix but `none`.
@@ -149,27 +125,16 @@ pub fn compare(
     questions: &[QuestionRow],
     settings: &SelectionSettings,
 ) -> Vec<PrefixComparison> {
-    let mut per_config: HashMap<&str, Vec<&QuestionRow>> = HashMap::new();
-    for q in questions {
-        per_config.entry(q.config_id.as_str()).or_default().push(q);
-    }
-    let empty = Vec::new();
-    let list = |id: &str| per_config.get(id).unwrap_or(&empty);
-    let columns = |id: &str| Columns {
-        by_id: list(id)
-            .iter()
-            .map(|q| (q.question_id.as_str(), *q))
-            .collect(),
-    };
+    let by_config = ByConfig::new(questions);
     let mut out = Vec::new();
     for row in rows.iter().filter(|r| r.prefix != "none") {
         let Some(base) = rows
             .iter()
-            .find(|b| b.prefix == "none" && same_group(b, row))
+            .find(|b| b.prefix == "none" && twins_but(b, row, Factor::Prefix))
         else {
             continue;
         };
-        let pairs = paired(list(&base.config_id), &columns(&row.config_id));
+        let pairs = by_config.rows(&base.config_id, &row.config_id);
         let n = pairs.len();
         let hits_none: Vec<bool> = pairs.iter().map(|(a, _)| a.hit == 1).collect();
         let hits: Vec<bool> = pairs.iter().map(|(_, b)| b.hit == 1).collect();
@@ -203,6 +168,7 @@ pub fn compare(
                     && b.rerank == row.rerank
                     && b.expand == row.expand
                     && b.top_k == row.top_k
+                    && b.budget_tokens == row.budget_tokens
                     && b.tokenizer == row.tokenizer
                     && b.chunk_size > row.chunk_size
                     && b.tokens_per_query > row.tokens_per_query
@@ -210,7 +176,7 @@ pub fn compare(
             })
             .max_by_key(|b| b.chunk_size);
         let reach_p = reached.map(|b| {
-            let pairs = paired(list(&b.config_id), &columns(&row.config_id));
+            let pairs = by_config.rows(&b.config_id, &row.config_id);
             let x: Vec<bool> = pairs.iter().map(|(a, _)| a.hit == 1).collect();
             let y: Vec<bool> = pairs.iter().map(|(_, c)| c.hit == 1).collect();
             stats::mcnemar_paired(&x, &y).p_value
@@ -393,6 +359,34 @@ mod tests {
             md.contains("bm25 fixed 64 reaches 256 (360 vs 1,280 tok/query)"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_prefix_is_compared_with_none_at_its_own_budget() {
+        // none at 2,000 tokens comes first in sweep order; title at 1,000 tokens must pair with
+        // none at 1,000 (4 of 10 found → 8 of 10), not with none at 2,000 (8 of 10)
+        let four = [1., 0., 0., 0., 1., 0., 1., 0., 0., 1.];
+        let eight = [1., 1., 1., 1., 1., 1., 1., 0., 0., 1.];
+        let mk = |id: &'static str, prefix: &'static str, recall: [f64; 10]| Fake {
+            prefix,
+            ..Fake::new(id, 64, 500.0, recall.to_vec(), vec![0.5; 10])
+        };
+        let (mut rows, mut qs) = tables(&[
+            mk("fixed-64-none-b2000", "none", eight),
+            mk("fixed-64-none-b1000", "none", four),
+            mk("fixed-64-title-b1000", "title", eight),
+        ]);
+        let budget = |id: &str| id.rsplit("-b").next().unwrap().parse::<usize>().unwrap();
+        for r in &mut rows {
+            (r.budget_tokens, r.cut, r.top_k) = (Some(budget(&r.config_id)), "budget".into(), 0);
+        }
+        for q in &mut qs {
+            (q.budget_tokens, q.cut) = (Some(budget(&q.config_id)), "budget".into());
+        }
+        let c = compare(&rows, &qs, &SelectionSettings::default());
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].baseline_id, "fixed-64-none-b1000");
+        assert_eq!((c[0].mcnemar_b, c[0].mcnemar_c), (0, 4));
     }
 
     #[test]

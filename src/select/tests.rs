@@ -79,6 +79,8 @@ pub(crate) fn tables(fakes: &[Fake]) -> (Vec<SweepRow>, Vec<QuestionRow>) {
             chunks_retrieved_max: 5,
             questions_skipped_for_size: 0,
             chunks_over_budget: 0,
+            n_units: 0,
+            units_over_budget: 0,
             n_docs: 10,
             single_chunk_docs: 0,
             n_questions: n,
@@ -839,6 +841,55 @@ fn configurations_whose_chunks_mostly_exceed_the_budget_are_flagged() {
         "at a budget of 1,000 tokens most chunks of 1 of 2 configurations are larger than the \
          whole budget and are never sent: fixed-1024 (49 of 52 chunks; one was skipped on 40 of \
          40 questions, span recall 0.025)"
+    );
+}
+
+#[test]
+fn expanded_configurations_are_flagged_on_the_units_they_send() {
+    // At 700 tokens, recursive-512 with neighbours:1 has no chunk over the budget, but 24 of
+    // the 31 windows a hit sends alone are: one was skipped on 39 of 40 questions.
+    let n = 40;
+    let (mut rows, qs) = tables(&[
+        Fake::new("recursive-128", 128, 600.0, ones(n, 30), vec![0.3; n]),
+        Fake::new(
+            "recursive-512+neighbours1",
+            512,
+            650.0,
+            ones(n, 6),
+            vec![0.3; n],
+        ),
+    ]);
+    for r in &mut rows {
+        r.budget_tokens = Some(700);
+        r.top_k = 0;
+    }
+    rows[1].expand = "neighbours:1".into();
+    rows[1].n_chunks = 31;
+    rows[1].n_units = 31;
+    rows[1].units_over_budget = 24;
+    rows[1].questions_skipped_for_size = 39;
+    let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+    let flagged = &sel.configs[1];
+    assert!(flagged.mostly_over_budget() && !sel.configs[0].mostly_over_budget());
+    assert_eq!(
+        (flagged.chunks_over_budget, flagged.units_noun()),
+        (0, "neighbours:1 windows".to_string())
+    );
+    let d = sel
+        .diagnoses
+        .iter()
+        .find(|d| d.kind == DiagnosisKind::ChunksOverBudget)
+        .expect("units over the budget");
+    assert_eq!(
+        d.evidence,
+        "at a budget of 700 tokens most chunks (under an expansion, most units a hit sends alone: \
+         its window or parent) of 1 of 2 configurations are larger than the whole budget and are \
+         never sent: recursive-512+neighbours1 (24 of 31 neighbours:1 windows; one was skipped on \
+         39 of 40 questions, span recall 0.150)"
+    );
+    assert!(
+        d.advice
+            .ends_with("; for an expansion, a smaller one (fewer neighbours, a smaller parent)")
     );
 }
 

@@ -294,17 +294,43 @@ pub struct ConfigSelection {
     /// probability, in [0, 1]); empty for the best.
     pub p_worse: Option<f64>,
     /// Budget cuts: questions where a chunk larger than the whole budget was skipped (see
-    /// [`crate::metrics::fit_budget`]); 0 for top k.
+    /// [`crate::metrics::fit_budget`]; under an expansion, a hit whose unit was); 0 for top k.
     pub questions_skipped_for_size: usize,
     /// Budget cuts: chunks of the index larger than the budget (never sent at this cut).
     pub chunks_over_budget: usize,
+    /// The distinct units a single hit can send alone (sweep.csv's `n_units`: the chunks, or
+    /// under an expansion each chunk's window or parent); `n_chunks` for a sweep.csv written
+    /// before it was counted. Not a column of selection.csv.
+    #[serde(skip)]
+    pub n_units: usize,
+    /// Budget cuts: of those, the ones larger than the budget (sweep.csv's
+    /// `units_over_budget`; `chunks_over_budget` without an expansion or in an older
+    /// sweep.csv). Not a column of selection.csv.
+    #[serde(skip)]
+    pub units_over_budget: usize,
 }
 
 impl ConfigSelection {
-    /// Budget cuts: most of its chunks are larger than the budget, so most of its index is never
+    /// Budget cuts: most of the units a hit can send alone are larger than the budget (its
+    /// chunks; under an expansion their windows or parents), so most of its index is never
     /// sent at this cut.
     pub fn mostly_over_budget(&self) -> bool {
-        self.n_chunks > 0 && 2 * self.chunks_over_budget > self.n_chunks
+        self.n_units > 0 && 2 * self.units_over_budget > self.n_units
+    }
+
+    /// Whether it sends more than each chunk (sweep.csv's `expand` is not `none`).
+    pub fn is_expanded(&self) -> bool {
+        !self.expand.is_empty() && self.expand != "none"
+    }
+
+    /// What a budget compares, in words, after "N of M": `chunks`, or under an expansion
+    /// `neighbours:1 windows` (a chunk with its neighbours) or `parent:1024 parents`.
+    pub fn units_noun(&self) -> String {
+        match self.expand.split(':').next() {
+            _ if !self.is_expanded() => "chunks".into(),
+            Some("parent") => format!("{} parents", self.expand),
+            _ => format!("{} windows", self.expand),
+        }
     }
 
     /// The unit of its sizes and token counts: `words` or `tokens`.

@@ -12,6 +12,7 @@ use crate::chunking::external::ExternalName;
 use crate::chunking::semantic::SemanticSettings;
 use crate::chunking::{ChunkParams, Strategy};
 use crate::expand::Expand;
+use crate::expand::left_out::{join_sizes, left_out};
 use crate::metrics::Cut;
 use crate::retrieval::Bm25Settings;
 use crate::retrieval::hybrid::HybridSettings;
@@ -581,6 +582,7 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
                         for (&rerank, &expand) in reranks
                             .iter()
                             .flat_map(|r| spec.expand.iter().map(move |e| (r, e)))
+                            .filter(|(_, e)| e.sends_more_than(params.chunk_size))
                         {
                             let config = ConfigSpec {
                                 params,
@@ -601,6 +603,19 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
     }
     if !invalid.is_empty() {
         return Err(SweepError::InvalidConfigs(invalid));
+    }
+    if let Some((e, sizes)) = left_out(&spec.expand, &spec.sizes)
+        .into_iter()
+        .find(|(e, _)| !out.iter().any(|c| c.expand == *e))
+    {
+        return Err(SweepError::Settings(format!(
+            "--expand {e} leaves nothing to sweep: every chunk size swept ({}) is at least {} \
+             tokens, and a parent no larger than its chunk sends nothing more; give a parent \
+             larger than the chunk sizes (for example parent:{}) or drop {e}",
+            join_sizes(&sizes),
+            e.parent_cap().unwrap_or_default(),
+            (sizes.iter().max().copied().unwrap_or(0) * 2).max(1024),
+        )));
     }
     Ok(out)
 }

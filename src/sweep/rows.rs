@@ -89,13 +89,27 @@ pub struct SweepRow {
     pub chunks_retrieved_max: usize,
     /// Budget cuts: questions where a chunk ranked before the cut was skipped because it alone
     /// is larger than the budget (the next chunks in rank order that fit were sent instead; see
-    /// [`crate::metrics::fit_budget`]); 0 for top k and for runs written before it was counted.
+    /// [`crate::metrics::fit_budget`]); under an expansion, a hit whose unit (its window or
+    /// parent) alone is larger than the budget ([`crate::expand::send`]); 0 for top k and for
+    /// runs written before it was counted.
     #[serde(default)]
     pub questions_skipped_for_size: usize,
     /// Budget cuts: chunks of the index larger than the budget, prefixes included (they are
     /// never sent at this cut); 0 for top k.
     #[serde(default)]
     pub chunks_over_budget: usize,
+    /// The distinct units a single hit can send alone: without an expansion the chunks
+    /// (`n_chunks`); under `neighbours:N` each chunk's window (the chunk with up to N chunks each
+    /// side), under `parent:P` each parent (or run of parents a chunk lies across), once however
+    /// many chunks share it ([`crate::expand::send::Sender::unit_tokens`]); 0 in a sweep.csv
+    /// written before it was counted.
+    #[serde(default)]
+    pub n_units: usize,
+    /// Budget cuts: of those units, the ones larger than the budget, prefixes included (a hit
+    /// whose unit it is is never sent at this cut); without an expansion `chunks_over_budget`;
+    /// 0 for top k.
+    #[serde(default)]
+    pub units_over_budget: usize,
     /// Documents in the corpus.
     #[serde(default)]
     pub n_docs: usize,

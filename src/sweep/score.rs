@@ -80,18 +80,25 @@ pub fn run_config(
     let t = Instant::now();
     let row = config_row(corpus, tokens, golden, &built)?;
     let chunk_tokens = built.chunk_tokens();
+    // what a budget is compared with before a hit is taken: its unit (the chunk itself
+    // without an expansion)
+    let unit_tokens = built.sender(corpus, tokens).map(|s| s.unit_tokens());
+    let unit_tokens = unit_tokens.as_deref().unwrap_or(&chunk_tokens);
     let cuts = scored
         .into_iter()
         .map(|s| {
             let agg = metrics::aggregate(&s.metrics);
-            let over_budget = s
-                .cut
-                .budget_tokens()
-                .map_or(0, |b| chunk_tokens.iter().filter(|&&t| t > b).count());
+            let over = |sizes: &[usize]| {
+                s.cut
+                    .budget_tokens()
+                    .map_or(0, |b| sizes.iter().filter(|&&t| t > b).count())
+            };
             CutOutcome {
                 row: SweepRow {
                     questions_skipped_for_size: s.questions_skipped_for_size,
-                    chunks_over_budget: over_budget,
+                    chunks_over_budget: over(&chunk_tokens),
+                    n_units: unit_tokens.len(),
+                    units_over_budget: over(unit_tokens),
                     ..row_at_cut(&row, s.cut, &s.config_id, &agg)
                 },
                 cut: s.cut,
@@ -332,6 +339,8 @@ fn config_row(
         chunks_retrieved_max: 0,
         questions_skipped_for_size: 0,
         chunks_over_budget: 0,
+        n_units: chunks.len(),
+        units_over_budget: 0,
         n_docs,
         single_chunk_docs,
         n_questions: 0,

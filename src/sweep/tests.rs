@@ -428,6 +428,63 @@ mod prefixes {
     }
 
     #[test]
+    fn a_parent_no_larger_than_its_chunk_is_left_out_of_the_grid() {
+        use crate::chunking::Strategy;
+        use crate::exit::ExitClass;
+        use crate::expand::Expand;
+        let spec = SweepSpec {
+            strategies: vec![Strategy::Fixed],
+            sizes: vec![128, 256, 512],
+            expand: vec![Expand::None, Expand::Parent(256)],
+            ..SweepSpec::default()
+        };
+        let ids: Vec<String> = expand(&spec).unwrap().iter().map(ConfigSpec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "fixed-128-o19-none-bm25",
+                "fixed-128-o19-none-bm25+parent256",
+                "fixed-256-o38-none-bm25",
+                "fixed-512-o76-none-bm25",
+            ]
+        );
+        assert_eq!(
+            crate::expand::left_out::left_out(&spec.expand, &spec.sizes),
+            [(Expand::Parent(256), vec![256, 512])]
+        );
+        assert_eq!(
+            crate::expand::left_out::left_out_note(&spec.expand, &spec.sizes).unwrap(),
+            "left out of the grid: parent:256 on chunk size 256, 512 (a parent no larger than \
+             its chunk sends nothing more)"
+        );
+        // every size at or above the cap: an error, not an empty expansion
+        let none_left = SweepSpec {
+            expand: vec![Expand::None, Expand::Parent(128)],
+            sizes: vec![128, 256],
+            ..spec.clone()
+        };
+        let err = expand(&none_left).unwrap_err();
+        assert_eq!(err.exit_class(), ExitClass::Usage);
+        assert_eq!(
+            err.to_string(),
+            "--expand parent:128 leaves nothing to sweep: every chunk size \
+             swept (128, 256) is at least 128 tokens, and a parent no larger than its chunk sends \
+             nothing more; give a parent larger than the chunk sizes (for example parent:1024) or \
+             drop parent:128"
+        );
+        // neighbours and parents above every size leave nothing out
+        let all_in = SweepSpec {
+            expand: vec![Expand::Neighbours(1), Expand::Parent(1024)],
+            ..spec
+        };
+        assert_eq!(expand(&all_in).unwrap().len(), 6);
+        assert_eq!(
+            crate::expand::left_out::left_out_note(&all_in.expand, &all_in.sizes),
+            None
+        );
+    }
+
+    #[test]
     fn the_grid_crosses_prefixes_with_strategies_and_sizes() {
         let spec = SweepSpec {
             strategies: vec![Strategy::Fixed],

@@ -284,11 +284,13 @@ fn retrieval_check(
         Runs {
             baseline: Run {
                 config_id: &baseline.pick.id(),
+                expand: baseline.pick.config.expand,
                 rows: &baseline.rows,
                 fingerprints: baseline.record.fingerprints.as_ref(),
             },
             candidate: Run {
                 config_id: &candidate.id(),
+                expand: candidate.config.expand,
                 rows,
                 fingerprints: Some(now),
             },

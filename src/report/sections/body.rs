@@ -236,8 +236,9 @@ fn within_delta(c: &ConfigSelection) -> String {
     }
 }
 
-/// "12; 30" (chunks over the budget; questions where one was skipped), ⚠ when most chunks are,
-/// "—" for top k.
+/// "12; 30" (chunks over the budget; questions where one was skipped), under an expansion
+/// "41 units; 41" (the units a hit sends alone, its window or parent, over the budget), ⚠ when
+/// most chunks (units) are, "—" for top k.
 fn over_budget(c: &ConfigSelection) -> String {
     if c.budget_tokens.is_none() {
         return "—".into();
@@ -245,7 +246,10 @@ fn over_budget(c: &ConfigSelection) -> String {
     format!(
         "{}{}; {}",
         if c.mostly_over_budget() { "⚠ " } else { "" },
-        c.chunks_over_budget,
+        match c.is_expanded() {
+            true => format!("{} units", c.units_over_budget),
+            false => c.chunks_over_budget.to_string(),
+        },
         c.questions_skipped_for_size
     )
 }
@@ -423,6 +427,35 @@ fn shell_quote(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::tests::{Fake, tables};
+    use crate::select::{SelectionSettings, select};
+
+    #[test]
+    fn the_over_budget_column_counts_units_under_an_expansion() {
+        let (mut rows, qs) = tables(&[
+            Fake::new("fixed-1024", 1024, 500.0, vec![1.0; 4], vec![0.3; 4]),
+            Fake::new(
+                "fixed-512+neighbours1",
+                512,
+                600.0,
+                vec![1.0; 4],
+                vec![0.3; 4],
+            ),
+        ]);
+        for r in &mut rows {
+            r.budget_tokens = Some(700);
+            r.top_k = 0;
+        }
+        (rows[0].n_chunks, rows[0].chunks_over_budget) = (10, 6);
+        (rows[0].questions_skipped_for_size) = 3;
+        rows[1].expand = "neighbours:1".into();
+        (rows[1].n_chunks, rows[1].n_units, rows[1].units_over_budget) = (20, 20, 11);
+        rows[1].questions_skipped_for_size = 4;
+        let sel = select(&rows, &qs, &SelectionSettings::default()).unwrap();
+        let cell = |id: &str| over_budget(sel.configs.iter().find(|c| c.config_id == id).unwrap());
+        assert_eq!(cell("fixed-1024"), "⚠ 6; 3");
+        assert_eq!(cell("fixed-512+neighbours1"), "⚠ 11 units; 4");
+    }
 
     #[test]
     fn shell_quoting_only_when_needed() {
