@@ -51,8 +51,8 @@ fn fixture(dir: &Path, base: &str) -> PathBuf {
     std::fs::write(dir.join("golden.jsonl"), lines.join("\n") + "\n").unwrap();
     let cfg = format!(
         "corpus = \"corpus\"\ngolden = \"golden.jsonl\"\n\n[llm]\nbase_url = \"{base}/v1\"\napi_key_env = \"CHUNKSWEEP_TEST_NO_SUCH_KEY\"\ncache_path = \"cache.sqlite\"\n\n\
-         [[retrievers]]\nname = \"overlap\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 5\n\n\
-         [[retrievers]]\nname = \"cosine\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 5\n",
+         [[retrievers]]\nname = \"overlap\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 60\n\n\
+         [[retrievers]]\nname = \"cosine\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 60\n",
         repo("tests/fixtures/retrievers/overlap.py"),
         repo("examples/retrievers/cosine.py"),
     );

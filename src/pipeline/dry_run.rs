@@ -15,7 +15,8 @@ use crate::judge::{self, Job, JudgeError, PromptSet};
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::prepare::WouldSend;
-use crate::prepare::spend_cap::{self, SpendCap};
+use crate::prepare::spend_cap::SpendCap;
+use crate::prepare::sweep_budget;
 
 /// What `--dry-run` found: the work left and its estimate; nothing was sent.
 #[derive(Debug, Clone)]
@@ -72,7 +73,7 @@ fn refusal(plan: &Plan, would: &WouldSend, judge: &CostEstimate) -> Result<Optio
     if let Err(e) = refuse_sweep(plan, cap, would) {
         return Ok(Some(e.to_string()));
     }
-    let sweep = spend_cap::estimate(would).0.cost_usd.unwrap_or(0.0);
+    let sweep = sweep_budget::estimate(would).0.cost_usd.unwrap_or(0.0);
     Ok(refuse_run(&plan.judge, judge, cap.spent_usd + sweep)
         .err()
         .map(|e| e.to_string()))

@@ -14,7 +14,8 @@ use crate::golden::{self, GoldenSet};
 use crate::pipeline::out_run;
 use crate::pipeline::record::{self, RunRecord};
 use crate::plan::Plan;
-use crate::prepare::spend_cap::{self, SpendCap};
+use crate::prepare::spend_cap::{SpendCap, SpendCapError};
+use crate::prepare::sweep_budget;
 use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
 use crate::report::manifest::ManifestInputs;
 use crate::report::manifest::PhaseTimes;
@@ -279,17 +280,17 @@ fn prepare_with(
     Ok(rt.block_on(prepare::prepare(&inputs, events))?)
 }
 
-/// Refuses, under `cap`, the sweep of `plan` that would send `would` ([`spend_cap::refuse`], with
+/// Refuses, under `cap`, the sweep of `plan` that would send `would` ([`sweep_budget::refuse`], with
 /// the models of `plan`'s `[embed]`, `[context]` and `[rerank]`).
 ///
 /// # Errors
-/// [`spend_cap::SpendCapError`].
+/// [`SpendCapError`].
 pub(super) fn refuse_sweep(
     plan: &Plan,
     cap: SpendCap,
     would: &WouldSend,
-) -> Result<(), spend_cap::SpendCapError> {
-    let models = spend_cap::Models {
+) -> Result<(), SpendCapError> {
+    let models = sweep_budget::Models {
         embed: plan.embed.as_ref().map_or_else(Vec::new, |e| {
             let mut m = vec![e.model.as_str()];
             m.extend(e.query_model.as_deref().filter(|q| *q != e.model));
@@ -302,16 +303,16 @@ pub(super) fn refuse_sweep(
             (r.model.as_str(), priced)
         }),
     };
-    spend_cap::refuse(cap, would, &models)
+    sweep_budget::refuse(cap, would, &models)
 }
 
 /// `--max-cost` over the sweep of `plan` (`None` without one, or for a grid that calls no model):
 /// what the prepare step would send is counted from the caches and the grid, as `--dry-run`
 /// counts it (nothing is sent, nothing is printed), and refused when it, plus the spend in the
-/// run folder's calls.csv, passes the cap ([`spend_cap::refuse`]).
+/// run folder's calls.csv, passes the cap ([`sweep_budget::refuse`]).
 ///
 /// # Errors
-/// [`spend_cap::SpendCapError`] (in [`prepare::PrepareError`]); the counting's own errors.
+/// [`SpendCapError`] (in [`prepare::PrepareError`]); the counting's own errors.
 fn spend_cap_of(
     plan: &Plan,
     loaded: &Loaded,

@@ -21,6 +21,7 @@ pub mod embed_cache;
 pub mod rerank;
 pub mod retrievers;
 pub mod spend_cap;
+pub mod sweep_budget;
 pub mod vectors;
 pub mod would_send;
 
@@ -154,7 +155,7 @@ pub struct PrepareInputs<'a> {
     /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
     pub dry_run: bool,
     /// `--max-cost`, when set and this is not a dry run: the caller refused the counted estimate
-    /// already ([`spend_cap::refuse`]); the rerank step checks its requests again before it
+    /// already ([`sweep_budget::refuse`]); the rerank step checks its requests again before it
     /// sends ([`spend_cap::refuse_rerank`]).
     pub cap: Option<SpendCap>,
     /// The external chunkers declared for this command.
