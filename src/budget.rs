@@ -1,5 +1,5 @@
-//! The cost budget of the commands that send chat calls (`run`, `check --judge`, `judge-check`,
-//! `golden draft`): the `--max-cost` flag ([`MaxCostFlag`], flattened into each), the estimate
+//! The cost budget of the commands that send paid calls (`sweep`, `run`, `check --judge`,
+//! `judge-check`, `golden draft`): the `--max-cost` flag ([`MaxCostFlag`], flattened into each), the estimate
 //! of what the calls will cost ([`CostEstimate`]), and the refusal of an estimate the budget
 //! cannot hold ([`refusal`]). Each command words the refusal in its own error (what to do
 //! differs), from the one [`Refusal`].
@@ -9,8 +9,9 @@ use serde::Serialize;
 /// `--max-cost`, declared once: every command with a budget flattens it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, clap::Args)]
 pub struct MaxCostFlag {
-    /// Spending cap in USD: refuse before sending anything when the estimate (plus any spend
-    /// already recorded in the run folder) passes it or a model has no price.
+    /// Spending cap in USD over the paid calls of the command: refuse before sending anything
+    /// when the estimate (plus any spend already recorded in the run folder) passes it or a
+    /// model has no price.
     #[arg(long = "max-cost", value_name = "USD", value_parser = max_cost_usd)]
     pub max_cost: Option<f64>,
 }

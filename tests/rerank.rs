@@ -535,3 +535,97 @@ async fn a_missing_unreachable_or_unversioned_rerank_server_is_named() {
     assert!(stderr.contains(&want), "{stderr}");
     assert!(mock.reranks.lock().unwrap().is_empty());
 }
+
+/// `--max-cost` caps the sweep's paid calls before they are sent: an unpriced model is refused;
+/// on a fresh cache the embeddings (counted, priced, under the cap) are sent and the rerank
+/// requests, counted once the first stage can rank, are refused before any is sent; once the
+/// embeddings are cached the whole estimate is refused before any call; a cap that holds it
+/// runs, its spend in rerank_calls.csv; a rerun the caches answer holds even a zero cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_cost_caps_the_sweeps_embeddings_and_rerank_requests() {
+    let (server, mock) = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    let sent = || async { server.received_requests().await.unwrap().len() };
+    let sweep = |name: &str, cap: &str| {
+        let (cfg, out, cap) = (cfg.clone(), dir.path().join(name), cap.to_string());
+        async move {
+            chunksweep(
+                &cfg,
+                "sweep",
+                &out,
+                "none,mock-rerank",
+                &["--max-cost", &cap],
+            )
+            .await
+        }
+    };
+    let refused = |o: &std::process::Output| {
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+
+    // the embedding models have no price: refused, nothing sent
+    let err = refused(&sweep("unpriced", "1").await);
+    assert!(
+        err.contains("--max-cost $1.0000 needs prices to hold: set input_usd_per_mtok for e5-passage, e5-query in [llm.models.<name>]"),
+        "{err}"
+    );
+    assert_eq!(sent().await, 0);
+
+    let priced = "\n[llm.models.e5-passage]\ninput_usd_per_mtok = 0.02\n\n[llm.models.e5-query]\ninput_usd_per_mtok = 0.02\n";
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text + priced).unwrap();
+
+    // nothing cached: the embeddings fit the cap and are sent; the 4 rerank requests
+    // ($0.001 each) do not, and none is sent
+    let err = refused(&sweep("fresh", "0.001").await);
+    assert!(
+        err.contains(
+            "the rerank requests are estimated at $0.0040 (4 request(s) not in the cache)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("more than --max-cost $0.0010; no rerank request was sent (raise --max-cost and run again"), "{err}");
+    assert!(sent().await > 0, "the embeddings were sent");
+    assert!(mock.reranks.lock().unwrap().is_empty());
+
+    // the embeddings cached, the whole estimate is counted and refused before any call
+    let before = sent().await;
+    let err = refused(&sweep("counted", "0.001").await);
+    assert!(
+        err.contains("the sweep is estimated at $0.0040 (4 rerank request(s)), and $0.0000 is already spent in this folder: more than --max-cost $0.0010; nothing was sent (raise --max-cost"),
+        "{err}"
+    );
+    assert_eq!(sent().await, before);
+
+    // a cap that holds it: the sweep runs, its spend recorded
+    let ok = sweep("held", "0.0041").await;
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(mock.reranks.lock().unwrap().len(), 4);
+    let calls = read_csv(&dir.path().join("held/rerank_calls.csv"));
+    let spend: f64 = calls
+        .iter()
+        .map(|c| c["cost_usd"].parse::<f64>().unwrap())
+        .sum();
+    assert!((spend - 0.004).abs() < 1e-12, "{calls:?}");
+
+    // the caches answer everything: nothing to spend, a zero cap holds, nothing is sent
+    let before = sent().await;
+    let ok = sweep("cached", "0").await;
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(sent().await, before);
+}

@@ -51,8 +51,8 @@ fn fixture(dir: &Path, base: &str) -> PathBuf {
     std::fs::write(dir.join("golden.jsonl"), lines.join("\n") + "\n").unwrap();
     let cfg = format!(
         "corpus = \"corpus\"\ngolden = \"golden.jsonl\"\n\n[llm]\nbase_url = \"{base}/v1\"\napi_key_env = \"CHUNKSWEEP_TEST_NO_SUCH_KEY\"\ncache_path = \"cache.sqlite\"\n\n\
-         [[retrievers]]\nname = \"overlap\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 5\n\n\
-         [[retrievers]]\nname = \"cosine\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 5\n",
+         [[retrievers]]\nname = \"overlap\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 60\n\n\
+         [[retrievers]]\nname = \"cosine\"\ncommand = [\"python3\", {:?}]\ntimeout_s = 60\n",
         repo("tests/fixtures/retrievers/overlap.py"),
         repo("examples/retrievers/cosine.py"),
     );
@@ -255,4 +255,110 @@ async fn a_retriever_that_needs_vectors_says_so_when_none_come() {
     );
     assert!(!dir.path().join("one/sweep.csv").exists());
     assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// A sharded sweep through an external retriever: each shard records the retriever's identity
+/// in shard.json, `merge` writes it to the merged manifest as the whole sweep does (the same
+/// fingerprint, byte for byte), so `check` sees the same fingerprint against either baseline
+/// (check.json equal but for the baseline's name); shards that disagree on the identity are
+/// refused, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merged_run_records_the_retrievers_identity_as_the_whole_sweep_does() {
+    let server = MockServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let cfg = fixture(&d, &server.uri());
+    let ok = |o: &std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    ok(&sweep(&cfg, "whole", "overlap", &[]).await);
+    for i in 0..2 {
+        ok(&sweep(&cfg, "sharded", "overlap", &["--shard", &format!("{i}/2")]).await);
+    }
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let merge = |out: &str| {
+        args(&[
+            "merge",
+            "--quiet",
+            "sharded/shard-0-of-2",
+            "sharded/shard-1-of-2",
+            "--out",
+            out,
+        ])
+    };
+    ok(&chunksweep(d.clone(), merge("merged")).await);
+    let json = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(rel)).unwrap()).unwrap()
+    };
+    let shard = json("sharded/shard-0-of-2/shard.json");
+    assert_eq!(shard["retrievers"]["overlap"]["reported"], "word-overlap");
+    let (whole, merged) = (json("whole/manifest.json"), json("merged/manifest.json"));
+    assert_eq!(
+        merged["fingerprints"]["chunker"]["external_retriever"],
+        shard["retrievers"]["overlap"]
+    );
+    assert_eq!(
+        serde_json::to_string(&whole["fingerprints"]).unwrap(),
+        serde_json::to_string(&merged["fingerprints"]).unwrap()
+    );
+
+    // check against either baseline: the same fingerprints, the same verdict
+    for base in ["whole", "merged"] {
+        let chk = format!("chk-{base}");
+        let c = cfg.display().to_string();
+        let o = chunksweep(
+            d.clone(),
+            args(&[
+                "check",
+                "--quiet",
+                "--config",
+                &c,
+                "--baseline",
+                base,
+                "--out",
+                &chk,
+            ]),
+        )
+        .await;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let (mut a, mut b) = (json("chk-whole/check.json"), json("chk-merged/check.json"));
+    assert_eq!(a["changes"]["chunker"]["settings"], json!([]));
+    assert_eq!(
+        a["changes"]["chunker"]["baseline_sha256"],
+        a["changes"]["chunker"]["candidate_sha256"]
+    );
+    a["baseline"] = Value::Null;
+    b["baseline"] = Value::Null;
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    for f in ["sweep.csv", "sweep_questions.csv"] {
+        assert_eq!(
+            std::fs::read(d.join("chk-whole").join(f)).unwrap(),
+            std::fs::read(d.join("chk-merged").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+
+    // a shard whose retriever reported another version: refused, naming it
+    let path = d.join("sharded/shard-1-of-2/shard.json");
+    let mut other = json("sharded/shard-1-of-2/shard.json");
+    other["retrievers"]["overlap"]["versions"]["overlap"] = json!("2");
+    std::fs::write(&path, serde_json::to_string_pretty(&other).unwrap()).unwrap();
+    let o = chunksweep(d.clone(), merge("merged-2")).await;
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is not a shard of the same sweep as")
+            && err.contains("the external retriever overlap (versions.overlap) differ(s)"),
+        "{err}"
+    );
+    assert!(!d.join("merged-2").exists());
 }

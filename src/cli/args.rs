@@ -287,6 +287,9 @@ impl InputArgs {
 /// Flags of `chunksweep sweep`: the inputs, then the `[sweep]`, `[embed]`, `[context]`,
 /// `[rerank]` and `[selection]` sections' flags.
 #[derive(Args)]
+#[command(mut_arg("max_cost", |a| a.help(
+    "Spending cap in USD over the paid calls of the sweep (embeddings, contexts, rerank requests) and, in `run`, of the judge stage too: one cap for the whole run. Refuse before sending anything when the estimate (plus any spend already recorded in the run folder) passes it or a model has no price"
+)))]
 pub struct SweepArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -300,6 +303,8 @@ pub struct SweepArgs {
     pub rerank: RerankSection,
     #[command(flatten)]
     pub selection: SelectionSection,
+    #[command(flatten)]
+    pub budget: MaxCostFlag,
     /// Run folder (default results/<run-id>); with --shard, the folder under which the shard
     /// writes its own, shard-I-of-N.
     #[arg(long, value_name = "DIR")]
@@ -339,6 +344,10 @@ impl SweepArgs {
             context: self.context.clone(),
             rerank: self.rerank.clone(),
             selection: self.selection.clone(),
+            judge: JudgeSection {
+                max_cost_usd: self.budget.max_cost,
+                ..JudgeSection::default()
+            },
             ..self.input.layer()
         }
     }
@@ -352,8 +361,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub judge: JudgeSection,
     #[command(flatten)]
-    pub budget: MaxCostFlag,
-    #[command(flatten)]
     pub options: RunOptions,
 }
 
@@ -363,7 +370,7 @@ impl RunArgs {
     pub fn layer(&self) -> ConfigFile {
         ConfigFile {
             judge: JudgeSection {
-                max_cost_usd: self.budget.max_cost,
+                max_cost_usd: self.sweep.budget.max_cost,
                 ..self.judge.clone()
             },
             ..self.sweep.layer()

@@ -253,8 +253,8 @@ type CallId = (String, String, String, String);
 
 /// calls.csv of a run folder, open for appending: every call is written as it ends. An answered
 /// call is listed once: a rerun that gets the same call (same stage, configuration, question and
-/// request) from the cache does not list it again. Keeps the spend of earlier runs (from the
-/// file) and of this one.
+/// request) from the cache does not list it again. Keeps the spend recorded before it opened
+/// (the file's, and the sweep's call files' beside it: [`recorded_spend`]) and this run's.
 pub struct CallLog {
     out: Appender,
     answered: HashSet<CallId>,
@@ -269,7 +269,8 @@ impl CallLog {
     /// [`JudgeError::Io`]/[`JudgeError::Csv`] for the file.
     pub fn open(dir: &Path) -> Result<Self, JudgeError> {
         let path = calls_path(dir);
-        let (answered, spent_before) = read_calls(&path)?;
+        let (answered, judged_before) = read_calls(&path)?;
+        let spent_before = judged_before + sweep_spend(dir)?;
         Ok(CallLog {
             out: Appender::open(&path, None)?,
             answered,
@@ -300,7 +301,7 @@ impl CallLog {
         self.out.append(&row)
     }
 
-    /// Spend recorded by earlier runs of the folder, in USD.
+    /// Spend recorded in the folder when it opened ([`recorded_spend`]), in USD.
     pub fn spent_before(&self) -> f64 {
         self.spent_before
     }
@@ -350,18 +351,70 @@ fn read_calls(path: &Path) -> Result<(HashSet<CallId>, f64), JudgeError> {
     Ok((answered, spent))
 }
 
-/// Spend recorded in a run folder's calls.csv, in USD (0 without the file): what `--max-cost`
-/// counts before this run spends anything.
+/// Spend recorded in a run folder's calls.csv, in USD (0 without the file): the judge's, of
+/// every run into the folder (a judge stage resumes); what `--max-cost` counts before a sweep
+/// spends anything (the sweep's own call files are rewritten by it).
 ///
 /// # Errors
 /// [`JudgeError::Io`]/[`JudgeError::Csv`] for the file.
-pub fn recorded_spend(dir: &Path) -> Result<f64, JudgeError> {
+pub fn judge_spend(dir: &Path) -> Result<f64, JudgeError> {
     Ok(read_calls(&calls_path(dir))?.1)
+}
+
+/// Spend recorded in the sweep's call files of a run folder (embed_calls.csv,
+/// context_calls.csv, rerank_calls.csv: the last sweep's calls, cache hits at no cost), in USD
+/// (0 without them).
+///
+/// # Errors
+/// [`JudgeError::Io`]/[`JudgeError::Csv`] for a file.
+fn sweep_spend(dir: &Path) -> Result<f64, JudgeError> {
+    let mut spent = 0.0;
+    for name in [
+        files::EMBED_CALLS,
+        files::CONTEXT_CALLS,
+        files::RERANK_CALLS,
+    ] {
+        spent += read_calls(&dir.join(name))?.1;
+    }
+    Ok(spent)
+}
+
+/// Spend recorded in a run folder, in USD: its calls.csv ([`judge_spend`]) and its sweep's
+/// call files. `--max-cost` caps it: one cap covers the sweep and the judge stage of a run.
+///
+/// # Errors
+/// [`JudgeError::Io`]/[`JudgeError::Csv`] for a file.
+pub fn recorded_spend(dir: &Path) -> Result<f64, JudgeError> {
+    Ok(judge_spend(dir)? + sweep_spend(dir)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorded_spend_counts_the_sweeps_call_files_and_calls_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "stage,kind,model,request_key,cost_usd,cache_hit,error\n";
+        std::fs::write(
+            dir.path().join(files::CALLS),
+            format!("{header}judge,chat_json,m,k1,0.5,false,\njudge,chat_json,m,k2,,true,\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(files::RERANK_CALLS),
+            format!("{header}rerank,rerank,r,k3,0.25,false,\nrerank,rerank,r,k4,0,true,\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(files::EMBED_CALLS),
+            format!("{header}embed,embed,e,k5,0.125,false,\n"),
+        )
+        .unwrap();
+        assert_eq!(judge_spend(dir.path()).unwrap(), 0.5);
+        assert_eq!(recorded_spend(dir.path()).unwrap(), 0.875);
+        assert_eq!(CallLog::open(dir.path()).unwrap().spent_before(), 0.875);
+    }
 
     #[test]
     fn a_torn_line_is_cut_before_appending_and_nothing_else() {

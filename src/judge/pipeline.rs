@@ -381,7 +381,8 @@ pub struct JudgeRun {
     pub skipped_for_budget: usize,
     /// Money actually spent by this run, in USD (cache hits cost nothing).
     pub spent_usd: f64,
-    /// Money spent by earlier runs of the folder, from its calls.csv, in USD.
+    /// Money recorded in the folder before the judge stage started, in USD: its calls.csv
+    /// (earlier runs) and the sweep's call files ([`super::journal::recorded_spend`]).
     pub spent_before_usd: f64,
 }
 

@@ -5,7 +5,7 @@
 //! ([`super::judge_session::refuse_run`]); a real run enforces it.
 
 use super::judge_session::refuse_run;
-use super::swept::Unsent;
+use super::swept::{Unsent, refuse_sweep};
 use crate::budget::CostEstimate;
 use crate::error::Error;
 use crate::judge::controls::{placeholders, plan_probes, sources};
@@ -15,6 +15,8 @@ use crate::judge::{self, Job, JudgeError, PromptSet};
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
 use crate::prepare::WouldSend;
+use crate::prepare::spend_cap::SpendCap;
+use crate::prepare::sweep_budget;
 
 /// What `--dry-run` found: the work left and its estimate; nothing was sent.
 #[derive(Debug, Clone)]
@@ -52,6 +54,29 @@ pub struct DryRun {
     /// With `--max-cost`: why the real run would be refused before sending anything (the
     /// estimate, plus any spend already in the folder, passes the budget, or has no price).
     pub refused: Option<String>,
+}
+
+/// Why `--max-cost` would refuse the real run whose sweep would send `would` and whose judge
+/// stage is estimated at `judge`: the sweep's refusal (the spend in the folder's calls.csv
+/// counted), else the judge stage's, the sweep's estimate counted as spent.
+///
+/// # Errors
+/// [`JudgeError`] when calls.csv cannot be read.
+fn refusal(plan: &Plan, would: &WouldSend, judge: &CostEstimate) -> Result<Option<String>, Error> {
+    let Some(max_usd) = plan.judge.max_cost_usd else {
+        return Ok(None);
+    };
+    let cap = SpendCap {
+        max_usd,
+        spent_usd: crate::judge::judge_spend(&plan.run_dir)?,
+    };
+    if let Err(e) = refuse_sweep(plan, cap, would) {
+        return Ok(Some(e.to_string()));
+    }
+    let sweep = sweep_budget::estimate(would).0.cost_usd.unwrap_or(0.0);
+    Ok(refuse_run(&plan.judge, judge, cap.spent_usd + sweep)
+        .err()
+        .map(|e| e.to_string()))
 }
 
 /// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
@@ -133,9 +158,7 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         server: redact_url(&plan.llm.resolved_base_url()),
         sweep: Some(unsent.would_send.clone()),
         batch: plan.llm.batch.estimate_note(),
-        refused: refuse_run(settings, &estimate, 0.0)
-            .err()
-            .map(|e| e.to_string()),
+        refused: refusal(plan, &unsent.would_send, &estimate)?,
         unswept: Some(format!(
             "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
         )),

@@ -136,3 +136,42 @@ pub(super) async fn open(
     }
     Ok(client)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One cap for the whole run: the judge stage's estimate is refused when it, plus the
+    /// judge's earlier spend (calls.csv) and the sweep's (its call files), passes `--max-cost`.
+    #[test]
+    fn the_judge_stage_counts_the_sweeps_spend_against_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "stage,kind,model,request_key,cost_usd,cache_hit,error\n";
+        let write = |name: &str, cost: &str| {
+            std::fs::write(
+                dir.path().join(name),
+                format!("{header}s,k,m,key,{cost},false,\n"),
+            )
+            .unwrap();
+        };
+        write(files::CALLS, "0.5");
+        write(files::EMBED_CALLS, "0.25");
+        write(files::RERANK_CALLS, "0.5");
+        let settings = JudgeSettings {
+            max_cost_usd: Some(2.0),
+            ..JudgeSettings::default()
+        };
+        let est = |c: f64| CostEstimate {
+            calls: 3,
+            cost_usd: Some(c),
+            ..CostEstimate::default()
+        };
+        assert!(refuse_run_in(&settings, &est(0.75), dir.path()).is_ok());
+        let e = refuse_run_in(&settings, &est(0.8), dir.path()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the judge stage is estimated at $0.8000, and $1.2500 is already spent in this folder: more than --max-cost $2.0000; nothing was sent (raise --max-cost, or use fewer candidates or questions)"
+        );
+        assert_eq!(e.exit_class(), crate::exit::ExitClass::Usage);
+    }
+}

@@ -20,6 +20,7 @@ use crate::fingerprint::built_libraries;
 use crate::plan::Plan;
 use crate::report::ReportError;
 use crate::report::manifest::{ManifestInputs, PhaseTimes};
+use crate::retrieval::external::RetrieverIdentity;
 use crate::sweep::rows::StageTimes;
 use crate::sweep::shard::{self, Shard};
 
@@ -47,6 +48,11 @@ pub struct ShardRecord {
     /// For each of its configurations chunked by an external chunker, the chunker's identity.
     #[serde(default)]
     pub external: BTreeMap<String, Identity>,
+    /// For each external retriever its configurations ran through, by its declared name: the
+    /// retriever's identity (command, hashed files, its hello's name and versions, protocol).
+    /// `merge` checks that the shards agree and records it as an unsharded run does.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub retrievers: BTreeMap<String, RetrieverIdentity>,
     /// SHA-256 of each file the shard wrote, by name relative to its folder.
     pub files: BTreeMap<String, String>,
     /// Wall time of the shard, seconds.
@@ -198,6 +204,13 @@ pub(super) fn sweep_shard(
                 let chunks = swept.context.external.get(&c.params)?;
                 Some((c.id(), chunks.identity.clone()))
             })
+            .collect(),
+        retrievers: swept
+            .context
+            .retrieved
+            .identities
+            .iter()
+            .map(|(name, identity)| (name.clone(), identity.clone()))
             .collect(),
         files: hashes,
         wall_time_s: started.elapsed().as_secs_f64(),

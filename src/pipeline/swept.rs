@@ -14,6 +14,8 @@ use crate::golden::{self, GoldenSet};
 use crate::pipeline::out_run;
 use crate::pipeline::record::{self, RunRecord};
 use crate::plan::Plan;
+use crate::prepare::spend_cap::{SpendCap, SpendCapError};
+use crate::prepare::sweep_budget;
 use crate::prepare::{self, PrepareInputs, Prepared, WouldSend};
 use crate::report::manifest::ManifestInputs;
 use crate::report::manifest::PhaseTimes;
@@ -236,12 +238,30 @@ pub(super) fn identify_retriever(
     prepare::retrievers::identify(spec, &prepare::chunker_log(events)).map_err(fail)
 }
 
-/// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent).
+/// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent). A real
+/// one under `--max-cost` first counts what it would send ([`spend_cap_of`]) and refuses before
+/// sending anything when that passes the cap.
 fn prepare_for(
     plan: &Plan,
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
     dry_run: bool,
+    events: Events<'_>,
+) -> Result<Prepared, Error> {
+    let cap = match dry_run {
+        true => None,
+        false => spend_cap_of(plan, loaded, rt)?,
+    };
+    prepare_with(plan, loaded, rt, dry_run, cap, events)
+}
+
+/// The prepare step's inputs for `plan` over `loaded`, run.
+fn prepare_with(
+    plan: &Plan,
+    loaded: &Loaded,
+    rt: &tokio::runtime::Runtime,
+    dry_run: bool,
+    cap: Option<SpendCap>,
     events: Events<'_>,
 ) -> Result<Prepared, Error> {
     // The judge may be asked for configurations outside the grid: prepare them too.
@@ -257,11 +277,66 @@ fn prepare_for(
         rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
+        cap,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
         retrievers: &plan.retrievers,
     };
     Ok(rt.block_on(prepare::prepare(&inputs, events))?)
+}
+
+/// Refuses, under `cap`, the sweep of `plan` that would send `would` ([`sweep_budget::refuse`], with
+/// the models of `plan`'s `[embed]`, `[context]` and `[rerank]`).
+///
+/// # Errors
+/// [`SpendCapError`].
+pub(super) fn refuse_sweep(
+    plan: &Plan,
+    cap: SpendCap,
+    would: &WouldSend,
+) -> Result<(), SpendCapError> {
+    let models = sweep_budget::Models {
+        embed: plan.embed.as_ref().map_or_else(Vec::new, |e| {
+            let mut m = vec![e.model.as_str()];
+            m.extend(e.query_model.as_deref().filter(|q| *q != e.model));
+            m
+        }),
+        context: plan.context.as_ref().map(|c| c.model.as_str()),
+        rerank: plan.rerank.as_ref().map(|r| {
+            let price = plan.llm.model(&r.model);
+            let priced = price.usd_per_request.is_some() || price.input_usd_per_mtok.is_some();
+            (r.model.as_str(), priced)
+        }),
+    };
+    sweep_budget::refuse(cap, would, &models)
+}
+
+/// `--max-cost` over the sweep of `plan` (`None` without one, or for a grid that calls no model):
+/// what the prepare step would send is counted from the caches and the grid, as `--dry-run`
+/// counts it (nothing is sent, nothing is printed), and refused when it, plus the spend in the
+/// run folder's calls.csv, passes the cap ([`sweep_budget::refuse`]).
+///
+/// # Errors
+/// [`SpendCapError`] (in [`prepare::PrepareError`]); the counting's own errors.
+fn spend_cap_of(
+    plan: &Plan,
+    loaded: &Loaded,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Option<SpendCap>, Error> {
+    let Some(max_usd) = plan.judge.max_cost_usd else {
+        return Ok(None);
+    };
+    if plan.embed.is_none() && plan.context.is_none() && plan.rerank.is_none() {
+        return Ok(None);
+    }
+    let cap = SpendCap {
+        max_usd,
+        spent_usd: crate::judge::judge_spend(&plan.run_dir)?,
+    };
+    let counted = prepare_with(plan, loaded, rt, true, None, &|_| {})?;
+    refuse_sweep(plan, cap, &counted.would_send.unwrap_or_default())
+        .map_err(prepare::PrepareError::from)?;
+    Ok(Some(cap))
 }
 
 /// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's

@@ -20,6 +20,8 @@ pub mod embed;
 pub mod embed_cache;
 pub mod rerank;
 pub mod retrievers;
+pub mod spend_cap;
+pub mod sweep_budget;
 pub mod vectors;
 pub mod would_send;
 
@@ -51,6 +53,7 @@ use contexts::{
 };
 use embed::{EmbedError, EmbedStats, Embedder};
 use rerank::{RerankError, RerankRun};
+use spend_cap::SpendCap;
 pub use would_send::WouldSend;
 
 /// Errors of the prepare step.
@@ -71,6 +74,9 @@ pub enum PrepareError {
     /// An external retriever failed.
     #[error(transparent)]
     Retriever(#[from] RetrieverError),
+    /// The sweep would pass `--max-cost`; nothing was sent.
+    #[error(transparent)]
+    Cap(#[from] spend_cap::SpendCapError),
 }
 
 impl PrepareError {
@@ -82,6 +88,7 @@ impl PrepareError {
             PrepareError::Contexts(e) => e.exit_class(),
             PrepareError::Rerank(e) => e.exit_class(),
             PrepareError::Retriever(e) => e.exit_class(),
+            PrepareError::Cap(_) => ExitClass::Usage,
         }
     }
 }
@@ -147,6 +154,10 @@ pub struct PrepareInputs<'a> {
     pub llm: &'a ClientConfig,
     /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
     pub dry_run: bool,
+    /// `--max-cost`, when set and this is not a dry run: the caller refused the counted estimate
+    /// already ([`sweep_budget::refuse`]); the rerank step checks its requests again before it
+    /// sends ([`spend_cap::refuse_rerank`]).
+    pub cap: Option<SpendCap>,
     /// The external chunkers declared for this command.
     pub chunkers: &'a [ChunkerSpec],
     /// The precomputed chunks files the grid sweeps.
@@ -284,7 +295,13 @@ pub async fn prepare(
         }
     }
     let context = retriever_step(inputs, &ranked, context, &mut would, events)?;
-    let (context, rerank) = rerank_step(inputs, &ranked, context, &mut would, events).await?;
+    let spent_here_usd = embed.as_ref().map_or(0.0, |e| e.stats.cost_usd)
+        + contexts
+            .as_ref()
+            .and_then(|c| c.summary.cost_usd)
+            .unwrap_or(0.0);
+    let (context, rerank) =
+        rerank_step(inputs, &ranked, context, &mut would, spent_here_usd, events).await?;
     Ok(Prepared {
         context,
         embed,
@@ -296,12 +313,15 @@ pub async fn prepare(
 
 /// Step 4: the reranked configurations of `configs` reranked ([`rerank::rerank_candidates`]),
 /// their lists put in `context`. In a dry run that sends something before this step, their
-/// first stages cannot be ranked yet: they are named in `would.uncounted`.
+/// first stages cannot be ranked yet: they are named in `would.later`. Under a spend cap
+/// (`inputs.cap`), the step refuses requests that would pass it, counting what the earlier steps
+/// spent (`spent_here_usd`).
 async fn rerank_step(
     inputs: &PrepareInputs<'_>,
     configs: &[ConfigSpec],
     mut context: RetrievalContext,
     would: &mut WouldSend,
+    spent_here_usd: f64,
     events: Events<'_>,
 ) -> Result<(RetrievalContext, Option<RerankRun>), PrepareError> {
     let Some(settings) = inputs.rerank.filter(|_| configs.iter().any(|c| c.rerank)) else {
@@ -311,7 +331,7 @@ async fn rerank_step(
     if inputs.dry_run && !would.is_nothing() {
         let ids = configs.iter().filter(|c| c.rerank).map(|c| c.id());
         would
-            .uncounted
+            .later
             .extend(ids.map(|id| format!("the rerank requests of {id}")));
         return Ok((context, None));
     }
@@ -325,6 +345,7 @@ async fn rerank_step(
             settings,
             llm: inputs.llm,
             dry_run: inputs.dry_run,
+            cap: inputs.cap.map(|cap| (cap, spent_here_usd)),
         },
         &shared,
         events,
@@ -343,7 +364,7 @@ async fn rerank_step(
 /// ([`retrievers::retrieve_externally`]), their lists put in `context`, through the retriever
 /// cache beside the LLM response cache unless `[llm] cache = false`. In a dry run that sends
 /// something before this step, their vectors do not exist yet: they are named in
-/// `would.uncounted`.
+/// `would.later`.
 fn retriever_step(
     inputs: &PrepareInputs<'_>,
     configs: &[ConfigSpec],
@@ -354,7 +375,7 @@ fn retriever_step(
     let external = configs.iter().filter(|c| c.retriever.is_external());
     if inputs.dry_run && !would.is_nothing() {
         let ids = external.map(|c| format!("the external retrieval of {}", c.id()));
-        would.uncounted.extend(ids);
+        would.later.extend(ids);
         return Ok(context);
     }
     if external.count() == 0 {

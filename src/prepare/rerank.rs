@@ -25,6 +25,7 @@ use crate::golden::GoldenSet;
 use crate::llm::client::rerank::rerank_cost_usd;
 use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError, RerankRequest};
 use crate::numbers::thousands;
+use crate::prepare::spend_cap::{SpendCap, SpendCapError, refuse_rerank};
 use crate::retrieval::listed::TopLists;
 use crate::retrieval::rerank::{RerankSettings, reranked};
 use crate::sweep::error::SweepError;
@@ -54,6 +55,9 @@ pub enum RerankError {
     /// A first stage could not be built or ranked.
     #[error("first stage before reranking: {0}")]
     FirstStage(#[from] SweepError),
+    /// The requests would pass `--max-cost`; none was sent.
+    #[error(transparent)]
+    Cap(#[from] SpendCapError),
 }
 
 impl RerankError {
@@ -63,6 +67,7 @@ impl RerankError {
             RerankError::Call { source, .. } => source.exit_class(),
             RerankError::Client(source) => source.exit_class(),
             RerankError::FirstStage(e) => e.exit_class(),
+            RerankError::Cap(_) => ExitClass::Usage,
         }
     }
 }
@@ -129,6 +134,10 @@ pub struct RerankInputs<'a> {
     pub llm: &'a ClientConfig,
     /// Send nothing: count what would be sent.
     pub dry_run: bool,
+    /// `--max-cost` and what the earlier steps of this sweep spent (USD): the requests the
+    /// cache does not answer are counted and refused before any is sent when they would pass
+    /// it ([`refuse_rerank`]).
+    pub cap: Option<(SpendCap, f64)>,
 }
 
 /// The client of the step: `llm` at the reranker's server. A dry run reads no key (nothing is
@@ -218,17 +227,13 @@ pub async fn rerank_candidates(
         requests: all.iter().map(|c| c.requests.len()).sum(),
         ..RerankSummary::default()
     };
+    if let Some((cap, spent_here)) = inputs.cap.filter(|_| !inputs.dry_run) {
+        let (sent, tokens) = uncached(&client, &all).await?;
+        let cost = dry_run_cost(&mcfg, sent, tokens);
+        refuse_rerank(cap, spent_here, sent, cost, &inputs.settings.model)?;
+    }
     if inputs.dry_run {
-        for req in all.iter().flat_map(|c| &c.requests) {
-            let cached = client
-                .rerank_is_cached(req)
-                .await
-                .map_err(RerankError::Client)?;
-            if !cached {
-                summary.sent += 1;
-                summary.tokens_sent += req.estimated_tokens();
-            }
-        }
+        (summary.sent, summary.tokens_sent) = uncached(&client, &all).await?;
         summary.cached = summary.requests - summary.sent;
         summary.cost_usd = dry_run_cost(&mcfg, summary.sent, summary.tokens_sent);
         if summary.sent > 0 {
@@ -349,6 +354,26 @@ fn not_found_hint(e: &LlmError, client: &LlmClient, settings: &RerankSettings) -
         }
         _ => String::new(),
     }
+}
+
+/// The requests of `all` the response cache does not answer, and their estimated input tokens
+/// (cl100k_base); nothing is sent.
+///
+/// # Errors
+/// [`RerankError::Client`] when the cache cannot be read.
+async fn uncached(client: &LlmClient, all: &[Candidates]) -> Result<(usize, u64), RerankError> {
+    let (mut sent, mut tokens) = (0, 0);
+    for req in all.iter().flat_map(|c| &c.requests) {
+        if !client
+            .rerank_is_cached(req)
+            .await
+            .map_err(RerankError::Client)?
+        {
+            sent += 1;
+            tokens += req.estimated_tokens();
+        }
+    }
+    Ok((sent, tokens))
 }
 
 /// What `sent` requests of `tokens` estimated input tokens would cost.

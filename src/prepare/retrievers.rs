@@ -98,7 +98,7 @@ struct Job {
     n_chunks: usize,
     top_n: usize,
     key: String,
-    /// The index request, then one query per question.
+    /// The index request, then one query per question (taken by the writer when sent).
     lines: Vec<String>,
     /// The questions' ids and texts, in the order of the queries.
     questions: Vec<(String, String)>,
@@ -279,47 +279,66 @@ fn run_one(
         ..RetrieverSummary::default()
     };
     let identity_sha = identity.sha256();
-    let mut jobs = Vec::new();
-    for config in configs {
-        let job = job(inputs, spec, config, context, &identity_sha)?;
-        let held = match cache {
-            Some(c) => c
-                .get::<Answers>(&job.key)
-                .map_err(|p| RetrieverError::new(&spec.name, cache_problem(p)))?,
-            None => None,
+    // One configuration at a time: the writer builds a configuration's lines, the reader looks
+    // its key up in the cache and answers `true` (send them) or `false` (cached), and the lines
+    // are dropped once written, so memory holds about one configuration's requests.
+    let (meta_tx, meta_rx) = std::sync::mpsc::channel::<Result<Job, RetrieverError>>();
+    let (send_tx, send_rx) = std::sync::mpsc::channel::<bool>();
+    let mut next = 0;
+    let lines = std::iter::from_fn(move || {
+        let config = configs.get(next)?;
+        next += 1;
+        let mut built = job(inputs, spec, config, context, &identity_sha);
+        let lines = match &mut built {
+            Ok(j) => std::mem::take(&mut j.lines),
+            Err(_) => Vec::new(),
         };
-        match held {
-            Some(Answers(answers)) => {
-                summary.cached += 1;
-                events(RunEvent::Advanced {
-                    step: Step::Retrieve,
-                    label: job.config.clone(),
-                    cost_usd: None,
-                    cached: true,
-                });
-                lists.insert(job.config, to_lists(answers));
-            }
-            None => jobs.push(job),
+        let failed = built.is_err();
+        meta_tx.send(built).ok()?;
+        if failed || !send_rx.recv().ok()? {
+            return Some(Vec::new());
         }
-    }
-    summary.queries_sent = jobs.iter().map(|j| j.questions.len()).sum();
-    let lines = jobs.iter().flat_map(|j| j.lines.iter().cloned());
+        Some(lines)
+    })
+    .flatten();
     session.exchange(
         lines,
         |s| {
-            for job in &jobs {
-                let answers = read_job(s, spec, job)?;
-                if let Some(c) = cache {
-                    c.put(&job.key, &spec.name, &job.config, &Answers(answers.clone()))
-                        .map_err(|p| RetrieverError::new(&spec.name, cache_problem(p)))?;
-                }
+            // dropped when reading ends, early on an error too: a writer awaiting a decision
+            // then stops
+            let send_tx = send_tx;
+            for job in meta_rx.iter() {
+                let job = job?;
+                let held = match cache {
+                    Some(c) => c
+                        .get::<Answers>(&job.key)
+                        .map_err(|p| RetrieverError::new(&spec.name, cache_problem(p)))?,
+                    None => None,
+                };
+                let cached = held.is_some();
+                let _ = send_tx.send(!cached);
+                let answers = match held {
+                    Some(Answers(answers)) => {
+                        summary.cached += 1;
+                        answers
+                    }
+                    None => {
+                        summary.queries_sent += job.questions.len();
+                        let answers = read_job(s, spec, &job)?;
+                        if let Some(c) = cache {
+                            c.put(&job.key, &spec.name, &job.config, &Answers(answers.clone()))
+                                .map_err(|p| RetrieverError::new(&spec.name, cache_problem(p)))?;
+                        }
+                        answers
+                    }
+                };
                 events(RunEvent::Advanced {
                     step: Step::Retrieve,
                     label: job.config.clone(),
                     cost_usd: None,
-                    cached: false,
+                    cached,
                 });
-                lists.insert(job.config.clone(), to_lists(answers));
+                lists.insert(job.config, to_lists(answers));
             }
             Ok(())
         },

@@ -26,6 +26,10 @@ pub struct WouldSend {
     /// once their sentences have vectors, an `llm_context` chunk's embedded text only once its
     /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
     pub uncounted: Vec<String>,
+    /// What is counted only by its own step, once the calls above are answered: `the rerank
+    /// requests of <id>` (under `--max-cost` the rerank step checks them before it sends) and
+    /// `the external retrieval of <id>` (no paid call).
+    pub later: Vec<String>,
 }
 
 impl WouldSend {
@@ -35,6 +39,7 @@ impl WouldSend {
             && self.contexts.as_ref().is_none_or(|c| c.calls == 0)
             && self.rerank.as_ref().is_none_or(|r| r.sent == 0)
             && self.uncounted.is_empty()
+            && self.later.is_empty()
     }
 
     /// One line for the dry run: `the sweep would send 3 embedding request(s) (41 of 57 texts
@@ -98,10 +103,16 @@ impl WouldSend {
             ));
         }
         let mut line = format!("the sweep would send {}", parts.join(" and "));
-        if !self.uncounted.is_empty() {
+        if !self.uncounted.is_empty() || !self.later.is_empty() {
+            let all: Vec<&str> = self
+                .uncounted
+                .iter()
+                .chain(&self.later)
+                .map(String::as_str)
+                .collect();
             line.push_str(&format!(
                 ", then, not counted as their chunks or texts exist only once those are answered, {}",
-                self.uncounted.join(", ")
+                all.join(", ")
             ));
         }
         Some(line)

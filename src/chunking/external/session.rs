@@ -23,6 +23,11 @@ pub const STDERR_TAIL: usize = 10;
 /// what it wrote last (longer only when a process outside its group holds them open).
 const AFTER_EXIT: Duration = Duration::from_secs(1);
 
+/// The least time the process's hello is awaited, whatever its `timeout_s`: starting an
+/// interpreter, importing its packages and connecting to a database can take longer than
+/// answering a line, above all on a loaded machine.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Where the chunker's stderr lines go (each without its line break).
 pub type StderrSink<'a> = &'a (dyn Fn(&str) + Sync);
 
@@ -141,7 +146,7 @@ impl<'a> Session<'a> {
             // it exited before reading: what it said is in the line read below
             self.stdin = None;
         }
-        let reply = self.line("its hello")?;
+        let reply = self.line_within("its hello", self.timeout.max(HELLO_TIMEOUT))?;
         parse(&reply).map_err(|problem| Problem::BadLine {
             line: protocol::shorten(&reply),
             problem,
@@ -172,8 +177,13 @@ impl<'a> Session<'a> {
     /// [`Problem::Exited`] when its stdout closed (with its exit status and last stderr lines),
     /// [`Problem::Io`] when reading it failed.
     pub fn line(&mut self, expected: &str) -> Result<String, Problem> {
+        self.line_within(expected, self.timeout)
+    }
+
+    /// [`Session::line`], the line awaited at most `timeout`.
+    fn line_within(&mut self, expected: &str, timeout: Duration) -> Result<String, Problem> {
         loop {
-            let got = self.lines.recv_timeout(self.timeout);
+            let got = self.lines.recv_timeout(timeout);
             self.pass_stderr();
             return match got {
                 Ok(Ok(line)) if line.trim().is_empty() => continue,
@@ -182,7 +192,7 @@ impl<'a> Session<'a> {
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();
                     Err(Problem::Hung {
-                        timeout_s: self.timeout.as_secs_f64(),
+                        timeout_s: timeout.as_secs_f64(),
                         expected: expected.to_string(),
                     })
                 }
@@ -201,8 +211,9 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Sends `lines` (each one request) on a writer thread while `read` takes the responses
-    /// from this session, then closes stdin and waits for the process to exit 0; `ended` makes
+    /// Sends `lines` (each one request, flushed as it is written: the iterator may wait on
+    /// what `read` has read) on a writer thread while `read` takes the responses from this
+    /// session, then closes stdin and waits for the process to exit 0; `ended` makes
     /// the caller's error of a problem after the last response (with the process's name).
     ///
     /// # Errors
@@ -220,12 +231,12 @@ impl<'a> Session<'a> {
                 if let Some(s) = stdin.as_mut() {
                     let mut w = std::io::BufWriter::new(s);
                     for line in lines {
-                        // a chunker that stopped reading has failed: its output says how
-                        if writeln!(w, "{line}").is_err() {
+                        // a chunker that stopped reading has failed: its output says how;
+                        // flushed at once, as `lines` may wait on what is read before its next
+                        if writeln!(w, "{line}").and_then(|()| w.flush()).is_err() {
                             return;
                         }
                     }
-                    let _ = w.flush();
                 }
             });
             let read = read(self);

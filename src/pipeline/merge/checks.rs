@@ -10,6 +10,7 @@ use crate::files;
 use crate::fingerprint::built_libraries;
 use crate::pipeline::shard::{ShardRecord, file_sha256, shard_files};
 use crate::plan::Plan;
+use crate::retrieval::external::RetrieverIdentity;
 use crate::sweep::grid::expand;
 use crate::sweep::merge_error::MergeError;
 use crate::sweep::shard::{Shard, select};
@@ -238,6 +239,42 @@ pub fn check_shards(shards: &[ShardDir], out: &Path) -> Result<Plan, MergeError>
         }
     }
     Ok(plan)
+}
+
+/// The external retrievers the shards' configurations ran through, by declared name, each as
+/// the shards recorded it ([`ShardRecord::retrievers`]), once every shard that ran it agrees.
+///
+/// # Errors
+/// [`MergeError::Differs`] naming the retriever and the fields that differ
+/// (`the external retriever overlap (versions.python)`).
+pub fn retrievers_agree(
+    shards: &[ShardDir],
+) -> Result<std::collections::BTreeMap<String, RetrieverIdentity>, MergeError> {
+    let mut agreed: std::collections::BTreeMap<String, (&ShardDir, &RetrieverIdentity)> =
+        Default::default();
+    for s in shards {
+        for (name, identity) in &s.record.retrievers {
+            let Some((first, known)) = agreed.get(name) else {
+                agreed.insert(name.clone(), (s, identity));
+                continue;
+            };
+            if *known != identity {
+                let as_json = |i: &RetrieverIdentity| serde_json::to_value(i).unwrap_or_default();
+                let mut found = Vec::new();
+                differences(&as_json(known), &as_json(identity), "", &mut found, 3);
+                let fields: Vec<&str> = found.iter().map(|f| f.trim_start_matches('.')).collect();
+                return Err(MergeError::Differs {
+                    first: first.dir.clone(),
+                    other: s.dir.clone(),
+                    what: format!("the external retriever {name} ({})", fields.join(", ")),
+                });
+            }
+        }
+    }
+    Ok(agreed
+        .into_iter()
+        .map(|(name, (_, identity))| (name, identity.clone()))
+        .collect())
 }
 
 /// The plan a shard recorded, for the whole grid, writing into `out`.

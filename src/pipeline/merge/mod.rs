@@ -4,8 +4,9 @@
 //! Nothing is written before every check passes ([`checks`]): each shard complete (its
 //! shard.json, written last) and unchanged (each file's SHA-256), all written by this
 //! chunksweep, of the same corpus, golden set, grid and settings, each shard of the split there
-//! exactly once, and the corpus and golden set at their recorded paths still the ones swept.
-//! Then sweep.csv and sweep_questions.csv are joined in grid order ([`rows`]), and the selection
+//! exactly once, the corpus and golden set at their recorded paths still the ones swept, and
+//! every shard that ran an external retriever recording the same identity of it (the manifest's
+//! fingerprint records it, as the whole sweep's does). Then sweep.csv and sweep_questions.csv are joined in grid order ([`rows`]), and the selection
 //! and the reports are made from them as `chunksweep report` makes them, with the manifest of
 //! the whole grid: the folder equals the whole sweep's byte for byte except where the run's
 //! folder, command line, start time and times are written (docs/shards.md).
@@ -98,6 +99,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &[String]) -> Result<MergeOu
         .map(|d| checks::read_shard(d))
         .collect::<Result<Vec<_>, _>>()?;
     let plan = checks::check_shards(&shards, out)?;
+    let retrievers = checks::retrievers_agree(&shards)?;
     let out_abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     if dirs
         .iter()
@@ -180,8 +182,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &[String]) -> Result<MergeOu
             embed: None,
             contexts: None,
             external,
-            // a shard's external retriever is not recorded in shard.json
-            external_retriever: None,
+            external_retriever: retrievers.get(pick.config.retriever.name()),
             phases: slowest(&shards),
             config_times: shards
                 .iter()
