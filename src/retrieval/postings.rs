@@ -58,139 +58,16 @@ impl Split {
     }
 }
 
-/// Chunks whose terms are read at a time (by tasks of [`READ`] chunks in parallel) before the
-/// parts take them: the terms are read once per pass whatever the number of parts, and a window
-/// holds a few megabytes at most.
-const WINDOW: u32 = 2048;
-
-/// Chunks read by one task.
-const READ: u32 = 256;
-
-/// The terms of chunks `first..first + lens.len()`, in order, and each chunk's count.
-struct Read {
-    first: u32,
-    ids: Vec<u32>,
-    lens: Vec<u32>,
-}
-
-impl Read {
-    /// Each chunk with its terms.
-    fn chunks(&self) -> impl Iterator<Item = (u32, &[u32])> {
-        let mut at = 0usize;
-        self.lens.iter().zip(self.first..).map(move |(&n, chunk)| {
-            let ids = &self.ids[at..at + n as usize];
-            at += n as usize;
-            (chunk, ids)
-        })
-    }
-}
-
-/// The terms of chunks `from..to`, read by tasks of [`READ`] chunks in parallel, in order.
-fn read_window<I: Iterator<Item = u32>>(
-    from: u32,
-    to: u32,
-    terms: &(impl Fn(u32) -> I + Sync),
-) -> Vec<Read> {
-    use rayon::prelude::*;
-    let firsts: Vec<u32> = (from..to).step_by(READ as usize).collect();
-    firsts
-        .into_par_iter()
-        .map(|first| {
-            let end = first.saturating_add(READ).min(to);
-            let mut read = Read {
-                first,
-                ids: Vec::new(),
-                lens: Vec::with_capacity((end - first) as usize),
-            };
-            for chunk in first..end {
-                let before = read.ids.len();
-                read.ids.extend(terms(chunk));
-                read.lens.push((read.ids.len() - before) as u32);
-            }
-            read
-        })
-        .collect()
-}
-
 /// One part's share of the per-term arrays (its blocks, in order) and, while filling, of the
 /// lists' bytes.
 struct Part<'a> {
-    /// Which part this is.
-    p: u32,
-    /// Per block of term ids: its part and its index among that part's blocks.
-    owners: &'a [(u32, u32)],
-    bits: u32,
     last: Vec<&'a mut [u32]>,
     next: Vec<&'a mut [u32]>,
     /// Each block's bytes and the position of its first byte in the whole lists.
     bytes: Vec<(u32, &'a mut [u8])>,
-    /// `(byte, frequency)` of the frequencies over 255 written so far.
-    many: FxHashMap<u32, u32>,
 }
 
-impl Part<'_> {
-    /// Term `t`'s block among this part's and its place in the block, if the part has it.
-    fn slot(&self, t: u32) -> Option<(usize, usize)> {
-        let (owner, b) = self.owners[(t >> self.bits) as usize];
-        let mask = (1usize << self.bits) - 1;
-        (owner == self.p).then_some((b as usize, t as usize & mask))
-    }
-
-    /// First pass over a window: adds each posting's bytes to its list's size.
-    fn count(&mut self, window: &[Read]) {
-        for (chunk, ids) in window.iter().flat_map(Read::chunks) {
-            for &t in ids {
-                let Some((b, j)) = self.slot(t) else {
-                    continue;
-                };
-                let last = &mut self.last[b][j];
-                if *last == chunk {
-                    continue;
-                }
-                // the first gap is from "chunk −1" (u32::MAX wraps), so it is the chunk + 1
-                self.next[b][j] += leb128_len(chunk.wrapping_sub(*last)) + 1;
-                *last = chunk;
-            }
-        }
-    }
-
-    /// Second pass over a window (the occurrences as the first pass saw them, in the same
-    /// order): writes the postings.
-    fn fill(&mut self, window: &[Read]) {
-        for (chunk, ids) in window.iter().flat_map(Read::chunks) {
-            for &t in ids {
-                let Some((b, j)) = self.slot(t) else {
-                    continue;
-                };
-                let (base, bytes) = &mut self.bytes[b];
-                let next = &mut self.next[b][j];
-                let last = &mut self.last[b][j];
-                if *last == chunk {
-                    let at = *next - 1;
-                    let local = (at - *base) as usize;
-                    match bytes[local] {
-                        MANY => *self.many.entry(at).or_insert(u32::from(MANY)) += 1,
-                        tf => bytes[local] = tf + 1,
-                    }
-                    continue;
-                }
-                let mut gap = chunk.wrapping_sub(*last);
-                let mut at = (*next - *base) as usize;
-                while gap >= 0x80 {
-                    bytes[at] = (gap & 0x7f) as u8 | 0x80;
-                    gap >>= 7;
-                    at += 1;
-                }
-                bytes[at] = gap as u8;
-                bytes[at + 1] = 1;
-                *next = *base + at as u32 + 2;
-                *last = chunk;
-            }
-        }
-    }
-}
-
-/// Per block of term ids: its part and its index among that part's blocks.
+/// Per term: its part and its block's index among the part's blocks, by block.
 fn owners(n_terms: usize, split: Split) -> Vec<(u32, u32)> {
     let parts = split.parts.max(1);
     (0..n_terms.div_ceil(split.block()))
@@ -202,7 +79,6 @@ fn owners(n_terms: usize, split: Split) -> Vec<(u32, u32)> {
 /// lists' `offsets` are known.
 fn deal<'a>(
     split: Split,
-    owners: &'a [(u32, u32)],
     last: &'a mut [u32],
     next: &'a mut [u32],
     lists: Option<(&[u32], &'a mut [u8])>,
@@ -210,14 +86,10 @@ fn deal<'a>(
     let parts = split.parts.max(1);
     let block = split.block();
     let mut out: Vec<Part<'a>> = (0..parts)
-        .map(|p| Part {
-            p: p as u32,
-            owners,
-            bits: split.block_bits,
+        .map(|_| Part {
             last: Vec::new(),
             next: Vec::new(),
             bytes: Vec::new(),
-            many: FxHashMap::default(),
         })
         .collect();
     for (b, (l, n)) in last
@@ -242,9 +114,8 @@ fn deal<'a>(
 
 /// The posting lists of terms `0..n_terms` over chunks `0..n_chunks`, chunk `i` holding the
 /// terms `terms(i)` (repeats counted), and each chunk's number of terms. Two passes over the
-/// occurrences, a window of chunks at a time: the window's terms are read in parallel, then
-/// taken by `split.parts` parts in parallel (rayon); the first pass sizes each list, the second
-/// writes them. The lists do not depend on the split.
+/// occurrences, each in `split.parts` parts in parallel (rayon): the first sizes each list, the
+/// second writes them. The lists do not depend on the split.
 ///
 /// # Panics
 /// If the lists take 4 GiB or more.
@@ -256,18 +127,40 @@ pub(super) fn build<I: Iterator<Item = u32>>(
 ) -> (Postings, Vec<u32>) {
     use rayon::prelude::*;
     let owners = owners(n_terms, split);
-    let windows = || (0..n_chunks).step_by(WINDOW as usize);
+    let (bits, mask) = (split.block_bits, split.block() - 1);
     // the last chunk each term was seen in (`u32::MAX` for none yet); each list's bytes
     let mut last = vec![u32::MAX; n_terms];
     let mut next = vec![0u32; n_terms];
-    let mut lens = Vec::with_capacity(n_chunks as usize);
-    let mut parts = deal(split, &owners, &mut last, &mut next, None);
-    for from in windows() {
-        let window = read_window(from, from.saturating_add(WINDOW).min(n_chunks), &terms);
-        lens.extend(window.iter().flat_map(|r| r.lens.iter().copied()));
-        parts.par_iter_mut().for_each(|part| part.count(&window));
-    }
-    drop(parts);
+    let lens: Vec<Vec<u32>> = deal(split, &mut last, &mut next, None)
+        .into_par_iter()
+        .enumerate()
+        .map(|(p, mut part)| {
+            let mut lens = Vec::with_capacity(if p == 0 { n_chunks as usize } else { 0 });
+            for chunk in 0..n_chunks {
+                let mut len = 0u32;
+                for t in terms(chunk) {
+                    len += 1;
+                    let (owner, b) = owners[(t >> bits) as usize];
+                    if owner as usize != p {
+                        continue;
+                    }
+                    let j = t as usize & mask;
+                    let last = &mut part.last[b as usize][j];
+                    if *last == chunk {
+                        continue;
+                    }
+                    // the first gap is from "chunk −1" (u32::MAX wraps), so it is the chunk + 1
+                    part.next[b as usize][j] += leb128_len(chunk.wrapping_sub(*last)) + 1;
+                    *last = chunk;
+                }
+                if p == 0 {
+                    lens.push(len);
+                }
+            }
+            lens
+        })
+        .collect();
+    let lens = lens.into_iter().next().unwrap_or_default();
     // the lists' places: `next` becomes where each list's next posting goes
     let mut offsets = Vec::with_capacity(n_terms + 1);
     let mut total = 0u32;
@@ -280,18 +173,13 @@ pub(super) fn build<I: Iterator<Item = u32>>(
     }
     let mut bytes = vec![0u8; total as usize];
     last.fill(u32::MAX);
-    let mut parts = deal(
-        split,
-        &owners,
-        &mut last,
-        &mut next,
-        Some((&offsets, &mut bytes)),
-    );
-    for from in windows() {
-        let window = read_window(from, from.saturating_add(WINDOW).min(n_chunks), &terms);
-        parts.par_iter_mut().for_each(|part| part.fill(&window));
-    }
-    let mut many: Vec<(u32, u32)> = parts.into_iter().flat_map(|p| p.many).collect();
+    let many: Vec<Vec<(u32, u32)>> =
+        deal(split, &mut last, &mut next, Some((&offsets, &mut bytes)))
+            .into_par_iter()
+            .enumerate()
+            .map(|(p, part)| fill(part, p, n_chunks, &terms, &owners, bits))
+            .collect();
+    let mut many: Vec<(u32, u32)> = many.into_iter().flatten().collect();
     many.sort_unstable();
     (
         Postings {
@@ -301,6 +189,53 @@ pub(super) fn build<I: Iterator<Item = u32>>(
         },
         lens,
     )
+}
+
+/// The second pass of part `p`: writes its terms' postings (the occurrences as the first pass
+/// saw them, in the same order); returns its frequencies over 255 as `(byte, frequency)`.
+fn fill<I: Iterator<Item = u32>>(
+    mut part: Part<'_>,
+    p: usize,
+    n_chunks: u32,
+    terms: &impl Fn(u32) -> I,
+    owners: &[(u32, u32)],
+    bits: u32,
+) -> Vec<(u32, u32)> {
+    let mask = (1usize << bits) - 1;
+    let mut many: FxHashMap<u32, u32> = FxHashMap::default();
+    for chunk in 0..n_chunks {
+        for t in terms(chunk) {
+            let (owner, b) = owners[(t >> bits) as usize];
+            if owner as usize != p {
+                continue;
+            }
+            let (b, j) = (b as usize, t as usize & mask);
+            let (base, bytes) = &mut part.bytes[b];
+            let next = &mut part.next[b][j];
+            let last = &mut part.last[b][j];
+            if *last == chunk {
+                let at = *next - 1;
+                let local = (at - *base) as usize;
+                match bytes[local] {
+                    MANY => *many.entry(at).or_insert(u32::from(MANY)) += 1,
+                    tf => bytes[local] = tf + 1,
+                }
+                continue;
+            }
+            let mut gap = chunk.wrapping_sub(*last);
+            let mut at = (*next - *base) as usize;
+            while gap >= 0x80 {
+                bytes[at] = (gap & 0x7f) as u8 | 0x80;
+                gap >>= 7;
+                at += 1;
+            }
+            bytes[at] = gap as u8;
+            bytes[at + 1] = 1;
+            *next = *base + at as u32 + 2;
+            *last = chunk;
+        }
+    }
+    many.into_iter().collect()
 }
 
 impl Postings {
