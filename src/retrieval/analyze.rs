@@ -536,28 +536,6 @@ fn analyze_locally(analyzer: &Analyzer, d: &crate::corpus::Document) -> (Vec<Str
     (by_id, terms)
 }
 
-/// Maps the local ids of `local`'s documents to global ones (new terms get the next ids of
-/// `vocab`, in document order) and appends the documents to `docs`.
-fn map_to_global(
-    local: Vec<(Vec<String>, DocTerms)>,
-    vocab: &mut FxHashMap<Box<str>, u32>,
-    docs: &mut Vec<DocTerms>,
-) {
-    for (names, mut terms) in local {
-        let map: Vec<u32> = names
-            .into_iter()
-            .map(|n| {
-                let next = u32::try_from(vocab.len()).expect("fewer than 2^32 terms");
-                *vocab.entry(n.into_boxed_str()).or_insert(next)
-            })
-            .collect();
-        for id in &mut terms.ids {
-            *id = map[*id as usize];
-        }
-        docs.push(terms);
-    }
-}
-
 impl AnalyzedCorpus {
     /// Documents analyzed in parallel at a time.
     const BATCH: usize = 64;
@@ -572,26 +550,26 @@ impl AnalyzedCorpus {
         // Each document is analyzed with a local vocabulary, then the local ids are mapped to
         // global ones in document order, so ids do not depend on the thread schedule. A batch
         // of documents at a time: every document's local vocabulary held at once (a string per
-        // distinct term of each document) was the sweep's largest transient. A batch's ids are
-        // mapped (one thread) while the next batch is analyzed (the others).
+        // distinct term of each document) was the sweep's largest transient.
         let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
         let mut docs = Vec::with_capacity(corpus.docs.len());
-        let analyze = |batch: &[crate::corpus::Document]| -> Vec<(Vec<String>, DocTerms)> {
-            batch
+        for batch in corpus.docs.chunks(Self::BATCH) {
+            let local: Vec<(Vec<String>, DocTerms)> = batch
                 .par_iter()
                 .map(|d| analyze_locally(&analyzer, d))
-                .collect()
-        };
-        let mut batches = corpus.docs.chunks(Self::BATCH);
-        let mut local = batches.next().map(analyze).unwrap_or_default();
-        loop {
-            let (next, ()) = rayon::join(
-                || batches.next().map(analyze),
-                || map_to_global(std::mem::take(&mut local), &mut vocab, &mut docs),
-            );
-            match next {
-                Some(next) => local = next,
-                None => break,
+                .collect();
+            for (names, mut terms) in local {
+                let map: Vec<u32> = names
+                    .into_iter()
+                    .map(|n| {
+                        let next = u32::try_from(vocab.len()).expect("fewer than 2^32 terms");
+                        *vocab.entry(n.into_boxed_str()).or_insert(next)
+                    })
+                    .collect();
+                for id in &mut terms.ids {
+                    *id = map[*id as usize];
+                }
+                docs.push(terms);
             }
         }
         AnalyzedCorpus {

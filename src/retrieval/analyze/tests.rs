@@ -184,29 +184,3 @@ fn a_corpus_is_analyzed_once_into_shared_ids_and_sliced_by_range() {
     );
     assert_eq!(analyzed.doc(0).terms_in(5, 5).count(), 0);
 }
-
-#[test]
-fn ids_follow_first_occurrence_across_batches() {
-    // 150 documents (three batches, mapped while the next is analyzed): document i holds
-    // "wI shared wJ" with J = I − 1 for I > 0, so term ids go w0 0, shared 1, then w1 2, w2 3…
-    let docs: Vec<Document> = (0..150)
-        .map(|i| {
-            let before = if i == 0 { 0 } else { i - 1 };
-            Document::new(format!("d{i:03}.md"), format!("w{i} shared w{before}"))
-        })
-        .collect();
-    let analyzed = AnalyzedCorpus::new(
-        &Corpus::from_documents("mem", docs),
-        AnalyzerSettings::default(),
-    );
-    assert_eq!(analyzed.n_docs(), 150);
-    assert_eq!(analyzed.vocab_len(), 151);
-    assert_eq!(analyzed.term_id("w0"), Some(0));
-    assert_eq!(analyzed.term_id("shared"), Some(1));
-    for i in 1..150u32 {
-        assert_eq!(analyzed.term_id(&format!("w{i}")), Some(i + 1), "w{i}");
-    }
-    // document 100 (third batch): w100 shared w99
-    let ids: Vec<u32> = analyzed.doc(100).terms_in(0, 100).collect();
-    assert_eq!(ids, vec![101, 1, 100]);
-}
