@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
-use super::postings::{self, Postings, Split};
+use super::postings::{Postings, PostingsBuilder};
 
 /// BM25 settings (`[sweep.bm25]`): the analyzer, stemming and the two parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -169,9 +169,24 @@ impl Bm25Index {
                     .terms_in(start as usize, end as usize),
             )
         };
-        // Chunk lengths and the lists, the terms divided between the threads.
-        let (postings, lens) =
-            postings::build(n_terms, n, |i| chunk_terms(i as usize), Split::per_thread());
+        // Chunk lengths and the lists' sizes, then the lists.
+        let mut postings = PostingsBuilder::new(n_terms);
+        let mut lens: Vec<u32> = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let mut len = 0u32;
+            for t in chunk_terms(i as usize) {
+                len += 1;
+                postings.count(i, t);
+            }
+            lens.push(len);
+        }
+        postings.start_filling();
+        for i in 0..n {
+            for t in chunk_terms(i as usize) {
+                postings.fill(i, t);
+            }
+        }
+        let postings = postings.finish();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0
