@@ -21,8 +21,6 @@
 //! The outputs are committed, so CI needs no converter.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use pulldown_cmark::{Event, Options, Parser};
