@@ -804,7 +804,7 @@ fn a_parent_no_larger_than_a_swept_size_is_left_out_with_one_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--expand parent:128 leaves nothing to sweep: every chunk size swept (128, 512) is at least 128 tokens",
+            "the expansion parent:128 has no configuration left to sweep: every chunk size swept (128, 512) is at least 128 tokens",
         ));
     assert!(!refused.join("sweep.csv").exists());
 }

@@ -609,9 +609,9 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<ConfigSpec>, SweepError> {
         .find(|(e, _)| !out.iter().any(|c| c.expand == *e))
     {
         return Err(SweepError::Settings(format!(
-            "--expand {e} leaves nothing to sweep: every chunk size swept ({}) is at least {} \
+            "the expansion {e} has no configuration left to sweep: every chunk size swept ({}) is at least {} \
              tokens, and a parent no larger than its chunk sends nothing more; give a parent \
-             larger than the chunk sizes (for example parent:{}) or drop {e}",
+             larger than the chunk sizes (for example parent:{}) or leave {e} out of the expansions",
             join_sizes(&sizes),
             e.parent_cap().unwrap_or_default(),
             (sizes.iter().max().copied().unwrap_or(0) * 2).max(1024),

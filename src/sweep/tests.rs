@@ -467,10 +467,10 @@ mod prefixes {
         assert_eq!(err.exit_class(), ExitClass::Usage);
         assert_eq!(
             err.to_string(),
-            "--expand parent:128 leaves nothing to sweep: every chunk size \
+            "the expansion parent:128 has no configuration left to sweep: every chunk size \
              swept (128, 256) is at least 128 tokens, and a parent no larger than its chunk sends \
              nothing more; give a parent larger than the chunk sizes (for example parent:1024) or \
-             drop parent:128"
+             leave parent:128 out of the expansions"
         );
         // neighbours and parents above every size leave nothing out
         let all_in = SweepSpec {
