@@ -16,7 +16,10 @@
 //!   chunk holds any
 //!   span whole (the splitter cut every span) the question is **unreachable** and its margin is
 //!   −1, the worst value on this scale.
-//! - **MRR@k**: 1 / rank of the first correct chunk when that rank is at most k, else 0.
+//! - **MRR@k**: 1 / rank of the first correct chunk among the hits the cut takes, its rank in
+//!   the whole ranking, else 0. At top k that is 1 / the first correct rank when it is at most k;
+//!   a budget cut that skips a correct chunk larger than the whole budget counts the first
+//!   correct chunk it does send (rank 1 skipped, rank 3 sent: 1/3), or 0.
 //! - **char IoU, char precision, char recall** (Chroma's "token-level" evaluation, seed 004,
 //!   computed, as Chroma's code does, over characters: code points here): with `G` the
 //!   union of the evidence ranges (each span at its location best covered by the retrieval) and
@@ -36,7 +39,8 @@
 //! read from that one ranked list: the margin and the first correct rank come from the whole
 //! list ([`rank_facts`]), the rest from the cut ([`score_question`]). Under an expansion
 //! ([`crate::expand`]) the rest reads the units sent instead of the chunks ([`score_sent`]);
-//! MRR still counts the ranking's first correct rank, up to the hits taken at the cut.
+//! MRR still reads ranks in the ranking, of the hits taken at the cut (a hit whose window is
+//! larger than the whole budget is not taken).
 
 use serde::Serialize;
 
@@ -44,7 +48,6 @@ use crate::chunking::Chunk;
 use crate::corpus::Corpus;
 use crate::golden::{Location, Question};
 pub use crate::retrieval::MarginScale;
-use crate::retrieval::Ranking;
 use crate::tokenize::CorpusTokens;
 pub use ranked::{CutList, Depth, RankFacts, cut_ranking, rank_facts};
 
@@ -224,7 +227,8 @@ pub struct QuestionMetrics {
     pub unreachable: bool,
     /// 1-based rank of the first correct chunk in the whole ranking; `None` when unreachable.
     pub first_correct_rank: Option<usize>,
-    /// `1 / first_correct_rank` when it is at most k, else 0.
+    /// `1 / rank` of the first correct chunk among the hits the cut took (its rank in the
+    /// ranking), else 0: at top k, `1 / first_correct_rank` when that rank is at most k.
     pub reciprocal_rank: f64,
     /// `|G ∩ R|` in code points.
     pub intersection_chars: usize,
@@ -286,15 +290,16 @@ fn union_len(parts: &mut [(usize, usize)]) -> usize {
 }
 
 /// Scores one question at one cut: `facts` from its whole ranked list ([`rank_facts`]) and
-/// `ranking`, the list cut ([`cut_ranking`]). The reciprocal rank is `1 / first_correct_rank`
-/// when that rank is within the cut.
+/// `cut`, the list cut ([`cut_ranking`]). The reciprocal rank is `1 / rank` of the first correct
+/// chunk among the chunks the cut sends ([`score_sent`]).
 pub fn score_question(
     question: &Question,
     table: &ChunkTable<'_>,
     facts: &RankFacts,
-    ranking: &Ranking,
+    cut: &CutList,
 ) -> QuestionMetrics {
     let chunks = table.chunks();
+    let ranking = &cut.ranking;
     let sent = SentRanges {
         ranges: ranking
             .top
@@ -302,7 +307,12 @@ pub fn score_question(
             .map(|&i| (chunks[i].doc, chunks[i].start, chunks[i].end))
             .collect(),
         tokens: ranking.top.iter().map(|&i| chunks[i].total_tokens()).sum(),
-        hits: ranking.top.len(),
+        taken: cut
+            .ranks
+            .iter()
+            .copied()
+            .zip(ranking.top.iter().copied())
+            .collect(),
         tie_at_cut: ranking.tie_at_k,
     };
     score_sent(question, facts, &sent)
@@ -316,28 +326,35 @@ pub struct SentRanges {
     pub ranges: Vec<(usize, usize, usize)>,
     /// Tokens sent in all, prefixes included.
     pub tokens: usize,
-    /// Hits of the ranking taken at the cut: MRR counts a first correct rank up to here.
-    pub hits: usize,
+    /// The hits of the ranking taken at the cut, in rank order, as `(1-based rank in the
+    /// ranked list, chunk index)`: MRR reads the first correct chunk among them. A budget cut
+    /// skips a hit larger than the whole budget (under an expansion: whose window is), so the
+    /// ranks taken need not run 1, 2, 3, ….
+    pub taken: Vec<(usize, usize)>,
     /// The cut fell inside tied scores.
     pub tie_at_cut: bool,
 }
 
 /// Scores one question from what its cut sends (`sent`) and its whole list's `facts`: span
-/// recall, hit, coverage and character IoU read the ranges sent; the margin, the first correct
-/// rank and MRR stay on the ranking (MRR counts a first correct rank up to `sent.hits`).
+/// recall, hit, coverage and character IoU read the ranges sent; the margin and the first
+/// correct rank stay on the whole ranking; the reciprocal rank is `1 / rank` of the first
+/// correct chunk among the hits taken (`sent.taken`), its rank in the ranking, else 0.
+///
+/// Example: rank 1 is correct but larger than the whole budget and skipped, ranks 2 and 3 are
+/// taken and rank 3 is correct → reciprocal rank 1/3 (first correct rank still 1).
 pub fn score_sent(question: &Question, facts: &RankFacts, sent: &SentRanges) -> QuestionMetrics {
     let top = &sent.ranges;
-    let k = sent.hits;
     let mut m = QuestionMetrics {
         n_spans: question.spans.len(),
         tie_at_k: sent.tie_at_cut,
         unreachable: facts.unreachable,
         margin: facts.margin,
         first_correct_rank: facts.first_correct_rank,
-        reciprocal_rank: match facts.first_correct_rank {
-            Some(rank) if rank <= k => 1.0 / rank as f64,
-            _ => 0.0,
-        },
+        reciprocal_rank: sent
+            .taken
+            .iter()
+            .find(|(_, chunk)| facts.correct.binary_search(chunk).is_ok())
+            .map_or(0.0, |&(rank, _)| 1.0 / rank as f64),
         ..Default::default()
     };
 

@@ -553,5 +553,5 @@ fn a_change_of_expansion_alone_says_what_was_sent() {
         &dir.path().join("parents-now"),
         &["--expand", "parent:1024"],
     );
-    assert!(stdout.contains("| q-006 | 1.00 → 0.00 | the budget now stops above it: its first whole chunk is at rank 5 in both, taken by the baseline (expand none, 9 sent) but not now (expand parent:1024, 4 sent) |\n"), "{stdout}{stderr}");
+    assert!(stdout.contains("| q-006 | 1.00 → 0.00 | the budget no longer takes it: its first whole chunk is at rank 5 in both, taken by the baseline (expand none, 9 sent) but not now (expand parent:1024, 4 sent: its unit is over what is left of the budget, or over the whole budget) |\n"), "{stdout}{stderr}");
 }

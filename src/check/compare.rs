@@ -22,8 +22,8 @@ pub struct Retrieved {
     pub first_correct_rank: Option<usize>,
     /// Chunks retrieved at the cut; under an expansion, the units sent.
     pub chunks_retrieved: usize,
-    /// Whether the cut took the hit at `first_correct_rank` (its reciprocal rank is counted):
-    /// under an expansion the hits taken are not the units sent, so the rank cannot be
+    /// Whether the cut took the hit at `first_correct_rank` (the reciprocal rank is
+    /// `1 / first_correct_rank`; a budget skips a hit larger than the whole budget): under an expansion the hits taken are not the units sent, so the rank cannot be
     /// compared with `chunks_retrieved`.
     pub first_correct_taken: bool,
     /// What its configuration sends for each hit ([`crate::expand`]).
@@ -38,7 +38,11 @@ impl Retrieved {
             unreachable: row.unreachable == 1,
             first_correct_rank: row.first_correct_rank,
             chunks_retrieved: row.chunks_retrieved,
-            first_correct_taken: row.reciprocal_rank > 0.0,
+            // the reciprocal rank reads the first correct hit taken: the one at
+            // `first_correct_rank` when that hit was taken, a lower one when it was skipped
+            first_correct_taken: row
+                .first_correct_rank
+                .is_some_and(|r| (row.reciprocal_rank * r as f64 - 1.0).abs() < 1e-9),
             expand,
         }
     }
@@ -169,6 +173,42 @@ mod tests {
             unreachable,
             ..side(rank, taken, 3, Expand::None)
         }
+    }
+
+    #[test]
+    fn the_first_correct_hit_is_taken_only_when_its_reciprocal_rank_is_counted() {
+        let row = |rank: Option<usize>, rr: f64| QuestionRow {
+            config_id: "c".into(),
+            cut: "budget".into(),
+            budget_tokens: Some(700),
+            question_id: "q".into(),
+            question_type: String::new(),
+            n_spans: 1,
+            hit: 0,
+            span_recall: 0.0,
+            coverage: 0.0,
+            margin: 0.0,
+            unreachable: 0,
+            first_correct_rank: rank,
+            reciprocal_rank: rr,
+            char_iou: 0.0,
+            char_precision: 0.0,
+            char_recall: 0.0,
+            tie_at_k: 0,
+            chunks_retrieved: 1,
+            tokens_retrieved: 600,
+            span_tokens: String::new(),
+            retrieved_chunk_ids: String::new(),
+            retrieved_scores: String::new(),
+            retrieved_ranges: String::new(),
+        };
+        let taken = |rank, rr| Retrieved::of(&row(rank, rr), Expand::None).first_correct_taken;
+        assert!(taken(Some(1), 1.0));
+        assert!(taken(Some(3), 1.0 / 3.0));
+        // rank 1 skipped for size, a correct chunk at rank 3 sent
+        assert!(!taken(Some(1), 1.0 / 3.0));
+        assert!(!taken(Some(1), 0.0));
+        assert!(!taken(None, 0.0));
     }
 
     #[test]

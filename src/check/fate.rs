@@ -31,7 +31,7 @@ pub fn fate_text(q: &QuestionPair) -> String {
             sent(before)
         ),
         Some(Fate::FewerTaken) => format!(
-            "the budget now stops above it: its first whole chunk is at {} in both, taken by the baseline ({}) but not now ({})",
+            "the budget no longer takes it: its first whole chunk is at {} in both, taken by the baseline ({}) but not now ({}: its unit is over what is left of the budget, or over the whole budget)",
             rank(now.first_correct_rank),
             sent(before),
             sent(now)

@@ -130,8 +130,11 @@ impl SentUnit {
 pub struct Sent {
     /// The units, best first (by their best hit).
     pub units: Vec<SentUnit>,
-    /// The hits taken, in rank order (what MRR reads: the ranking cut where the units stop).
+    /// The hits taken, in rank order (what MRR reads: the ranking cut where the units stop,
+    /// less any hit skipped for size).
     pub hits: Vec<Hit>,
+    /// The 1-based rank in the ranked list of each hit in `hits`.
+    pub ranks: Vec<usize>,
     /// Budget cuts: hits passed over because each one's window alone is larger than the budget.
     pub skipped_for_size: usize,
     /// The cut fell inside tied scores: top k as [`crate::retrieval::retriever::cut_head`]; a
@@ -145,6 +148,15 @@ impl Sent {
     /// Tokens sent in all.
     pub fn tokens(&self) -> usize {
         self.units.iter().map(|u| u.tokens).sum()
+    }
+
+    /// `(1-based rank, chunk index)` of each hit taken, in rank order: what MRR reads.
+    pub fn taken(&self) -> Vec<(usize, usize)> {
+        self.ranks
+            .iter()
+            .zip(&self.hits)
+            .map(|(&r, h)| (r, h.chunk))
+            .collect()
     }
 
     /// `(document, first code point, end)` of each unit, best first: what the metrics read.
@@ -243,6 +255,7 @@ impl Sender<'_> {
                 None => sent.units.push(merged),
             }
             sent.hits.push(*hit);
+            sent.ranks.push(i + 1);
         }
         sent.tie_at_cut = match cut {
             Cut::K(k) => {

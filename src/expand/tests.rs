@@ -283,6 +283,8 @@ fn budget_cuts_never_exceed_the_budget_with_expanded_units() {
     let sent = send(&corpus, &chunks, n1, &[2, 0, 4], Cut::Budget(5));
     assert_eq!(sent.skipped_for_size, 1);
     assert_eq!((sent.ranges(), sent.tokens()), (vec![(0, 0, 11)], 4));
+    // what MRR reads: the hit taken is chunk 0 at rank 2 (rank 1, skipped, is not taken)
+    assert_eq!(sent.taken(), vec![(2, 0)]);
     // a hit whose parent is already sent adds nothing and is taken; the next parent stops it
     let (corpus_s, chunks_s) = sections();
     let sent = send(
@@ -342,7 +344,7 @@ fn a_span_only_the_parent_holds_is_covered_and_recalled() {
         let ranges = SentRanges {
             ranges: sent.ranges(),
             tokens: sent.tokens(),
-            hits: sent.hits.len(),
+            taken: sent.taken(),
             tie_at_cut: sent.tie_at_cut,
         };
         score_sent(&q, &facts, &ranges)

@@ -11,7 +11,7 @@ use crate::retrieval::retriever::cut_head;
 use crate::retrieval::{Hit, MarginScale, Ranked, Ranking};
 
 /// What a question's whole ranked list says, whatever the cut.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RankFacts {
     /// No chunk of the index holds any evidence span whole.
     pub unreachable: bool,
@@ -20,6 +20,9 @@ pub struct RankFacts {
     /// 1-based rank of the first correct chunk in the list; `None` when unreachable, or when a
     /// top-n list holds no correct chunk.
     pub first_correct_rank: Option<usize>,
+    /// The correct chunks (each wholly holds an evidence span at one of its locations), as
+    /// sorted chunk indices; empty when unreachable. MRR reads the first of them a cut takes.
+    pub correct: Vec<usize>,
 }
 
 /// How deep a configuration's ranked lists are read for a set of cuts, worked out once per
@@ -97,6 +100,9 @@ impl Depth {
 pub struct CutList {
     /// The chunks sent, best first, with the tie flag at the cut.
     pub ranking: Ranking,
+    /// The 1-based rank in the ranked list of each chunk sent (`ranking.top`'s order): a
+    /// budget cut may skip a chunk larger than the whole budget and take the ones after it.
+    pub ranks: Vec<usize>,
     /// Budget cuts: chunks ranked before the cut that were skipped because each alone is larger
     /// than the budget ([`fit_budget`]); 0 for a top-k cut.
     pub skipped_for_size: usize,
@@ -111,10 +117,14 @@ pub struct CutList {
 /// If a hit names a chunk beyond `chunk_tokens`.
 pub fn cut_ranking(head: &[Hit], cut: Cut, chunk_tokens: &[usize]) -> CutList {
     match cut {
-        Cut::K(k) => CutList {
-            ranking: cut_head(head, k),
-            skipped_for_size: 0,
-        },
+        Cut::K(k) => {
+            let ranking = cut_head(head, k);
+            CutList {
+                ranks: (1..=ranking.top.len()).collect(),
+                ranking,
+                skipped_for_size: 0,
+            }
+        }
         Cut::Budget(b) => {
             let fit = fit_budget(head.iter().map(|h| chunk_tokens[h.chunk]), b);
             let tie_at_k = match (fit.taken.last(), fit.stop) {
@@ -129,6 +139,7 @@ pub fn cut_ranking(head: &[Hit], cut: Cut, chunk_tokens: &[usize]) -> CutList {
                     scores: fit.taken.iter().map(|&i| head[i].score).collect(),
                     tie_at_k,
                 },
+                ranks: fit.taken.iter().map(|&i| i + 1).collect(),
                 skipped_for_size: fit.skipped_for_size,
             }
         }
@@ -157,6 +168,7 @@ pub fn rank_facts(
             unreachable: true,
             margin: -1.0,
             first_correct_rank: None,
+            correct,
         };
     }
     let (best_correct, best_wrong, top_score, first_correct_rank) = match ranked {
@@ -174,6 +186,7 @@ pub fn rank_facts(
         unreachable: false,
         margin,
         first_correct_rank,
+        correct,
     }
 }
 

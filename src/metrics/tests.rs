@@ -12,7 +12,7 @@
 use super::*;
 use crate::corpus::{Corpus, Document};
 use crate::golden::{EvidenceSpan, Location, Question};
-use crate::retrieval::{Ranked, rank_top_k};
+use crate::retrieval::{Ranked, Ranking};
 
 fn corpus() -> Corpus {
     Corpus::from_documents(
@@ -89,7 +89,7 @@ fn score(q: &Question, k: usize) -> QuestionMetrics {
         &Ranked::Every(SCORES.to_vec()),
         MarginScale::TopScore,
     );
-    score_question(q, &table, &facts, &rank_top_k(&SCORES, k))
+    score_question(q, &table, &facts, &at_cut(&SCORES, &[10; 4], Cut::K(k)))
 }
 
 #[test]
@@ -363,4 +363,50 @@ fn every_cut_read_from_one_head_equals_its_own_ranking() {
     // chunks; with k = 2 the deepest cut is 5), plus one.
     assert_eq!(Depth::new(&[Cut::K(2), Cut::Budget(60)], &tokens).ask, 6);
     assert_eq!(Depth::new(&[Cut::K(5)], &tokens).ask, 6);
+}
+
+#[test]
+fn mrr_at_a_budget_reads_the_ranks_taken_not_how_many() {
+    // ranking c2 (500 tokens), c0, c1, c3 (40 each): c2 holds span B, c1 span A
+    let c = corpus();
+    let cs = chunks(&c);
+    let table = ChunkTable::new(&cs, c.docs.len());
+    let scores = [3.0, 2.0, 4.0, 1.0];
+    let tokens = [40, 40, 500, 40];
+    let q = two_spans();
+    let facts = rank_facts(
+        &q,
+        &table,
+        &Ranked::Every(scores.to_vec()),
+        MarginScale::TopScore,
+    );
+    assert_eq!(facts.first_correct_rank, Some(1));
+    let score = |cut| score_question(&q, &table, &facts, &at_cut(&scores, &tokens, cut));
+    // 100 tokens: rank 1 (c2, correct) is larger than the whole budget and skipped; ranks 2
+    // and 3 (c0, c1) are sent, and c1 is correct: 1/3, its rank in the ranking (not 1/2, its
+    // place among the chunks sent; it used to be 1, the first correct rank within 2 hits)
+    let m = score(Cut::Budget(100));
+    assert_eq!(at_cut(&scores, &tokens, Cut::Budget(100)).ranks, vec![2, 3]);
+    assert_eq!(m.reciprocal_rank, 1.0 / 3.0);
+    assert_eq!(m.first_correct_rank, Some(1), "still the whole ranking's");
+    assert_eq!((m.hit, m.span_recall), (true, 0.5));
+    // 50 tokens: rank 1 skipped, rank 2 (c0, wrong) sent, rank 3 would make 80: nothing
+    // correct sent, 0 (it used to be 1)
+    let m = score(Cut::Budget(50));
+    assert_eq!((m.reciprocal_rank, m.hit), (0.0, false));
+    // top k is unchanged: 1 / the first correct rank when it is at most k
+    assert_eq!(score(Cut::K(1)).reciprocal_rank, 1.0);
+    assert_eq!(score(Cut::K(3)).reciprocal_rank, 1.0);
+    // span A alone (only c1 correct, rank 3): 0 at k = 2, 1/3 at k = 3
+    let a = question(vec![vec![loc(0, 25, 46)]]);
+    let facts = rank_facts(
+        &a,
+        &table,
+        &Ranked::Every(scores.to_vec()),
+        MarginScale::TopScore,
+    );
+    let rr = |k| {
+        score_question(&a, &table, &facts, &at_cut(&scores, &tokens, Cut::K(k))).reciprocal_rank
+    };
+    assert_eq!((rr(2), rr(3)), (0.0, 1.0 / 3.0));
 }

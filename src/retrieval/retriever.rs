@@ -23,7 +23,8 @@
 //! - **recall@cut, hit@cut, coverage, char IoU / precision / recall**: the chunks of the cut, the
 //!   first `c` hits (`c` = k, or the leading hits that fit the budget). A cut deeper than the
 //!   hits returned takes every hit returned.
-//! - **first correct rank, MRR@cut**: the 1-based position of the first hit in `C`. When no hit
+//! - **first correct rank, MRR@cut**: the 1-based position of the first hit in `C`; MRR reads
+//!   the position of the first hit in `C` that the cut takes ([`crate::metrics`]). When no hit
 //!   returned is in `C` (a top-n engine whose list stops before the first correct chunk), the
 //!   rank is unknown (empty in sweep_questions.csv) and the reciprocal rank is 0, which is exact
 //!   at every cut no deeper than the list.

@@ -2,7 +2,7 @@
 //! `parent:P`; [`crate::expand`]) against the same configuration sending its chunks alone (same
 //! strategy, size, overlap, prefix, retriever, rerank value and cut), paired on the same
 //! questions: span recall with a paired bootstrap interval of its change and an exact sign test,
-//! coverage, character IoU, MRR (unchanged: it stays on the ranking) and tokens per query. Then,
+//! coverage, character IoU, MRR (on the same ranking, of the hits each side's cut takes) and tokens per query. Then,
 //! per cut, the expanded configuration with the highest span recall against the best single
 //! size (the configuration without expansion with the highest span recall at that cut),
 //! paired: an exact sign test, Holm-corrected over every expanded configuration of the cut

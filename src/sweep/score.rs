@@ -197,7 +197,7 @@ pub fn score_cuts(
             let (m, listed, skipped) = match (&sender, &ranked) {
                 (None, _) | (_, None) => {
                     let cut = cut_ranking(&head, at.cut, &chunk_tokens);
-                    let ranking = cut.ranking;
+                    let ranking = &cut.ranking;
                     let listed = Listed {
                         ids: join(&ranking.top, |&i| chunks[i].id(corpus)),
                         scores: join(&ranking.scores, |s| format!("{s:.4}")),
@@ -205,7 +205,7 @@ pub fn score_cuts(
                             format!("{}-{}", chunks[i].start, chunks[i].end)
                         }),
                     };
-                    let m = metrics::score_question(q, &table, &facts, &ranking);
+                    let m = metrics::score_question(q, &table, &facts, &cut);
                     (m, listed, cut.skipped_for_size)
                 }
                 (Some(sender), Some(ranked)) => {
@@ -219,7 +219,7 @@ pub fn score_cuts(
                     let ranges = SentRanges {
                         ranges: sent.ranges(),
                         tokens: sent.tokens(),
-                        hits: sent.hits.len(),
+                        taken: sent.taken(),
                         tie_at_cut: sent.tie_at_cut,
                     };
                     (
