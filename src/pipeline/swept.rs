@@ -239,7 +239,7 @@ pub(super) fn identify_retriever(
 }
 
 /// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent). A real
-/// one under `--max-cost` first counts what it would send ([`spend_cap_of`]) and refuses before
+/// one under `--max-cost` first counts what it would send ([`refuse_over_cap`]) and refuses before
 /// sending anything when that passes the cap.
 fn prepare_for(
     plan: &Plan,
@@ -248,11 +248,10 @@ fn prepare_for(
     dry_run: bool,
     events: Events<'_>,
 ) -> Result<Prepared, Error> {
-    let cap = match dry_run {
-        true => None,
-        false => spend_cap_of(plan, loaded, rt)?,
-    };
-    prepare_with(plan, loaded, rt, dry_run, cap, events)
+    if !dry_run {
+        refuse_over_cap(plan, loaded, rt)?;
+    }
+    prepare_with(plan, loaded, rt, dry_run, events)
 }
 
 /// The prepare step's inputs for `plan` over `loaded`, run.
@@ -261,7 +260,6 @@ fn prepare_with(
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
     dry_run: bool,
-    cap: Option<SpendCap>,
     events: Events<'_>,
 ) -> Result<Prepared, Error> {
     // The judge may be asked for configurations outside the grid: prepare them too.
@@ -277,7 +275,6 @@ fn prepare_with(
         rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
-        cap,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
         retrievers: &plan.retrievers,
@@ -318,25 +315,25 @@ pub(super) fn refuse_sweep(
 ///
 /// # Errors
 /// [`SpendCapError`] (in [`prepare::PrepareError`]); the counting's own errors.
-fn spend_cap_of(
+fn refuse_over_cap(
     plan: &Plan,
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
-) -> Result<Option<SpendCap>, Error> {
+) -> Result<(), Error> {
     let Some(max_usd) = plan.judge.max_cost_usd else {
-        return Ok(None);
+        return Ok(());
     };
     if plan.embed.is_none() && plan.context.is_none() && plan.rerank.is_none() {
-        return Ok(None);
+        return Ok(());
     }
     let cap = SpendCap {
         max_usd,
         spent_usd: crate::judge::judge_spend(&plan.run_dir)?,
     };
-    let counted = prepare_with(plan, loaded, rt, true, None, &|_| {})?;
+    let counted = prepare_with(plan, loaded, rt, true, &|_| {})?;
     refuse_sweep(plan, cap, &counted.would_send.unwrap_or_default())
         .map_err(prepare::PrepareError::from)?;
-    Ok(Some(cap))
+    Ok(())
 }
 
 /// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's
