@@ -638,6 +638,39 @@ async fn max_cost_caps_the_sweeps_embeddings_and_rerank_requests() {
         .sum();
     assert!((spend - 0.004).abs() < 1e-12, "{calls:?}");
 
+    // `check --max-cost` without --judge caps the check's own sweep: another chunk size needs
+    // new embeddings, refused before anything is sent
+    let before = sent().await;
+    let (bin, cfg2, base, ck) = (
+        env!("CARGO_BIN_EXE_chunksweep"),
+        cfg.clone(),
+        dir.path().join("held"),
+        dir.path().join("ck"),
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(bin)
+            .args(["check", "--quiet", "--config"])
+            .arg(&cfg2)
+            .arg("--baseline")
+            .arg(&base)
+            .arg("--out")
+            .arg(&ck)
+            .args(["--sizes", "32", "--max-cost", "0"])
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = refused(&out);
+    assert!(
+        err.contains("embedding request(s)")
+            && err.contains("more than --max-cost $0.0000; nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(sent().await, before);
+    assert!(!dir.path().join("ck/sweep.csv").exists());
+
     // the caches answer everything: nothing to spend, a zero cap holds, nothing is sent
     let before = sent().await;
     let ok = sweep("cached", "0").await;
