@@ -63,7 +63,7 @@ pub fn estimate(would: &WouldSend) -> (CostEstimate, Vec<&'static str>) {
 
 /// The calls of `would` in words: `3 embedding request(s), 4 rerank request(s)`, or `…, at most
 /// 80 rerank request(s): an upper bound, …` when the rerank requests cannot be counted yet.
-fn counted_calls(would: &WouldSend) -> String {
+pub fn counted_calls(would: &WouldSend) -> String {
     let mut parts = Vec::new();
     if let Some(e) = would.embed.as_ref().filter(|e| e.sent > 0) {
         parts.push(format!("{} embedding request(s)", e.requests));
