@@ -12,7 +12,7 @@ pub struct MaxCostFlag {
     /// Spending cap in USD over the paid calls of the command: refuse before sending anything
     /// when the estimate (plus any spend already recorded in the run folder) passes it or a
     /// model has no price.
-    #[arg(long = "max-cost", value_name = "USD", value_parser = max_cost_usd)]
+    #[arg(long = "max-cost", value_name = "USD", value_parser = max_cost_usd, allow_negative_numbers = true)]
     pub max_cost: Option<f64>,
 }
 

@@ -191,6 +191,19 @@ impl ConfigFile {
             path: path.to_path_buf(),
             message: corpus_message(&text).unwrap_or_else(|| e.to_string()),
         })?;
+        // named here, with the file: the flag's own parser refuses a bad --max-cost
+        if let Some(m) = file
+            .judge
+            .max_cost_usd
+            .filter(|m| !m.is_finite() || *m < 0.0)
+        {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "[judge] max_cost_usd = {m}: it must be a finite number of USD, 0 or more (e.g. 2.5)"
+                ),
+            });
+        }
         let base = path.parent().unwrap_or(Path::new(""));
         // Only a cache path written in the file is relative to it; the defaults stay under the
         // working directory's results/.

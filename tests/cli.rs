@@ -653,27 +653,45 @@ fn a_max_cost_that_is_not_a_finite_number_of_usd_or_more_is_a_usage_error() {
                 )));
         }
     }
+    // a negative value as its own argument reaches the same check (not clap's "unexpected
+    // argument '-1' found")
+    for command in [
+        vec!["sweep", "--corpus", "c", "--golden", "g.jsonl"],
+        vec!["run", "--corpus", "c", "--golden", "g.jsonl"],
+    ] {
+        chunksweep()
+            .args(&command)
+            .args(["--max-cost", "-1"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "invalid value '-1' for '--max-cost <USD>': {range}"
+            )));
+    }
 }
 
 #[test]
-fn a_max_cost_of_nan_in_the_config_file_is_a_usage_error() {
+fn a_max_cost_out_of_range_in_the_config_file_is_a_usage_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("c.toml");
-    std::fs::write(&config, "[judge]\nmax_cost_usd = nan\n").unwrap();
-    chunksweep()
-        .current_dir(dir.path())
-        .arg("run")
-        .arg("--corpus")
-        .arg(fixture().join("corpus"))
-        .arg("--golden")
-        .arg(fixture().join("golden.jsonl"))
-        .arg("--config")
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "invalid setting: judge.max_cost_usd (--max-cost) is NaN: it must be a finite number of USD, 0 or more (e.g. 2.5)",
-        ));
+    for (value, shown) in [("nan", "NaN"), ("-1", "-1")] {
+        std::fs::write(&config, format!("[judge]\nmax_cost_usd = {value}\n")).unwrap();
+        chunksweep()
+            .current_dir(dir.path())
+            .arg("run")
+            .arg("--corpus")
+            .arg(fixture().join("corpus"))
+            .arg("--golden")
+            .arg(fixture().join("golden.jsonl"))
+            .arg("--config")
+            .arg(&config)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "config {}: [judge] max_cost_usd = {shown}: it must be a finite number of USD, 0 or more (e.g. 2.5)",
+                config.display()
+            )));
+    }
 }
 
 #[test]

@@ -1461,7 +1461,7 @@ async fn a_dry_run_says_the_real_run_would_be_refused_by_max_cost() {
         &["--dry-run", "--max-cost", "0.001"],
     );
     assert!(
-        text.contains("dry run: the real run would be refused by --max-cost: the judge stage is estimated at $0.1776, and $0.0000 is already spent in this folder: more than --max-cost $0.0010; nothing was sent (raise --max-cost, or use fewer candidates or questions)"),
+        text.contains("dry run: the real run would be refused by --max-cost: the judge stage is estimated at $0.1776, and $0.0000 is already spent in this folder: more than --max-cost $0.0010; the sweep spent $0.0000 of it; the judge stage sent nothing (raise --max-cost, or use fewer candidates or questions)"),
         "{text}"
     );
     let text = run(

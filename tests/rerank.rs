@@ -537,9 +537,8 @@ async fn a_missing_unreachable_or_unversioned_rerank_server_is_named() {
 }
 
 /// `--max-cost` caps the sweep's paid calls before they are sent: an unpriced model is refused;
-/// on a fresh cache the embeddings (counted, priced, under the cap) are sent and the rerank
-/// requests, counted once the first stage can rank, are refused before any is sent; once the
-/// embeddings are cached the whole estimate is refused before any call; a cap that holds it
+/// on a fresh cache the embeddings plus the rerank requests' upper bound pass the cap and
+/// nothing is sent; once the embeddings are cached the exact count is refused before any call; a cap that holds it
 /// runs, its spend in rerank_calls.csv; a rerun the caches answer holds even a zero cap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_cost_caps_the_sweeps_embeddings_and_rerank_requests() {
@@ -582,17 +581,37 @@ async fn max_cost_caps_the_sweeps_embeddings_and_rerank_requests() {
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(&cfg, text + priced).unwrap();
 
-    // nothing cached: the embeddings fit the cap and are sent; the 4 rerank requests
-    // ($0.001 each) do not, and none is sent
+    // nothing cached: the first stage needs embeddings, so the rerank requests cannot be
+    // counted yet; they count at their upper bound (every configuration × question, none
+    // cached), which with the embeddings passes the cap: refused before anything is sent
     let err = refused(&sweep("fresh", "0.001").await);
     assert!(
-        err.contains(
-            "the rerank requests are estimated at $0.0040 (4 request(s) not in the cache)"
-        ),
+        err.contains("at most 4 rerank request(s): an upper bound, every reranked configuration × question taken as not cached"),
         "{err}"
     );
-    assert!(err.contains("more than --max-cost $0.0010; no rerank request was sent (raise --max-cost and run again"), "{err}");
+    assert!(
+        err.contains("more than --max-cost $0.0010; nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(sent().await, 0);
+    assert!(!dir.path().join("fresh/sweep.csv").exists());
+
+    // the embeddings alone fit the cap: sent, and recorded
+    let ok = chunksweep(
+        &cfg,
+        "sweep",
+        &dir.path().join("embedded"),
+        "none",
+        &["--max-cost", "0.001"],
+    )
+    .await;
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     assert!(sent().await > 0, "the embeddings were sent");
+    assert!(dir.path().join("embedded/embed_calls.csv").exists());
     assert!(mock.reranks.lock().unwrap().is_empty());
 
     // the embeddings cached, the whole estimate is counted and refused before any call
@@ -618,6 +637,39 @@ async fn max_cost_caps_the_sweeps_embeddings_and_rerank_requests() {
         .map(|c| c["cost_usd"].parse::<f64>().unwrap())
         .sum();
     assert!((spend - 0.004).abs() < 1e-12, "{calls:?}");
+
+    // `check --max-cost` without --judge caps the check's own sweep: another chunk size needs
+    // new embeddings, refused before anything is sent
+    let before = sent().await;
+    let (bin, cfg2, base, ck) = (
+        env!("CARGO_BIN_EXE_chunksweep"),
+        cfg.clone(),
+        dir.path().join("held"),
+        dir.path().join("ck"),
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(bin)
+            .args(["check", "--quiet", "--config"])
+            .arg(&cfg2)
+            .arg("--baseline")
+            .arg(&base)
+            .arg("--out")
+            .arg(&ck)
+            .args(["--sizes", "32", "--max-cost", "0"])
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = refused(&out);
+    assert!(
+        err.contains("embedding request(s)")
+            && err.contains("more than --max-cost $0.0000; nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(sent().await, before);
+    assert!(!dir.path().join("ck/sweep.csv").exists());
 
     // the caches answer everything: nothing to spend, a zero cap holds, nothing is sent
     let before = sent().await;

@@ -421,3 +421,88 @@ async fn a_judge_check_dry_run_on_dense_rows_sends_nothing() {
     );
     assert!(!dir.path().join("check").exists());
 }
+
+/// One cap for the whole run: before the sweep sends anything, `run --max-cost` adds the sweep's
+/// estimate and the judge stage's upper bound (its candidates are not known yet) and refuses
+/// when they pass the cap, with no request sent; the dry run says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_max_cost_counts_the_judge_stage_before_the_sweep_sends_anything() {
+    let server = MockServer::builder().start().await;
+    let mock = Mock2::default();
+    for endpoint in ["/v1/embeddings", "/v1/chat/completions"] {
+        Mock::given(path(endpoint))
+            .respond_with(mock.clone())
+            .mount(&server)
+            .await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture(dir.path(), &server.uri());
+    // embeddings cheap (well under the cap); every judge-stage token costs $1
+    let prices = "\n[llm.models.e5-passage]\ninput_usd_per_mtok = 1.0\n\n[llm.models.e5-query]\ninput_usd_per_mtok = 1.0\n\n[llm.models.gen]\ninput_usd_per_mtok = 1000000.0\noutput_usd_per_mtok = 1000000.0\n\n[llm.models.judge]\ninput_usd_per_mtok = 1000000.0\noutput_usd_per_mtok = 1000000.0\n";
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text + prices).unwrap();
+    let command = |out: &str, dry: bool| {
+        let mut a: Vec<std::ffi::OsString> =
+            vec!["run".into(), "--config".into(), cfg.clone().into()];
+        a.extend(["--out".into(), dir.path().join(out).into()]);
+        for s in [
+            "--retrievers",
+            "dense",
+            "--strategies",
+            "recursive",
+            "--sizes",
+            "24",
+            "--overlap",
+            "0",
+            "--k",
+            "1",
+            "--max-cost",
+            "1",
+        ] {
+            a.push(s.into());
+        }
+        if dry {
+            a.push("--dry-run".into());
+        }
+        a
+    };
+    let want = "and would spend first, then the judge stage at $";
+    let bound = "at most (an upper bound: the sweep chooses the candidates, so 1 stand in for them";
+    let tail = "that is more than --max-cost $1.0000; nothing was sent (raise --max-cost, or sweep fewer configurations, or use fewer candidates or questions: cached calls cost nothing)";
+
+    let dry = chunksweep(command("dry", true)).await;
+    let stdout = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "dry run: the real run would be refused by --max-cost: the sweep is estimated at $"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(want) && stdout.contains(bound) && stdout.contains(tail),
+        "{stdout}"
+    );
+
+    let real = chunksweep(command("real", false)).await;
+    let stderr = String::from_utf8_lossy(&real.stderr).to_string();
+    assert_eq!(real.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the sweep is estimated at $") && stderr.contains("embedding request(s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(want) && stderr.contains(bound) && stderr.contains(tail),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        0,
+        "nothing sent"
+    );
+    assert!(!dir.path().join("real/embed_calls.csv").exists());
+}

@@ -66,7 +66,7 @@ pub enum Command {
     /// by question with the baseline run, and exit 1 on a regression (check.md, check.json);
     /// with --judge, answer quality too.
     #[command(
-        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --delta, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged; with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
+        after_help = "Exit codes: 0 pass (non-inferior within the margin, or inconclusive with a warning); 1 regression (significantly worse at --alpha, worse by more than --delta, or a mean span recall drop over --max-drop, each with at least two questions worse), or inconclusive with --fail-on-inconclusive; with --judge also a criterion the judge gates on that is significantly worse (one-sided exact McNemar at --alpha), and with --fail-on-inconclusive one that the error verdicts decide or a judge that can gate on nothing; 2 a baseline that cannot be read (no manifest.json, a manifest without its settings, no sweep_questions.csv; with --judge, no judged answer of its pick or damaged judge files), flags that give other than one chunker or another cut, --out at the baseline, or no question shared unchanged, or a --max-cost that the check's sweep's estimate passes or that has no prices to check (nothing sent); with --judge also a server that refuses the key or a --max-cost the estimate passes or that has no prices to check (check.md then holds the retrieval verdict), or an --out holding judged answers of other inputs (refused before anything is written); 4 with --judge, answers under test still without a verdict (rerun the same command). With --judge, 0 also when the judge cannot gate or error verdicts leave a criterion inconclusive (warnings; exit 1 with --fail-on-inconclusive)."
     )]
     Check(Box<CheckArgs>),
     /// Read every document of a corpus folder (PDF, HTML, DOCX, text) and write the text
@@ -96,8 +96,8 @@ pub struct ExtractArgs {
 
 /// Flags of `chunksweep check`.
 #[derive(Args)]
-#[command(mut_arg("max_cost", |a| a.requires("judge").help(
-    "With --judge: refuse (exit 2) when the estimate passes this many USD, and stop starting answers once the spend would"
+#[command(mut_arg("max_cost", |a| a.help(
+    "Spending cap in USD over the check's paid calls: its sweep's embeddings, contexts and rerank requests (refused, exit 2, before anything is sent when their estimate passes it) and, with --judge, the judge stage's too (refused when the estimate passes it; answers stop starting once the spend would)"
 )))]
 pub struct CheckArgs {
     /// The baseline run folder (a `sweep` or `run` output, e.g. committed under ci/baseline).

@@ -64,15 +64,18 @@ pub enum JudgeError {
         what: String,
     },
     /// The spend already recorded in the run folder plus the estimate passes the budget before
-    /// anything is sent.
+    /// the judge stage sends anything (the sweep before it may have spent: `sweep`).
     #[error(
-        "the judge stage is estimated at ${estimate:.4}, and ${spent:.4} is already spent in this folder: more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or use fewer candidates or questions)"
+        "the judge stage is estimated at ${estimate:.4}, and ${spent:.4} is already spent in this folder: more than --max-cost ${max:.4}; the sweep spent ${sweep:.4} of it; the judge stage sent nothing (raise --max-cost, or use fewer candidates or questions)"
     )]
     OverBudget {
         /// Estimated cost of what is left, in USD.
         estimate: f64,
-        /// Spend recorded in the folder's calls.csv, in USD.
+        /// Spend recorded in the folder (calls.csv and the sweep's call files), in USD.
         spent: f64,
+        /// Of it, the spend of the sweep's call files (embed_calls.csv, context_calls.csv,
+        /// rerank_calls.csv), in USD.
+        sweep: f64,
         /// The cap, in USD.
         max: f64,
     },
@@ -173,8 +176,9 @@ impl JudgeError {
 
 impl JudgeError {
     /// The refusal of a judge stage's estimate (`run`, `check --judge`) under `--max-cost`;
-    /// `models` names the models a price may be missing for.
-    pub fn over_budget(refusal: Refusal, models: &str) -> Self {
+    /// `models` names the models a price may be missing for, `sweep` the USD the sweep's call
+    /// files hold of the spend counted.
+    pub fn over_budget(refusal: Refusal, models: &str, sweep: f64) -> Self {
         match refusal {
             Refusal::Unpriced { max } => JudgeError::Unpriced {
                 max,
@@ -187,6 +191,7 @@ impl JudgeError {
             } => JudgeError::OverBudget {
                 estimate,
                 spent,
+                sweep,
                 max,
             },
         }

@@ -367,7 +367,7 @@ pub fn judge_spend(dir: &Path) -> Result<f64, JudgeError> {
 ///
 /// # Errors
 /// [`JudgeError::Io`]/[`JudgeError::Csv`] for a file.
-fn sweep_spend(dir: &Path) -> Result<f64, JudgeError> {
+pub fn sweep_spend(dir: &Path) -> Result<f64, JudgeError> {
     let mut spent = 0.0;
     for name in [
         files::EMBED_CALLS,

@@ -63,7 +63,9 @@ pub use error::JudgeError;
 
 pub use criteria::Criterion;
 pub use fingerprint::Fingerprint;
-pub use journal::{CallLog, CallRow, Finished, judge_spend, load_finished, recorded_spend};
+pub use journal::{
+    CallLog, CallRow, Finished, judge_spend, load_finished, recorded_spend, sweep_spend,
+};
 pub use pipeline::{
     Job, JudgeRun, Setup, estimate, estimate_line, judged_questions, pending, plan_jobs, run_judge,
 };

@@ -7,15 +7,18 @@
 use super::judge_session::refuse_run;
 use super::swept::{Unsent, refuse_sweep};
 use crate::budget::CostEstimate;
+use crate::corpus::Corpus;
 use crate::error::Error;
+use crate::golden::GoldenSet;
 use crate::judge::controls::{placeholders, plan_probes, sources};
 use crate::judge::probes::estimate_probes;
 use crate::judge::prompts::fence_context;
 use crate::judge::{self, Job, JudgeError, PromptSet};
 use crate::llm::config::redact_url;
 use crate::plan::Plan;
+use crate::prepare::PrepareError;
 use crate::prepare::WouldSend;
-use crate::prepare::spend_cap::SpendCap;
+use crate::prepare::spend_cap::{SpendCap, SpendCapError};
 use crate::prepare::sweep_budget;
 
 /// What `--dry-run` found: the work left and its estimate; nothing was sent.
@@ -56,13 +59,20 @@ pub struct DryRun {
     pub refused: Option<String>,
 }
 
-/// Why `--max-cost` would refuse the real run whose sweep would send `would` and whose judge
-/// stage is estimated at `judge`: the sweep's refusal (the spend in the folder's calls.csv
-/// counted), else the judge stage's, the sweep's estimate counted as spent.
+/// Why `--max-cost` refuses the run whose sweep would send `would` before its candidates are
+/// known, whose judge stage is bounded at `judge` (`bound` says how): the sweep's refusal (the
+/// spend in the folder's calls.csv counted), else the sweep's estimate plus the judge stage's
+/// bound ([`SpendCapError::RunOver`]), or the judge's model without a price. `None` without a
+/// cap or when the cap holds both.
 ///
 /// # Errors
 /// [`JudgeError`] when calls.csv cannot be read.
-fn refusal(plan: &Plan, would: &WouldSend, judge: &CostEstimate) -> Result<Option<String>, Error> {
+fn refusal(
+    plan: &Plan,
+    would: &WouldSend,
+    judge: &CostEstimate,
+    bound: &str,
+) -> Result<Option<Error>, Error> {
     let Some(max_usd) = plan.judge.max_cost_usd else {
         return Ok(None);
     };
@@ -71,12 +81,48 @@ fn refusal(plan: &Plan, would: &WouldSend, judge: &CostEstimate) -> Result<Optio
         spent_usd: crate::judge::judge_spend(&plan.run_dir)?,
     };
     if let Err(e) = refuse_sweep(plan, cap, would) {
-        return Ok(Some(e.to_string()));
+        return Ok(Some(PrepareError::from(e).into()));
     }
     let sweep = sweep_budget::estimate(would).0.cost_usd.unwrap_or(0.0);
-    Ok(refuse_run(&plan.judge, judge, cap.spent_usd + sweep)
-        .err()
-        .map(|e| e.to_string()))
+    Ok(
+        match refuse_run(&plan.judge, judge, cap.spent_usd + sweep, sweep) {
+            Ok(()) => None,
+            Err(JudgeError::OverBudget { estimate, max, .. }) => Some(
+                PrepareError::from(SpendCapError::RunOver {
+                    sweep,
+                    what: sweep_budget::counted_calls(would),
+                    judge: estimate,
+                    bound: bound.to_string(),
+                    spent: cap.spent_usd,
+                    max,
+                })
+                .into(),
+            ),
+            Err(e) => Some(e.into()),
+        },
+    )
+}
+
+/// `run` under `--max-cost` whose sweep would send `would` (its candidates not known yet):
+/// refused before the sweep sends anything when the sweep's estimate plus the judge stage's
+/// upper bound ([`estimate_unswept`]) pass the cap.
+///
+/// # Errors
+/// [`SpendCapError`] (in [`PrepareError`]) or [`JudgeError`]; the estimate's own errors.
+pub fn refuse_unswept(
+    plan: &Plan,
+    corpus: &Corpus,
+    golden: &GoldenSet,
+    would: &WouldSend,
+) -> Result<(), Error> {
+    if plan.judge.max_cost_usd.is_none() {
+        return Ok(());
+    }
+    let (dry, bound) = judge_bound(plan, corpus, golden)?;
+    match refusal(plan, would, &dry.estimate, &bound)? {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
@@ -97,19 +143,35 @@ fn largest_context(plan: &Plan) -> usize {
 }
 
 /// `run --dry-run`'s estimate when the sweep could not run without sending
-/// ([`super::swept::Unsent`]): the candidates are not known, so as many stand in for them as the
-/// run would judge (`--candidates`, two with `--compare-prefix`, else `[judge] candidates`, at
-/// most the grid's configurations), each retrieving for every judged question a context of the
-/// most tokens a candidate can retrieve ([`largest_context`]). The calls are exact; the tokens
-/// and cost an upper bound.
+/// ([`super::swept::Unsent`]), with what `--max-cost` would refuse ([`judge_bound`] and the
+/// sweep's estimate, [`refusal`]).
+///
+/// # Errors
+/// [`JudgeError::Prompt`] for the templates; [`JudgeError`] when calls.csv cannot be read.
+pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
+    let (mut dry, bound) = judge_bound(plan, &unsent.corpus, &unsent.golden)?;
+    dry.refused = refusal(plan, &unsent.would_send, &dry.estimate, &bound)?.map(|e| e.to_string());
+    dry.sweep = Some(unsent.would_send.clone());
+    Ok(dry)
+}
+
+/// The judge stage's estimate before the sweep has chosen its candidates: as many stand in for
+/// them as the run would judge (`--candidates`, two with `--compare-prefix`, else `[judge]
+/// candidates`, at most the grid's configurations), each retrieving for every judged question a
+/// context of the most tokens a candidate can retrieve ([`largest_context`]). The calls are
+/// exact; the tokens and cost an upper bound. Also returns the bound in words, for a refusal.
 ///
 /// # Errors
 /// [`JudgeError::Prompt`] for the templates.
-pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
+fn judge_bound(
+    plan: &Plan,
+    corpus: &Corpus,
+    golden: &GoldenSet,
+) -> Result<(DryRun, String), Error> {
     let settings = &plan.judge;
     let prompts = PromptSet::load_or_defaults(settings.prompts_dir.as_deref(), &settings.criteria)
         .map_err(JudgeError::from)?;
-    let judged = judge::judged_questions(&unsent.golden, settings.max_questions);
+    let judged = judge::judged_questions(golden, settings.max_questions);
     let n = match (&plan.candidates, plan.compare_prefix) {
         (Some(list), _) => list.len(),
         (None, Some(_)) => 2,
@@ -142,11 +204,14 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
     let mut estimate = judge::estimate(&jobs, &prompts, settings, &plan.llm);
     let probes = plan_probes(
         settings,
-        &sources(&jobs, &judged, &unsent.corpus, &placeholders(settings)),
+        &sources(&jobs, &judged, corpus, &placeholders(settings)),
     );
     let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
     estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
-    Ok(DryRun {
+    let bound = format!(
+        "an upper bound: the sweep chooses the candidates, so {n} stand in for them, each retrieving {tokens} tokens per question, the most a candidate can"
+    );
+    let dry = DryRun {
         questions: judged.questions.len(),
         done: 0,
         todo: jobs.len(),
@@ -156,12 +221,13 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
         generator_model: settings.generator_model.clone(),
         judge_model: settings.judge_model.clone(),
         server: redact_url(&plan.llm.resolved_base_url()),
-        sweep: Some(unsent.would_send.clone()),
+        sweep: None,
         batch: plan.llm.batch.estimate_note(),
-        refused: refusal(plan, &unsent.would_send, &estimate)?,
+        refused: None,
         unswept: Some(format!(
             "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
         )),
         candidates: ids,
-    })
+    };
+    Ok((dry, bound))
 }

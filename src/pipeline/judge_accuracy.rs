@@ -443,7 +443,6 @@ fn items_of_run(
         rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
-        cap: None,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
         retrievers: &plan.retrievers,

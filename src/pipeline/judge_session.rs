@@ -14,7 +14,8 @@ use crate::llm::{ClientConfig, LlmClient};
 use crate::report::run_dir::RunDir;
 
 /// Refuses a judge stage's estimate `est` under `settings.max_cost_usd` when it has no price,
-/// or when it plus `spent` USD passes the budget ([`budget::refusal`]).
+/// or when it plus `spent` USD passes the budget ([`budget::refusal`]); `sweep` USD of `spent`
+/// is the sweep's, named in the message.
 ///
 /// # Errors
 /// [`JudgeError::Unpriced`] or [`JudgeError::OverBudget`].
@@ -22,11 +23,13 @@ pub(super) fn refuse_run(
     settings: &JudgeSettings,
     est: &CostEstimate,
     spent: f64,
+    sweep: f64,
 ) -> Result<(), JudgeError> {
     match budget::refusal(settings.max_cost_usd, est, spent) {
         Some(r) => Err(JudgeError::over_budget(
             r,
             &format!("{} and {}", settings.generator_model, settings.judge_model),
+            sweep,
         )),
         None => Ok(()),
     }
@@ -42,11 +45,11 @@ pub(super) fn refuse_run_in(
     est: &CostEstimate,
     dir: &Path,
 ) -> Result<(), Error> {
-    let spent = match settings.max_cost_usd {
-        Some(_) => judge::recorded_spend(dir)?,
-        None => 0.0,
+    let (judged, sweep) = match settings.max_cost_usd {
+        Some(_) => (judge::judge_spend(dir)?, judge::sweep_spend(dir)?),
+        None => (0.0, 0.0),
     };
-    Ok(refuse_run(settings, est, spent)?)
+    Ok(refuse_run(settings, est, judged + sweep, sweep)?)
 }
 
 /// Refuses a judge-check whose estimate passes `--max-cost`, or that has a budget and no price
@@ -170,7 +173,7 @@ mod tests {
         let e = refuse_run_in(&settings, &est(0.8), dir.path()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the judge stage is estimated at $0.8000, and $1.2500 is already spent in this folder: more than --max-cost $2.0000; nothing was sent (raise --max-cost, or use fewer candidates or questions)"
+            "the judge stage is estimated at $0.8000, and $1.2500 is already spent in this folder: more than --max-cost $2.0000; the sweep spent $0.7500 of it; the judge stage sent nothing (raise --max-cost, or use fewer candidates or questions)"
         );
         assert_eq!(e.exit_class(), crate::exit::ExitClass::Usage);
     }

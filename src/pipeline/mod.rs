@@ -155,7 +155,7 @@ pub fn sweep(plan: &Plan, command: &[String], events: Events<'_>) -> Result<Swee
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
     let rt = runtime()?;
-    let (swept, mut dir) = swept::load_and_sweep(plan, &rt, events)?;
+    let (swept, mut dir) = swept::load_and_sweep(plan, &rt, None, events)?;
     let rows = swept.rows();
     let questions = swept.questions();
     let (cuts, prefixes) = decide::select(&rows, &questions, &plan.selection)?;
@@ -245,7 +245,12 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             }
         }
     } else {
-        swept::load_and_sweep(plan, &rt, events)?
+        // one cap for the whole run: the sweep's estimate plus the judge stage's upper bound,
+        // checked before the sweep sends anything
+        let judge_bound = |loaded: &swept::Loaded, would: &crate::prepare::WouldSend| {
+            dry_run::refuse_unswept(plan, &loaded.corpus, &loaded.golden, would)
+        };
+        swept::load_and_sweep(plan, &rt, Some(&judge_bound), events)?
     };
     let rows = swept.rows();
     let questions = swept.questions();

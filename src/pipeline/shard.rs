@@ -171,7 +171,7 @@ pub(super) fn sweep_shard(
         }
         _ => {}
     }
-    let (swept, run_dir) = swept::sweep_loaded(&part, loaded, rt, events)?;
+    let (swept, run_dir) = swept::sweep_loaded(&part, loaded, rt, None, events)?;
     let io = |path: PathBuf| move |source| ReportError::Io { path, source };
     let mut hashes = BTreeMap::new();
     for name in shard_files(&dir).map_err(io(dir.clone()))? {

@@ -238,21 +238,26 @@ pub(super) fn identify_retriever(
     prepare::retrievers::identify(spec, &prepare::chunker_log(events)).map_err(fail)
 }
 
+/// What `--max-cost` must also hold after the sweep, checked with what the sweep would send
+/// before it sends anything: `run`'s judge stage, bounded before its candidates are known.
+pub(super) type AfterSweep<'a> = &'a dyn Fn(&Loaded, &WouldSend) -> Result<(), Error>;
+
 /// The prepare step for `plan` over `loaded` (a dry run when `dry_run`: nothing sent). A real
-/// one under `--max-cost` first counts what it would send ([`spend_cap_of`]) and refuses before
-/// sending anything when that passes the cap.
+/// one under `--max-cost` first counts what it would send ([`refuse_over_cap`]) and refuses before
+/// sending anything when that (with `after`'s stage, when the sweep sends something) passes the
+/// cap.
 fn prepare_for(
     plan: &Plan,
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
     dry_run: bool,
+    after: Option<AfterSweep<'_>>,
     events: Events<'_>,
 ) -> Result<Prepared, Error> {
-    let cap = match dry_run {
-        true => None,
-        false => spend_cap_of(plan, loaded, rt)?,
-    };
-    prepare_with(plan, loaded, rt, dry_run, cap, events)
+    if !dry_run {
+        refuse_over_cap(plan, loaded, rt, after)?;
+    }
+    prepare_with(plan, loaded, rt, dry_run, events)
 }
 
 /// The prepare step's inputs for `plan` over `loaded`, run.
@@ -261,7 +266,6 @@ fn prepare_with(
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
     dry_run: bool,
-    cap: Option<SpendCap>,
     events: Events<'_>,
 ) -> Result<Prepared, Error> {
     // The judge may be asked for configurations outside the grid: prepare them too.
@@ -277,7 +281,6 @@ fn prepare_with(
         rerank: plan.rerank.as_ref(),
         llm: &plan.llm,
         dry_run,
-        cap,
         chunkers: &plan.chunkers,
         chunk_files: &plan.chunk_files,
         retrievers: &plan.retrievers,
@@ -318,25 +321,30 @@ pub(super) fn refuse_sweep(
 ///
 /// # Errors
 /// [`SpendCapError`] (in [`prepare::PrepareError`]); the counting's own errors.
-fn spend_cap_of(
+fn refuse_over_cap(
     plan: &Plan,
     loaded: &Loaded,
     rt: &tokio::runtime::Runtime,
-) -> Result<Option<SpendCap>, Error> {
+    after: Option<AfterSweep<'_>>,
+) -> Result<(), Error> {
     let Some(max_usd) = plan.judge.max_cost_usd else {
-        return Ok(None);
+        return Ok(());
     };
     if plan.embed.is_none() && plan.context.is_none() && plan.rerank.is_none() {
-        return Ok(None);
+        return Ok(());
     }
     let cap = SpendCap {
         max_usd,
         spent_usd: crate::judge::judge_spend(&plan.run_dir)?,
     };
-    let counted = prepare_with(plan, loaded, rt, true, None, &|_| {})?;
-    refuse_sweep(plan, cap, &counted.would_send.unwrap_or_default())
-        .map_err(prepare::PrepareError::from)?;
-    Ok(Some(cap))
+    let counted = prepare_with(plan, loaded, rt, true, &|_| {})?;
+    let would = counted.would_send.unwrap_or_default();
+    refuse_sweep(plan, cap, &would).map_err(prepare::PrepareError::from)?;
+    match after {
+        // a sweep the caches answer spends nothing: the later stage checks its own estimate
+        Some(after) if !would.is_nothing() => after(loaded, &would),
+        _ => Ok(()),
+    }
 }
 
 /// Loads the inputs, prepares, and sweeps every configuration of `plan`, writing the sweep's
@@ -345,9 +353,10 @@ fn spend_cap_of(
 pub(super) fn load_and_sweep(
     plan: &Plan,
     rt: &tokio::runtime::Runtime,
+    after: Option<AfterSweep<'_>>,
     events: Events<'_>,
 ) -> Result<(Swept, RunDir), Error> {
-    sweep_loaded(plan, load(plan, events)?, rt, events)
+    sweep_loaded(plan, load(plan, events)?, rt, after, events)
 }
 
 /// [`load_and_sweep`] on inputs already loaded ([`load`]): `check --judge` looks at them
@@ -359,13 +368,14 @@ pub(super) fn sweep_loaded(
     plan: &Plan,
     loaded: Loaded,
     rt: &tokio::runtime::Runtime,
+    after: Option<AfterSweep<'_>>,
     events: Events<'_>,
 ) -> Result<(Swept, RunDir), Error> {
     // The run folder is created (and locked) only once the inputs are known to be good, so bad
     // input leaves no empty folder behind.
     refuse_other_run(plan, &loaded)?;
     let dir = RunDir::create(&plan.run_dir)?;
-    let prepared = prepare_for(plan, &loaded, rt, false, events)?;
+    let prepared = prepare_for(plan, &loaded, rt, false, after, events)?;
     sweep_prepared(plan, loaded, prepared, dir, events)
 }
 
@@ -395,7 +405,7 @@ pub(super) fn load_merged(
         .into());
     }
     let mut dir = RunDir::create(&plan.run_dir)?;
-    let prepared = prepare_for(plan, &loaded, rt, plan.dry_run, events)?;
+    let prepared = prepare_for(plan, &loaded, rt, plan.dry_run, None, events)?;
     let run = read::read_run(&plan.run_dir)?;
     let manifest: serde_json::Value = std::fs::read_to_string(plan.run_dir.join(files::MANIFEST))
         .ok()
@@ -493,7 +503,7 @@ pub(super) fn dry_sweep(
     events: Events<'_>,
 ) -> Result<Result<(Swept, RunDir), Unsent>, Error> {
     let loaded = load(plan, events)?;
-    let prepared = prepare_for(plan, &loaded, rt, true, events)?;
+    let prepared = prepare_for(plan, &loaded, rt, true, None, events)?;
     let would_send = prepared.would_send.clone().unwrap_or_default();
     if !would_send.is_nothing() {
         return Ok(Err(Unsent {

@@ -53,7 +53,6 @@ use contexts::{
 };
 use embed::{EmbedError, EmbedStats, Embedder};
 use rerank::{RerankError, RerankRun};
-use spend_cap::SpendCap;
 pub use would_send::WouldSend;
 
 /// Errors of the prepare step.
@@ -154,10 +153,6 @@ pub struct PrepareInputs<'a> {
     pub llm: &'a ClientConfig,
     /// A dry run: send nothing, count what would be sent ([`WouldSend`]).
     pub dry_run: bool,
-    /// `--max-cost`, when set and this is not a dry run: the caller refused the counted estimate
-    /// already ([`sweep_budget::refuse`]); the rerank step checks its requests again before it
-    /// sends ([`spend_cap::refuse_rerank`]).
-    pub cap: Option<SpendCap>,
     /// The external chunkers declared for this command.
     pub chunkers: &'a [ChunkerSpec],
     /// The precomputed chunks files the grid sweeps.
@@ -295,13 +290,7 @@ pub async fn prepare(
         }
     }
     let context = retriever_step(inputs, &ranked, context, &mut would, events)?;
-    let spent_here_usd = embed.as_ref().map_or(0.0, |e| e.stats.cost_usd)
-        + contexts
-            .as_ref()
-            .and_then(|c| c.summary.cost_usd)
-            .unwrap_or(0.0);
-    let (context, rerank) =
-        rerank_step(inputs, &ranked, context, &mut would, spent_here_usd, events).await?;
+    let (context, rerank) = rerank_step(inputs, &ranked, context, &mut would, events).await?;
     Ok(Prepared {
         context,
         embed,
@@ -313,44 +302,39 @@ pub async fn prepare(
 
 /// Step 4: the reranked configurations of `configs` reranked ([`rerank::rerank_candidates`]),
 /// their lists put in `context`. In a dry run that sends something before this step, their
-/// first stages cannot be ranked yet: they are named in `would.later`. Under a spend cap
-/// (`inputs.cap`), the step refuses requests that would pass it, counting what the earlier steps
-/// spent (`spent_here_usd`).
+/// first stages cannot be ranked yet: they are named in `would.later`, and bounded in
+/// `would.rerank_bound` ([`rerank::upper_bound`]) so that `--max-cost` counts them before
+/// anything is sent.
 async fn rerank_step(
     inputs: &PrepareInputs<'_>,
     configs: &[ConfigSpec],
     mut context: RetrievalContext,
     would: &mut WouldSend,
-    spent_here_usd: f64,
     events: Events<'_>,
 ) -> Result<(RetrievalContext, Option<RerankRun>), PrepareError> {
     let Some(settings) = inputs.rerank.filter(|_| configs.iter().any(|c| c.rerank)) else {
         return Ok((context, None));
     };
     context.rerank_model = settings.model.clone();
+    let rerank_inputs = rerank::RerankInputs {
+        corpus: inputs.corpus,
+        tokens: inputs.tokens,
+        golden: inputs.golden,
+        configs,
+        settings,
+        llm: inputs.llm,
+        dry_run: inputs.dry_run,
+    };
     if inputs.dry_run && !would.is_nothing() {
         let ids = configs.iter().filter(|c| c.rerank).map(|c| c.id());
         would
             .later
             .extend(ids.map(|id| format!("the rerank requests of {id}")));
+        would.rerank_bound = Some(Box::new(rerank::upper_bound(&rerank_inputs, &context)?));
         return Ok((context, None));
     }
     let shared = Arc::new(context);
-    let run = rerank::rerank_candidates(
-        &rerank::RerankInputs {
-            corpus: inputs.corpus,
-            tokens: inputs.tokens,
-            golden: inputs.golden,
-            configs,
-            settings,
-            llm: inputs.llm,
-            dry_run: inputs.dry_run,
-            cap: inputs.cap.map(|cap| (cap, spent_here_usd)),
-        },
-        &shared,
-        events,
-    )
-    .await?;
+    let run = rerank::rerank_candidates(&rerank_inputs, &shared, events).await?;
     let mut context = Arc::try_unwrap(shared).unwrap_or_else(|a| (*a).clone());
     would.rerank = Some(Box::new(run.summary.clone()));
     if run.summary.sent > 0 && inputs.dry_run {

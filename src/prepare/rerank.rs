@@ -23,14 +23,14 @@ use crate::events::{Events, RunEvent, Step};
 use crate::exit::ExitClass;
 use crate::golden::GoldenSet;
 use crate::llm::client::rerank::rerank_cost_usd;
+use crate::llm::cost::count_tokens;
 use crate::llm::{CallRecord, ClientConfig, LlmClient, LlmError, RerankRequest};
 use crate::numbers::thousands;
-use crate::prepare::spend_cap::{SpendCap, SpendCapError, refuse_rerank};
 use crate::retrieval::listed::TopLists;
 use crate::retrieval::rerank::{RerankSettings, reranked};
 use crate::sweep::error::SweepError;
 use crate::sweep::grid::ConfigSpec;
-use crate::sweep::index::{ConfigIndex, RetrievalContext};
+use crate::sweep::index::{ConfigIndex, RetrievalContext, prefixed_chunks};
 use crate::tokenize::CorpusTokens;
 
 /// Errors of the rerank step.
@@ -55,9 +55,6 @@ pub enum RerankError {
     /// A first stage could not be built or ranked.
     #[error("first stage before reranking: {0}")]
     FirstStage(#[from] SweepError),
-    /// The requests would pass `--max-cost`; none was sent.
-    #[error(transparent)]
-    Cap(#[from] SpendCapError),
 }
 
 impl RerankError {
@@ -67,7 +64,6 @@ impl RerankError {
             RerankError::Call { source, .. } => source.exit_class(),
             RerankError::Client(source) => source.exit_class(),
             RerankError::FirstStage(e) => e.exit_class(),
-            RerankError::Cap(_) => ExitClass::Usage,
         }
     }
 }
@@ -134,10 +130,6 @@ pub struct RerankInputs<'a> {
     pub llm: &'a ClientConfig,
     /// Send nothing: count what would be sent.
     pub dry_run: bool,
-    /// `--max-cost` and what the earlier steps of this sweep spent (USD): the requests the
-    /// cache does not answer are counted and refused before any is sent when they would pass
-    /// it ([`refuse_rerank`]).
-    pub cap: Option<(SpendCap, f64)>,
 }
 
 /// The client of the step: `llm` at the reranker's server. A dry run reads no key (nothing is
@@ -227,11 +219,6 @@ pub async fn rerank_candidates(
         requests: all.iter().map(|c| c.requests.len()).sum(),
         ..RerankSummary::default()
     };
-    if let Some((cap, spent_here)) = inputs.cap.filter(|_| !inputs.dry_run) {
-        let (sent, tokens) = uncached(&client, &all).await?;
-        let cost = dry_run_cost(&mcfg, sent, tokens);
-        refuse_rerank(cap, spent_here, sent, cost, &inputs.settings.model)?;
-    }
     if inputs.dry_run {
         (summary.sent, summary.tokens_sent) = uncached(&client, &all).await?;
         summary.cached = summary.requests - summary.sent;
@@ -374,6 +361,59 @@ async fn uncached(client: &LlmClient, all: &[Candidates]) -> Result<(usize, u64)
         }
     }
     Ok((sent, tokens))
+}
+
+/// An upper bound on the rerank requests of `inputs.configs`, for a dry run whose first stages
+/// cannot rank yet (their embeddings are not made): every reranked configuration × question,
+/// `ceil(min(depth, chunks) / documents_per_request)` requests each, none taken as cached
+/// (rankings that do not exist yet cannot be in the cache), and as input tokens (cl100k_base,
+/// as [`RerankRequest::estimated_tokens`] counts them) the question once per document plus the
+/// `depth` longest chunks' indexed text. Only the chunks are made (no ranking, no call); the
+/// cost is `None` when the reranker has no price.
+///
+/// # Errors
+/// [`RerankError::FirstStage`] when a configuration's chunks cannot be made.
+pub fn upper_bound(
+    inputs: &RerankInputs<'_>,
+    context: &RetrievalContext,
+) -> Result<RerankSummary, RerankError> {
+    let s = inputs.settings;
+    let mut bound = RerankSummary {
+        model: s.model.clone(),
+        ..RerankSummary::default()
+    };
+    let question_tokens: Vec<u64> = inputs
+        .golden
+        .questions
+        .iter()
+        .map(|q| count_tokens(&q.text))
+        .collect();
+    for config in inputs.configs.iter().filter(|c| c.rerank) {
+        let first = ConfigSpec {
+            rerank: false,
+            ..config.clone()
+        };
+        let chunks = prefixed_chunks(inputs.corpus, inputs.tokens, &first, context)?;
+        let mut lengths: Vec<u64> = chunks
+            .iter()
+            .map(|c| count_tokens(&c.indexed_text(inputs.corpus)))
+            .collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        let n = s.depth.min(lengths.len());
+        let longest: u64 = lengths[..n].iter().sum();
+        bound.configs += 1;
+        for q in &question_tokens {
+            bound.questions += 1;
+            bound.documents += n;
+            let requests = n.div_ceil(s.documents_per_request.max(1));
+            bound.requests += requests;
+            bound.sent += requests;
+            bound.tokens_sent += q * n as u64 + longest;
+        }
+    }
+    let mcfg = inputs.llm.model(&s.model);
+    bound.cost_usd = dry_run_cost(mcfg, bound.sent, bound.tokens_sent);
+    Ok(bound)
 }
 
 /// What `sent` requests of `tokens` estimated input tokens would cost.

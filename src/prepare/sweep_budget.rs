@@ -49,11 +49,21 @@ pub fn estimate(would: &WouldSend) -> (CostEstimate, Vec<&'static str>) {
             cost_usd: r.cost_usd,
         });
     }
+    if let Some(r) = would.rerank_bound.as_ref().filter(|r| r.sent > 0) {
+        // its price is checked by `refuse` (a reranker with neither price key)
+        total.add(&CostEstimate {
+            calls: r.sent,
+            prompt_tokens: r.tokens_sent,
+            completion_tokens: 0,
+            cost_usd: r.cost_usd,
+        });
+    }
     (total, unpriced)
 }
 
-/// The calls of `would` in words: `3 embedding request(s), 4 rerank request(s)`.
-fn counted_calls(would: &WouldSend) -> String {
+/// The calls of `would` in words: `3 embedding request(s), 4 rerank request(s)`, or `…, at most
+/// 80 rerank request(s): an upper bound, …` when the rerank requests cannot be counted yet.
+pub fn counted_calls(would: &WouldSend) -> String {
     let mut parts = Vec::new();
     if let Some(e) = would.embed.as_ref().filter(|e| e.sent > 0) {
         parts.push(format!("{} embedding request(s)", e.requests));
@@ -63,6 +73,12 @@ fn counted_calls(would: &WouldSend) -> String {
     }
     if let Some(r) = would.rerank.as_ref().filter(|r| r.sent > 0) {
         parts.push(format!("{} rerank request(s)", r.sent));
+    }
+    if let Some(r) = would.rerank_bound.as_ref().filter(|r| r.sent > 0) {
+        parts.push(format!(
+            "at most {} rerank request(s): an upper bound, every reranked configuration × question taken as not cached, since the rankings they rerank do not exist before the embeddings are made",
+            r.sent
+        ));
     }
     parts.join(", ")
 }
@@ -77,11 +93,12 @@ pub struct Models<'a> {
     pub rerank: Option<(&'a str, bool)>,
 }
 
-/// Refuses the sweep whose prepare step would send `would` under `cap`: when a part with calls
-/// to send has no price (or the reranker has none while its requests cannot be counted yet),
-/// when calls other than rerank requests cannot be counted before others are answered, or when
-/// the estimate plus `cap.spent_usd` passes `cap.max_usd`. Rerank requests that cannot be counted
-/// yet are left to [`refuse_rerank`].
+/// Refuses the sweep whose prepare step would send `would` under `cap`, before anything is sent:
+/// when a part with calls to send has no price (or the reranker has none while its requests
+/// cannot be counted yet), when calls other than rerank requests cannot be counted before others
+/// are answered, or when the estimate plus `cap.spent_usd` passes `cap.max_usd`. Rerank requests
+/// that cannot be counted yet (their first stage needs embeddings not made) count at their upper
+/// bound (`would.rerank_bound`), so no step has to refuse half-way.
 ///
 /// # Errors
 /// [`SpendCapError::Unpriced`], [`SpendCapError::Uncounted`] or [`SpendCapError::Over`].

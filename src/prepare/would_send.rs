@@ -27,9 +27,15 @@ pub struct WouldSend {
     /// context is written): `the chunk embeddings of <id>`, `the contexts of <id>`.
     pub uncounted: Vec<String>,
     /// What is counted only by its own step, once the calls above are answered: `the rerank
-    /// requests of <id>` (under `--max-cost` the rerank step checks them before it sends) and
-    /// `the external retrieval of <id>` (no paid call).
+    /// requests of <id>` (bounded in `rerank_bound`) and `the external retrieval of <id>` (no
+    /// paid call).
     pub later: Vec<String>,
+    /// An upper bound on the rerank requests named in `later`: every reranked configuration ×
+    /// question at its full depth, none taken as cached (rankings that do not exist yet cannot
+    /// be in the cache), input tokens from the `depth` longest chunks of each configuration.
+    /// `--max-cost` counts it up front ([`crate::prepare::sweep_budget::refuse`]).
+    #[serde(skip)]
+    pub rerank_bound: Option<Box<RerankSummary>>,
 }
 
 impl WouldSend {

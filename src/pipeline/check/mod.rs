@@ -191,7 +191,7 @@ pub fn check(
     } else {
         judge::refuse_judged(&plan.run_dir)?;
     }
-    let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, events)?;
+    let (swept, mut dir) = swept::sweep_loaded(&plan, loaded, &rt, None, events)?;
     let mut check = retrieval_check(request, &baseline, &swept, &candidate, &now)?;
     // the retrieval verdict is written first: a judge stage that stops with an error (a refused
     // key, the budget) leaves it, and says so in check.md
