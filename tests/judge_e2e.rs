@@ -169,9 +169,40 @@ fn run_cmd(cfg: &Path, out: &Path) -> Command {
         .arg(format!("{SMALL},{LARGE}"))
         .arg("--quiet")
         .env_remove("OPENAI_BASE_URL")
+        .env(KEY_ENV, run_key(cfg))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
+}
+
+/// The variable the fixture's `[llm] api_key_env` names.
+const KEY_ENV: &str = "CHUNKSWEEP_TEST_NO_SUCH_KEY";
+
+/// The API key the runs of the fixture at `cfg` send, from its folder's name: unique per test,
+/// so that the requests a test counts are its own runs' (a mock server's port can be one that
+/// another process on this machine used before).
+fn run_key(cfg: &Path) -> String {
+    let folder = cfg
+        .parent()
+        .and_then(Path::file_name)
+        .expect("the fixture's folder");
+    format!("test-key-{}", folder.to_string_lossy())
+}
+
+/// The requests `server` received from the runs of the fixture at `cfg` (see [`run_key`]).
+async fn sent(server: &MockServer, cfg: &Path) -> Vec<Request> {
+    let bearer = format!("Bearer {}", run_key(cfg));
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| {
+            r.headers
+                .get("authorization")
+                .is_some_and(|v| v == bearer.as_str())
+        })
+        .collect()
 }
 
 fn find<'a>(rows: &'a Rows, config: &str, q: &str) -> &'a HashMap<String, String> {
@@ -342,17 +373,14 @@ async fn scripted_pass_rates_errors_and_a_dry_run() {
     assert!(text.contains("30 chat calls"), "{text}"); // 8 generate + 8×2 + 6 correctness
     assert!(text.contains("estimated cost $"), "{text}");
     assert_eq!(
-        server.received_requests().await.unwrap().len(),
+        sent(&server, &cfg).await.len(),
         0,
         "a dry run sends nothing"
     );
 
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), EXPECTED_REQUESTS);
     assert_scripted_results(&out);
     let calls = read_csv(&out.join("calls.csv"));
     assert_eq!(calls.len(), EXPECTED_REQUESTS);
@@ -366,10 +394,7 @@ async fn scripted_pass_rates_errors_and_a_dry_run() {
     // are never cached, could be sent again, and no question is left to run
     let again = run_cmd(&cfg, &out).output().unwrap();
     assert!(again.status.success());
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), EXPECTED_REQUESTS);
     assert_scripted_results(&out);
 
     // a budget below the estimate stops before anything is sent
@@ -380,10 +405,7 @@ async fn scripted_pass_rates_errors_and_a_dry_run() {
         .unwrap();
     assert_eq!(capped.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&capped.stderr).contains("more than --max-cost"));
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), EXPECTED_REQUESTS);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -406,7 +428,7 @@ async fn a_429_storm_loses_nothing() {
     let out = dir.path().join("run");
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let received = server.received_requests().await.unwrap();
+    let received = sent(&server, &cfg).await;
     assert_eq!(received.len(), EXPECTED_REQUESTS + 25);
     assert_scripted_results(&out);
     let calls = read_csv(&out.join("calls.csv"));
@@ -431,7 +453,7 @@ async fn sigkill_midway_then_restart_equals_an_uninterrupted_run() {
     let ref_out = ref_dir.path().join("run");
     let o = run_cmd(&ref_cfg, &ref_out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ref_requests = ref_server.received_requests().await.unwrap().len();
+    let ref_requests = sent(&ref_server, &ref_cfg).await.len();
     assert_eq!(ref_requests, EXPECTED_REQUESTS);
 
     // killed run
@@ -462,11 +484,11 @@ async fn sigkill_midway_then_restart_equals_an_uninterrupted_run() {
         (3..8).contains(&at_kill),
         "killed midway, with {at_kill} rows written"
     );
-    let before = server.received_requests().await.unwrap();
+    let before = sent(&server, &cfg).await;
 
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let all = server.received_requests().await.unwrap();
+    let all = sent(&server, &cfg).await;
 
     // the same results as the uninterrupted run, timing columns aside
     for f in ["judge_questions.csv", "judge.csv"] {
@@ -534,7 +556,7 @@ async fn a_prose_only_judge_confirms_nothing_and_fails() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     // 8 answers, then 11 criteria per candidate, each asked twice (the reminder): 8 + 2 × 22
-    assert_eq!(server.received_requests().await.unwrap().len(), 8 + 44);
+    assert_eq!(sent(&server, &cfg).await.len(), 8 + 44);
     let q = read_csv(&out.join("judge_questions.csv"));
     assert_eq!(q.len(), 8);
     let verdicts: Vec<&str> = q
@@ -595,16 +617,18 @@ async fn a_401_stops_the_run_and_a_rerun_against_a_healthy_server_finishes() {
         "{stderr}"
     );
     // stopped at once: the one refused request, no row (a client error is not a result)
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    let all = server.received_requests().await.unwrap();
+    let bodies: Vec<String> = all
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).chars().take(120).collect())
+        .collect();
+    assert_eq!(sent(&server, &cfg).await.len(), 1, "{bodies:#?}");
     assert_eq!(read_csv(&out.join("judge_questions.csv")).len(), 0);
 
     // the key fixed (here: the server healthy), the same command sends the calls and finishes
     let o = run_cmd(&cfg, &out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        1 + EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), 1 + EXPECTED_REQUESTS);
     assert_scripted_results(&out);
 }
 
@@ -667,7 +691,7 @@ async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() 
     // the scripted 32, less q2's and q3's grading (small 3 + 4, large 3 + 3) and their answers
     // (4), plus 2 timed-out attempts per q2 answer and one empty reply per q3 answer
     let expected = EXPECTED_REQUESTS - 13 - 4 + 4 + 2;
-    assert_eq!(server.received_requests().await.unwrap().len(), expected);
+    assert_eq!(sent(&server, &cfg).await.len(), expected);
     let q = read_csv(&out.join("judge_questions.csv"));
     assert_eq!(q.len(), 6, "no row for q2: a timeout is not a result");
     assert!(q.iter().all(|r| r["question_id"] != "q2"));
@@ -708,10 +732,7 @@ async fn timeouts_leave_questions_unfinished_and_empty_answers_are_error_rows() 
     // the error rows are finished; the rerun asks only q2 again (still too slow here)
     let again = run_cmd(&cfg, &out).output().unwrap();
     assert_eq!(again.status.code(), Some(4));
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        expected + 4
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), expected + 4);
 }
 
 /// The timeout of the tests about timeouts, in seconds. Every other test's calls have 300 s
@@ -766,7 +787,7 @@ async fn every_call_hanging_past_its_timeout_stores_no_verdict_and_a_healthy_rer
         "{stderr}"
     );
     // every answer was asked once, and nothing was stored as a verdict
-    assert_eq!(server.received_requests().await.unwrap().len(), 8);
+    assert_eq!(sent(&server, &cfg).await.len(), 8);
     assert_eq!(read_csv(&out.join("judge_questions.csv")).len(), 0);
     assert!(!out.join("judge.csv").exists());
     assert!(!out.join("judge_checks.csv").exists());
@@ -945,7 +966,7 @@ async fn sigkill_at_three_moments_then_a_rerun_lists_every_answered_call_once() 
         .collect();
     assert_eq!((answered.len(), ids.len()), (29, 29));
     // every request the server answered with a usable reply is among them
-    let received = server.received_requests().await.unwrap();
+    let received = sent(&server, &cfg).await;
     let distinct: std::collections::HashSet<_> = received.iter().map(|r| r.body.clone()).collect();
     assert_eq!(distinct.len(), EXPECTED_REQUESTS, "3 of them unreadable");
     let paid = answered
@@ -968,7 +989,7 @@ async fn a_second_process_on_the_same_folder_is_refused_and_nothing_is_lost() {
         assert!(t0.elapsed() < Duration::from_secs(60), "no progress");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let sent_before = server.received_requests().await.unwrap().len();
+    let sent_before = sent(&server, &cfg).await.len();
     // the same command, and a narrower one that would have rewritten the rows
     for extra in [&[][..], &["--judge-questions", "1"][..]] {
         let second = run_cmd(&cfg, &out).args(extra).output().unwrap();
@@ -983,10 +1004,7 @@ async fn a_second_process_on_the_same_folder_is_refused_and_nothing_is_lost() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // the refused processes sent nothing and the first finished everything
     assert!(sent_before <= EXPECTED_REQUESTS);
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), EXPECTED_REQUESTS);
     assert_scripted_results(&out);
 }
 
@@ -1036,7 +1054,7 @@ async fn a_narrower_rerun_or_a_refused_run_keeps_every_finished_row() {
     assert_eq!(std::fs::read(out.join("calls.csv")).unwrap(), calls);
     let _ = report;
     assert_eq!(
-        server.received_requests().await.unwrap().len(),
+        sent(&server, &cfg).await.len(),
         EXPECTED_REQUESTS,
         "nothing sent again"
     );
@@ -1078,7 +1096,7 @@ async fn sloppy_verdicts_are_read_and_answers_stay_in_their_block() {
     // 8 answers and 22 verdicts, every one read at the first try: no reminder. The answers are
     // all alike, so the second candidate's relevancy (4) and correctness (3) prompts equal the
     // first's and come from the cache: 23 requests for 30 calls.
-    let received = server.received_requests().await.unwrap();
+    let received = sent(&server, &cfg).await;
     assert_eq!(received.len(), 23);
     let calls = read_csv(&out.join("calls.csv"));
     assert_eq!(calls.len(), 30);
@@ -1132,6 +1150,7 @@ async fn a_run_says_where_its_calls_go_and_refuses_a_remote_server_without_a_key
     let o = Command::new(bin())
         .args(args)
         .env_remove("OPENAI_BASE_URL")
+        .env(KEY_ENV, run_key(&cfg))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -1151,10 +1170,7 @@ async fn a_run_says_where_its_calls_go_and_refuses_a_remote_server_without_a_key
         manifest.contains(&format!("\"server\": \"{}/v1\"", server.uri())),
         "the manifest records the server used: {manifest}"
     );
-    assert_eq!(
-        server.received_requests().await.unwrap().len(),
-        EXPECTED_REQUESTS
-    );
+    assert_eq!(sent(&server, &cfg).await.len(), EXPECTED_REQUESTS);
 
     // the same run bound for a remote server with no key stops at once: exit 2, nothing written
     let remote = text.replace(
@@ -1163,7 +1179,7 @@ async fn a_run_says_where_its_calls_go_and_refuses_a_remote_server_without_a_key
     );
     std::fs::write(&cfg, remote).unwrap();
     let out2 = dir.path().join("remote");
-    let o = run_cmd(&cfg, &out2).output().unwrap();
+    let o = run_cmd(&cfg, &out2).env_remove(KEY_ENV).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
