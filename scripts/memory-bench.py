@@ -3,7 +3,7 @@
 by side, at several corpus sizes (made by scripts/make-corpus.py: distinct text, not copies).
 
     python3 scripts/memory-bench.py --old /tmp/chunksweep-e8d965c --new target/release/chunksweep \
-        --mb 10,100,1000 --work /tmp/memory-bench
+        --mb 10,100,1000 --work /tmp/memory-bench [--changed mrr,reciprocal_rank]
 
 The sweep: fixed, recursive and markdown at 64, 128, 256, 512 and 1,024 tokens (cl100k_base),
 BM25, k = 5 and budgets of 1,000, 2,000 and 4,000 tokens, 276 questions of Chroma's data. Each
@@ -11,7 +11,8 @@ binary sweeps each corpus as its own process under /usr/bin/time -v: wall time, 
 + system) and peak resident memory (maximum RSS). Sizes run from the smallest up; at each size
 the old binary runs first, then the new one (one process at a time). The two runs' sweep.csv,
 sweep_questions.csv and selection.csv must be byte-identical (a column the old binary does not
-write yet, such as `expand`, is left out of the comparison and named), or the bench fails. Prints a
+write yet, such as `expand`, and the columns named with --changed are left out of the comparison
+and named), or the bench fails. Prints a
 Markdown table: the figures, memory per 100 MB of corpus, the new/old ratios, and the growth of
 each figure from one size to the next.
 """
@@ -46,21 +47,25 @@ def measure(binary, corpus, out):
     return wall, cpu, peak_mb
 
 
-def same_output(old, new):
+def same_output(old, new, changed):
     """Whether two CSVs are byte-identical, or, when the new one has columns the old binary did
-    not write (a column added since), identical in every other column, row by row, as text."""
+    not write (a column added since) or columns in `changed` (a fix since changed their values
+    on purpose), identical in every other column, row by row, as text."""
     if filecmp.cmp(old, new, shallow=False):
         return True
     with open(old, newline="") as fa, open(new, newline="") as fb:
         ra, rb = list(csv.reader(fa)), list(csv.reader(fb))
-    if not ra or not rb or len(ra) != len(rb) or not set(ra[0]) < set(rb[0]):
+    if not ra or not rb or len(ra) != len(rb) or not set(ra[0]) <= set(rb[0]):
         return False
-    keep = [rb[0].index(c) for c in ra[0]]
-    if any(row_a != [row_b[i] for i in keep] for row_a, row_b in zip(ra, rb)):
+    cols = [c for c in ra[0] if c not in changed]
+    pick = lambda header, row: [row[header.index(c)] for c in cols]
+    if any(pick(ra[0], a) != pick(rb[0], b) for a, b in zip(ra, rb)):
         return False
     added = [c for c in rb[0] if c not in ra[0]]
-    print(f"{new.name}: identical but for the column(s) the old binary does not write: "
-          f"{', '.join(added)}", file=sys.stderr)
+    left_out = [c for c in ra[0] if c in changed]
+    print(f"{new.name}: identical but for the column(s) the old binary does not write "
+          f"({', '.join(added) or 'none'}) and those left out with --changed "
+          f"({', '.join(left_out) or 'none'})", file=sys.stderr)
     return True
 
 
@@ -70,7 +75,11 @@ def main():
     ap.add_argument("--new", required=True, help="the binary under test")
     ap.add_argument("--mb", default="10,100", help="corpus sizes in MB, comma-separated")
     ap.add_argument("--work", type=Path, required=True, help="corpora and run folders")
+    ap.add_argument("--changed", default="",
+                    help="columns a fix since the old binary changed on purpose, comma-separated "
+                         "(e.g. mrr,reciprocal_rank): left out of the comparison, and named")
     args = ap.parse_args()
+    changed = {c for c in args.changed.split(",") if c}
     rows, prev = [], None
     for mb in [float(x) for x in args.mb.split(",")]:
         corpus = args.work / f"corpus-{mb:g}mb"
@@ -85,7 +94,7 @@ def main():
                   f"peak {got[name][2]:.0f} MB", file=sys.stderr, flush=True)
         for f in ["sweep.csv", "sweep_questions.csv", "selection.csv"]:
             a, b = (args.work / f"run-{mb:g}mb-{n}" / f for n in ("old", "new"))
-            if not same_output(a, b):
+            if not same_output(a, b, changed):
                 sys.exit(f"{f} differs between the old and the new binary at {mb:g} MB")
         rows.append((size, got, prev))
         prev = (size, got)

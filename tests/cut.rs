@@ -36,7 +36,7 @@ fn sweep(sizes: Vec<usize>, top_k: usize) -> Vec<CutOutcome> {
             cuts: &spec.cuts(),
         },
         &std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
-            &corpus, &spec,
+            &corpus, &spec, &golden,
         )),
         false,
         |_| {},
@@ -136,7 +136,7 @@ fn a_budget_cut_takes_exactly_the_chunks_that_fit() {
     );
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
     let context = std::sync::Arc::new(chunksweep::sweep::RetrievalContext::for_spec(
-        &corpus, &spec,
+        &corpus, &spec, &golden,
     ));
     let outcomes = run_sweep(
         &corpus,

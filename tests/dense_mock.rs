@@ -103,7 +103,7 @@ async fn embed_for_sweep(
     spec: &SweepSpec,
     emb: &Embedder,
 ) -> Result<(RetrievalContext, EmbedStats), EmbedError> {
-    let mut context = RetrievalContext::for_spec(corpus, spec);
+    let mut context = RetrievalContext::for_spec(corpus, spec, golden);
     let configs = expand(spec).unwrap();
     let mut stats = embed_sentences(corpus, &configs, emb, &mut context).await?;
     stats.add(&embed_chunks(corpus, tokens, golden, &configs, emb, &mut context).await?);

@@ -9,6 +9,7 @@ use std::path::Path;
 use chunksweep::chunking::enrich::Prefix;
 use chunksweep::chunking::{ChunkContext, ChunkParams, Strategy};
 use chunksweep::corpus::load_corpus;
+use chunksweep::golden::GoldenSet;
 use chunksweep::prepare::contexts::{
     ContextPrompt, ContextSettings, generate_contexts, needed_chunks,
 };
@@ -84,10 +85,15 @@ async fn contexts_are_asked_once_per_distinct_chunk_and_cached() {
         );
     }
 
-    // the contexts are the prefixes, one line each
+    // the contexts are the prefixes, one line each (no question is ranked here)
+    let no_questions = GoldenSet {
+        path: "none".into(),
+        questions: Vec::new(),
+        trimmed_spans: 0,
+    };
     let context = std::sync::Arc::new(RetrievalContext {
         contexts: first.contexts.clone(),
-        ..RetrievalContext::for_spec(&corpus, &Default::default())
+        ..RetrievalContext::for_spec(&corpus, &Default::default(), &no_questions)
     });
     let index = ConfigIndex::build(&corpus, &tokens, &configs[0], &context).unwrap();
     assert!(

@@ -74,7 +74,7 @@ fn seed_analyzer_and_words_match_the_python_baseline_question_by_question() {
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
     let configs = expand(&spec).unwrap();
-    let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec));
+    let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec, &golden));
     let outcomes = run_sweep(
         &corpus,
         &tokens,

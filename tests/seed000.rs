@@ -47,7 +47,7 @@ fn seed_000_table_is_reproduced() {
             configs: &expand(&spec).unwrap(),
             cuts: &spec.cuts(),
         },
-        &Arc::new(RetrievalContext::for_spec(&corpus, &spec)),
+        &Arc::new(RetrievalContext::for_spec(&corpus, &spec, &golden)),
         false,
         |_| {},
     )

@@ -96,7 +96,7 @@ fn a_top_n_engine_gets_recall_hit_mrr_margin_and_ties_as_computed_by_hand() {
         ..SweepSpec::default()
     };
     let tokens = CorpusTokens::new(&corpus, spec.tokenizer);
-    let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec));
+    let context = Arc::new(RetrievalContext::for_spec(&corpus, &spec, &golden));
     let mut index =
         ConfigIndex::build(&corpus, &tokens, &expand(&spec).unwrap()[0], &context).unwrap();
     assert_eq!(index.chunk_tokens(), [10; 5]);

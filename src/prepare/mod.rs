@@ -170,7 +170,7 @@ pub async fn prepare(
     inputs: &PrepareInputs<'_>,
     events: Events<'_>,
 ) -> Result<Prepared, PrepareError> {
-    let mut context = RetrievalContext::for_spec(inputs.corpus, inputs.spec);
+    let mut context = RetrievalContext::for_spec(inputs.corpus, inputs.spec, inputs.golden);
     context.external = Arc::new(chunk_externally(inputs, events)?);
     let embedder = match inputs.embed {
         Some(settings) if vectors::needs_embeddings(inputs.configs) => {

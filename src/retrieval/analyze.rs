@@ -19,7 +19,10 @@
 //!
 //! A corpus is analyzed once ([`AnalyzedCorpus::new`], documents in parallel) into term ids with
 //! code-point ranges; a chunk's terms are then the slice of its document's stream inside the
-//! chunk's range ([`DocTerms::terms_in`]), whatever the configuration.
+//! chunk's range ([`DocTerms::terms_in`]), whatever the configuration. The queries that will be
+//! asked (the golden set's questions) are analyzed first: their terms get ids and every other
+//! term is [`AnalyzedCorpus::OTHER`], so a BM25 index keeps posting lists for those terms only
+//! and no vocabulary of the corpus is held.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -345,9 +348,10 @@ fn lowercase<'a>(s: &'a str, buf: &'a mut String) -> &'a str {
     buf
 }
 
-/// A document's terms as ids into the corpus vocabulary, in order of their start, with their
-/// code-point ranges in the document: the starts as [`Offsets`] (about a byte each) and the
-/// lengths as one byte each, longer ones (255 code points or more, rare) in a side list.
+/// A document's terms as query-term ids ([`AnalyzedCorpus::OTHER`] for a term of no query), in
+/// order of their start, with their code-point ranges in the document: the starts as
+/// [`Offsets`] (about a byte each) and the lengths as one byte each, longer ones (255 code
+/// points or more, rare) in a side list.
 #[derive(Debug, Clone, Default)]
 pub struct DocTerms {
     ids: Vec<u32>,
@@ -356,6 +360,8 @@ pub struct DocTerms {
     lens: Vec<u8>,
     /// `(term, length)` of the terms of [`DocTerms::LONG`] code points or more, by term.
     long: Vec<(u32, u32)>,
+    /// The longest term's length in code points (0 for none).
+    max_len: u32,
 }
 
 impl DocTerms {
@@ -384,16 +390,24 @@ impl DocTerms {
     }
 
     /// Ids of the terms lying wholly inside the code-point range `[start, end)`, in order (a
-    /// term cut by either end belongs to neither side). Two searches of the starts and a walk.
+    /// term cut by either end belongs to neither side). Three searches of the starts; the ids
+    /// of the terms starting at least the longest term's length before `end` are read as they
+    /// are (they cannot cross it), and only the terms after them are checked against `end`.
     pub fn terms_in(&self, start: usize, end: usize) -> impl Iterator<Item = u32> + '_ {
         let lo = self.starts.below(start);
         let hi = self.starts.below(end).max(lo);
-        self.starts
-            .iter_from(lo)
-            .take(hi - lo)
-            .zip(lo..)
-            .filter(move |&(s, i)| s + self.term_len(i) <= end)
-            .map(move |(_, i)| self.ids[i])
+        let inside = end
+            .checked_sub(self.max_len as usize)
+            .map_or(lo, |x| self.starts.below(x + 1))
+            .clamp(lo, hi);
+        self.ids[lo..inside].iter().copied().chain(
+            self.starts
+                .iter_from(inside)
+                .take(hi - inside)
+                .zip(inside..)
+                .filter(move |&(s, i)| s + self.term_len(i) <= end)
+                .map(move |(_, i)| self.ids[i]),
+        )
     }
 }
 
@@ -403,6 +417,7 @@ struct DocTermsBuilder {
     starts: OffsetsBuilder,
     lens: Vec<u8>,
     long: Vec<(u32, u32)>,
+    max_len: u32,
 }
 
 impl DocTermsBuilder {
@@ -412,11 +427,13 @@ impl DocTermsBuilder {
             starts: OffsetsBuilder::with_capacity(0),
             lens: Vec::new(),
             long: Vec::new(),
+            max_len: 0,
         }
     }
 
     fn push(&mut self, id: u32, start: u32, end: u32) {
         let len = end - start;
+        self.max_len = self.max_len.max(len);
         if len >= u32::from(DocTerms::LONG) {
             self.long.push((self.ids.len() as u32, len));
             self.lens.push(DocTerms::LONG);
@@ -438,143 +455,74 @@ impl DocTermsBuilder {
             starts: self.starts.finish(char_len),
             lens: self.lens,
             long: self.long,
+            max_len: self.max_len,
         }
     }
 }
 
-/// The corpus vocabulary once analyzed, for looking terms up (queries, prefixes): every term's
-/// bytes in one buffer and the ids sorted by term, searched by bisection. About 17 bytes a term
-/// where a hash map of boxed strings took about 50 (a corpus of distinct text has a term per
-/// hundred bytes or so).
-#[derive(Debug, Default)]
-struct Vocab {
-    /// Every term's bytes, in id order.
-    bytes: String,
-    /// `ends[id]`: where term `id` ends in `bytes` (it starts where `id - 1` ends).
-    ends: Vec<u32>,
-    /// Ids in the order of their terms.
-    sorted: Vec<u32>,
-}
-
-impl Vocab {
-    /// The vocabulary of `map` (term → id, ids `0..map.len()`).
-    fn new(map: FxHashMap<Box<str>, u32>) -> Self {
-        let mut by_id: Vec<Box<str>> = vec![Box::from(""); map.len()];
-        for (term, id) in map {
-            by_id[id as usize] = term;
-        }
-        let mut bytes = String::with_capacity(by_id.iter().map(|t| t.len()).sum());
-        let mut ends = Vec::with_capacity(by_id.len());
-        for term in &by_id {
-            bytes.push_str(term);
-            ends.push(u32::try_from(bytes.len()).expect("a vocabulary below 4 GiB"));
-        }
-        drop(by_id);
-        let mut vocab = Vocab {
-            bytes,
-            ends,
-            sorted: Vec::new(),
-        };
-        let mut sorted: Vec<u32> = (0..vocab.ends.len() as u32).collect();
-        sorted.sort_unstable_by(|&a, &b| vocab.term(a).cmp(vocab.term(b)));
-        vocab.sorted = sorted;
-        vocab
-    }
-
-    fn term(&self, id: u32) -> &str {
-        let id = id as usize;
-        let start = if id == 0 {
-            0
-        } else {
-            self.ends[id - 1] as usize
-        };
-        &self.bytes[start..self.ends[id] as usize]
-    }
-
-    fn get(&self, term: &str) -> Option<u32> {
-        let at = self
-            .sorted
-            .binary_search_by(|&id| self.term(id).cmp(term))
-            .ok()?;
-        Some(self.sorted[at])
-    }
-
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-}
-
-/// A corpus analyzed once: the vocabulary (term → id) and every document's term stream.
+/// A corpus analyzed once for a set of queries: the queries' terms (term → id) and every
+/// document's term stream, in which a term of no query has the id [`AnalyzedCorpus::OTHER`].
+/// No other vocabulary is kept: a BM25 index needs the posting lists of the queries' terms only,
+/// and every other term counts in a chunk's length and nowhere else.
 #[derive(Debug)]
 pub struct AnalyzedCorpus {
     analyzer: Analyzer,
-    vocab: Vocab,
+    /// The queries' terms, ids `0..n` in order of first appearance.
+    query_terms: FxHashMap<Box<str>, u32>,
     docs: Vec<DocTerms>,
     elapsed_ms: f64,
 }
 
-/// A document's terms with ids into its own vocabulary (`names`, by id).
-fn analyze_locally(analyzer: &Analyzer, d: &crate::corpus::Document) -> (Vec<String>, DocTerms) {
-    let mut names: FxHashMap<String, u32> = FxHashMap::default();
+/// A document's terms, with the id of each query term and [`AnalyzedCorpus::OTHER`] for every
+/// other term.
+fn analyze_document(
+    analyzer: &Analyzer,
+    query_terms: &FxHashMap<Box<str>, u32>,
+    d: &crate::corpus::Document,
+) -> DocTerms {
     let mut terms = DocTermsBuilder::new();
     analyzer.analyze(&d.text, &mut |t, s, e| {
-        let next = names.len() as u32;
-        let id = match names.get(t) {
-            Some(&id) => id,
-            None => {
-                names.insert(t.to_string(), next);
-                next
-            }
-        };
+        let id = query_terms.get(t).copied().unwrap_or(AnalyzedCorpus::OTHER);
         terms.push(id, s, e);
     });
-    let terms = terms.finish(d.char_len());
-    let mut by_id = vec![String::new(); names.len()];
-    for (name, id) in names {
-        by_id[id as usize] = name;
-    }
-    (by_id, terms)
+    terms.finish(d.char_len())
 }
 
 impl AnalyzedCorpus {
-    /// Documents analyzed in parallel at a time.
-    const BATCH: usize = 64;
+    /// The id of every term that no query has.
+    pub const OTHER: u32 = u32::MAX;
 
-    /// Analyzes every document of `corpus` with `settings`, documents in parallel (rayon).
+    /// Analyzes `queries` (the questions that indexes built on this corpus will be asked: their
+    /// terms take ids `0..n`, in order of first appearance, whether or not a document holds
+    /// them), then every document of `corpus` with `settings`, documents in parallel (rayon).
     ///
     /// # Panics
-    /// If a document has 2³² code points or more, or the corpus 2³² distinct terms.
-    pub fn new(corpus: &Corpus, settings: AnalyzerSettings) -> Self {
+    /// If a document has 2³² code points or more, or the queries 2³² − 1 distinct terms.
+    pub fn new<'q>(
+        corpus: &Corpus,
+        settings: AnalyzerSettings,
+        queries: impl IntoIterator<Item = &'q str>,
+    ) -> Self {
         let started = Instant::now();
         let analyzer = Analyzer::new(settings);
-        // Each document is analyzed with a local vocabulary, then the local ids are mapped to
-        // global ones in document order, so ids do not depend on the thread schedule. A batch
-        // of documents at a time: every document's local vocabulary held at once (a string per
-        // distinct term of each document) was the sweep's largest transient.
-        let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        let mut docs = Vec::with_capacity(corpus.docs.len());
-        for batch in corpus.docs.chunks(Self::BATCH) {
-            let local: Vec<(Vec<String>, DocTerms)> = batch
-                .par_iter()
-                .map(|d| analyze_locally(&analyzer, d))
-                .collect();
-            for (names, mut terms) in local {
-                let map: Vec<u32> = names
-                    .into_iter()
-                    .map(|n| {
-                        let next = u32::try_from(vocab.len()).expect("fewer than 2^32 terms");
-                        *vocab.entry(n.into_boxed_str()).or_insert(next)
-                    })
-                    .collect();
-                for id in &mut terms.ids {
-                    *id = map[*id as usize];
-                }
-                docs.push(terms);
+        let mut query_terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        for query in queries {
+            for term in analyzer.terms(query) {
+                let next = u32::try_from(query_terms.len())
+                    .ok()
+                    .filter(|&id| id != Self::OTHER)
+                    .expect("fewer than 2^32 - 1 query terms");
+                query_terms.entry(term.into_boxed_str()).or_insert(next);
             }
         }
+        let docs = corpus
+            .docs
+            .par_iter()
+            .map(|d| analyze_document(&analyzer, &query_terms, d))
+            .collect();
         AnalyzedCorpus {
             analyzer,
-            vocab: Vocab::new(vocab),
+            query_terms,
             docs,
             elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         }
@@ -590,14 +538,14 @@ impl AnalyzedCorpus {
         &self.analyzer
     }
 
-    /// The id of `term`, if the corpus has it.
-    pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.vocab.get(term)
+    /// The id of the analyzed term `term` if a query has it (a term of no query has none).
+    pub fn query_term_id(&self, term: &str) -> Option<u32> {
+        self.query_terms.get(term).copied()
     }
 
-    /// Number of distinct terms in the corpus.
-    pub fn vocab_len(&self) -> usize {
-        self.vocab.len()
+    /// Number of distinct terms of the queries: ids `0..n` are theirs.
+    pub fn n_query_terms(&self) -> usize {
+        self.query_terms.len()
     }
 
     /// Number of documents analyzed.

@@ -11,13 +11,15 @@
 //! of terms (prefix included) and `avgdl` their mean; all in `f64`. k1 and b are settings
 //! ([`Bm25Settings`], default 1.2 and 0.75). The terms come from the corpus analyzed once
 //! ([`AnalyzedCorpus`]): a chunk's terms are its document's terms inside the chunk's range plus
-//! the terms of its prefix. The index is a posting list per term (chunk, tf; [`super::postings`]); a query is scored
-//! by walking the postings of its terms only.
+//! the terms of its prefix. The index is a posting list per query term (chunk, tf;
+//! [`super::postings`]): the corpus is analyzed knowing the questions that will be asked, and
+//! only their terms get lists; a query is scored by walking the postings of its terms only.
 
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
 use super::postings::{Postings, PostingsBuilder};
@@ -96,18 +98,41 @@ pub struct IndexedChunk<'a> {
     pub prefix: &'a str,
 }
 
+/// A query that a [`Bm25Index`] cannot score exactly.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Bm25Error {
+    /// The query has a term that none of the queries the corpus was analyzed for has, so the
+    /// index holds no posting list for it ([`AnalyzedCorpus::new`]).
+    #[error(
+        "BM25 was indexed for the golden set's questions, and the query term `{term}` is in none of them (query: {query:?})"
+    )]
+    NotAQueryTerm {
+        /// The analyzed term.
+        term: String,
+        /// The query.
+        query: String,
+    },
+}
+
 /// An in-memory BM25 index over one configuration's chunks; scores come back in chunk order.
+/// It keeps the posting lists of the corpus's query terms only
+/// ([`AnalyzedCorpus::query_term_id`]): every other term counts in the chunks' lengths and
+/// nowhere else, which leaves the scores of those queries exact.
 #[derive(Debug)]
 pub struct Bm25Index {
     corpus: Arc<AnalyzedCorpus>,
     k1: f64,
-    /// Terms of prefixes that the corpus does not have, with ids after the corpus vocabulary.
-    extra: FxHashMap<String, u32>,
-    /// Each term's (chunk, tf) postings, in chunk order.
+    /// Each query term's (chunk, tf) postings, in chunk order.
     postings: Postings,
     /// Per chunk: `k1 · (1 − b + b · |d| / avgdl)`.
     norms: Vec<f64>,
     lens: Vec<u32>,
+}
+
+/// A distinct prefix once analyzed: its query terms' ids and its number of terms.
+struct PrefixTerms {
+    query_terms: Vec<u32>,
+    len: u32,
 }
 
 impl Bm25Index {
@@ -121,11 +146,9 @@ impl Bm25Index {
         chunks: impl IntoIterator<Item = IndexedChunk<'a>>,
         settings: &Bm25Settings,
     ) -> Self {
-        let base = corpus.vocab_len() as u32;
-        let mut extra: FxHashMap<String, u32> = FxHashMap::default();
-        // each distinct prefix's term ids, once: `prefix_ids[k]`
+        // each distinct prefix analyzed once: `prefixes[k]`
         let mut prefix_of: FxHashMap<&'a str, u32> = FxHashMap::default();
-        let mut prefix_ids: Vec<Vec<u32>> = Vec::new();
+        let mut prefixes: Vec<PrefixTerms> = Vec::new();
         // Each chunk as its document, range and prefix (16 bytes): its terms are read from the
         // analyzed corpus at each pass rather than copied (a copy of every chunk's terms, 4
         // bytes per term and overlap included, was held while the index was built).
@@ -135,56 +158,49 @@ impl Bm25Index {
                 u32::MAX
             } else {
                 *prefix_of.entry(c.prefix).or_insert_with(|| {
-                    let ids = corpus
-                        .analyzer()
-                        .terms(c.prefix)
-                        .into_iter()
-                        .map(|t| match corpus.term_id(&t) {
-                            Some(id) => id,
-                            None => {
-                                let next = base + extra.len() as u32;
-                                *extra.entry(t).or_insert(next)
-                            }
-                        })
-                        .collect();
-                    prefix_ids.push(ids);
-                    (prefix_ids.len() - 1) as u32
+                    let terms = corpus.analyzer().terms(c.prefix);
+                    prefixes.push(PrefixTerms {
+                        query_terms: terms
+                            .iter()
+                            .filter_map(|t| corpus.query_term_id(t))
+                            .collect(),
+                        len: u32::try_from(terms.len()).expect("a prefix below 2^32 terms"),
+                    });
+                    (prefixes.len() - 1) as u32
                 })
             };
             let at = |x: usize| u32::try_from(x).expect("documents below 2^32 code points");
             let doc = u32::try_from(c.doc).expect("fewer than 2^32 documents");
             spans.push((doc, at(c.start), at(c.end), prefix));
         }
-        let n_terms = base as usize + extra.len();
         let n = u32::try_from(spans.len()).expect("fewer than 2^32 chunks");
-        let no_prefix: &[u32] = &[];
-        let chunk_terms = |i: usize| {
-            let (doc, start, end, prefix) = spans[i];
-            let prefix = prefix_ids
-                .get(prefix as usize)
-                .map_or(no_prefix, Vec::as_slice);
-            prefix.iter().copied().chain(
-                corpus
-                    .doc(doc as usize)
-                    .terms_in(start as usize, end as usize),
-            )
+        // Chunk `i`'s query terms, each given to `f`, prefix first; its number of terms.
+        let walk = |i: u32, f: &mut dyn FnMut(u32)| -> u32 {
+            let (doc, start, end, prefix) = spans[i as usize];
+            let mut len = 0;
+            if let Some(p) = prefixes.get(prefix as usize) {
+                p.query_terms.iter().for_each(|&t| f(t));
+                len = p.len;
+            }
+            for t in corpus
+                .doc(doc as usize)
+                .terms_in(start as usize, end as usize)
+            {
+                len += 1;
+                if t != AnalyzedCorpus::OTHER {
+                    f(t);
+                }
+            }
+            len
         };
         // Chunk lengths and the lists' sizes, then the lists.
-        let mut postings = PostingsBuilder::new(n_terms);
-        let mut lens: Vec<u32> = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let mut len = 0u32;
-            for t in chunk_terms(i as usize) {
-                len += 1;
-                postings.count(i, t);
-            }
-            lens.push(len);
-        }
+        let mut postings = PostingsBuilder::new(corpus.n_query_terms());
+        let lens: Vec<u32> = (0..n)
+            .map(|i| walk(i, &mut |t| postings.count(i, t)))
+            .collect();
         postings.start_filling();
         for i in 0..n {
-            for t in chunk_terms(i as usize) {
-                postings.fill(i, t);
-            }
+            walk(i, &mut |t| postings.fill(i, t));
         }
         let postings = postings.finish();
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
@@ -201,7 +217,6 @@ impl Bm25Index {
         Bm25Index {
             corpus: Arc::clone(corpus),
             k1,
-            extra,
             postings,
             norms,
             lens,
@@ -223,46 +238,46 @@ impl Bm25Index {
         self.lens[i] as usize
     }
 
-    /// Number of chunks holding the analyzed term `term` (0 for an unknown term).
-    pub fn doc_freq(&self, term: &str) -> usize {
-        self.term_id(term)
-            .map_or(0, |t| self.postings.of(t).count())
-    }
-
-    fn term_id(&self, term: &str) -> Option<u32> {
-        self.corpus
-            .term_id(term)
-            .or_else(|| self.extra.get(term).copied())
+    /// Number of chunks holding the analyzed query term `term`; `None` for a term of none of
+    /// the corpus's queries (not indexed).
+    pub fn doc_freq(&self, term: &str) -> Option<usize> {
+        let t = self.corpus.query_term_id(term)?;
+        Some(self.postings.doc_freq(t) as usize)
     }
 
     /// BM25 score of every chunk for `query` (0 where no query term occurs), in chunk order.
     /// Each distinct query term is scored once, in the order of its first occurrence.
-    pub fn scores(&self, query: &str) -> Vec<f64> {
+    ///
+    /// # Errors
+    /// [`Bm25Error::NotAQueryTerm`] when a term of `query` is in none of the queries the corpus
+    /// was analyzed for.
+    pub fn scores(&self, query: &str) -> Result<Vec<f64>, Bm25Error> {
         let mut scores = vec![0.0f64; self.len()];
         let n = self.len() as f64;
         let mut seen: Vec<u32> = Vec::new();
-        let mut postings: Vec<(u32, u32)> = Vec::new();
         for term in self.corpus.analyzer().terms(query) {
-            let Some(t) = self.term_id(&term) else {
-                continue;
+            let Some(t) = self.corpus.query_term_id(&term) else {
+                return Err(Bm25Error::NotAQueryTerm {
+                    term,
+                    query: query.to_string(),
+                });
             };
             if seen.contains(&t) {
                 continue;
             }
             seen.push(t);
-            postings.clear();
-            postings.extend(self.postings.of(t));
-            if postings.is_empty() {
+            let df = self.postings.doc_freq(t);
+            if df == 0 {
                 continue;
             }
-            let df = postings.len() as f64;
+            let df = f64::from(df);
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(chunk, tf) in &postings {
+            for (chunk, tf) in self.postings.of(t) {
                 let (chunk, tf) = (chunk as usize, f64::from(tf));
                 scores[chunk] += idf * tf * (self.k1 + 1.0) / (tf + self.norms[chunk]);
             }
         }
-        scores
+        Ok(scores)
     }
 }
 

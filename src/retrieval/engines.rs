@@ -13,7 +13,7 @@ use super::retriever::{MarginScale, Ranked, RetrievalError, Retriever};
 /// BM25 ([`super::bm25`]); its margin is divided by the query's top score.
 impl Retriever for Bm25Index {
     fn rank(&self, query: &str, _depth: usize) -> Result<Ranked, RetrievalError> {
-        Ok(Ranked::Every(self.scores(query)))
+        Ok(Ranked::Every(self.scores(query)?))
     }
 
     fn margin_scale(&self) -> MarginScale {
@@ -84,7 +84,7 @@ pub struct HybridRetriever {
 
 impl Retriever for HybridRetriever {
     fn rank(&self, query: &str, _depth: usize) -> Result<Ranked, RetrievalError> {
-        let bm25 = self.bm25.scores(query);
+        let bm25 = self.bm25.scores(query)?;
         let dense = self.dense.scores(query)?;
         Ok(Ranked::Every(self.settings.fuse(&bm25, &dense)))
     }

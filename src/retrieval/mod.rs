@@ -20,6 +20,6 @@ pub mod rerank;
 pub mod retriever;
 
 pub use analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
-pub use bm25::{Bm25Index, Bm25Settings};
+pub use bm25::{Bm25Error, Bm25Index, Bm25Settings};
 pub use rank::{Ranking, rank_top_k};
 pub use retriever::{Hit, MarginScale, Ranked, RetrievalError, Retriever};

@@ -11,6 +11,8 @@ pub(super) struct Postings {
     bytes: Vec<u8>,
     /// Term `t`'s postings are `bytes[offsets[t]..offsets[t + 1]]`.
     offsets: Vec<u32>,
+    /// Term `t`'s number of postings (chunks holding it).
+    doc_freqs: Vec<u32>,
     /// `(byte, frequency)` of the frequencies over 255, by the byte that holds 255.
     many: Vec<(u32, u32)>,
 }
@@ -44,7 +46,10 @@ impl PostingsBuilder {
         PostingsBuilder {
             last: vec![u32::MAX; n_terms],
             next: vec![0; n_terms],
-            postings: Postings::default(),
+            postings: Postings {
+                doc_freqs: vec![0; n_terms],
+                ..Postings::default()
+            },
             many: FxHashMap::default(),
         }
     }
@@ -58,6 +63,7 @@ impl PostingsBuilder {
         // the first gap is from "chunk −1" (u32::MAX wraps), so it is the chunk + 1
         self.next[t] += leb128_len(chunk.wrapping_sub(self.last[t])) + 1;
         self.last[t] = chunk;
+        self.postings.doc_freqs[t] += 1;
     }
 
     /// Ends the first pass: the lists' places.
@@ -116,6 +122,11 @@ impl PostingsBuilder {
 }
 
 impl Postings {
+    /// The number of postings of term `t` (0 for a term past the lists).
+    pub(super) fn doc_freq(&self, t: u32) -> u32 {
+        self.doc_freqs.get(t as usize).copied().unwrap_or(0)
+    }
+
     /// The postings of term `t` (a term past the lists has none): `(chunk, frequency)` in
     /// chunk order.
     pub(super) fn of(&self, t: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
@@ -180,6 +191,8 @@ mod tests {
         assert_eq!(of(2), vec![]);
         assert_eq!(of(3), vec![(5, 255)]);
         assert_eq!(of(9), vec![]);
+        let dfs: Vec<u32> = (0..5).map(|t| p.doc_freq(t)).collect();
+        assert_eq!(dfs, vec![1, 3, 0, 1, 0]);
         // 2 + 3 (gap 200: two bytes, tf) + 4 (gap 69,800: three bytes, tf) for term 1
         assert_eq!(p.bytes.len(), 2 + (2 + 3 + 4) + 2);
     }

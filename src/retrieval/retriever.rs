@@ -51,6 +51,7 @@
 
 use thiserror::Error;
 
+use super::bm25::Bm25Error;
 use super::dense::DenseError;
 use super::embeddings::EmbeddingError;
 use super::rank::{Ranking, rank_top_k};
@@ -176,6 +177,9 @@ pub enum RetrievalError {
     /// The dense index failed (a vector of the wrong dimension).
     #[error(transparent)]
     Dense(#[from] DenseError),
+    /// BM25 was asked a query it was not indexed for.
+    #[error(transparent)]
+    Bm25(#[from] Bm25Error),
     /// An engine's answer breaks the [`Retriever`] contract.
     #[error("the retriever's hits break its contract: {0}")]
     BadHits(String),

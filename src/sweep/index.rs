@@ -16,6 +16,7 @@ use crate::chunking::structure::CorpusStructure;
 use crate::chunking::{self, Chunk};
 use crate::corpus::Corpus;
 use crate::expand::send::{Expansion, Sender};
+use crate::golden::GoldenSet;
 use crate::metrics::{Cut, Depth, cut_ranking};
 use crate::retrieval::bm25::IndexedChunk;
 use crate::retrieval::dense::DenseIndex;
@@ -57,12 +58,15 @@ pub struct RetrievalContext {
 }
 
 impl RetrievalContext {
-    /// A context for `corpus` with the spec's hybrid and semantic settings and nothing
-    /// prepared: the corpus is analyzed here with the spec's BM25 analyzer and its structure
-    /// read (documents in parallel). It serves BM25 configurations without `llm_context` as it is.
-    pub fn for_spec(corpus: &Corpus, spec: &SweepSpec) -> Self {
+    /// A context for `corpus` and the questions of `golden` with the spec's hybrid and semantic
+    /// settings and nothing prepared: the corpus is analyzed here with the spec's BM25 analyzer
+    /// for those questions (BM25 answers them and no other query, [`Bm25Index`]) and its
+    /// structure read (documents in parallel). It serves BM25 configurations without
+    /// `llm_context` as it is.
+    pub fn for_spec(corpus: &Corpus, spec: &SweepSpec, golden: &GoldenSet) -> Self {
+        let questions = golden.questions.iter().map(|q| q.text.as_str());
         RetrievalContext {
-            analysis: Arc::new(AnalyzedCorpus::new(corpus, spec.bm25.analysis())),
+            analysis: Arc::new(AnalyzedCorpus::new(corpus, spec.bm25.analysis(), questions)),
             structure: Arc::new(CorpusStructure::new(corpus)),
             embeddings: Embeddings::default(),
             contexts: ContextMap::default(),

@@ -205,8 +205,12 @@ mod prefixes {
     const Z: &str = "# Sync\n\n## Conflicts\n\nIt keeps both copies side by side.\n";
 
     /// BM25 without model-written contexts: nothing for the prepare step to make.
-    fn nothing_prepared(corpus: &Corpus) -> Arc<RetrievalContext> {
-        Arc::new(RetrievalContext::for_spec(corpus, &SweepSpec::default()))
+    fn nothing_prepared(corpus: &Corpus, golden: &GoldenSet) -> Arc<RetrievalContext> {
+        Arc::new(RetrievalContext::for_spec(
+            corpus,
+            &SweepSpec::default(),
+            golden,
+        ))
     }
 
     fn setup() -> (Corpus, CorpusTokens, GoldenSet) {
@@ -291,10 +295,16 @@ mod prefixes {
 
     #[test]
     fn the_prefix_never_shifts_ranges_and_spans_are_scored_on_the_original_text() {
-        let (corpus, _, _) = setup();
-        let (none, none_k2) = run(Prefix::None, 2, &nothing_prepared(&corpus), true).unwrap();
-        let (head, head_k2) =
-            run(Prefix::HeadingPath, 2, &nothing_prepared(&corpus), true).unwrap();
+        let (corpus, _, golden) = setup();
+        let (none, none_k2) =
+            run(Prefix::None, 2, &nothing_prepared(&corpus, &golden), true).unwrap();
+        let (head, head_k2) = run(
+            Prefix::HeadingPath,
+            2,
+            &nothing_prepared(&corpus, &golden),
+            true,
+        )
+        .unwrap();
         let ranges = |o: &ConfigOutcome| -> Vec<(usize, usize, usize, usize, usize)> {
             o.chunks
                 .iter()
@@ -354,8 +364,20 @@ mod prefixes {
         // Retrieving every chunk, every metric computed from ranges is the same with and without
         // the prefix (a shifted range would change coverage and token precision).
         let all = none.chunks.len();
-        let (_, none) = run(Prefix::None, all, &nothing_prepared(&corpus), false).unwrap();
-        let (_, title) = run(Prefix::TitleHeading, all, &nothing_prepared(&corpus), false).unwrap();
+        let (_, none) = run(
+            Prefix::None,
+            all,
+            &nothing_prepared(&corpus, &golden),
+            false,
+        )
+        .unwrap();
+        let (_, title) = run(
+            Prefix::TitleHeading,
+            all,
+            &nothing_prepared(&corpus, &golden),
+            false,
+        )
+        .unwrap();
         for (a, b) in none.metrics.iter().zip(&title.metrics) {
             assert_eq!(a.span_recall, 1.0);
             assert_eq!(
@@ -381,8 +403,13 @@ mod prefixes {
 
     #[test]
     fn llm_context_without_its_context_is_an_error_and_with_it_is_the_prefix() {
-        let (corpus, tokens, _) = setup();
-        let Err(err) = run(Prefix::LlmContext, 2, &nothing_prepared(&corpus), false) else {
+        let (corpus, tokens, golden) = setup();
+        let Err(err) = run(
+            Prefix::LlmContext,
+            2,
+            &nothing_prepared(&corpus, &golden),
+            false,
+        ) else {
             panic!("llm_context without its context ran");
         };
         assert!(
@@ -407,7 +434,7 @@ mod prefixes {
             .collect();
         let context = Arc::new(RetrievalContext {
             contexts,
-            ..RetrievalContext::for_spec(&corpus, &SweepSpec::default())
+            ..RetrievalContext::for_spec(&corpus, &SweepSpec::default(), &golden)
         });
         let (o, at) = run(Prefix::LlmContext, 2, &context, true).unwrap();
         assert_eq!(o.chunks.len(), chunks.len());
@@ -513,7 +540,7 @@ mod prefixes {
     fn an_expanded_configuration_scores_what_it_sends_and_never_exceeds_its_budget() {
         use crate::expand::Expand;
         let (corpus, tokens, golden) = setup();
-        let context = nothing_prepared(&corpus);
+        let context = nothing_prepared(&corpus, &golden);
         let cuts = [Cut::K(1), Cut::Budget(30)];
         let outcome = |expand| {
             let config = ConfigSpec {

@@ -140,6 +140,59 @@ fn stemming_applies_to_words_of_letters_only() {
 }
 
 #[test]
+fn terms_in_equals_a_filter_of_every_term_for_every_range() {
+    // overlapping terms (an identifier whole and in parts), a term of 300 code points (the
+    // side list) and CJK bigrams: every range's terms are those starting at or after its start
+    // and ending at or before its end
+    let long = "x".repeat(300);
+    let text = format!("See functools.lru_cache and {long} then 退款需要 HTTP_PROXY, ok.");
+    let corpus = Corpus::from_documents("mem", vec![Document::new("a.md", &text)]);
+    // the text as the query: every term has an id of its own
+    let analyzed = AnalyzedCorpus::new(&corpus, AnalyzerSettings::default(), [text.as_str()]);
+    let mut all: Vec<(u32, usize, usize)> = Vec::new();
+    analyzed.analyzer().analyze(&text, &mut |t, s, e| {
+        all.push((analyzed.query_term_id(t).unwrap(), s as usize, e as usize));
+    });
+    assert!(all.iter().any(|&(_, s, e)| e - s == 300));
+    let n = text.chars().count();
+    for start in 0..=n {
+        for end in start..=n {
+            let want: Vec<u32> = all
+                .iter()
+                .filter(|&&(_, s, e)| s >= start && e <= end)
+                .map(|&(id, _, _)| id)
+                .collect();
+            let got: Vec<u32> = analyzed.doc(0).terms_in(start, end).collect();
+            assert_eq!(got, want, "range {start}..{end}");
+        }
+    }
+}
+
+#[test]
+fn only_the_queries_terms_have_ids_whether_or_not_a_document_has_them() {
+    let corpus = Corpus::from_documents(
+        "mem",
+        vec![Document::new("a.md", "Refunds take fourteen days.")],
+    );
+    let analyzed = AnalyzedCorpus::new(
+        &corpus,
+        AnalyzerSettings::default(),
+        ["How many days?", "Refunds, days"],
+    );
+    // how, many, days, refunds; "take" and "fourteen" are in no query
+    assert_eq!(analyzed.n_query_terms(), 4);
+    let id = |t: &str| analyzed.query_term_id(t);
+    assert_eq!(
+        [id("how"), id("many"), id("days"), id("refunds")],
+        [Some(0), Some(1), Some(2), Some(3)]
+    );
+    assert_eq!(id("take"), None);
+    let a: Vec<u32> = analyzed.doc(0).terms_in(0, 27).collect();
+    let other = AnalyzedCorpus::OTHER;
+    assert_eq!(a, vec![3, other, other, 2]);
+}
+
+#[test]
 fn a_corpus_is_analyzed_once_into_shared_ids_and_sliced_by_range() {
     let corpus = Corpus::from_documents(
         "mem",
@@ -148,11 +201,15 @@ fn a_corpus_is_analyzed_once_into_shared_ids_and_sliced_by_range() {
             Document::new("b.md", "Delivery days vary; refunds too."),
         ],
     );
-    let analyzed = AnalyzedCorpus::new(&corpus, AnalyzerSettings::default());
-    assert_eq!(analyzed.vocab_len(), 7);
-    let days = analyzed.term_id("days").unwrap();
-    let refunds = analyzed.term_id("refunds").unwrap();
-    assert_eq!(analyzed.term_id("vary"), Some(5));
+    let analyzed = AnalyzedCorpus::new(
+        &corpus,
+        AnalyzerSettings::default(),
+        ["Refunds take fourteen days?", "Delivery, vary, too?"],
+    );
+    assert_eq!(analyzed.n_query_terms(), 7);
+    let days = analyzed.query_term_id("days").unwrap();
+    let refunds = analyzed.query_term_id("refunds").unwrap();
+    assert_eq!(analyzed.query_term_id("vary"), Some(5));
     assert_eq!(analyzed.doc(0).len(), 4);
     let a: Vec<u32> = analyzed.doc(0).terms_in(0, 27).collect();
     assert_eq!(a[0], refunds);
@@ -169,7 +226,7 @@ fn a_corpus_is_analyzed_once_into_shared_ids_and_sliced_by_range() {
             .map(|i| {
                 ["refunds", "take", "fourteen", "days"]
                     .into_iter()
-                    .find(|t| analyzed.term_id(t) == Some(i))
+                    .find(|t| analyzed.query_term_id(t) == Some(i))
                     .unwrap()
             })
             .collect::<Vec<_>>()

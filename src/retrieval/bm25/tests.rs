@@ -79,8 +79,18 @@ fn whole(corpus: &Corpus) -> Vec<IndexedChunk<'static>> {
         .collect()
 }
 
-fn index(corpus: &Corpus, chunks: Vec<IndexedChunk<'_>>, s: &Bm25Settings) -> Bm25Index {
-    let analyzed = Arc::new(AnalyzedCorpus::new(corpus, s.analysis()));
+/// The index of `chunks`, the corpus analyzed for `queries`.
+fn index(
+    corpus: &Corpus,
+    chunks: Vec<IndexedChunk<'_>>,
+    s: &Bm25Settings,
+    queries: &[&str],
+) -> Bm25Index {
+    let analyzed = Arc::new(AnalyzedCorpus::new(
+        corpus,
+        s.analysis(),
+        queries.iter().copied(),
+    ));
     Bm25Index::build(&analyzed, chunks, s)
 }
 
@@ -93,8 +103,12 @@ fn the_analyzer_decides_refunds_days() {
         ("b.md", "Delivery days vary."),
     ]);
     let q = "Refunds: how many days?";
-    let std = index(&c, whole(&c), &settings(AnalyzerKind::Standard)).scores(q);
-    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed)).scores(q);
+    let std = index(&c, whole(&c), &settings(AnalyzerKind::Standard), &[q])
+        .scores(q)
+        .unwrap();
+    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed), &[q])
+        .scores(q)
+        .unwrap();
     // By hand: N = 2; lengths 6 and 3, avgdl 4.5; k1 = 1.2, b = 0.75, so the length factors
     // are 1.2 · (0.25 + 0.75 · 6 / 4.5) = 1.5 and 1.2 · (0.25 + 0.75 · 3 / 4.5) = 0.9.
     let (ln2, ln12) = (2f64.ln(), 1.2f64.ln());
@@ -119,11 +133,14 @@ fn a_chinese_question_retrieves_the_chinese_document() {
         ("zh2.md", "配送时间因地区而异。"),
     ]);
     let s = settings(AnalyzerKind::Standard);
-    let scores = index(&c, whole(&c), &s).scores("退款需要多少天？");
+    let q = "退款需要多少天？";
+    let scores = index(&c, whole(&c), &s, &[q]).scores(q).unwrap();
     assert_eq!(rank_top_k(&scores, 1).top, vec![1]);
     assert_eq!(scores[0], 0.0);
     assert_eq!(scores[2], 0.0);
-    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed)).scores("退款需要多少天？");
+    let seed = index(&c, whole(&c), &settings(AnalyzerKind::Seed), &[q])
+        .scores(q)
+        .unwrap();
     assert!(seed.iter().all(|&x| x == 0.0));
 }
 
@@ -176,15 +193,16 @@ fn scores_equal_the_formula_on_overlapping_chunks_with_prefixes() {
             stem: true,
         },
     ] {
-        let idx = index(&c, chunks.clone(), &s);
-        for q in [
+        let queries = [
             "What is the default sync interval?",
             "refunds refunds days",
             "lru_cache http proxy",
             "intervals billing",
             "nothing matches zzz",
-        ] {
-            let got = idx.scores(q);
+        ];
+        let idx = index(&c, chunks.clone(), &s, &queries);
+        for q in queries {
+            let got = idx.scores(q).unwrap();
             let want = oracle(&texts, q, &s);
             assert_eq!(got.len(), want.len());
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -220,16 +238,33 @@ fn postings_lengths_and_prefix_terms_are_exact() {
             prefix: "Greek",
         },
     ];
-    let idx = index(&c, chunks, &Bm25Settings::default());
-    // "alpha beta alpha" + "greek letters"; "alpha gamma"; "beta delta" + "greek".
+    // the questions: every term but "beta", "gamma" and "delta"
+    let queries = ["alpha greek?", "letters", "omega alpha"];
+    let idx = index(&c, chunks, &Bm25Settings::default(), &queries);
+    // "alpha beta alpha" + "greek letters"; "alpha gamma"; "beta delta" + "greek": every term
+    // counts in a length, a query term or not.
     assert_eq!(
         (idx.chunk_len(0), idx.chunk_len(1), idx.chunk_len(2)),
         (5, 2, 3)
     );
-    assert_eq!(idx.doc_freq("alpha"), 2);
-    assert_eq!(idx.doc_freq("greek"), 2);
-    assert_eq!(idx.doc_freq("letters"), 1, "a prefix-only term is indexed");
-    assert_eq!(idx.doc_freq("omega"), 0);
-    let s = idx.scores("letters");
+    assert_eq!(idx.doc_freq("alpha"), Some(2));
+    assert_eq!(idx.doc_freq("greek"), Some(2));
+    assert_eq!(
+        idx.doc_freq("letters"),
+        Some(1),
+        "a prefix-only term is indexed"
+    );
+    assert_eq!(idx.doc_freq("omega"), Some(0), "a query term in no chunk");
+    assert_eq!(idx.doc_freq("beta"), None, "no list: no question has it");
+    let s = idx.scores("letters").unwrap();
     assert!(s[0] > 0.0 && s[1] == 0.0 && s[2] == 0.0);
+    // a question the corpus was not analyzed for is refused, never scored without a term
+    assert_eq!(
+        idx.scores("alpha beta").unwrap_err(),
+        Bm25Error::NotAQueryTerm {
+            term: "beta".into(),
+            query: "alpha beta".into()
+        }
+    );
+    assert!(idx.scores("zeta").is_err(), "a term in no document either");
 }
