@@ -30,8 +30,8 @@ use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
 use crate::check::{self, Check, CheckError, Run, Runs};
 use crate::config::{
-    ConfigError, ConfigFile, ContextSection, EmbedSection, RerankSection, RunOptions, SweepSection,
-    merge,
+    ConfigError, ConfigFile, ContextSection, EmbedSection, JudgeSection, RerankSection, RunOptions,
+    SweepSection, merge,
 };
 use crate::error::Error;
 use crate::events::Events;
@@ -393,7 +393,7 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         retrievers: file.retrievers.clone(),
         ..ConfigFile::default()
     };
-    let judge: JudgeSettings = layered("judge", &recorded.judge, &file.judge, &flags.judge)?;
+    let judge = judge_settings(&recorded.judge, &file.judge, &flags.judge)?;
     let under = ConfigFile {
         judge: file.judge.clone(),
         ..under
@@ -423,6 +423,22 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     Ok(plan)
 }
 
+/// The judge settings of the run under test: the baseline's recorded ones (its answers are
+/// judged as the baseline's were), then the config file's keys, then the flags'. The spending
+/// cap is this command's own (`--max-cost` or the config file's `[judge] max_cost_usd`), never
+/// the one the baseline was run under.
+fn judge_settings(
+    recorded: &JudgeSettings,
+    file: &JudgeSection,
+    flags: &JudgeSection,
+) -> Result<JudgeSettings, ConfigError> {
+    let recorded = JudgeSettings {
+        max_cost_usd: None,
+        ..recorded.clone()
+    };
+    layered("judge", &recorded, file, flags)
+}
+
 /// The section `name`: `recorded` (the baseline's settings), then `file`'s keys over it, then
 /// `flags`' ([`merge`]).
 fn layered<R: Serialize, S: Serialize, T: DeserializeOwned>(
@@ -442,3 +458,6 @@ fn cut_text(cut: Cut) -> String {
         Cut::Budget(b) => format!("budget {b}"),
     }
 }
+
+#[cfg(test)]
+mod tests;
