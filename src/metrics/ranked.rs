@@ -6,7 +6,7 @@
 
 use super::{ChunkTable, Cut, fit_budget};
 use crate::golden::Question;
-use crate::retrieval::rank::{TIE_EPSILON, full_rank};
+use crate::retrieval::rank::TIE_EPSILON;
 use crate::retrieval::retriever::cut_head;
 use crate::retrieval::{Hit, MarginScale, Ranked, Ranking};
 
@@ -197,22 +197,26 @@ fn over_every(scores: &[f64], correct: &[usize]) -> (f64, f64, f64, Option<usize
         .iter()
         .copied()
         .fold(correct[0], |b, i| if scores[i] > scores[b] { i } else { b });
-    // one pass: the top score (at least 0) and the best score of a chunk not in `correct`
-    // (sorted, so walked alongside)
+    // one pass: the top score (at least 0), the best score of a chunk not in `correct` (sorted,
+    // so walked alongside), and the chunks ranked before the best correct one (higher score,
+    // or equal and earlier in chunk order, as `rank_top_k` orders them)
+    let target = scores[best_correct];
     let mut top_score = 0.0f64;
     let mut best_wrong: Option<f64> = None;
+    let mut before = 0usize;
     let mut next_correct = correct.iter().copied().peekable();
     for (i, &s) in scores.iter().enumerate() {
         top_score = top_score.max(s);
         if next_correct.next_if_eq(&i).is_none() {
             best_wrong = Some(best_wrong.map_or(s, |a| a.max(s)));
         }
+        before += usize::from(s > target || (s == target && i < best_correct));
     }
     (
-        scores[best_correct],
+        target,
         best_wrong.unwrap_or(0.0),
         top_score,
-        Some(full_rank(scores, best_correct)),
+        Some(before + 1),
     )
 }
 
@@ -237,4 +241,26 @@ fn over_top(hits: &[Hit], correct: &[usize], n_chunks: usize) -> (f64, f64, f64,
         hits[0].score.max(0.0),
         first_correct.map(|i| i + 1),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_every_agrees_with_a_full_sort_with_ties() {
+        // few distinct scores, so most chunks tie with others
+        let scores: Vec<f64> = (0..300).map(|i| f64::from((i * 7919) % 11 / 2)).collect();
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        for correct in [vec![0], vec![5, 17, 299], (100..140).collect::<Vec<_>>()] {
+            let (best, wrong, top, rank) = over_every(&scores, &correct);
+            let first = order.iter().position(|i| correct.contains(i)).unwrap();
+            assert_eq!(rank, Some(first + 1), "{correct:?}");
+            assert_eq!(best, scores[order[first]]);
+            let first_wrong = order.iter().find(|i| !correct.contains(i)).unwrap();
+            assert_eq!(wrong, scores[*first_wrong]);
+            assert_eq!(top, scores[order[0]]);
+        }
+    }
 }

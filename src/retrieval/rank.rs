@@ -52,16 +52,6 @@ pub fn rank_top_k(scores: &[f64], k: usize) -> Ranking {
     }
 }
 
-/// 1-based rank of chunk `target` in the full ranking of `scores` (same order as [`rank_top_k`]).
-pub fn full_rank(scores: &[f64], target: usize) -> usize {
-    let t = scores[target];
-    1 + scores
-        .iter()
-        .enumerate()
-        .filter(|&(i, &s)| s > t || (s == t && i < target))
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,8 +69,6 @@ mod tests {
         let r = rank_top_k(&scores, 2);
         assert_eq!(r.top, vec![1, 3]);
         assert!(!r.tie_at_k);
-        assert_eq!(full_rank(&scores, 4), 4);
-        assert_eq!(full_rank(&scores, 0), 5);
     }
 
     #[test]
