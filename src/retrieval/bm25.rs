@@ -17,12 +17,13 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::analyze::{AnalyzedCorpus, AnalyzerKind, AnalyzerSettings};
-use super::postings::{Postings, PostingsBuilder};
+use super::postings::{Postings, PostingsBuilder, PostingsPart};
 
 /// BM25 settings (`[sweep.bm25]`): the analyzer, stemming and the two parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -193,16 +194,28 @@ impl Bm25Index {
             }
             len
         };
-        // Chunk lengths and the lists' sizes, then the lists.
-        let mut postings = PostingsBuilder::new(corpus.n_query_terms());
-        let lens: Vec<u32> = (0..n)
-            .map(|i| walk(i, &mut |t| postings.count(i, t)))
+        // The chunks in one consecutive range per thread, each range's lengths and lists built
+        // on its own (the lists' sizes, then the lists), then the lists joined term by term.
+        let parts = rayon::current_num_threads().clamp(1, n.max(1) as usize) as u32;
+        let built: Vec<(Vec<u32>, PostingsPart)> = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let range = n * p / parts..n * (p + 1) / parts;
+                let mut postings = PostingsBuilder::new(corpus.n_query_terms());
+                let lens: Vec<u32> = range
+                    .clone()
+                    .map(|i| walk(i, &mut |t| postings.count(i, t)))
+                    .collect();
+                postings.start_filling();
+                for i in range {
+                    walk(i, &mut |t| postings.fill(i, t));
+                }
+                (lens, postings.finish())
+            })
             .collect();
-        postings.start_filling();
-        for i in 0..n {
-            walk(i, &mut |t| postings.fill(i, t));
-        }
-        let postings = postings.finish();
+        let (lens, parts): (Vec<Vec<u32>>, Vec<PostingsPart>) = built.into_iter().unzip();
+        let lens: Vec<u32> = lens.concat();
+        let postings = Postings::join(parts);
         let total_len: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n == 0 {
             0.0

@@ -97,31 +97,126 @@ impl PostingsBuilder {
             }
             return;
         }
-        let mut gap = chunk.wrapping_sub(self.last[t]);
-        let mut at = self.next[t] as usize;
-        while gap >= 0x80 {
-            bytes[at] = (gap & 0x7f) as u8 | 0x80;
-            gap >>= 7;
-            at += 1;
-        }
-        bytes[at] = gap as u8;
-        bytes[at + 1] = 1;
-        self.next[t] = (at + 2) as u32;
+        let gap = chunk.wrapping_sub(self.last[t]);
+        let at = self.next[t] as usize + write_leb128(gap, &mut bytes[self.next[t] as usize..]);
+        bytes[at] = 1;
+        self.next[t] = (at + 1) as u32;
         self.last[t] = chunk;
     }
 
-    /// The lists.
-    pub(super) fn finish(self) -> Postings {
+    /// The lists, with the last chunk of each for [`Postings::join`].
+    pub(super) fn finish(self) -> PostingsPart {
         let mut many: Vec<(u32, u32)> = self.many.into_iter().collect();
         many.sort_unstable();
-        Postings {
+        let postings = Postings {
             many,
             ..self.postings
-        }
+        };
+        (postings, self.last)
     }
 }
 
+/// The lists of a range of chunks, and the last chunk of each list (`u32::MAX` for an empty
+/// one).
+pub(super) type PostingsPart = (Postings, Vec<u32>);
+
+/// The LEB128 number at the start of `bytes` and its length in bytes.
+#[inline]
+fn read_leb128(bytes: &[u8]) -> (u32, usize) {
+    let (mut x, mut shift, mut at) = (0u32, 0, 0);
+    loop {
+        let b = bytes[at];
+        at += 1;
+        x |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return (x, at);
+        }
+        shift += 7;
+    }
+}
+
+/// Writes `x` in LEB128 at the start of `out`; its length in bytes.
+#[inline]
+fn write_leb128(mut x: u32, out: &mut [u8]) -> usize {
+    let mut at = 0;
+    while x >= 0x80 {
+        out[at] = (x & 0x7f) as u8 | 0x80;
+        x >>= 7;
+        at += 1;
+    }
+    out[at] = x as u8;
+    at + 1
+}
+
 impl Postings {
+    /// The lists of `parts` joined term by term, each part built (with
+    /// [`PostingsBuilder::finish`]'s last chunks) over the same terms and over chunks all after
+    /// the previous part's: the bytes the one builder over every chunk would have written.
+    /// Only each part's first gap of a term changes (it becomes the gap from the previous
+    /// part's last chunk of that term).
+    ///
+    /// # Panics
+    /// If the lists take 4 GiB or more.
+    pub(super) fn join(parts: Vec<PostingsPart>) -> Postings {
+        let n_terms = parts.first().map_or(0, |(p, _)| p.doc_freqs.len());
+        // (part, its bytes of term t without the first gap, the new first gap) in order
+        let pieces = |t: usize| {
+            let mut prev_last = u32::MAX;
+            parts.iter().filter_map(move |(p, last)| {
+                let (a, b) = (p.offsets[t] as usize, p.offsets[t + 1] as usize);
+                if a == b {
+                    return None;
+                }
+                // a part's first gap is from "chunk −1": it is its first chunk + 1
+                let (gap, len) = read_leb128(&p.bytes[a..b]);
+                let first = gap.wrapping_sub(1);
+                let piece = (p, a + len..b, first.wrapping_sub(prev_last));
+                prev_last = last[t];
+                Some(piece)
+            })
+        };
+        let mut offsets = Vec::with_capacity(n_terms + 1);
+        offsets.push(0u32);
+        let mut total = 0u32;
+        for t in 0..n_terms {
+            for (_, rest, gap) in pieces(t) {
+                let size = leb128_len(gap) as usize + rest.len();
+                total = u32::try_from(size)
+                    .ok()
+                    .and_then(|s| total.checked_add(s))
+                    .expect("posting lists below 4 GiB");
+            }
+            offsets.push(total);
+        }
+        let mut bytes = vec![0u8; total as usize];
+        let mut many = Vec::new();
+        let mut at = 0usize;
+        for t in 0..n_terms {
+            for (p, rest, gap) in pieces(t) {
+                at += write_leb128(gap, &mut bytes[at..]);
+                let from = rest.start;
+                bytes[at..at + rest.len()].copy_from_slice(&p.bytes[rest.clone()]);
+                let lo = p.many.partition_point(|&(b, _)| (b as usize) < from);
+                let hi = p.many.partition_point(|&(b, _)| (b as usize) < rest.end);
+                many.extend(
+                    p.many[lo..hi]
+                        .iter()
+                        .map(|&(b, tf)| ((b as usize - from + at) as u32, tf)),
+                );
+                at += rest.len();
+            }
+        }
+        let doc_freqs = (0..n_terms)
+            .map(|t| parts.iter().map(|(p, _)| p.doc_freqs[t]).sum())
+            .collect();
+        Postings {
+            bytes,
+            offsets,
+            doc_freqs,
+            many,
+        }
+    }
+
     /// The number of postings of term `t` (0 for a term past the lists).
     pub(super) fn doc_freq(&self, t: u32) -> u32 {
         self.doc_freqs.get(t as usize).copied().unwrap_or(0)
@@ -140,16 +235,8 @@ impl Postings {
             if at >= end {
                 return None;
             }
-            let (mut gap, mut shift) = (0u32, 0);
-            loop {
-                let b = self.bytes[at];
-                at += 1;
-                gap |= u32::from(b & 0x7f) << shift;
-                if b < 0x80 {
-                    break;
-                }
-                shift += 7;
-            }
+            let (gap, len) = read_leb128(&self.bytes[at..end]);
+            at += len;
             chunk = chunk.wrapping_add(gap);
             let tf = match self.bytes[at] {
                 MANY => self
@@ -168,6 +255,70 @@ impl Postings {
 mod tests {
     use super::*;
 
+    /// The builder over `occurrences` ((chunk, term), chunks nondecreasing) of `n_terms` terms.
+    fn build(occurrences: &[(u32, u32)], n_terms: usize) -> PostingsPart {
+        let mut b = PostingsBuilder::new(n_terms);
+        for &(c, t) in occurrences {
+            b.count(c, t);
+        }
+        b.start_filling();
+        for &(c, t) in occurrences {
+            b.fill(c, t);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn parts_joined_equal_one_builder_over_every_chunk() {
+        // 6 terms over 3,000 chunks: gaps of one to three bytes, frequencies over 255, a term
+        // in no chunk, and runs of chunks without any term
+        let mut occurrences: Vec<(u32, u32)> = Vec::new();
+        for c in 0..3_000u32 {
+            if (1_000..1_400).contains(&c) {
+                continue;
+            }
+            for t in 0..6u32 {
+                let h = c.wrapping_mul(2_654_435_761).rotate_left(t * 5) ^ t;
+                let times = match (t, c % 997) {
+                    (4, _) => 0,
+                    (0, 0) => 300,
+                    _ if h % (t + 2) == 0 => 1 + h % 3,
+                    _ => 0,
+                };
+                occurrences.extend((0..times).map(|_| (c, t)));
+            }
+        }
+        occurrences.extend([(90_000, 5), (200_000, 5), (200_000, 1)]);
+        let (whole, _) = build(&occurrences, 6);
+        assert!(!whole.many.is_empty() && whole.bytes.len() > 3_000);
+        for cuts in [
+            vec![],
+            vec![1_200],
+            vec![1, 1_000, 1_400, 2_999],
+            vec![0, 150_000],
+        ] {
+            let mut bounds = vec![0u32];
+            bounds.extend(&cuts);
+            bounds.push(u32::MAX);
+            let parts = bounds
+                .windows(2)
+                .map(|w| {
+                    let part: Vec<(u32, u32)> = occurrences
+                        .iter()
+                        .copied()
+                        .filter(|&(c, _)| (w[0]..w[1]).contains(&c))
+                        .collect();
+                    build(&part, 6)
+                })
+                .collect();
+            let joined = Postings::join(parts);
+            assert_eq!(joined.bytes, whole.bytes, "{cuts:?}");
+            assert_eq!(joined.offsets, whole.offsets, "{cuts:?}");
+            assert_eq!(joined.doc_freqs, whole.doc_freqs, "{cuts:?}");
+            assert_eq!(joined.many, whole.many, "{cuts:?}");
+        }
+    }
+
     #[test]
     fn postings_read_back_with_long_gaps_and_high_frequencies() {
         // term 0: 300 times in chunk 0 (over a byte); term 1: chunks 0, 200 (a two-byte gap)
@@ -176,15 +327,8 @@ mod tests {
         occurrences.push((0, 1));
         occurrences.extend([(5, 3); 255]);
         occurrences.extend([(200, 1), (70_000, 1), (70_000, 1)]);
-        let mut b = PostingsBuilder::new(4);
-        for &(c, t) in &occurrences {
-            b.count(c, t);
-        }
-        b.start_filling();
-        for &(c, t) in &occurrences {
-            b.fill(c, t);
-        }
-        let p = b.finish();
+        let (p, last) = build(&occurrences, 4);
+        assert_eq!(last, vec![0, 70_000, u32::MAX, 5]);
         let of = |t| p.of(t).collect::<Vec<_>>();
         assert_eq!(of(0), vec![(0, 300)]);
         assert_eq!(of(1), vec![(0, 1), (200, 1), (70_000, 2)]);
