@@ -423,7 +423,8 @@ async fn a_judge_check_dry_run_on_dense_rows_sends_nothing() {
 }
 
 /// One cap for the whole run: before the sweep sends anything, `run --max-cost` adds the sweep's
-/// estimate and the judge stage's upper bound (its candidates are not known yet) and refuses
+/// estimate and the judge stage's estimate at the largest context (its candidates are not known
+/// yet) and refuses
 /// when they pass the cap, with no request sent; the dry run says the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_max_cost_counts_the_judge_stage_before_the_sweep_sends_anything() {
@@ -466,8 +467,8 @@ async fn run_max_cost_counts_the_judge_stage_before_the_sweep_sends_anything() {
         }
         a
     };
-    let want = "and would spend first, then the judge stage at $";
-    let bound = "at most (an upper bound: the sweep chooses the candidates, so 1 stand in for them";
+    let want = "and would spend first, then the judge stage at about $";
+    let stands_in = "(estimated at the largest context: the sweep chooses the candidates, so 1 stand in for them";
     let tail = "that is more than --max-cost $1.0000; nothing was sent (raise --max-cost, or sweep fewer configurations, or use fewer candidates or questions: cached calls cost nothing)";
 
     let dry = chunksweep(command("dry", true)).await;
@@ -484,7 +485,7 @@ async fn run_max_cost_counts_the_judge_stage_before_the_sweep_sends_anything() {
         "{stdout}"
     );
     assert!(
-        stdout.contains(want) && stdout.contains(bound) && stdout.contains(tail),
+        stdout.contains(want) && stdout.contains(stands_in) && stdout.contains(tail),
         "{stdout}"
     );
 
@@ -496,7 +497,7 @@ async fn run_max_cost_counts_the_judge_stage_before_the_sweep_sends_anything() {
         "{stderr}"
     );
     assert!(
-        stderr.contains(want) && stderr.contains(bound) && stderr.contains(tail),
+        stderr.contains(want) && stderr.contains(stands_in) && stderr.contains(tail),
         "{stderr}"
     );
     assert_eq!(

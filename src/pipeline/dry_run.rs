@@ -49,7 +49,8 @@ pub struct DryRun {
     /// counted from the caches: in a dry run nothing is sent.
     pub sweep: Option<WouldSend>,
     /// When the sweep could not run without sending, so the candidates are not known: how the
-    /// estimate stands in for them (its calls exact, its tokens an upper bound).
+    /// estimate stands in for them (its calls exact, its tokens an estimate at the largest
+    /// context).
     pub unswept: Option<String>,
     /// With `--batch`: that the estimate is at the batch price and the completion window the
     /// results may take.
@@ -125,9 +126,10 @@ pub fn refuse_unswept(
     }
 }
 
-/// The most tokens a candidate of `plan` can retrieve for one question: the first context budget
-/// when there is one (it decides), else k chunks of the grid's largest size, each with the
-/// largest prefix a model may write (`[context] max_tokens`) when the grid has `llm_context`.
+/// The largest retrieval of a candidate of `plan` for one question, in the grid's size unit: the
+/// first context budget when there is one (it decides), else k chunks of the grid's largest
+/// size, each with the largest prefix a model may write (`[context] max_tokens`) when the grid
+/// has `llm_context`.
 fn largest_context(plan: &Plan) -> usize {
     if let Some(&budget) = plan.sweep.budgets.first() {
         return budget;
@@ -158,8 +160,10 @@ pub fn estimate_unswept(plan: &Plan, unsent: &Unsent) -> Result<DryRun, Error> {
 /// The judge stage's estimate before the sweep has chosen its candidates: as many stand in for
 /// them as the run would judge (`--candidates`, two with `--compare-prefix`, else `[judge]
 /// candidates`, at most the grid's configurations), each retrieving for every judged question a
-/// context of the most tokens a candidate can retrieve ([`largest_context`]). The calls are
-/// exact; the tokens and cost an upper bound. Also returns the bound in words, for a refusal.
+/// context of the largest retrieval ([`largest_context`]) in one document fence. The calls are
+/// exact; the tokens and cost an estimate, not a bound: a context of many small chunks adds a
+/// fence per chunk, and an expansion sends units larger than the chunks. Also returns how the
+/// candidates are stood in for, in words, for a refusal.
 ///
 /// # Errors
 /// [`JudgeError::Prompt`] for the templates.
@@ -209,7 +213,7 @@ fn judge_bound(
     let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
     estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     let bound = format!(
-        "an upper bound: the sweep chooses the candidates, so {n} stand in for them, each retrieving {tokens} tokens per question, the most a candidate can"
+        "estimated at the largest context: the sweep chooses the candidates, so {n} stand in for them, each retrieving {tokens} tokens per question in one document fence; a context of many small chunks, each in its own fence, or of expanded units can take more"
     );
     let dry = DryRun {
         questions: judged.questions.len(),
@@ -225,7 +229,7 @@ fn judge_bound(
         batch: plan.llm.batch.estimate_note(),
         refused: None,
         unswept: Some(format!(
-            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question (the most a candidate can), so the calls are exact and the tokens and cost an upper bound"
+            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question in one document fence, so the calls are exact and the tokens and cost an estimate (a context of many small chunks, each in its own fence, or of expanded units can take more)"
         )),
         candidates: ids,
     };

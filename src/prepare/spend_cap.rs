@@ -32,19 +32,19 @@ pub enum SpendCapError {
         /// The calls counted: `3 embedding request(s), 4 rerank request(s)`.
         what: String,
     },
-    /// `run`: the sweep's estimate, then the judge stage's upper bound (its candidates are
-    /// chosen by the sweep), plus the spend already recorded, pass the cap.
+    /// `run`: the sweep's estimate, then the judge stage's estimate at the largest context (its
+    /// candidates are chosen by the sweep), plus the spend already recorded, pass the cap.
     #[error(
-        "the sweep is estimated at ${sweep:.4} ({what}) and would spend first, then the judge stage at ${judge:.4} at most ({bound}); with ${spent:.4} already spent in this folder, that is more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or sweep fewer configurations, or use fewer candidates or questions: cached calls cost nothing)"
+        "the sweep is estimated at ${sweep:.4} ({what}) and would spend first, then the judge stage at about ${judge:.4} ({bound}); with ${spent:.4} already spent in this folder, that is more than --max-cost ${max:.4}; nothing was sent (raise --max-cost, or sweep fewer configurations, or use fewer candidates or questions: cached calls cost nothing)"
     )]
     RunOver {
         /// Estimated cost of the sweep's calls the caches do not answer, USD.
         sweep: f64,
         /// The sweep's calls counted: `15 embedding request(s)`.
         what: String,
-        /// The judge stage's estimate, an upper bound, USD.
+        /// The judge stage's estimate at the largest context, USD.
         judge: f64,
-        /// How the judge stage's bound stands in for the candidates.
+        /// How the judge stage's estimate stands in for the candidates.
         bound: String,
         /// Spend recorded in the folder's calls.csv, USD.
         spent: f64,
