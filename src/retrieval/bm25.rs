@@ -110,7 +110,7 @@ pub enum Bm25Error {
     NotAQueryTerm {
         /// The analyzed term.
         term: String,
-        /// The query.
+        /// The query's first 80 characters (`…` after them when it is longer).
         query: String,
     },
 }
@@ -270,10 +270,11 @@ impl Bm25Index {
         let mut seen: Vec<u32> = Vec::new();
         for term in self.corpus.analyzer().terms(query) {
             let Some(t) = self.corpus.query_term_id(&term) else {
-                return Err(Bm25Error::NotAQueryTerm {
-                    term,
-                    query: query.to_string(),
-                });
+                let mut shown: String = query.chars().take(80).collect();
+                if shown.len() < query.len() {
+                    shown.push('…');
+                }
+                return Err(Bm25Error::NotAQueryTerm { term, query: shown });
             };
             if seen.contains(&t) {
                 continue;

@@ -267,4 +267,8 @@ fn postings_lengths_and_prefix_terms_are_exact() {
         }
     );
     assert!(idx.scores("zeta").is_err(), "a term in no document either");
+    let long = format!("alpha {}", "beta ".repeat(100));
+    let Bm25Error::NotAQueryTerm { query, .. } = idx.scores(&long).unwrap_err();
+    assert_eq!(query.chars().count(), 81, "80 characters and an ellipsis");
+    assert!(query.starts_with("alpha beta") && query.ends_with('…'));
 }
