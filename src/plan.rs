@@ -272,10 +272,21 @@ impl Plan {
 }
 
 impl Plan {
+    /// This plan (a run's record) without what the run chose for itself alone: its spending cap
+    /// (`--max-cost`, `[judge] max_cost_usd`) and whether its calls went through the Batch API
+    /// (`run --batch`, `[llm] batch`). A command that re-reads a run's record (`check` on a
+    /// baseline, `judge-check` on a run's folder) takes them only from its own flags and config
+    /// file, never from the record.
+    pub fn without_run_choices(mut self) -> Plan {
+        self.judge.max_cost_usd = None;
+        self.llm.batch.enabled = false;
+        self
+    }
+
     /// This plan (a run's record, [`crate::pipeline::record::RunRecord`]) for a command that
-    /// re-reads the run: the judge settings of `flags` laid over its own with [`merge`], and the
-    /// output folder `flags`' `out`, else a new `results/<UTC yyyymmdd-hhmmss>` stamped with
-    /// `now` (never the run's own folder).
+    /// re-reads the run: [`Plan::without_run_choices`], then the judge settings of `flags` laid
+    /// over its own with [`merge`], and the output folder `flags`' `out`, else a new
+    /// `results/<UTC yyyymmdd-hhmmss>` stamped with `now` (never the run's own folder).
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] for judge settings out of range.
@@ -284,6 +295,7 @@ impl Plan {
         flags: &ConfigFile,
         now: jiff::Timestamp,
     ) -> Result<Plan, Error> {
+        self = self.without_run_choices();
         self.judge = merge("judge", &self.judge, &flags.judge)?;
         validate_judge(&self.judge)?;
         self.out = flags.out.clone();

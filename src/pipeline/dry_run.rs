@@ -20,6 +20,7 @@ use crate::prepare::PrepareError;
 use crate::prepare::WouldSend;
 use crate::prepare::spend_cap::{SpendCap, SpendCapError};
 use crate::prepare::sweep_budget;
+use crate::tokenize::TokenizerKind;
 
 /// What `--dry-run` found: the work left and its estimate; nothing was sent.
 #[derive(Debug, Clone)]
@@ -106,7 +107,7 @@ fn refusal(
 
 /// `run` under `--max-cost` whose sweep would send `would` (its candidates not known yet):
 /// refused before the sweep sends anything when the sweep's estimate plus the judge stage's
-/// upper bound ([`estimate_unswept`]) pass the cap.
+/// estimate at the largest context ([`judge_bound`]) pass the cap.
 ///
 /// # Errors
 /// [`SpendCapError`] (in [`PrepareError`]) or [`JudgeError`]; the estimate's own errors.
@@ -182,6 +183,11 @@ fn judge_bound(
         (None, None) => settings.candidates.min(plan.configs.len()).max(1),
     };
     let tokens = largest_context(plan);
+    // the grid's size unit: budgets and sizes count words with the `words` tokenizer
+    let unit = match plan.sweep.tokenizer {
+        TokenizerKind::Words => "words",
+        _ => "tokens",
+    };
     let context = fence_context([("…", "x ".repeat(tokens).trim_end())]);
     let ids: Vec<String> = (1..=n).map(|i| format!("candidate {i}")).collect();
     let jobs: Vec<Job> = ids
@@ -213,7 +219,7 @@ fn judge_bound(
     let control_calls = probes.iter().filter(|i| i.kind != "repeat").count();
     estimate.add(&estimate_probes(&probes, &prompts, settings, &plan.llm));
     let bound = format!(
-        "estimated at the largest context: the sweep chooses the candidates, so {n} stand in for them, each retrieving {tokens} tokens per question in one document fence; a context of many small chunks, each in its own fence, or of expanded units can take more"
+        "estimated at the largest context: the sweep chooses the candidates, so {n} stand in for them, each retrieving {tokens} {unit} per question in one document fence; a context of many small chunks, each in its own fence, or of expanded units can take more"
     );
     let dry = DryRun {
         questions: judged.questions.len(),
@@ -229,7 +235,7 @@ fn judge_bound(
         batch: plan.llm.batch.estimate_note(),
         refused: None,
         unswept: Some(format!(
-            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} tokens per question in one document fence, so the calls are exact and the tokens and cost an estimate (a context of many small chunks, each in its own fence, or of expanded units can take more)"
+            "the candidates are chosen by the sweep, which needs the calls above: {n} stand in for them, each retrieving {tokens} {unit} per question in one document fence, so the calls are exact and the tokens and cost an estimate (a context of many small chunks, each in its own fence, or of expanded units can take more)"
         )),
         candidates: ids,
     };

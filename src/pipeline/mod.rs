@@ -245,8 +245,8 @@ pub fn run(plan: &Plan, command: &[String], events: Events<'_>) -> Result<RunOut
             }
         }
     } else {
-        // one cap for the whole run: the sweep's estimate plus the judge stage's upper bound,
-        // checked before the sweep sends anything
+        // one cap for the whole run: the sweep's estimate plus the judge stage's estimate at
+        // the largest context, checked before the sweep sends anything
         let judge_bound = |loaded: &swept::Loaded, would: &crate::prepare::WouldSend| {
             dry_run::refuse_unswept(plan, &loaded.corpus, &loaded.golden, would)
         };

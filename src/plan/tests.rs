@@ -149,3 +149,45 @@ fn an_external_retriever_embeds_only_when_a_model_is_named() {
         .expect("a named model embeds");
     assert_eq!(named.model, "e5-passage");
 }
+
+#[test]
+fn a_runs_cap_and_batch_mode_are_not_carried_to_a_command_that_rereads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "corpus = \"docs\"\ngolden = \"g.csv\"\n[llm]\nbatch = true\n[judge]\ngenerator_model = \"gen-of-the-run\"\nmax_cost_usd = 0.5\n",
+    )
+    .unwrap();
+    let run = Plan::load(
+        Some(&path),
+        ConfigFile::default(),
+        RunOptions::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(run.judge.max_cost_usd, Some(0.5));
+    assert!(run.llm.batch.enabled);
+    let reread = run
+        .clone()
+        .with_judge_flags(&ConfigFile::default(), now())
+        .unwrap();
+    assert_eq!(reread.judge.generator_model, "gen-of-the-run");
+    assert_eq!(
+        reread.judge.max_cost_usd, None,
+        "no cap unless this command sets one"
+    );
+    assert!(
+        !reread.llm.batch.enabled,
+        "no batches unless this command asks"
+    );
+    let capped = ConfigFile {
+        judge: crate::config::JudgeSection {
+            max_cost_usd: Some(2.0),
+            ..Default::default()
+        },
+        ..ConfigFile::default()
+    };
+    let reread = run.with_judge_flags(&capped, now()).unwrap();
+    assert_eq!(reread.judge.max_cost_usd, Some(2.0));
+}

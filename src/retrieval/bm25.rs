@@ -200,7 +200,9 @@ impl Bm25Index {
         let built: Vec<(Vec<u32>, PostingsPart)> = (0..parts)
             .into_par_iter()
             .map(|p| {
-                let range = n * p / parts..n * (p + 1) / parts;
+                // in 64 bits: chunks × threads can pass 2³²
+                let at = |p: u32| (u64::from(n) * u64::from(p) / u64::from(parts)) as u32;
+                let range = at(p)..at(p + 1);
                 let mut postings = PostingsBuilder::new(corpus.n_query_terms());
                 let lens: Vec<u32> = range
                     .clone()

@@ -30,8 +30,8 @@ use crate::check::render::markdown;
 use crate::check::verdict::GateSettings;
 use crate::check::{self, Check, CheckError, Run, Runs};
 use crate::config::{
-    ConfigError, ConfigFile, ContextSection, EmbedSection, JudgeSection, RerankSection, RunOptions,
-    SweepSection, merge,
+    ConfigError, ConfigFile, ContextSection, EmbedSection, RerankSection, RunOptions, SweepSection,
+    merge,
 };
 use crate::error::Error;
 use crate::events::Events;
@@ -313,15 +313,16 @@ fn write_check(dir: &mut RunDir, check: &Check, junit_path: Option<&Path>) -> Re
     Ok(())
 }
 
-/// The plan of the run under test: the baseline's recorded plan with its grid narrowed to its
-/// pick at its cut, the config file's inputs and sections over it, then the flags'.
+/// The plan of the run under test: the baseline's recorded plan without its own run choices
+/// (its spending cap and batch mode, [`Plan::without_run_choices`]) with its grid narrowed to
+/// its pick at its cut, the config file's inputs and sections over it, then the flags'.
 fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, Error> {
     let file = match &request.config {
         Some(path) => ConfigFile::load(path)?,
         None => ConfigFile::default(),
     };
     let flags = &request.flags;
-    let recorded = &baseline.record.plan;
+    let recorded = &baseline.record.plan.clone().without_run_choices();
     let pick = &baseline.pick.config;
     let mut narrowed = recorded.sweep.clone();
     narrowed.strategies = vec![pick.params.strategy];
@@ -393,7 +394,7 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
         retrievers: file.retrievers.clone(),
         ..ConfigFile::default()
     };
-    let judge = judge_settings(&recorded.judge, &file.judge, &flags.judge)?;
+    let judge: JudgeSettings = layered("judge", &recorded.judge, &file.judge, &flags.judge)?;
     let under = ConfigFile {
         judge: file.judge.clone(),
         ..under
@@ -423,22 +424,6 @@ fn candidate_plan(baseline: &Baseline, request: &CheckRequest) -> Result<Plan, E
     Ok(plan)
 }
 
-/// The judge settings of the run under test: the baseline's recorded ones (its answers are
-/// judged as the baseline's were), then the config file's keys, then the flags'. The spending
-/// cap is this command's own (`--max-cost` or the config file's `[judge] max_cost_usd`), never
-/// the one the baseline was run under.
-fn judge_settings(
-    recorded: &JudgeSettings,
-    file: &JudgeSection,
-    flags: &JudgeSection,
-) -> Result<JudgeSettings, ConfigError> {
-    let recorded = JudgeSettings {
-        max_cost_usd: None,
-        ..recorded.clone()
-    };
-    layered("judge", &recorded, file, flags)
-}
-
 /// The section `name`: `recorded` (the baseline's settings), then `file`'s keys over it, then
 /// `flags`' ([`merge`]).
 fn layered<R: Serialize, S: Serialize, T: DeserializeOwned>(
@@ -458,6 +443,3 @@ fn cut_text(cut: Cut) -> String {
         Cut::Budget(b) => format!("budget {b}"),
     }
 }
-
-#[cfg(test)]
-mod tests;
