@@ -7,6 +7,7 @@
 use super::judge_session::refuse_run;
 use super::swept::{Unsent, refuse_sweep};
 use crate::budget::CostEstimate;
+use crate::chunking::chunk::size_unit;
 use crate::corpus::Corpus;
 use crate::error::Error;
 use crate::golden::GoldenSet;
@@ -20,7 +21,6 @@ use crate::prepare::PrepareError;
 use crate::prepare::WouldSend;
 use crate::prepare::spend_cap::{SpendCap, SpendCapError};
 use crate::prepare::sweep_budget;
-use crate::tokenize::TokenizerKind;
 
 /// What `--dry-run` found: the work left and its estimate; nothing was sent.
 #[derive(Debug, Clone)]
@@ -183,11 +183,8 @@ fn judge_bound(
         (None, None) => settings.candidates.min(plan.configs.len()).max(1),
     };
     let tokens = largest_context(plan);
-    // the grid's size unit: budgets and sizes count words with the `words` tokenizer
-    let unit = match plan.sweep.tokenizer {
-        TokenizerKind::Words => "words",
-        _ => "tokens",
-    };
+    // budgets count in the tokenizer's unit (words with the `words` tokenizer)
+    let unit = size_unit("", plan.sweep.tokenizer.name());
     let context = fence_context([("…", "x ".repeat(tokens).trim_end())]);
     let ids: Vec<String> = (1..=n).map(|i| format!("candidate {i}")).collect();
     let jobs: Vec<Job> = ids
